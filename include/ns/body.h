@@ -1,0 +1,93 @@
+/* body.h - request/response bodies: fastjson-shaped JSON writers, tolerant
+ * readers of Java-produced JSON, and the RegisterBrokerBody codecs (JSON and
+ * zlib-compressed, PROTOCOL.md §4-§5).
+ *
+ * Writers append to an ns_buf_t and follow fastjson's rules (§4.1): compact,
+ * members sorted by name, nulls omitted, non-ASCII raw. "standard" selects
+ * the BrowserCompatible+MapSortField form of §4.2 (quoted numeric map keys
+ * sorted numerically, non-ASCII as \uXXXX); otherwise legacy bare numeric
+ * keys. Every writer returns NS_OK or NS_ENOMEM.
+ */
+#ifndef NS_BODY_H
+#define NS_BODY_H
+
+#include "ns/buf.h"
+#include "ns/model.h"
+
+/* CRC-32 (zlib) of the body masked with 0x7FFFFFFF (§5.4). */
+uint32_t ns_body_crc32(const uint8_t *p, size_t n);
+
+/* {"counter":N,"stateVersion":N,"timestamp":N} */
+int ns_json_dataversion_encode(ns_buf_t *out, const ns_dataversion_t *dv);
+/* Reads a DataVersion JSON body; missing members are 0. NS_EINVAL if the
+ * text is not a JSON object. */
+int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out);
+
+/* TopicRouteData. If insert_at is not NULL it receives the offset in out
+ * (absolute, i.e. counting bytes already in out before the call) where an
+ * orderTopicConf member would go: just before "queueDatas". */
+int ns_json_route_encode(ns_buf_t *out, const ns_route_t *r, bool standard, size_t *insert_at);
+/* Appends "orderTopicConf":"<conf>", (with the trailing comma). */
+int ns_json_order_conf_member(ns_buf_t *out, const char *conf, bool standard);
+
+/* One BrokerData object (legacy or standard). */
+int ns_json_broker_data_encode(ns_buf_t *out, const ns_broker_data_t *b, bool standard);
+
+/* ClusterInfo (§4.3.5), always legacy. clusters[i].broker_names lists the
+ * broker names of cluster clusters[i].name. */
+typedef struct {
+    const char *name;
+    const char *const *broker_names;
+    size_t n_broker_names;
+} ns_cluster_entry_t;
+int ns_json_cluster_info_encode(ns_buf_t *out, const ns_broker_data_t *brokers, size_t n_brokers,
+                                const ns_cluster_entry_t *clusters, size_t n_clusters);
+
+/* TopicList (§4.3.6); broker_addr NULL = omitted. */
+int ns_json_topic_list_encode(ns_buf_t *out, const char *const *topics, size_t n,
+                              const char *broker_addr);
+
+/* KVTable {"table":{...}} (§4.3.7). */
+int ns_json_kvtable_encode(ns_buf_t *out, const char *const *keys, const char *const *vals,
+                           size_t n);
+
+/* GetBrokerMemberGroupResponseBody (§4.3.8), legacy keys. */
+int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *broker_name,
+                                const ns_broker_addr_t *addrs, size_t n_addrs);
+
+/* Rewrites fastjson text into strict JSON that cJSON accepts: bare numeric
+ * object keys are quoted. ({"$ref":...} objects are left for the reader to
+ * ignore.) Output is appended to out, NUL-terminated (NUL not counted in
+ * len). NS_EINVAL on text that cannot be JSON (unbalanced strings). */
+int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out);
+
+/* Decodes a REGISTER_BROKER body. The encoding is detected from the bytes:
+ * '{' (after optional whitespace) = JSON RegisterBrokerBody (or, when
+ * request_version < 37, a bare TopicConfigSerializeWrapper), anything else
+ * = zlib-compressed form (§5.2), whatever the header's compressed flag says.
+ * The mapping section of the compressed form is read only when
+ * request_version >= 413. Inflation stops with NS_ETOOBIG past
+ * max_inflate_bytes. An empty body gives an empty table with a zero
+ * DataVersion. On success out owns its memory (ns_regbody_free); on error out
+ * is left empty. Errors: NS_EINVAL (malformed, truncated, negative lengths),
+ * NS_ETOOBIG, NS_ENOMEM. */
+int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t max_inflate_bytes,
+                      ns_regbody_t *out);
+void ns_regbody_free(ns_regbody_t *b);
+
+/* Encoders for the same, as a Java 5.x broker writes them (used by tests,
+ * namesrvctl and nsbench). JSON: the RegisterBrokerBody of §4.3.12 with
+ * mappingDataVersion {counter 0, same timestamp} and topic entries
+ * {attributes:{},order:false,perm,readQueueNums,topicFilterType:"SINGLE_TAG",
+ * topicName,topicSysFlag,writeQueueNums}. Compressed: zlib level 9 of §5.2,
+ * with the mapping section when with_mappings (5.x). */
+int ns_regbody_encode_json(ns_buf_t *out, const ns_regbody_t *b);
+int ns_regbody_encode_compressed(ns_buf_t *out, const ns_regbody_t *b, bool with_mappings);
+
+/* Decodes the queueDatas of a TopicRouteData body (REGISTER_TOPIC_IN_NAMESRV).
+ * *out is a heap array whose broker_name strings are heap copies; free with
+ * ns_queue_datas_free(). Missing/empty list -> *n = 0, NS_OK. */
+int ns_json_queue_datas_decode(const uint8_t *p, size_t n, ns_queue_data_t **out, size_t *n_out);
+void ns_queue_datas_free(ns_queue_data_t *q, size_t n);
+
+#endif

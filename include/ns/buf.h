@@ -1,0 +1,69 @@
+/* buf.h - growable byte buffer and small string helpers.
+ *
+ * An ns_buf_t owns its memory: init with NS_BUF_INIT or ns_buf_init(), free
+ * with ns_buf_free(). Append functions return NS_OK or NS_ENOMEM; on
+ * NS_ENOMEM the buffer keeps its previous contents.
+ */
+#ifndef NS_BUF_H
+#define NS_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+} ns_buf_t;
+
+#define NS_BUF_INIT {NULL, 0, 0}
+
+/* A borrowed byte range; lifetime is stated by whoever hands it out. */
+typedef struct {
+    const uint8_t *ptr;
+    size_t len;
+} ns_slice_t;
+
+void ns_buf_init(ns_buf_t *b);
+void ns_buf_free(ns_buf_t *b);
+void ns_buf_reset(ns_buf_t *b); /* len = 0, keeps capacity */
+int ns_buf_reserve(ns_buf_t *b, size_t extra);
+int ns_buf_append(ns_buf_t *b, const void *p, size_t n);
+int ns_buf_append_str(ns_buf_t *b, const char *s);
+int ns_buf_append_u8(ns_buf_t *b, uint8_t v);
+int ns_buf_append_be16(ns_buf_t *b, uint16_t v);
+int ns_buf_append_be32(ns_buf_t *b, uint32_t v);
+int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v);
+int ns_buf_printf(ns_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a JSON string literal with quotes, escaped as fastjson does:
+ * '"', '\\' and control characters escaped; non-ASCII raw (ascii_only=false)
+ * or as \uXXXX (ascii_only=true, for "standard" JSON, UTF-16 surrogates for
+ * code points above U+FFFF). */
+int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only);
+/* Returns a NUL-terminated copy of the buffer contents; caller frees. */
+char *ns_buf_strdup(const ns_buf_t *b);
+/* Detaches the data pointer (caller frees with free()); buffer becomes empty. */
+uint8_t *ns_buf_steal(ns_buf_t *b, size_t *len_out);
+
+static inline uint32_t ns_be32_read(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline uint16_t ns_be16_read(const uint8_t *p)
+{
+    return (uint16_t)(((uint16_t)p[0] << 8) | p[1]);
+}
+static inline void ns_be32_write(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* strtoll-style strict decimal parse of [p, p+n): optional sign, digits only.
+ * Returns NS_OK or NS_EINVAL (empty, junk, overflow). */
+int ns_parse_i64(const char *p, size_t n, int64_t *out);
+
+#endif

@@ -1,0 +1,32 @@
+/* client.h - a small blocking RocketMQ remoting client, used by the tests,
+ * namesrvctl and nsbench. Not thread-safe: one client per thread. */
+#ifndef NS_CLIENT_H
+#define NS_CLIENT_H
+
+#include "ns/remoting.h"
+
+typedef struct ns_client ns_client_t;
+
+/* Connects to host:port (numeric IPv4/IPv6 or a name). On success *out is a
+ * new client the caller frees with ns_client_close(). */
+int ns_client_connect(const char *host, int port, int timeout_ms, ns_client_t **out);
+/* Parses "host:port" and connects. */
+int ns_client_connect_addr(const char *addr, int timeout_ms, ns_client_t **out);
+void ns_client_close(ns_client_t *c);
+int ns_client_fd(const ns_client_t *c);
+/* Next opaque this client will assign (starts at 1). */
+int32_t ns_client_next_opaque(ns_client_t *c);
+
+/* Sends req (its opaque is used as is) without waiting. */
+int ns_client_send(ns_client_t *c, const ns_cmd_t *req);
+/* Sends raw bytes as they are (for malformed-input tests). */
+int ns_client_send_raw(ns_client_t *c, const void *p, size_t n);
+/* Reads the next whole frame into resp (any opaque). resp is reused; its
+ * strings and body stay valid until the next recv/call on this client.
+ * Returns NS_OK, NS_ETIMEDOUT, NS_ECONN (peer closed), NS_EINVAL. */
+int ns_client_recv(ns_client_t *c, int timeout_ms, ns_cmd_msg_t *resp);
+/* Assigns req->opaque from the client's counter, sends it and waits for
+ * the response carrying that opaque (other frames are discarded). */
+int ns_client_call(ns_client_t *c, ns_cmd_t *req, int timeout_ms, ns_cmd_msg_t *resp);
+
+#endif

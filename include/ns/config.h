@@ -1,0 +1,94 @@
+/* config.h - NameServer settings, driven by one declarative table
+ * (src/config.c: ns_config_table). The same table feeds the properties file
+ * (-c), command-line overrides (--key=value), GET/UPDATE_NAMESRV_CONFIG,
+ * -p (print effective config) and --help. Key names are RocketMQ's where
+ * RocketMQ has the setting; ours otherwise. */
+#ifndef NS_CONFIG_H
+#define NS_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns/buf.h"
+
+typedef struct {
+    /* network */
+    char *bind_address;               /* bindAddress, default 0.0.0.0 */
+    int64_t listen_port;              /* listenPort, 9876; 0 = ephemeral */
+    char *port_file;                  /* portFile: write the bound port here (ours) */
+    int64_t max_frame_bytes;          /* maxFrameBytes, 16 MiB (ours) */
+    int64_t idle_timeout_s;           /* serverChannelMaxIdleTimeSeconds, 120 */
+    int64_t io_threads;               /* ioThreads, 1 (ours) */
+    /* store */
+    char *data_dir;                   /* dataDir (ours), default "./data" */
+    char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */
+    int64_t map_size_bytes;           /* mapSizeBytes: initial LMDB map (ours) */
+    int64_t map_max_bytes;            /* mapMaxBytes: hard limit for growth (ours) */
+    int64_t writer_batch_max;         /* writerBatchMax: ops per write txn (ours) */
+    int64_t audit_retention;          /* auditRetention: history records kept per broker (ours) */
+    /* registration */
+    int64_t max_inflate_bytes;        /* maxInflateBytes: cap on inflated register bodies (ours) */
+    /* liveness */
+    int64_t scan_not_active_broker_interval_ms; /* scanNotActiveBrokerInterval, 5000 */
+    int64_t broker_grace_window_ms;   /* brokerGraceWindowMillis, 120000 (ours) */
+    /* RocketMQ NamesrvConfig */
+    char *rocketmq_home;              /* rocketmqHome */
+    char *kv_config_path;             /* kvConfigPath */
+    char *config_store_path;          /* configStorePath */
+    char *product_env_name;           /* productEnvName, "center" */
+    bool cluster_test;                /* clusterTest */
+    bool order_message_enable;        /* orderMessageEnable */
+    bool return_order_topic_config_to_broker; /* returnOrderTopicConfigToBroker, true */
+    bool enable_all_topic_list;       /* enableAllTopicList, true */
+    bool enable_topic_list;           /* enableTopicList, true */
+    bool notify_min_broker_id_changed;/* notifyMinBrokerIdChanged */
+    bool delete_topic_with_broker_registration; /* deleteTopicWithBrokerRegistration */
+    bool support_acting_master;       /* supportActingMaster */
+    bool need_wait_for_service;       /* needWaitForService */
+    int64_t wait_seconds_for_service; /* waitSecondsForService, 45 */
+    char *config_black_list;          /* configBlackList */
+    int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
+    /* logging */
+    char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
+    /* the file given with -c, if any (not a table entry) */
+    char *config_file;
+} ns_config_t;
+
+/* Fills cfg with the defaults. Strings are heap copies: ns_config_free(). */
+int ns_config_init(ns_config_t *cfg);
+void ns_config_free(ns_config_t *cfg);
+
+/* Sets one key from text. Unknown key or bad value (not a number, out of
+ * bounds, not a boolean, bad enum) -> NS_EINVAL with a message naming the
+ * key in err (err may be NULL). */
+int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+/* True if key is a table entry. */
+bool ns_config_has_key(const char *key);
+/* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
+bool ns_config_is_mutable(const char *key);
+
+/* Java .properties parsing (key=value / key:value / key value, # and !
+ * comments, backslash escapes incl. \uXXXX, line continuations).
+ * Calls cb for every pair in order; stops at the first non-zero return and
+ * returns it. NS_EINVAL on malformed escapes. */
+typedef int (*ns_properties_cb)(const char *key, const char *value, void *ctx);
+int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx);
+
+/* Loads a properties file into cfg (strict: unknown keys are an error naming
+ * the key). Sets cfg->config_file. */
+int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
+
+/* Appends all settings as "key=value\n" lines sorted by key (what
+ * GET_NAMESRV_CONFIG returns and -p prints). */
+int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
+
+/* Writes the dump to path atomically (tmp + fsync + rename), keeping the old
+ * content as path.bak. */
+int ns_config_write_file(const ns_config_t *cfg, const char *path);
+
+/* Appends --help text generated from the table. */
+int ns_config_help(ns_buf_t *out);
+
+#endif

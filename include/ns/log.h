@@ -1,0 +1,37 @@
+/* log.h - leveled logging with timestamps, to stderr.
+ *
+ * The level is checked before any formatting. Context goes first:
+ * NS_LOG_WARN("conn %s: frame too long (%u bytes)", peer, len).
+ * Bodies are never logged above DEBUG.
+ */
+#ifndef NS_LOG_H
+#define NS_LOG_H
+
+typedef enum { NS_LOG_LEVEL_DEBUG = 0, NS_LOG_LEVEL_INFO, NS_LOG_LEVEL_WARN, NS_LOG_LEVEL_ERROR } ns_log_level_t;
+
+extern ns_log_level_t ns_log_level;
+
+/* Parses "debug", "info", "warn", "error"; returns -1 when unknown. */
+int ns_log_level_parse(const char *name);
+void ns_log_write(ns_log_level_t level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define NS_LOG(level, ...)                                               \
+    do {                                                                 \
+        if ((level) >= ns_log_level)                                     \
+            ns_log_write((level), __FILE__, __LINE__, __VA_ARGS__);      \
+    } while (0)
+#define NS_LOG_DEBUG(...) NS_LOG(NS_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define NS_LOG_INFO(...) NS_LOG(NS_LOG_LEVEL_INFO, __VA_ARGS__)
+#define NS_LOG_WARN(...) NS_LOG(NS_LOG_LEVEL_WARN, __VA_ARGS__)
+#define NS_LOG_ERROR(...) NS_LOG(NS_LOG_LEVEL_ERROR, __VA_ARGS__)
+
+/* Recoverable assertion (after Knot's kr_fails_assert): logs file:line and
+ * evaluates to true when the condition FAILS, so callers can bail out:
+ *   if (NS_FAILS_ASSERT(p != NULL)) { rc = NS_EINTERNAL; goto out; } */
+#define NS_FAILS_ASSERT(cond)                                                          \
+    (!(cond) ? (ns_log_write(NS_LOG_LEVEL_ERROR, __FILE__, __LINE__,                   \
+                             "assertion failed: %s", #cond), 1)                        \
+             : 0)
+
+#endif

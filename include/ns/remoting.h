@@ -1,0 +1,99 @@
+/* remoting.h - RocketMQ remoting frame codec (PROTOCOL.md §1).
+ *
+ * Pure functions over buffers. A frame on the wire:
+ *   [frameLength:4][headerWord:4 = type<<24 | headerLength][header][body]
+ * where frameLength counts everything after itself.
+ */
+#ifndef NS_REMOTING_H
+#define NS_REMOTING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns/buf.h"
+
+#define NS_SERIALIZE_JSON 0
+#define NS_SERIALIZE_ROCKETMQ 1
+
+#define NS_FLAG_RESPONSE 0x1
+#define NS_FLAG_ONEWAY 0x2
+
+/* Java's limit: frameLength + 4 <= 16 MiB. */
+#define NS_DEFAULT_MAX_FRAME_BYTES (16u * 1024u * 1024u)
+
+/* One extFields entry. Both strings are NUL-terminated; the lengths exclude
+ * the NUL (values may contain embedded NULs only in binary headers). */
+typedef struct {
+    const char *key;
+    size_t key_len;
+    const char *val;
+    size_t val_len;
+} ns_ext_field_t;
+
+/* A remoting command, request or response.
+ * For encoding, every pointer is borrowed from the caller for the duration of
+ * the call. For decoding, see ns_cmd_msg_t for lifetimes. */
+typedef struct {
+    int32_t code;
+    int32_t language; /* language byte (codes.h NS_LANG_*) */
+    int32_t version;
+    int32_t opaque;
+    int32_t flag;
+    uint8_t serialize_type; /* NS_SERIALIZE_JSON or NS_SERIALIZE_ROCKETMQ */
+    const char *remark;     /* NULL = no remark (omitted on encode) */
+    size_t remark_len;
+    bool has_ext;           /* encode: emit extFields (possibly {}) */
+    const ns_ext_field_t *ext;
+    size_t n_ext;
+    const uint8_t *body;    /* NULL/0 = no body */
+    size_t body_len;
+} ns_cmd_t;
+
+/* A decoded command together with the storage its strings live in.
+ * Initialise with ns_cmd_msg_init(); free with ns_cmd_msg_free(). The strings
+ * (remark, ext keys/values) live in the msg's arena; body points into the
+ * frame that was decoded. Both stay valid until the msg is freed or reused for
+ * another decode, and body only while the frame buffer itself is alive. */
+typedef struct {
+    ns_cmd_t cmd;
+    ns_buf_t arena;
+    ns_ext_field_t *ext_storage;
+    size_t ext_cap;
+} ns_cmd_msg_t;
+
+void ns_cmd_msg_init(ns_cmd_msg_t *m);
+void ns_cmd_msg_free(ns_cmd_msg_t *m);
+
+/* Looks at the first n bytes of a stream. Returns
+ *   NS_OK       a whole frame is present; *frame_len = 4 + frameLength
+ *   NS_EAGAIN   need more bytes (fewer than 4, or frame incomplete)
+ *   NS_ETOOBIG  frameLength + 4 > max_frame_bytes
+ *   NS_EINVAL   frameLength < 4 (cannot hold the header word) or negative */
+int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *frame_len);
+
+/* Decodes one whole frame (length prefix included, exactly frame_len bytes).
+ * Returns NS_OK, NS_EINVAL for anything malformed (header length beyond the
+ * frame, unknown serialize type, invalid JSON, truncated binary header, bad
+ * string lengths), NS_ENOMEM. Never reads outside [frame, frame+frame_len).
+ * JSON header: unknown keys ignored, missing keys default to 0/absent,
+ * extFields values that are numbers/booleans are converted to text, null
+ * values skipped, language names mapped to bytes (unknown -> OTHER). */
+int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out);
+
+/* Appends one whole frame (length prefix included) for cmd, in
+ * cmd->serialize_type. JSON headers are compact with keys in the order
+ * code, extFields, flag, language, opaque, remark, serializeTypeCurrentRPC,
+ * version; ext values are always JSON strings, in the order given.
+ * Returns NS_OK, NS_ENOMEM, NS_EINVAL (unknown serialize type). */
+int ns_remoting_encode(ns_buf_t *out, const ns_cmd_t *cmd);
+
+/* Same, but appends only the length prefix (which counts cmd->body_len),
+ * header word and header; the caller sends cmd->body right after it (writev),
+ * so a large body is never copied. */
+int ns_remoting_encode_header(ns_buf_t *out, const ns_cmd_t *cmd);
+
+/* Value of an extFields key (NUL-terminated, borrowed from cmd), or NULL. */
+const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key);
+
+#endif

@@ -1,0 +1,229 @@
+/* buf.c - growable byte buffer and string helpers (include/ns/buf.h). */
+#include "ns/buf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/err.h"
+
+void ns_buf_init(ns_buf_t *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void ns_buf_free(ns_buf_t *b)
+{
+    free(b->data);
+    ns_buf_init(b);
+}
+
+void ns_buf_reset(ns_buf_t *b)
+{
+    b->len = 0;
+}
+
+int ns_buf_reserve(ns_buf_t *b, size_t extra)
+{
+    if (extra > SIZE_MAX - b->len - 1)
+        return NS_ENOMEM;
+    size_t need = b->len + extra + 1; /* room for a NUL terminator */
+    if (need <= b->cap)
+        return NS_OK;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (p == NULL)
+        return NS_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return NS_OK;
+}
+
+int ns_buf_append(ns_buf_t *b, const void *p, size_t n)
+{
+    if (ns_buf_reserve(b, n) != NS_OK)
+        return NS_ENOMEM;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return NS_OK;
+}
+
+int ns_buf_append_str(ns_buf_t *b, const char *s)
+{
+    return ns_buf_append(b, s, strlen(s));
+}
+
+int ns_buf_append_u8(ns_buf_t *b, uint8_t v)
+{
+    return ns_buf_append(b, &v, 1);
+}
+
+int ns_buf_append_be16(ns_buf_t *b, uint16_t v)
+{
+    uint8_t p[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+    return ns_buf_append(b, p, 2);
+}
+
+int ns_buf_append_be32(ns_buf_t *b, uint32_t v)
+{
+    uint8_t p[4];
+    ns_be32_write(p, v);
+    return ns_buf_append(b, p, 4);
+}
+
+int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    return ns_buf_append(b, tmp, (size_t)n);
+}
+
+int ns_buf_printf(ns_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NS_EINVAL;
+    if (ns_buf_reserve(b, (size_t)n) != NS_OK)
+        return NS_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return NS_OK;
+}
+
+/* Decodes one UTF-8 sequence at s[i]; returns its length (1 on invalid
+ * input, with *cp = the raw byte) and the code point in *cp. */
+static size_t utf8_decode(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
+{
+    unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > n) {
+        *cp = c;
+        return 1;
+    }
+    uint32_t v = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[i + k] & 0xC0) != 0x80) {
+            *cp = c;
+            return 1;
+        }
+        v = (v << 6) | (s[i + k] & 0x3Fu);
+    }
+    *cp = v;
+    return len;
+}
+
+int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    if (ns_buf_reserve(b, n + 2) != NS_OK || ns_buf_append_u8(b, '"') != NS_OK)
+        return NS_ENOMEM;
+    size_t run = 0; /* start of the pending run of bytes copied as they are */
+    for (size_t i = 0; i < n;) {
+        unsigned char c = u[i];
+        const char *esc = NULL;
+        char ubuf[32];
+        size_t adv = 1;
+        if (c == '"')
+            esc = "\\\"";
+        else if (c == '\\')
+            esc = "\\\\";
+        else if (c == '\n')
+            esc = "\\n";
+        else if (c == '\r')
+            esc = "\\r";
+        else if (c == '\t')
+            esc = "\\t";
+        else if (c == '\b')
+            esc = "\\b";
+        else if (c == '\f')
+            esc = "\\f";
+        else if (c < 0x20) {
+            snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
+            esc = ubuf;
+        } else if (c >= 0x80 && ascii_only) {
+            uint32_t cp;
+            adv = utf8_decode(u, n, i, &cp);
+            if (cp >= 0x10000) {
+                uint32_t v = cp - 0x10000;
+                uint32_t hi = 0xD800 + (v >> 10), lo = 0xDC00 + (v & 0x3FF);
+                snprintf(ubuf, sizeof ubuf, "\\u%04x\\u%04x", hi, lo);
+            } else {
+                ubuf[0] = '\\';
+                ubuf[1] = 'u';
+                ubuf[2] = hex[(cp >> 12) & 15];
+                ubuf[3] = hex[(cp >> 8) & 15];
+                ubuf[4] = hex[(cp >> 4) & 15];
+                ubuf[5] = hex[cp & 15];
+                ubuf[6] = 0;
+            }
+            esc = ubuf;
+        }
+        if (esc) {
+            if (ns_buf_append(b, u + run, i - run) != NS_OK || ns_buf_append_str(b, esc) != NS_OK)
+                return NS_ENOMEM;
+            i += adv;
+            run = i;
+        } else {
+            i++;
+        }
+    }
+    if (ns_buf_append(b, u + run, n - run) != NS_OK)
+        return NS_ENOMEM;
+    return ns_buf_append_u8(b, '"');
+}
+
+char *ns_buf_strdup(const ns_buf_t *b)
+{
+    char *s = malloc(b->len + 1);
+    if (s == NULL)
+        return NULL;
+    if (b->len)
+        memcpy(s, b->data, b->len);
+    s[b->len] = 0;
+    return s;
+}
+
+uint8_t *ns_buf_steal(ns_buf_t *b, size_t *len_out)
+{
+    uint8_t *p = b->data;
+    if (len_out)
+        *len_out = b->len;
+    ns_buf_init(b);
+    return p;
+}
+
+int ns_parse_i64(const char *p, size_t n, int64_t *out)
+{
+    char tmp[32];
+    if (n == 0 || n >= sizeof tmp)
+        return NS_EINVAL;
+    memcpy(tmp, p, n);
+    tmp[n] = 0;
+    size_t i = (tmp[0] == '-' || tmp[0] == '+') ? 1 : 0;
+    if (tmp[i] == 0)
+        return NS_EINVAL;
+    for (size_t k = i; k < n; k++)
+        if (tmp[k] < '0' || tmp[k] > '9')
+            return NS_EINVAL;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(tmp, &end, 10);
+    if (errno != 0 || end != tmp + n)
+        return NS_EINVAL;
+    *out = (int64_t)v;
+    return NS_OK;
+}

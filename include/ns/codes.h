@@ -3,6 +3,8 @@
 #ifndef NS_CODES_H
 #define NS_CODES_H
 
+#include <stddef.h>
+
 /* Request codes the NameServer serves (PROTOCOL.md §3.1). X(name, value) */
 #define NS_REQUEST_CODE_MAP(X)                     \
     X(PUT_KV_CONFIG, 100)                          \

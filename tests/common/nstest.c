@@ -1,1 +1,98 @@
+/* nstest.c - shared helpers for the test suite (see nstest.h). */
+#define _GNU_SOURCE
 #include "nstest.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <ftw.h>
+
+#include <cmocka.h>
+
+int nstest_read_file(const char *path, uint8_t **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    ns_buf_t b = NS_BUF_INIT;
+    uint8_t tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        ns_buf_append(&b, tmp, n);
+    fclose(f);
+    if (b.data == NULL)
+        ns_buf_reserve(&b, 0);
+    *out = ns_buf_steal(&b, len);
+    return 0;
+}
+
+uint8_t *nstest_fixture(const char *rel, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", NS_FIXTURES_DIR, rel);
+    uint8_t *p = NULL;
+    if (nstest_read_file(path, &p, len) != 0)
+        fail_msg("missing fixture %s", path);
+    return p;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+uint8_t *nstest_hex_decode(const char *hex, size_t *len)
+{
+    size_t n = strlen(hex);
+    if (n % 2)
+        return NULL;
+    uint8_t *p = malloc(n / 2 + 1);
+    if (p == NULL)
+        return NULL;
+    for (size_t i = 0; i < n / 2; i++) {
+        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            free(p);
+            return NULL;
+        }
+        p[i] = (uint8_t)(hi << 4 | lo);
+    }
+    *len = n / 2;
+    return p;
+}
+
+char *nstest_tmpdir(const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    char *path = NULL;
+    if (asprintf(&path, "%s/nstest-%s-XXXXXX", base ? base : "/tmp", tag) < 0)
+        return NULL;
+    if (mkdtemp(path) == NULL) {
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+void nstest_rmtree(const char *path)
+{
+    if (path)
+        nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}

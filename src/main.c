@@ -1,5 +1,136 @@
+/* main.c - namesrvd: parse the configuration, run the server.
+ *
+ *   namesrvd [-c namesrv.properties] [--key=value ...] [-p] [-h]
+ *
+ * Exit status: 0 clean shutdown (or -p/-h), 1 bad configuration or usage,
+ * 2 data directory locked by another process, 3 store schema newer than
+ * this binary, 4 store corrupt or not a namesrv store, 5 other start-up
+ * failure (I/O, cannot listen). */
+#include <signal.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/config.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "server.h"
+
+static void usage(FILE *out)
 {
+    ns_buf_t help = NS_BUF_INIT;
+    ns_config_help(&help);
+    fprintf(out,
+            "usage: namesrvd [-c FILE] [--key=value ...] [-p] [-h]\n"
+            "  -c FILE   read settings from a Java properties file\n"
+            "  -p        print the effective configuration and exit\n"
+            "  -h        this help\n"
+            "settings (file keys; the same as --key=value):\n%s",
+            help.data ? (const char *)help.data : "");
+    ns_buf_free(&help);
+}
+
+static int exit_code(int rc)
+{
+    switch (rc) {
+    case NS_ELOCKED:
+        return 2;
+    case NS_ESCHEMA:
+        return 3;
+    case NS_ECORRUPT:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+/* Applies -c first, then every --key=value, so flags override the file. */
+static int parse_args(int argc, char **argv, ns_config_t *cfg, bool *print)
+{
+    char err[512];
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+            file = argv[++i];
+        else if (strcmp(argv[i], "-p") == 0)
+            *print = true;
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return -1;
+        else if (strncmp(argv[i], "--", 2) != 0 || strchr(argv[i], '=') == NULL) {
+            fprintf(stderr, "namesrvd: unknown argument '%s' (see -h)\n", argv[i]);
+            return 1;
+        }
+    }
+    if (file && ns_config_load_file(cfg, file, err, sizeof err) != NS_OK) {
+        fprintf(stderr, "namesrvd: %s\n", err);
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-c") == 0) {
+            i++;
+            continue;
+        }
+        if (strncmp(argv[i], "--", 2) != 0)
+            continue;
+        char *kv = strdup(argv[i] + 2);
+        char *eq = kv ? strchr(kv, '=') : NULL;
+        if (eq == NULL) {
+            free(kv);
+            return 1;
+        }
+        *eq = 0;
+        int rc = ns_config_set(cfg, kv, eq + 1, err, sizeof err);
+        free(kv);
+        if (rc != NS_OK) {
+            fprintf(stderr, "namesrvd: %s\n", err);
+            return 1;
+        }
+    }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    ns_config_t cfg;
+    ns_server_t srv;
+    bool print = false;
+    char err[512] = "";
+    int status = 0;
+    signal(SIGPIPE, SIG_IGN);
+    if (ns_config_init(&cfg) != NS_OK) {
+        fprintf(stderr, "namesrvd: cannot initialise the configuration\n");
+        return 1;
+    }
+    int rc = parse_args(argc, argv, &cfg, &print);
+    if (rc != 0) {
+        usage(rc < 0 ? stdout : stderr);
+        ns_config_free(&cfg);
+        return rc < 0 ? 0 : 1;
+    }
+    int level = ns_log_level_parse(cfg.log_level);
+    if (level >= 0)
+        ns_log_level = (ns_log_level_t)level;
+    if (print) {
+        ns_buf_t out = NS_BUF_INIT;
+        ns_config_dump(&cfg, &out);
+        fwrite(out.data, 1, out.len, stdout);
+        ns_buf_free(&out);
+        ns_config_free(&cfg);
+        return 0;
+    }
+    uv_loop_t *loop = uv_default_loop();
+    rc = ns_server_start(&srv, loop, &cfg, err, sizeof err);
+    if (rc != NS_OK) {
+        NS_LOG_ERROR("namesrvd cannot start: %s", err[0] ? err : ns_strerror(rc));
+        status = exit_code(rc);
+        ns_server_stop(&srv);
+        uv_run(loop, UV_RUN_DEFAULT);
+    } else {
+        uv_run(loop, UV_RUN_DEFAULT);
+        NS_LOG_INFO("namesrvd stopped");
+    }
+    ns_server_free(&srv);
+    uv_loop_close(loop);
+    ns_config_free(&cfg);
+    return status;
 }

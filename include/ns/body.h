@@ -4,9 +4,13 @@
  *
  * Writers append to an ns_buf_t and follow fastjson's rules (§4.1): compact,
  * members sorted by name, nulls omitted, non-ASCII raw. "standard" selects
- * the BrowserCompatible+MapSortField form of §4.2 (quoted numeric map keys
- * sorted numerically, non-ASCII as \uXXXX); otherwise legacy bare numeric
- * keys. Every writer returns NS_OK or NS_ENOMEM.
+ * the BrowserCompatible+MapSortField form of §4.2 (quoted numeric map keys,
+ * every map sorted by key - numeric keys numerically, string keys bytewise -
+ * non-ASCII as \uXXXX, longs beyond 2^53-1 as strings); otherwise legacy
+ * bare numeric keys and maps in the caller's order. NULL string members and
+ * map entries with a NULL key or value are omitted (NULL array elements are
+ * written as null). Every writer returns NS_OK or NS_ENOMEM; on failure out
+ * keeps its previous contents.
  */
 #ifndef NS_BODY_H
 #define NS_BODY_H
@@ -70,7 +74,14 @@ int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out);
  * max_inflate_bytes. An empty body gives an empty table with a zero
  * DataVersion. On success out owns its memory (ns_regbody_free); on error out
  * is left empty. Errors: NS_EINVAL (malformed, truncated, negative lengths),
- * NS_ETOOBIG, NS_ENOMEM. */
+ * NS_ETOOBIG, NS_ENOMEM.
+ * Details: topics are unique by name (a later entry replaces an earlier one
+ * in place); a JSON topic without topicName takes its map key. Mappings are
+ * unique by topic (JSON: the map key); those without bname are skipped.
+ * The zlib form is inflated lazily, field by field, as Java's stream reader
+ * does: bytes after the last needed field are never inflated, and
+ * max_inflate_bytes bounds the bytes inflated (0 rejects every compressed
+ * body). */
 int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t max_inflate_bytes,
                       ns_regbody_t *out);
 void ns_regbody_free(ns_regbody_t *b);
@@ -85,8 +96,10 @@ int ns_regbody_encode_json(ns_buf_t *out, const ns_regbody_t *b);
 int ns_regbody_encode_compressed(ns_buf_t *out, const ns_regbody_t *b, bool with_mappings);
 
 /* Decodes the queueDatas of a TopicRouteData body (REGISTER_TOPIC_IN_NAMESRV).
- * *out is a heap array whose broker_name strings are heap copies; free with
- * ns_queue_datas_free(). Missing/empty list -> *n = 0, NS_OK. */
+ * *out is a heap array whose broker_name strings are heap copies (never NULL:
+ * a missing brokerName gives ""); free with ns_queue_datas_free(). Blank body,
+ * missing/empty list -> *out = NULL, *n = 0, NS_OK; null entries are skipped.
+ * NS_EINVAL if the text is not a JSON object or an entry is malformed. */
 int ns_json_queue_datas_decode(const uint8_t *p, size_t n, ns_queue_data_t **out, size_t *n_out);
 void ns_queue_datas_free(ns_queue_data_t *q, size_t n);
 

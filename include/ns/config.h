@@ -55,13 +55,20 @@ typedef struct {
     char *config_file;
 } ns_config_t;
 
-/* Fills cfg with the defaults. Strings are heap copies: ns_config_free(). */
+/* Fills cfg with the defaults (${HOME} and ${ROCKETMQ_HOME} in the defaults
+ * are taken from the environment). Strings are heap copies owned by cfg:
+ * ns_config_free(). NS_OK or NS_ENOMEM (cfg is then freed). */
 int ns_config_init(ns_config_t *cfg);
+/* Frees the strings (config_file too) and NULLs them; safe to call twice. */
 void ns_config_free(ns_config_t *cfg);
 
 /* Sets one key from text. Unknown key or bad value (not a number, out of
  * bounds, not a boolean, bad enum) -> NS_EINVAL with a message naming the
- * key in err (err may be NULL). */
+ * key in err (err may be NULL), e.g. "listenPort: 'abc' is not an integer",
+ * "unknown key 'foo'". Keys are case-sensitive. Integers: decimal, optional
+ * sign, no blanks. Booleans: "true"/"false", case-insensitive, nothing else.
+ * Enums: case-insensitive, stored in canonical lower case. On failure cfg is
+ * unchanged. The value is copied. */
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen);
 
 /* True if key is a table entry. */
@@ -70,25 +77,38 @@ bool ns_config_has_key(const char *key);
 bool ns_config_is_mutable(const char *key);
 
 /* Java .properties parsing (key=value / key:value / key value, # and !
- * comments, backslash escapes incl. \uXXXX, line continuations).
- * Calls cb for every pair in order; stops at the first non-zero return and
- * returns it. NS_EINVAL on malformed escapes. */
+ * comments, backslash escapes incl. \uXXXX, line continuations; lines end
+ * at \n, \r or \r\n). Bytes are passed through as they are (UTF-8); \uXXXX
+ * is written as UTF-8. Calls cb for every pair in order with NUL-terminated
+ * key and value that are borrowed only for the duration of the call; stops
+ * at the first non-zero return and returns it. NS_EINVAL on a malformed
+ * \u escape or a NUL byte (raw or \u0000), NS_ENOMEM; pairs before the bad
+ * line have been delivered. */
 typedef int (*ns_properties_cb)(const char *key, const char *value, void *ctx);
 int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx);
 
 /* Loads a properties file into cfg (strict: unknown keys are an error naming
- * the key). Sets cfg->config_file. */
+ * the key). On success sets cfg->config_file to a copy of path. Errors, with
+ * "<path>: <why>" in err (may be NULL): NS_EIO (cannot read), NS_EINVAL (bad
+ * key, value or escape), NS_ENOMEM. Settings before the bad line stay
+ * applied; callers treat a failure as fatal. */
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
 
 /* Appends all settings as "key=value\n" lines sorted by key (what
- * GET_NAMESRV_CONFIG returns and -p prints). */
+ * GET_NAMESRV_CONFIG returns and -p prints). Booleans true/false, integers
+ * decimal; in strings '\\', newline, CR, tab and form feed are escaped
+ * (\\, \n, \r, \t, \f) and so is a leading space ("\ "), so the text
+ * parses back to the same values. NULL strings are omitted. NS_ENOMEM. */
 int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
 
-/* Writes the dump to path atomically (tmp + fsync + rename), keeping the old
- * content as path.bak. */
+/* Writes the dump to path atomically: path.tmp + fsync, the old content (if
+ * any) copied to path.bak, rename over path, fsync of the directory. Creates
+ * missing parent directories (as Java does). NS_EIO or NS_ENOMEM; a failure
+ * before the rename leaves path untouched and removes path.tmp. */
 int ns_config_write_file(const ns_config_t *cfg, const char *path);
 
-/* Appends --help text generated from the table. */
+/* Appends --help text generated from the table, in table order, one line
+ * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */
 int ns_config_help(ns_buf_t *out);
 
 #endif

@@ -78,14 +78,22 @@ int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *fr
  * string lengths), NS_ENOMEM. Never reads outside [frame, frame+frame_len).
  * JSON header: unknown keys ignored, missing keys default to 0/absent,
  * extFields values that are numbers/booleans are converted to text, null
- * values skipped, language names mapped to bytes (unknown -> OTHER). */
+ * values skipped, language names mapped to bytes (unknown -> OTHER), duplicate
+ * keys: the last value wins (at the first key's position).
+ * Binary header: zero-length remark = no remark; ext entries with a
+ * zero-length key or value are dropped (Java reads them as null); negative
+ * lengths are NS_EINVAL; bytes after the ext block are ignored. */
 int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out);
 
 /* Appends one whole frame (length prefix included) for cmd, in
  * cmd->serialize_type. JSON headers are compact with keys in the order
  * code, extFields, flag, language, opaque, remark, serializeTypeCurrentRPC,
- * version; ext values are always JSON strings, in the order given.
- * Returns NS_OK, NS_ENOMEM, NS_EINVAL (unknown serialize type). */
+ * version; ext values are always JSON strings, in the order given; ext
+ * entries with a NULL key or value are skipped (JSON and binary). The string
+ * lengths in cmd (remark_len, key_len, val_len) are authoritative.
+ * Returns NS_OK, NS_ENOMEM, NS_EINVAL (unknown serialize type), NS_ETOOBIG
+ * (header over 16 MiB - 1, binary key over 32767 bytes, frame over 2 GiB).
+ * On error out keeps its previous contents. */
 int ns_remoting_encode(ns_buf_t *out, const ns_cmd_t *cmd);
 
 /* Same, but appends only the length prefix (which counts cmd->body_len),

@@ -1,0 +1,194 @@
+/* store.h - the persistent state of the NameServer, on LMDB.
+ *
+ * Only store/ and migrations/ include lmdb.h; everything else sees this API.
+ * The key layout and cross-table invariants are documented at the top of
+ * store/keys.h. Errors are NS_* codes (LMDB's are translated once, in
+ * store/env.c).
+ *
+ * Threads and transactions: one writer thread owns all write transactions
+ * (src/writer.c); any thread may run read transactions, which never wait for
+ * the writer (LMDB MVCC). Values handed out as ns_slice_t or const char *
+ * are BORROWED from the map and valid only until their transaction ends.
+ * Records returned in *_rec_t structs are heap copies the caller frees with
+ * the matching *_free(). Iterators call their callback in key order; a
+ * callback returns 0 to go on, anything else stops the walk and becomes the
+ * iterator's return value.
+ */
+#ifndef NS_STORE_H
+#define NS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns/buf.h"
+#include "ns/model.h"
+
+typedef struct ns_store ns_store_t;
+typedef struct ns_txn ns_txn_t;
+
+typedef enum { NS_SYNC_FULL = 0, NS_SYNC_NOMETASYNC, NS_SYNC_NOSYNC } ns_sync_mode_t;
+
+typedef struct {
+    const char *dir;            /* data directory; created if missing (unless read_only) */
+    size_t map_size_bytes;      /* initial map size */
+    size_t map_max_bytes;       /* growth stops here: NS_EMAPFULL */
+    ns_sync_mode_t sync_mode;
+    bool read_only;             /* offline readers (dump, verify, stat): no lock, no migrations */
+    bool lock;                  /* take the exclusive directory lock (namesrvd, restore) */
+    uint32_t target_schema;     /* migrate up to this version; 0 = latest (tests use older) */
+} ns_store_opts_t;
+
+/* Opens (creating if needed) the store in opts->dir, takes the directory
+ * lock when asked, clears stale reader slots, and runs pending migrations in
+ * one write transaction. On failure *out is NULL and err holds a one-line
+ * reason: NS_ELOCKED (names the holder's pid), NS_ESCHEMA (store newer than
+ * the binary), NS_ECORRUPT (not a store / damaged; files left untouched),
+ * NS_EIO. On success the caller closes with ns_store_close(). */
+int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen);
+void ns_store_close(ns_store_t *s);
+/* Schema version of the open store, and the newest this binary knows. */
+uint32_t ns_store_schema_version(const ns_store_t *s);
+uint32_t ns_store_latest_schema(void);
+/* Current map size and bytes in use (last page * page size). */
+void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes);
+/* Copies the environment, compacted, into an empty directory (hot backup). */
+int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen);
+/* Reads the pid recorded in dir's lock file if some process holds the lock;
+ * 0 if the directory is not locked. */
+long ns_store_lock_holder(const char *dir);
+
+/* ---- transactions ---- */
+
+/* Begins a transaction; caller ends it with ns_txn_commit or ns_txn_abort,
+ * which also free *out. A write transaction grows the map on demand: when an
+ * operation reports NS_EMAPFULL, the caller aborts, calls ns_store_grow() and
+ * retries. */
+int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out);
+int ns_txn_commit(ns_txn_t *t);
+void ns_txn_abort(ns_txn_t *t);
+/* Nested write transaction inside parent (one op of a batch). */
+int ns_txn_begin_nested(ns_txn_t *parent, ns_txn_t **out);
+/* Reusable read transaction: begins (first call) or renews *slot; end it
+ * with ns_txn_read_reset (the handle stays for the next renew) and free it
+ * with ns_txn_abort when done for good. */
+int ns_txn_read_renew(ns_store_t *s, ns_txn_t **slot);
+void ns_txn_read_reset(ns_txn_t *t);
+/* Doubles the map size up to map_max_bytes. NS_EMAPFULL when already at the
+ * limit. Call only with no write transaction open (the writer thread). */
+int ns_store_grow(ns_store_t *s);
+
+/* ---- meta ---- */
+int ns_meta_get_u64(ns_txn_t *t, const char *key, uint64_t *out); /* NS_ENOTFOUND */
+int ns_meta_put_u64(ns_txn_t *t, const char *key, uint64_t v);
+
+/* ---- KV config: namespace -> key -> value ---- */
+int ns_kv_put(ns_txn_t *t, const char *ns, const char *key, const char *val);
+int ns_kv_get(ns_txn_t *t, const char *ns, const char *key, ns_slice_t *val); /* NS_ENOTFOUND */
+int ns_kv_del(ns_txn_t *t, const char *ns, const char *key); /* NS_OK when absent */
+bool ns_kv_ns_exists(ns_txn_t *t, const char *ns);
+int ns_kv_ns_create(ns_txn_t *t, const char *ns);
+typedef int (*ns_kv_cb)(const char *key, const char *val, size_t val_len, void *ctx);
+/* Keys of one namespace in key order; NS_ENOTFOUND if the namespace is absent. */
+int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx);
+typedef int (*ns_name_cb)(const char *name, void *ctx);
+int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
+
+/* ---- clusters: cluster -> set of broker names ---- */
+int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);
+int ns_cluster_del(ns_txn_t *t, const char *cluster, const char *broker_name);
+bool ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name);
+bool ns_cluster_exists(ns_txn_t *t, const char *cluster);
+typedef int (*ns_pair_cb)(const char *a, const char *b, void *ctx);
+/* All (cluster, broker name) pairs, sorted. */
+int ns_cluster_iter(ns_txn_t *t, ns_pair_cb cb, void *ctx);
+/* Broker names of one cluster, sorted. */
+int ns_cluster_brokers_iter(ns_txn_t *t, const char *cluster, ns_name_cb cb, void *ctx);
+
+/* ---- broker groups: broker name -> BrokerData ---- */
+typedef struct {
+    char *broker_name;
+    char *cluster;
+    char *zone_name; /* NULL when none */
+    bool enable_acting_master;
+    ns_broker_addr_t *addrs; /* sorted by id; addrs[i].addr heap-owned */
+    size_t n_addrs;
+} ns_group_rec_t;
+int ns_group_get(ns_txn_t *t, const char *broker_name, ns_group_rec_t *out); /* NS_ENOTFOUND */
+int ns_group_put(ns_txn_t *t, const ns_group_rec_t *g);
+int ns_group_del(ns_txn_t *t, const char *broker_name);
+/* The callback may keep the record: move *g out and zero it. */
+typedef int (*ns_group_cb)(ns_group_rec_t *g, void *ctx);
+int ns_group_iter(ns_txn_t *t, ns_group_cb cb, void *ctx);
+void ns_group_rec_free(ns_group_rec_t *g);
+/* Helpers on a record: address of id (NULL), set id->addr, remove by addr. */
+const char *ns_group_addr_of(const ns_group_rec_t *g, int64_t id);
+int ns_group_set_addr(ns_group_rec_t *g, int64_t id, const char *addr);
+size_t ns_group_remove_addr(ns_group_rec_t *g, const char *addr); /* returns how many removed */
+/* Fills a model view of the record (borrows g's strings). */
+void ns_group_view(const ns_group_rec_t *g, ns_broker_data_t *out);
+
+/* ---- registered broker addresses: (cluster, addr) -> record ----
+ * The persistent half of Java's live table: everything but the timestamps. */
+typedef struct {
+    char *cluster;
+    char *addr;
+    char *broker_name;
+    int64_t broker_id;
+    char *ha_addr;
+    ns_dataversion_t dv;
+    int64_t heartbeat_timeout_ms;
+    char **filter_servers;
+    size_t n_filter_servers;
+    int64_t registered_ms; /* wall clock of the last registration that wrote */
+} ns_live_rec_t;
+int ns_live_get(ns_txn_t *t, const char *cluster, const char *addr, ns_live_rec_t *out);
+int ns_live_put(ns_txn_t *t, const ns_live_rec_t *r);
+int ns_live_del(ns_txn_t *t, const char *cluster, const char *addr);
+typedef int (*ns_live_cb)(const ns_live_rec_t *r, void *ctx);
+int ns_live_iter(ns_txn_t *t, ns_live_cb cb, void *ctx);
+void ns_live_rec_free(ns_live_rec_t *r);
+
+/* ---- queue data: topic -> broker name -> QueueData (+ reverse index) ---- */
+int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q);
+int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out);
+int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name);
+/* Queue data of one topic in broker-name order; q->broker_name is borrowed. */
+typedef int (*ns_queue_cb)(const char *topic, const ns_queue_data_t *q, void *ctx);
+int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ctx);
+/* Topics that have queue data for a broker name, in topic order. */
+int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, void *ctx);
+/* Every topic once, in order, with its first QueueData. */
+int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx);
+bool ns_topic_exists(ns_txn_t *t, const char *topic);
+size_t ns_topic_count(ns_txn_t *t);
+
+/* ---- materialised routes: topic -> encoded TopicRouteData (both forms) ---- */
+int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std_insert,
+                 const ns_buf_t *legacy, size_t legacy_insert);
+/* Borrowed bytes of the standard or legacy form and the offset where an
+ * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route. */
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
+                 size_t *insert_at);
+int ns_route_del(ns_txn_t *t, const char *topic);
+size_t ns_route_count(ns_txn_t *t);
+
+/* ---- static-topic mappings: topic -> bname -> TopicQueueMappingInfo ---- */
+int ns_mapping_put(ns_txn_t *t, const ns_mapping_info_t *m);
+typedef int (*ns_mapping_cb)(const ns_mapping_info_t *m, void *ctx); /* borrowed */
+int ns_mapping_iter_topic(ns_txn_t *t, const char *topic, ns_mapping_cb cb, void *ctx);
+int ns_mapping_iter(ns_txn_t *t, ns_mapping_cb cb, void *ctx);
+
+/* ---- audit history of data versions: seq -> JSON record ---- */
+int ns_audit_append(ns_txn_t *t, const char *json, size_t len, uint64_t *seq_out);
+typedef int (*ns_audit_cb)(uint64_t seq, const char *json, size_t len, void *ctx);
+int ns_audit_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
+int ns_audit_del(ns_txn_t *t, uint64_t seq);
+
+/* ---- invariant checker ----
+ * Checks the cross-table invariants of store/keys.h; appends one line per
+ * violation to report. Returns the number of violations (>= 0) or an NS_E*
+ * error (< 0). */
+int ns_store_verify(ns_txn_t *t, ns_buf_t *report);
+
+#endif

@@ -1,0 +1,10 @@
+/* migrations.c - the ordered table of schema steps (see migrations.h). */
+#include "migrations.h"
+
+const ns_migration_t ns_migrations[] = {
+    {1, "initial tables", ns_migration_0001_initial},
+    {2, "broker_topics reverse index of queues", ns_migration_0002_broker_topics_index},
+    {3, "audit history of data versions", ns_migration_0003_audit},
+};
+
+const size_t ns_migrations_count = sizeof ns_migrations / sizeof ns_migrations[0];

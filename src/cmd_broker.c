@@ -1,0 +1,415 @@
+/* cmd_broker.c - what brokers send: REGISTER_BROKER, UNREGISTER_BROKER,
+ * QUERY_DATA_VERSION, BROKER_HEARTBEAT (PROTOCOL.md §3.5-§3.8), and the
+ * liveness glue: eviction of expired brokers, unregistration when a
+ * broker's registration connection closes, restore at startup (§6.6, §6.7).
+ *
+ * Fencing: every unregister (request, close, expiry) is applied by the
+ * writer in submission order, so a registration the loop saw after the
+ * decision is applied after it and survives. A registration that changes
+ * nothing is answered without the writer only when the writer is idle, so it
+ * can never overtake a queued unregister. The liveness entry is dropped only
+ * if its generation is still the one the unregister was decided for. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/body.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "server.h"
+
+/* ---- REGISTER_BROKER ---- */
+
+typedef struct {
+    ns_wop_t op;
+    ns_server_t *srv;
+    ns_reply_to_t to;
+    char *cluster, *addr, *broker_name, *ha_addr, *zone;
+    ns_register_args_t args;
+    ns_regbody_t body;
+    ns_register_result_t res;
+} reg_op_t;
+
+static void reg_op_free(reg_op_t *op)
+{
+    free(op->cluster);
+    free(op->addr);
+    free(op->broker_name);
+    free(op->ha_addr);
+    free(op->zone);
+    ns_regbody_free(&op->body);
+    ns_register_result_free(&op->res);
+    ns_reply_to_release(&op->to);
+    free(op);
+}
+
+/* Replies SUCCESS with the RegisterBrokerResult: masterAddr/haServerAddr in
+ * the header, the ORDER_TOPIC_CONFIG KV table as body when it exists. txn is
+ * the caller's read transaction, or NULL to use the loop's for the reply. */
+static void reply_registered(ns_server_t *srv, const ns_reply_to_t *to,
+                             const ns_register_result_t *res, ns_txn_t *txn)
+{
+    ns_rsp_t rsp = {0};
+    bool own_txn = false;
+    rsp.has_ext = true;
+    if (res->ha_addr)
+        ns_rsp_ext(&rsp, "haServerAddr", res->ha_addr);
+    if (res->master_addr)
+        ns_rsp_ext(&rsp, "masterAddr", res->master_addr);
+    ns_buf_t *body = &srv->scratch;
+    ns_buf_reset(body);
+    if (srv->cfg->return_order_topic_config_to_broker && txn == NULL &&
+        ns_txn_read_renew(srv->store, &srv->rtxn) == NS_OK) {
+        txn = srv->rtxn;
+        own_txn = true;
+    }
+    if (txn && srv->cfg->return_order_topic_config_to_broker &&
+        ns_kv_table_body(txn, NS_ORDER_TOPIC_CONFIG_NS, body) == NS_OK) {
+        rsp.body = body->data;
+        rsp.body_len = body->len;
+    }
+    ns_reply(to, &rsp);
+    if (own_txn)
+        ns_txn_read_reset(txn);
+}
+
+static void reply_register_failed(const ns_reply_to_t *to, const char *remark)
+{
+    ns_rsp_t rsp = {0};
+    rsp.code = NS_RSP_SYSTEM_ERROR;
+    rsp.remark = remark;
+    rsp.has_ext = true;
+    ns_reply(to, &rsp);
+}
+
+static int reg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
+{
+    reg_op_t *op = (reg_op_t *)w;
+    ns_register_result_free(&op->res);
+    return ns_registry_register(hook_ctx, txn, &op->args, &op->res);
+}
+
+static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why);
+
+static void reg_done(ns_wop_t *w)
+{
+    reg_op_t *op = (reg_op_t *)w;
+    ns_server_t *srv = op->srv;
+    if (w->rc != NS_OK) {
+        reply_register_failed(&op->to, ns_err_remark(w->rc));
+    } else if (op->res.failed) {
+        reply_register_failed(&op->to, "register broker failed");
+    } else if (op->res.conflict) {
+        ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+        if (e)
+            ns_liveness_remove_if(srv->liveness, op->cluster, op->addr, e->generation);
+        reply_registered(srv, &op->to, &op->res, NULL);
+    } else {
+        ns_live_entry_t *e = ns_liveness_register(
+            srv->liveness, op->cluster, op->addr, op->broker_name, op->args.broker_id,
+            op->args.heartbeat_timeout_ms, op->to.conn, ns_now_ms(srv));
+        if (op->to.conn)
+            ns_conn_note_broker(op->to.conn);
+        reply_registered(srv, &op->to, &op->res, NULL);
+        /* registered over a connection that closed meanwhile: it is gone */
+        if (e && op->to.conn && ns_conn_is_closed(op->to.conn))
+            unregister_entry(srv, e, "its connection closed during registration");
+    }
+    reg_op_free(op);
+}
+
+/* Header fields into op; NULL when one that Java needs is missing. */
+static const char *reg_header(ns_req_t *req, reg_op_t *op)
+{
+    const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
+    const char *name = ns_req_str(req, "brokerName"), *ha = ns_req_str(req, "haServerAddr");
+    const char *zone = ns_req_str(req, "__ZONE_NAME");
+    if (cluster == NULL)
+        return "clusterName";
+    if (addr == NULL)
+        return "brokerAddr";
+    if (name == NULL)
+        return "brokerName";
+    op->cluster = strdup(cluster);
+    op->addr = strdup(addr);
+    op->broker_name = strdup(name);
+    op->ha_addr = strdup(ha ? ha : "");
+    op->zone = zone ? strdup(zone) : NULL;
+    if (!op->cluster || !op->addr || !op->broker_name || !op->ha_addr || (zone && !op->zone))
+        return "(out of memory)";
+    ns_register_args_t *a = &op->args;
+    a->cluster = op->cluster;
+    a->addr = op->addr;
+    a->broker_name = op->broker_name;
+    a->ha_addr = op->ha_addr;
+    a->zone_name = op->zone;
+    a->broker_id = ns_req_i64(req, "brokerId", 0);
+    a->heartbeat_timeout_ms =
+        ns_req_i64(req, "heartbeatTimeoutMillis", NS_DEFAULT_HEARTBEAT_TIMEOUT_MS);
+    if (a->heartbeat_timeout_ms <= 0)
+        a->heartbeat_timeout_ms = NS_DEFAULT_HEARTBEAT_TIMEOUT_MS;
+    a->old_version = ns_req_str(req, "enableActingMaster") == NULL;
+    a->enable_acting_master = ns_req_bool(req, "enableActingMaster");
+    a->delete_absent_topics = req->srv->cfg->delete_topic_with_broker_registration;
+    a->audit_retention = req->srv->cfg->audit_retention;
+    a->now_ms = ns_wall_ms();
+    a->body = &op->body;
+    return NULL;
+}
+
+void ns_cmd_register_broker(ns_req_t *req)
+{
+    ns_server_t *srv = req->srv;
+    const ns_cmd_t *cmd = req->cmd;
+    char remark[256];
+    reg_op_t *op = calloc(1, sizeof *op);
+    if (op == NULL) {
+        reply_register_failed(&req->to, "out of memory");
+        return;
+    }
+    const char *missing = reg_header(req, op);
+    if (missing) {
+        snprintf(remark, sizeof remark, "register broker failed: header field %s is missing",
+                 missing);
+        reply_register_failed(&req->to, remark);
+        goto drop;
+    }
+    int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
+    if (crc != 0 && (int64_t)ns_body_crc32(cmd->body, cmd->body_len) != crc) {
+        NS_LOG_WARN("conn %s: REGISTER_BROKER %s: crc32 not match", ns_conn_peer(req->conn),
+                    op->broker_name);
+        reply_register_failed(&req->to, "crc32 not match");
+        goto drop;
+    }
+    int rc = ns_regbody_decode(cmd->body, cmd->body_len, cmd->version,
+                               (size_t)srv->cfg->max_inflate_bytes, &op->body);
+    if (rc != NS_OK) {
+        snprintf(remark, sizeof remark, "Failed to decode RegisterBrokerBody: %s%s",
+                 ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
+        NS_LOG_WARN("conn %s: REGISTER_BROKER %s: %s", ns_conn_peer(req->conn), op->broker_name,
+                    remark);
+        reply_register_failed(&req->to, remark);
+        goto drop;
+    }
+    /* An unchanged re-registration costs no write (only when the writer is
+     * idle, so it cannot overtake a queued unregister). */
+    ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+    if (e && !e->evicting && ns_writer_pending(srv->writer) == 0 &&
+        ns_registry_unchanged(req->txn, &op->args, &op->res)) {
+        ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
+                             op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
+                             ns_now_ms(srv));
+        ns_conn_note_broker(req->conn);
+        reply_registered(srv, &req->to, &op->res, req->txn);
+        goto drop;
+    }
+    /* The broker now speaks over this connection: a close of its previous
+     * one must not unregister it (§6.7). */
+    if (e)
+        e->conn = req->conn;
+    op->op.apply = reg_apply;
+    op->op.done = reg_done;
+    op->srv = srv;
+    op->to = req->to;
+    ns_reply_to_hold(&op->to);
+    ns_writer_submit(srv->writer, &op->op);
+    return;
+drop:
+    reg_op_free(op);
+}
+
+/* ---- unregistration (request, closed connection, expiry) ---- */
+
+typedef struct {
+    ns_wop_t op;
+    ns_server_t *srv;
+    ns_reply_to_t to; /* conn NULL for evictions */
+    char *cluster, *addr, *broker_name;
+    int64_t broker_id;
+    uint64_t generation; /* liveness generation the decision was made for */
+    bool removed;
+    const char *why;
+} unreg_op_t;
+
+static int unreg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
+{
+    unreg_op_t *op = (unreg_op_t *)w;
+    return ns_registry_unregister(hook_ctx, txn, op->cluster, op->addr, op->broker_name,
+                                  op->broker_id, &op->removed);
+}
+
+static void unreg_done(ns_wop_t *w)
+{
+    unreg_op_t *op = (unreg_op_t *)w;
+    ns_server_t *srv = op->srv;
+    if (w->rc == NS_OK) {
+        ns_liveness_remove_if(srv->liveness, op->cluster, op->addr, op->generation);
+        if (op->why && op->removed)
+            NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
+                        op->addr, op->cluster, op->why);
+        ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
+    } else {
+        ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+        if (e && e->generation == op->generation)
+            e->evicting = false; /* try again at the next scan */
+        ns_reply_code(&op->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(w->rc));
+    }
+    free(op->cluster);
+    free(op->addr);
+    free(op->broker_name);
+    ns_reply_to_release(&op->to);
+    free(op);
+}
+
+static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
+                              const char *addr, const char *broker_name, int64_t broker_id,
+                              uint64_t generation, const char *why)
+{
+    unreg_op_t *op = calloc(1, sizeof *op);
+    if (op == NULL || !(op->cluster = strdup(cluster)) || !(op->addr = strdup(addr)) ||
+        (broker_name && !(op->broker_name = strdup(broker_name)))) {
+        if (op) {
+            free(op->cluster);
+            free(op->addr);
+            free(op);
+        }
+        if (to)
+            ns_reply_code(to, NS_RSP_SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    op->op.apply = unreg_apply;
+    op->op.done = unreg_done;
+    op->srv = srv;
+    if (to) {
+        op->to = *to;
+        ns_reply_to_hold(&op->to);
+    }
+    op->broker_id = broker_id;
+    op->generation = generation;
+    op->why = why;
+    ns_writer_submit(srv->writer, &op->op);
+}
+
+static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why)
+{
+    e->evicting = true;
+    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id,
+                      e->generation, why);
+}
+
+void ns_cmd_unregister_broker(ns_req_t *req)
+{
+    const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
+    const char *name = ns_req_str(req, "brokerName");
+    if (cluster == NULL || addr == NULL) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "clusterName or brokerAddr is null");
+        return;
+    }
+    ns_live_entry_t *e = ns_liveness_get(req->srv->liveness, cluster, addr);
+    uint64_t gen = e ? e->generation : 0;
+    if (e)
+        e->evicting = true;
+    submit_unregister(req->srv, &req->to, cluster, addr, name, ns_req_i64(req, "brokerId", -1),
+                      gen, "UNREGISTER_BROKER request");
+}
+
+void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
+{
+    ns_live_entry_t *found[64];
+    size_t n;
+    while ((n = ns_liveness_by_conn(srv->liveness, conn, found, 64)) > 0)
+        for (size_t i = 0; i < n; i++)
+            unregister_entry(srv, found[i], "its registration connection closed");
+    ns_liveness_forget_conn(srv->liveness, conn);
+}
+
+void ns_broker_scan(ns_server_t *srv)
+{
+    ns_live_entry_t *found[256];
+    size_t n;
+    uint64_t now = ns_now_ms(srv);
+    while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            ns_live_entry_t *e = found[i];
+            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms (timeout %lld ms)",
+                        e->broker_name, e->addr, e->cluster,
+                        (unsigned long long)(now - e->last_update_ms), (long long)e->timeout_ms);
+            if (e->conn)
+                ns_conn_close(e->conn, "broker expired");
+            unregister_entry(srv, e, "heartbeat timeout");
+        }
+    }
+}
+
+typedef struct {
+    ns_server_t *srv;
+    uint64_t now, grace_until;
+    size_t n;
+} restore_ctx_t;
+
+static int restore_cb(const ns_live_rec_t *r, void *ctx)
+{
+    restore_ctx_t *c = ctx;
+    if (!ns_liveness_restore(c->srv->liveness, r->cluster, r->addr, r->broker_name, r->broker_id,
+                             r->heartbeat_timeout_ms, c->now, c->grace_until))
+        return NS_ENOMEM;
+    c->n++;
+    return 0;
+}
+
+int ns_broker_restore(ns_server_t *srv)
+{
+    ns_txn_t *txn = NULL;
+    uint64_t now = ns_now_ms(srv);
+    restore_ctx_t c = {srv, now, now + (uint64_t)srv->cfg->broker_grace_window_ms, 0};
+    int rc = ns_txn_begin(srv->store, false, &txn);
+    if (rc != NS_OK)
+        return rc;
+    rc = ns_live_iter(txn, restore_cb, &c);
+    size_t topics = ns_route_count(txn);
+    ns_txn_abort(txn);
+    if (rc == NS_OK)
+        NS_LOG_INFO("restored %zu broker address(es) and %zu routed topic(s) from the store; "
+                    "grace window for silent brokers ends in %lld ms",
+                    c.n, topics, (long long)srv->cfg->broker_grace_window_ms);
+    return rc;
+}
+
+/* ---- heartbeats ---- */
+
+void ns_cmd_broker_heartbeat(ns_req_t *req)
+{
+    const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
+    if (cluster && addr)
+        ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
+}
+
+void ns_cmd_query_data_version(ns_req_t *req)
+{
+    const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
+    ns_live_rec_t rec = {0};
+    ns_dataversion_t dv = {0, 0, 0};
+    ns_rsp_t rsp = {0};
+    rsp.has_ext = true;
+    bool have_body = req->cmd->body_len > 0 &&
+                     ns_json_dataversion_decode(req->cmd->body, req->cmd->body_len, &dv) == NS_OK;
+    int rc = cluster && addr ? ns_live_get(req->txn, cluster, addr, &rec) : NS_ENOTFOUND;
+    if (rc != NS_OK && rc != NS_ENOTFOUND) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(rc));
+        return;
+    }
+    bool known = rc == NS_OK;
+    bool changed = !known || !have_body || !ns_dataversion_equal(&rec.dv, &dv);
+    if (known)
+        ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    ns_rsp_ext(&rsp, "changed", changed ? "true" : "false");
+    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_reset(body);
+    if (known && ns_json_dataversion_encode(body, &rec.dv) == NS_OK) {
+        rsp.body = body->data;
+        rsp.body_len = body->len;
+    }
+    ns_reply(&req->to, &rsp);
+    ns_live_rec_free(&rec);
+}

@@ -1,0 +1,145 @@
+/* cmd_config.c - UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG
+ * (PROTOCOL.md §3.14, §7.3). Settings live in memory on the loop thread;
+ * an update is validated whole, applied, and written back to the -c file
+ * (or configStorePath) with a .bak copy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "server.h"
+
+typedef struct {
+    const ns_config_t *cfg;
+    char **keys, **vals;
+    size_t n;
+    bool blacklisted;
+} update_t;
+
+static bool in_black_list(const ns_config_t *cfg, const char *key)
+{
+    static const char *const always[] = {"configBlackList", "configStorePath", "kvConfigPath",
+                                         "rocketmqHome"};
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        if (strcmp(key, always[i]) == 0)
+            return true;
+    const char *list = cfg->config_black_list ? cfg->config_black_list : "";
+    size_t klen = strlen(key);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ';');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n == klen && strncmp(p, key, n) == 0)
+            return true;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    return false;
+}
+
+static int collect_cb(const char *key, const char *value, void *ctx)
+{
+    update_t *u = ctx;
+    if (in_black_list(u->cfg, key))
+        u->blacklisted = true;
+    char **k = realloc(u->keys, (u->n + 1) * sizeof *k);
+    if (k)
+        u->keys = k;
+    char **v = realloc(u->vals, (u->n + 1) * sizeof *v);
+    if (v)
+        u->vals = v;
+    if (!k || !v)
+        return NS_ENOMEM;
+    u->keys[u->n] = strdup(key);
+    u->vals[u->n] = strdup(value);
+    u->n++;
+    return u->keys[u->n - 1] && u->vals[u->n - 1] ? 0 : NS_ENOMEM;
+}
+
+static void update_free(update_t *u)
+{
+    for (size_t i = 0; i < u->n; i++) {
+        free(u->keys[i]);
+        free(u->vals[i]);
+    }
+    free(u->keys);
+    free(u->vals);
+}
+
+void ns_cmd_update_namesrv_config(ns_req_t *req)
+{
+    ns_server_t *srv = req->srv;
+    update_t u = {srv->cfg, NULL, NULL, 0, false};
+    char err[256];
+    if (req->cmd->body_len == 0) {
+        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
+        return;
+    }
+    int rc = ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
+    if (rc != NS_OK) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "string2Properties error");
+        goto out;
+    }
+    if (u.blacklisted) {
+        ns_reply_code(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
+        goto out;
+    }
+    /* Validate everything on a scratch copy first: all or nothing. Unknown
+     * keys are ignored, as Java does; settings fixed at startup are refused. */
+    for (size_t i = 0; i < u.n; i++) {
+        if (!ns_config_has_key(u.keys[i]))
+            continue;
+        if (!ns_config_is_mutable(u.keys[i])) {
+            snprintf(err, sizeof err, "%s cannot change while the server runs", u.keys[i]);
+            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);
+            goto out;
+        }
+        ns_config_t probe;
+        if (ns_config_init(&probe) != NS_OK) {
+            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
+            goto out;
+        }
+        rc = ns_config_set(&probe, u.keys[i], u.vals[i], err, sizeof err);
+        ns_config_free(&probe);
+        if (rc != NS_OK) {
+            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < u.n; i++) {
+        if (ns_config_has_key(u.keys[i]) &&
+            ns_config_set(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK) {
+            NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
+            if (strcmp(u.keys[i], "logLevel") == 0 && ns_log_level_parse(u.vals[i]) >= 0)
+                ns_log_level = (ns_log_level_t)ns_log_level_parse(u.vals[i]);
+        }
+    }
+    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
+    if (path && *path && ns_config_write_file(srv->cfg, path) != NS_OK)
+        NS_LOG_WARN("config: could not persist the settings to %s", path);
+    ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
+out:
+    update_free(&u);
+}
+
+void ns_cmd_get_namesrv_config(ns_req_t *req)
+{
+    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_reset(body);
+    if (ns_config_dump(req->srv->cfg, body) != NS_OK) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
+        return;
+    }
+    ns_rsp_t rsp = {0};
+    rsp.body = body->data;
+    rsp.body_len = body->len;
+    ns_reply(&req->to, &rsp);
+}

@@ -1,0 +1,472 @@
+/* cmd_route.c - route and topology reads: GET_ROUTEINFO_BY_TOPIC,
+ * GET_BROKER_CLUSTER_INFO, GET_BROKER_MEMBER_GROUP and the topic lists
+ * (PROTOCOL.md §3.3, §3.4, §3.9, §3.13). All run in the loop's read
+ * transaction. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ns/body.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "route_build.h"
+#include "server.h"
+#include "strmap.h"
+
+static const char TOPIC_NOT_EXIST_FAQ[] =
+    "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";
+
+static void reply_body(ns_req_t *req, const ns_buf_t *body)
+{
+    ns_rsp_t rsp = {0};
+    rsp.body = body->data;
+    rsp.body_len = body->len;
+    ns_reply(&req->to, &rsp);
+}
+
+static void reply_error(ns_req_t *req, int rc)
+{
+    ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(rc));
+}
+
+static void reply_no_route(ns_req_t *req, const char *topic)
+{
+    ns_buf_t *remark = &req->srv->scratch;
+    ns_buf_reset(remark);
+    ns_buf_printf(remark, "No topic route info in name server for the topic: %s%s", topic,
+                  TOPIC_NOT_EXIST_FAQ);
+    ns_reply_code(&req->to, NS_RSP_TOPIC_NOT_EXIST, (const char *)remark->data);
+}
+
+/* orderTopicConf for topic when orderMessageEnable (§3.3 step 3). */
+static bool order_conf(ns_req_t *req, const char *topic, ns_slice_t *conf)
+{
+    return req->srv->cfg->order_message_enable &&
+           ns_kv_get(req->txn, NS_ORDER_TOPIC_CONFIG_NS, topic, conf) == NS_OK;
+}
+
+/* §6.8 step 5: a group without a master whose queue is not writable shows
+ * its lowest-id member as id 0. Rewrites the copies in parts. */
+static int acting_master_rewrite(ns_route_parts_t *p)
+{
+    for (size_t i = 0; i < p->n_brokers; i++) {
+        ns_broker_data_t *b = &p->brokers[i];
+        if (b->n_addrs == 0 || b->addrs[0].id == NS_MASTER_ID || !b->enable_acting_master)
+            continue;
+        bool writable = true;
+        for (size_t q = 0; q < p->n_queues; q++)
+            if (strcmp(p->queues[q].broker_name, b->broker_name) == 0)
+                writable = (p->queues[q].perm & NS_PERM_WRITE) != 0;
+        if (writable)
+            continue;
+        ns_broker_addr_t *copy = malloc(b->n_addrs * sizeof *copy);
+        if (ns_route_parts_own(p, copy) != NS_OK)
+            return NS_ENOMEM;
+        memcpy(copy, b->addrs, b->n_addrs * sizeof *copy);
+        copy[0].id = NS_MASTER_ID; /* addrs are sorted: [0] has the lowest id */
+        b->addrs = copy;
+    }
+    return NS_OK;
+}
+
+/* §6.10: drop groups that have a master in another zone. */
+static void zone_filter(ns_route_parts_t *p, const char *zone)
+{
+    size_t nb = 0;
+    for (size_t i = 0; i < p->n_brokers; i++) {
+        ns_broker_data_t *b = &p->brokers[i];
+        bool has_master = b->n_addrs > 0 && b->addrs[0].id == NS_MASTER_ID;
+        bool other_zone = !b->zone_name || strcasecmp(b->zone_name, zone) != 0;
+        if (has_master && other_zone) {
+            size_t nq = 0;
+            for (size_t q = 0; q < p->n_queues; q++)
+                if (strcmp(p->queues[q].broker_name, b->broker_name) != 0)
+                    p->queues[nq++] = p->queues[q];
+            p->n_queues = nq;
+            size_t nf = 0;
+            for (size_t f = 0; f < p->n_filters; f++) {
+                bool member = false;
+                for (size_t a = 0; a < b->n_addrs; a++)
+                    member = member || strcmp(b->addrs[a].addr, p->filters[f].broker_addr) == 0;
+                if (!member)
+                    p->filters[nf++] = p->filters[f];
+            }
+            p->n_filters = nf;
+            continue;
+        }
+        p->brokers[nb++] = *b;
+    }
+    p->n_brokers = nb;
+    p->route.n_brokers = nb;
+    p->route.n_queues = p->n_queues;
+    p->route.n_filters = p->n_filters;
+}
+
+/* The slow path: assemble from the tables (zone filter, acting master). */
+static void route_from_tables(ns_req_t *req, const char *topic, bool standard, const char *zone)
+{
+    ns_route_cache_t cache;
+    ns_route_parts_t parts;
+    ns_buf_t *body = &req->srv->scratch;
+    ns_slice_t conf;
+    char *conf_str = NULL;
+    ns_route_cache_init(&cache);
+    int rc = ns_route_assemble(req->txn, &cache, topic, &parts);
+    if (rc == NS_ENOTFOUND) {
+        ns_route_cache_free(&cache);
+        reply_no_route(req, topic);
+        return;
+    }
+    if (rc == NS_OK && req->srv->cfg->support_acting_master &&
+        strncmp(topic, "rmq_sys_SYNC_BROKER_MEMBER_", 27) != 0)
+        rc = acting_master_rewrite(&parts);
+    if (rc == NS_OK && order_conf(req, topic, &conf)) {
+        conf_str = strndup((const char *)conf.ptr, conf.len);
+        parts.route.order_topic_conf = conf_str;
+    }
+    if (rc == NS_OK && zone) {
+        zone_filter(&parts, zone);
+        standard = false; /* the zone-filtered route is always re-encoded legacy */
+    }
+    ns_buf_reset(body);
+    if (rc == NS_OK)
+        rc = ns_json_route_encode(body, &parts.route, standard, NULL);
+    if (rc == NS_OK)
+        reply_body(req, body);
+    else
+        reply_error(req, rc);
+    free(conf_str);
+    ns_route_parts_free(&parts);
+    ns_route_cache_free(&cache);
+}
+
+void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
+{
+    ns_server_t *srv = req->srv;
+    const char *topic = ns_req_str(req, "topic");
+    if (topic == NULL) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "topic is null");
+        return;
+    }
+    if (srv->cfg->need_wait_for_service &&
+        ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
+        return;
+    }
+    bool standard = req->cmd->version >= NS_VERSION_V4_9_4 ||
+                    ns_req_bool(req, "acceptStandardJsonOnly");
+    const char *zone = ns_req_str(req, "__ZONE_NAME");
+    if (!ns_req_bool(req, "__ZONE_MODE") || zone == NULL || zone[strspn(zone, " \t")] == 0)
+        zone = NULL;
+    if (zone || srv->cfg->support_acting_master) {
+        route_from_tables(req, topic, standard, zone);
+        return;
+    }
+    /* The fast path: one lookup of the materialised route. */
+    ns_slice_t route, conf;
+    size_t insert_at = 0;
+    int rc = ns_route_get(req->txn, topic, standard, &route, &insert_at);
+    if (rc == NS_ENOTFOUND) {
+        reply_no_route(req, topic);
+        return;
+    }
+    if (rc != NS_OK) {
+        reply_error(req, rc);
+        return;
+    }
+    ns_rsp_t rsp = {0};
+    rsp.body = route.ptr;
+    rsp.body_len = route.len;
+    if (order_conf(req, topic, &conf)) {
+        ns_buf_t *body = &srv->scratch;
+        char *c = strndup((const char *)conf.ptr, conf.len);
+        ns_buf_reset(body);
+        rc = c ? ns_buf_append(body, route.ptr, insert_at) : NS_ENOMEM;
+        rc = rc ? rc : ns_json_order_conf_member(body, c, standard);
+        rc = rc ? rc : ns_buf_append(body, route.ptr + insert_at, route.len - insert_at);
+        free(c);
+        if (rc != NS_OK) {
+            reply_error(req, rc);
+            return;
+        }
+        rsp.body = body->data;
+        rsp.body_len = body->len;
+    }
+    ns_reply(&req->to, &rsp); /* copies the bytes before the read txn ends */
+}
+
+/* ---- cluster info and member group ---- */
+
+typedef struct {
+    ns_group_rec_t *groups;
+    ns_broker_data_t *views;
+    size_t n;
+    char **clusters; /* distinct cluster names */
+    char **names;    /* broker names, all clusters, in (cluster, broker) order */
+    size_t n_pairs;
+    ns_cluster_entry_t *entries;
+    size_t n_entries;
+} topo_t;
+
+static int topo_group_cb(ns_group_rec_t *g, void *ctx)
+{
+    topo_t *t = ctx;
+    ns_group_rec_t *ng = realloc(t->groups, (t->n + 1) * sizeof *ng);
+    if (ng == NULL)
+        return NS_ENOMEM;
+    t->groups = ng;
+    t->groups[t->n++] = *g;
+    memset(g, 0, sizeof *g); /* moved */
+    return 0;
+}
+
+static int topo_pair_cb(const char *cluster, const char *broker, void *ctx)
+{
+    topo_t *t = ctx;
+    char **c = realloc(t->clusters, (t->n_pairs + 1) * sizeof *c);
+    if (c)
+        t->clusters = c;
+    char **b = realloc(t->names, (t->n_pairs + 1) * sizeof *b);
+    if (b)
+        t->names = b;
+    if (!c || !b)
+        return NS_ENOMEM;
+    t->clusters[t->n_pairs] = strdup(cluster);
+    t->names[t->n_pairs] = strdup(broker);
+    t->n_pairs++;
+    return t->clusters[t->n_pairs - 1] && t->names[t->n_pairs - 1] ? 0 : NS_ENOMEM;
+}
+
+static void topo_free(topo_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        ns_group_rec_free(&t->groups[i]);
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        free(t->clusters[i]);
+        free(t->names[i]);
+    }
+    free(t->groups);
+    free(t->views);
+    free(t->clusters);
+    free(t->names);
+    free(t->entries);
+}
+
+static int topo_load(ns_txn_t *txn, topo_t *t)
+{
+    memset(t, 0, sizeof *t);
+    int rc = ns_group_iter(txn, topo_group_cb, t);
+    rc = rc ? rc : ns_cluster_iter(txn, topo_pair_cb, t);
+    if (rc != NS_OK)
+        return rc;
+    t->views = calloc(t->n + 1, sizeof *t->views);
+    t->entries = calloc(t->n_pairs + 1, sizeof *t->entries);
+    if (t->views == NULL || t->entries == NULL)
+        return NS_ENOMEM;
+    for (size_t i = 0; i < t->n; i++)
+        ns_group_view(&t->groups[i], &t->views[i]);
+    /* pairs are sorted by cluster: one entry per run */
+    for (size_t i = 0; i < t->n_pairs; i++) {
+        if (t->n_entries == 0 || strcmp(t->entries[t->n_entries - 1].name, t->clusters[i]) != 0) {
+            t->entries[t->n_entries].name = t->clusters[i];
+            t->entries[t->n_entries].broker_names = (const char *const *)&t->names[i];
+            t->n_entries++;
+        }
+        t->entries[t->n_entries - 1].n_broker_names++;
+    }
+    return NS_OK;
+}
+
+void ns_cmd_get_broker_cluster_info(ns_req_t *req)
+{
+    topo_t t;
+    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_reset(body);
+    int rc = topo_load(req->txn, &t);
+    if (rc == NS_OK)
+        rc = ns_json_cluster_info_encode(body, t.views, t.n, t.entries, t.n_entries);
+    topo_free(&t);
+    if (rc == NS_OK)
+        reply_body(req, body);
+    else
+        reply_error(req, rc);
+}
+
+void ns_cmd_get_broker_member_group(ns_req_t *req)
+{
+    const char *cluster = ns_req_str(req, "clusterName"), *name = ns_req_str(req, "brokerName");
+    ns_group_rec_t g = {0};
+    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_reset(body);
+    int rc = name ? ns_group_get(req->txn, name, &g) : NS_ENOTFOUND;
+    if (rc == NS_ENOTFOUND)
+        rc = NS_OK;
+    if (rc == NS_OK)
+        rc = ns_json_member_group_encode(body, cluster, name, g.addrs, g.n_addrs);
+    ns_group_rec_free(&g);
+    if (rc != NS_OK) {
+        reply_error(req, rc);
+        return;
+    }
+    ns_rsp_t rsp = {0};
+    rsp.remark = "not set any response code"; /* what Java answers (scenario corpus) */
+    rsp.body = body->data;
+    rsp.body_len = body->len;
+    ns_reply(&req->to, &rsp);
+}
+
+/* ---- topic lists ---- */
+
+typedef struct {
+    char **v;
+    size_t n;
+    int want_flag; /* -1: all; else sysflag filter mode */
+} names_t;
+
+static int names_add(names_t *l, const char *s)
+{
+    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+    if (v == NULL)
+        return NS_ENOMEM;
+    l->v = v;
+    l->v[l->n] = strdup(s);
+    return l->v[l->n++] ? 0 : NS_ENOMEM;
+}
+
+static void names_free(names_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+enum { ALL_TOPICS = -1, UNIT = 0, UNIT_SUB = 1, UNIT_SUB_NOT_UNIT = 2 };
+
+static int topic_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
+{
+    names_t *l = ctx;
+    int f = q->topic_sys_flag;
+    bool keep = l->want_flag == ALL_TOPICS ||
+                (l->want_flag == UNIT && (f & NS_TOPIC_FLAG_UNIT)) ||
+                (l->want_flag == UNIT_SUB && (f & NS_TOPIC_FLAG_UNIT_SUB)) ||
+                (l->want_flag == UNIT_SUB_NOT_UNIT && (f & NS_TOPIC_FLAG_UNIT_SUB) &&
+                 !(f & NS_TOPIC_FLAG_UNIT));
+    return keep ? names_add(l, topic) : 0;
+}
+
+static void reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broker_addr)
+{
+    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_reset(body);
+    if (rc == NS_OK)
+        rc = ns_json_topic_list_encode(body, (const char *const *)l->v, l->n, broker_addr);
+    if (rc == NS_OK)
+        reply_body(req, body);
+    else
+        reply_error(req, rc);
+    names_free(l);
+}
+
+static void topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
+{
+    names_t l = {NULL, 0, mode};
+    bool enabled = gated_by_topic_list ? req->srv->cfg->enable_topic_list
+                                       : req->srv->cfg->enable_all_topic_list;
+    if (!enabled) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
+        return;
+    }
+    reply_topic_list(req, &l, ns_topic_iter(req->txn, topic_cb, &l), NULL);
+}
+
+void ns_cmd_get_all_topic_list(ns_req_t *req)
+{
+    topic_list(req, ALL_TOPICS, false);
+}
+
+void ns_cmd_get_unit_topic_list(ns_req_t *req)
+{
+    topic_list(req, UNIT, true);
+}
+
+void ns_cmd_get_has_unit_sub_topic_list(ns_req_t *req)
+{
+    topic_list(req, UNIT_SUB, true);
+}
+
+void ns_cmd_get_has_unit_sub_ununit_topic_list(ns_req_t *req)
+{
+    topic_list(req, UNIT_SUB_NOT_UNIT, true);
+}
+
+typedef struct {
+    ns_txn_t *txn;
+    names_t *out;
+    ns_strmap_t seen; /* a topic on several brokers is listed once */
+} by_cluster_t;
+
+static int cluster_topic_cb(const char *topic, void *ctx)
+{
+    by_cluster_t *b = ctx;
+    if (ns_strmap_get(&b->seen, topic))
+        return 0;
+    if (ns_strmap_put(&b->seen, topic, b) != NS_OK)
+        return NS_ENOMEM;
+    return names_add(b->out, topic);
+}
+
+static int cluster_broker_cb(const char *broker, void *ctx)
+{
+    by_cluster_t *b = ctx;
+    return ns_queue_iter_broker(b->txn, broker, cluster_topic_cb, b);
+}
+
+void ns_cmd_get_topics_by_cluster(ns_req_t *req)
+{
+    names_t l = {NULL, 0, ALL_TOPICS};
+    const char *cluster = ns_req_str(req, "cluster");
+    if (!req->srv->cfg->enable_topic_list) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
+        return;
+    }
+    by_cluster_t b = {req->txn, &l, NS_STRMAP_INIT};
+    int rc = cluster ? ns_cluster_brokers_iter(req->txn, cluster, cluster_broker_cb, &b) : NS_OK;
+    ns_strmap_clear(&b.seen);
+    reply_topic_list(req, &l, rc, NULL);
+}
+
+static int pair_names_cb(const char *cluster, const char *broker, void *ctx)
+{
+    names_t *l = ctx;
+    if (l->n == 0 || strcmp(l->v[l->n - 1], cluster) != 0)
+        return names_add(l, cluster);
+    return 0;
+}
+
+static int first_addr_cb(ns_group_rec_t *g, void *ctx)
+{
+    names_t *l = ctx;
+    int rc = names_add(l, g->broker_name);
+    if (rc == 0 && g->n_addrs > 0 && l->want_flag == ALL_TOPICS) {
+        l->want_flag = (int)l->n; /* remember where the first address went */
+        rc = names_add(l, g->addrs[0].addr);
+    }
+    return rc;
+}
+
+void ns_cmd_get_system_topic_list(ns_req_t *req)
+{
+    names_t l = {NULL, 0, ALL_TOPICS};
+    int rc = ns_cluster_iter(req->txn, pair_names_cb, &l);
+    rc = rc ? rc : ns_group_iter(req->txn, first_addr_cb, &l);
+    char *addr = NULL;
+    if (rc == NS_OK && l.want_flag >= 0) { /* take the address back out of the list */
+        addr = l.v[l.want_flag];
+        memmove(&l.v[l.want_flag], &l.v[l.want_flag + 1],
+                (l.n - (size_t)l.want_flag - 1) * sizeof *l.v);
+        l.n--;
+    }
+    reply_topic_list(req, &l, rc, addr);
+    free(addr);
+}

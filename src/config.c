@@ -1,0 +1,963 @@
+/* config.c - NameServer settings from one declarative table (include/ns/config.h).
+ *
+ * Every setting is one row of ns_config_table[]: key (RocketMQ's name where
+ * RocketMQ has the setting), type, offset of its field in ns_config_t,
+ * default as text, bounds, enum values, flags and a one-line help. Defaults,
+ * the properties file, --key=value, GET/UPDATE_NAMESRV_CONFIG, -p and --help
+ * all walk the table; no code below knows a setting by name. Adding a
+ * setting = one field in ns_config_t + one row here.
+ *
+ * Value syntax (ns_config_set), the same everywhere:
+ *   INT64   decimal, optional sign, inside [min, max]
+ *   BOOL    "true" or "false", case-insensitive. Java's Boolean.parseBoolean
+ *           turns anything else into false; we refuse it instead.
+ *   STRING  any text (also empty), stored as a heap copy
+ *   ENUM    one of the row's values, case-insensitive, stored canonical
+ * Defaults go through the same parser after ${VAR} expansion (environment;
+ * ${HOME} falls back to the passwd entry), so a row whose default breaks its
+ * own bounds makes ns_config_init fail. A failed set leaves cfg unchanged.
+ *
+ * Properties text (ns_properties_parse) follows java.util.Properties.load:
+ * logical lines are read first (line terminators, comments, continuations),
+ * then split into key and value, then each is unescaped (loadConvert).
+ * Differences from Java, by design: input bytes are taken as UTF-8 and passed
+ * through (Java's InputStream form reads ISO-8859-1); \uXXXX is written as
+ * UTF-8, a surrogate pair as one 4-byte sequence and a lone surrogate as '?'
+ * (what Java's UTF-8 encoder does); a NUL byte, raw or \u0000, is refused
+ * because the callback gets C strings.
+ *
+ * Dump escaping (ns_config_dump): only what our parser and Java's need to
+ * read the value back unchanged: '\\' -> "\\\\", newline -> "\\n", CR -> "\\r",
+ * tab -> "\\t", form feed -> "\\f", and a space as the first character ->
+ * "\\ ". Keys are plain identifiers and never escaped; non-ASCII stays raw.
+ */
+#include "ns/config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns/err.h"
+
+typedef enum { CFG_INT64, CFG_BOOL, CFG_STRING, CFG_ENUM } cfg_type_t;
+
+#define CFG_MUTABLE 0x1u /* may change while running (UPDATE_NAMESRV_CONFIG) */
+#define CFG_OURS 0x2u    /* our setting; RocketMQ has no such key */
+
+typedef struct {
+    const char *key;
+    cfg_type_t type;
+    size_t offset;             /* of the field in ns_config_t */
+    const char *def;           /* default as text; ${VAR} expanded at init */
+    int64_t min, max;          /* CFG_INT64 only */
+    const char *const *values; /* CFG_ENUM only: NULL-terminated */
+    unsigned flags;
+    const char *help;
+} cfg_entry_t;
+
+/* offsetof that refuses to compile unless the field has type T. */
+#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T: offsetof(ns_config_t, field))
+
+#define ROW_INT(key, field, def, min, max, flags, help) \
+    {key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help}
+#define ROW_BOOL(key, field, def, flags, help) \
+    {key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help}
+#define ROW_STR(key, field, def, flags, help) \
+    {key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help}
+#define ROW_ENUM(key, field, def, values, flags, help) \
+    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help}
+
+#define MiB (INT64_C(1) << 20)
+#define GiB (INT64_C(1) << 30)
+
+static const char *const sync_modes[] = {"full", "nometasync", "nosync", NULL};
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+
+static const cfg_entry_t ns_config_table[] = {
+    /* network */
+    ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
+    ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
+            "TCP port to listen on; 0 = any free port (see portFile)"),
+    ROW_STR("portFile", port_file, "", CFG_OURS, "write the bound port to this file; empty = don't"),
+    ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
+            "largest remoting frame accepted, bytes"),
+    ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
+            "close connections idle this long, seconds; 0 = never"),
+    ROW_INT("ioThreads", io_threads, "1", 1, 64, CFG_OURS, "I/O loop threads"),
+    /* store */
+    ROW_STR("dataDir", data_dir, "./data", CFG_OURS, "directory of the store"),
+    ROW_ENUM("syncMode", sync_mode, "full", sync_modes, CFG_OURS,
+             "fsync policy: full, nometasync (skip meta page), nosync (never)"),
+    ROW_INT("mapSizeBytes", map_size_bytes, "67108864", MiB, INT64_MAX, CFG_OURS,
+            "initial store map size, bytes"),
+    ROW_INT("mapMaxBytes", map_max_bytes, "17179869184", MiB, INT64_MAX, CFG_OURS,
+            "hard limit for store map growth, bytes"),
+    ROW_INT("writerBatchMax", writer_batch_max, "1024", 1, 1000000, CFG_OURS,
+            "most mutations committed in one write transaction"),
+    ROW_INT("auditRetention", audit_retention, "1000", 0, INT64_MAX, CFG_OURS | CFG_MUTABLE,
+            "history records kept per broker"),
+    /* registration */
+    ROW_INT("maxInflateBytes", max_inflate_bytes, "268435456", 1024, INT64_MAX,
+            CFG_OURS | CFG_MUTABLE, "largest inflated (compressed) register body, bytes"),
+    /* liveness */
+    ROW_INT("scanNotActiveBrokerInterval", scan_not_active_broker_interval_ms, "5000", 10,
+            INT32_MAX, CFG_MUTABLE, "broker liveness scan period, ms"),
+    ROW_INT("brokerGraceWindowMillis", broker_grace_window_ms, "120000", 0, INT64_MAX,
+            CFG_OURS | CFG_MUTABLE, "after a restart, how long stored brokers live unseen, ms"),
+    /* RocketMQ NamesrvConfig */
+    ROW_STR("rocketmqHome", rocketmq_home, "${ROCKETMQ_HOME}", 0, "RocketMQ home directory"),
+    ROW_STR("kvConfigPath", kv_config_path, "${HOME}/namesrv/kvConfig.json", 0,
+            "KV config file (JSON)"),
+    ROW_STR("configStorePath", config_store_path, "${HOME}/namesrv/namesrv.properties", 0,
+            "settings file UPDATE_NAMESRV_CONFIG rewrites when started without -c"),
+    ROW_STR("productEnvName", product_env_name, "center", CFG_MUTABLE,
+            "product environment name (cluster-test mode)"),
+    ROW_BOOL("clusterTest", cluster_test, "false", CFG_MUTABLE, "cluster-test mode"),
+    ROW_BOOL("orderMessageEnable", order_message_enable, "false", CFG_MUTABLE,
+             "add orderTopicConf to routes"),
+    ROW_BOOL("returnOrderTopicConfigToBroker", return_order_topic_config_to_broker, "true",
+             CFG_MUTABLE, "send ORDER_TOPIC_CONFIG to registering brokers"),
+    ROW_BOOL("enableAllTopicList", enable_all_topic_list, "true", CFG_MUTABLE,
+             "answer GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
+    ROW_BOOL("enableTopicList", enable_topic_list, "true", CFG_MUTABLE,
+             "answer the topic-list requests 224, 311, 312, 313"),
+    ROW_BOOL("notifyMinBrokerIdChanged", notify_min_broker_id_changed, "false", CFG_MUTABLE,
+             "tell brokers when their group's smallest broker id changes"),
+    ROW_BOOL("deleteTopicWithBrokerRegistration", delete_topic_with_broker_registration, "false",
+             CFG_MUTABLE, "drop topics a broker no longer registers"),
+    ROW_BOOL("supportActingMaster", support_acting_master, "false", CFG_MUTABLE,
+             "rewrite routes when a slave acts as master"),
+    ROW_BOOL("needWaitForService", need_wait_for_service, "false", CFG_MUTABLE,
+             "refuse route queries for waitSecondsForService after start"),
+    ROW_INT("waitSecondsForService", wait_seconds_for_service, "45", 0, INT32_MAX, CFG_MUTABLE,
+            "see needWaitForService, seconds"),
+    ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
+            "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
+    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
+            INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
+    /* logging */
+    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
+             "log threshold"),
+};
+
+#define NS_CONFIG_NENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static const cfg_entry_t *find_entry(const char *key)
+{
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
+        if (strcmp(ns_config_table[i].key, key) == 0)
+            return &ns_config_table[i];
+    return NULL;
+}
+
+static void *slot_of(ns_config_t *cfg, const cfg_entry_t *e)
+{
+    return (char *)cfg + e->offset;
+}
+
+static const void *cslot_of(const ns_config_t *cfg, const cfg_entry_t *e)
+{
+    return (const char *)cfg + e->offset;
+}
+
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\f';
+}
+
+/* True if s is an optional sign followed by one or more digits. */
+static bool is_decimal(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    if (*s == 0)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* Appends the row's enum values joined by '|'. */
+static int append_enum_values(ns_buf_t *out, const cfg_entry_t *e)
+{
+    for (size_t i = 0; e->values[i]; i++)
+        if ((i && ns_buf_append_u8(out, '|') != NS_OK) ||
+            ns_buf_append_str(out, e->values[i]) != NS_OK)
+            return NS_ENOMEM;
+    return NS_OK;
+}
+
+/* Replaces the string in *slot with a copy of s. */
+static int replace_str(char **slot, const char *s)
+{
+    char *copy = strdup(s);
+    if (copy == NULL)
+        return NS_ENOMEM;
+    free(*slot);
+    *slot = copy;
+    return NS_OK;
+}
+
+static int set_int(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+                   size_t errlen)
+{
+    int64_t v = 0;
+    if (!is_decimal(value)) {
+        set_err(err, errlen, "%s: '%s' is not an integer", e->key, value);
+        return NS_EINVAL;
+    }
+    if (ns_parse_i64(value, strlen(value), &v) != NS_OK || v < e->min || v > e->max) {
+        set_err(err, errlen, "%s: %s is out of range [%lld, %lld]", e->key, value,
+                (long long)e->min, (long long)e->max);
+        return NS_EINVAL;
+    }
+    *(int64_t *)slot_of(cfg, e) = v;
+    return NS_OK;
+}
+
+static int set_bool(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+                    size_t errlen)
+{
+    bool *slot = slot_of(cfg, e);
+    if (strcasecmp(value, "true") == 0) {
+        *slot = true;
+    } else if (strcasecmp(value, "false") == 0) {
+        *slot = false;
+    } else {
+        set_err(err, errlen, "%s: '%s' is not a boolean (true or false)", e->key, value);
+        return NS_EINVAL;
+    }
+    return NS_OK;
+}
+
+static int set_enum(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+                    size_t errlen)
+{
+    ns_buf_t list = NS_BUF_INIT;
+    int rc = NS_OK;
+    for (size_t i = 0; e->values[i]; i++)
+        if (strcasecmp(value, e->values[i]) == 0)
+            return replace_str(slot_of(cfg, e), e->values[i]);
+    rc = append_enum_values(&list, e);
+    if (rc != NS_OK)
+        goto cleanup;
+    set_err(err, errlen, "%s: '%s' is not one of %s", e->key, value, (const char *)list.data);
+    rc = NS_EINVAL;
+cleanup:
+    ns_buf_free(&list);
+    return rc;
+}
+
+static int set_entry(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+                     size_t errlen)
+{
+    int rc = NS_EINVAL;
+    switch (e->type) {
+    case CFG_INT64:
+        rc = set_int(cfg, e, value, err, errlen);
+        break;
+    case CFG_BOOL:
+        rc = set_bool(cfg, e, value, err, errlen);
+        break;
+    case CFG_STRING:
+        rc = replace_str(slot_of(cfg, e), value);
+        break;
+    case CFG_ENUM:
+        rc = set_enum(cfg, e, value, err, errlen);
+        break;
+    }
+    if (rc == NS_ENOMEM)
+        set_err(err, errlen, "%s: out of memory", e->key);
+    return rc;
+}
+
+/* Value of ${name} in a default: the environment; HOME falls back to the
+ * passwd entry (Java's user.home). Borrowed; never NULL. */
+static const char *default_var(const char *name)
+{
+    const char *v = getenv(name);
+    if ((v == NULL || *v == 0) && strcmp(name, "HOME") == 0) {
+        struct passwd *pw = getpwuid(getuid());
+        v = pw ? pw->pw_dir : NULL;
+    }
+    return v ? v : "";
+}
+
+/* Expands ${NAME} in a default into out (NUL-terminated). An unterminated
+ * "${" is copied as it is. */
+static int expand_default(const char *def, ns_buf_t *out)
+{
+    char name[64];
+    ns_buf_reset(out);
+    if (ns_buf_reserve(out, strlen(def)) != NS_OK)
+        return NS_ENOMEM;
+    out->data[0] = 0;
+    for (const char *p = def; *p;) {
+        const char *end = strncmp(p, "${", 2) == 0 ? strchr(p + 2, '}') : NULL;
+        size_t n = end ? (size_t)(end - p - 2) : 0;
+        if (end == NULL || n >= sizeof name) {
+            if (ns_buf_append_u8(out, (uint8_t)*p++) != NS_OK)
+                return NS_ENOMEM;
+            continue;
+        }
+        memcpy(name, p + 2, n);
+        name[n] = 0;
+        if (ns_buf_append_str(out, default_var(name)) != NS_OK)
+            return NS_ENOMEM;
+        p = end + 1;
+    }
+    return NS_OK;
+}
+
+/* ---- settings --------------------------------------------------------- */
+
+int ns_config_init(ns_config_t *cfg)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = NS_OK;
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+        const cfg_entry_t *e = &ns_config_table[i];
+        rc = expand_default(e->def, &text);
+        if (rc != NS_OK)
+            goto cleanup;
+        rc = set_entry(cfg, e, (const char *)text.data, NULL, 0);
+        if (rc != NS_OK)
+            goto cleanup;
+    }
+cleanup:
+    ns_buf_free(&text);
+    if (rc != NS_OK)
+        ns_config_free(cfg);
+    return rc;
+}
+
+void ns_config_free(ns_config_t *cfg)
+{
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+        const cfg_entry_t *e = &ns_config_table[i];
+        if (e->type == CFG_STRING || e->type == CFG_ENUM) {
+            char **slot = slot_of(cfg, e);
+            free(*slot);
+            *slot = NULL;
+        }
+    }
+    free(cfg->config_file);
+    cfg->config_file = NULL;
+}
+
+int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+    const cfg_entry_t *e = find_entry(key);
+    if (e == NULL) {
+        set_err(err, errlen, "unknown key '%s'", key);
+        return NS_EINVAL;
+    }
+    return set_entry(cfg, e, value, err, errlen);
+}
+
+bool ns_config_has_key(const char *key)
+{
+    return find_entry(key) != NULL;
+}
+
+bool ns_config_is_mutable(const char *key)
+{
+    const cfg_entry_t *e = find_entry(key);
+    return e != NULL && (e->flags & CFG_MUTABLE);
+}
+
+/* ---- properties text -------------------------------------------------- */
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Reads the 4 hex digits of a \u escape at p[0..3] (n bytes available). */
+static int read_u4(const char *p, size_t n, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (n < 4)
+        return NS_EINVAL;
+    for (size_t k = 0; k < 4; k++) {
+        int h = hex_value(p[k]);
+        if (h < 0)
+            return NS_EINVAL;
+        v = v << 4 | (uint32_t)h;
+    }
+    *out = v;
+    return NS_OK;
+}
+
+static int append_utf8(ns_buf_t *out, uint32_t cp)
+{
+    uint8_t b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (uint8_t)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (uint8_t)(0xC0 | cp >> 6);
+        b[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (uint8_t)(0xE0 | cp >> 12);
+        b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (uint8_t)(0xF0 | cp >> 18);
+        b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        b[3] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    return ns_buf_append(out, b, n);
+}
+
+/* Handles the \uXXXX escape whose digits start at p (n bytes left); *used
+ * gets the bytes consumed after the 'u', a following low surrogate escape
+ * included. */
+static int unescape_u(const char *p, size_t n, ns_buf_t *out, size_t *used)
+{
+    uint32_t cp = 0, lo = 0;
+    if (read_u4(p, n, &cp) != NS_OK || cp == 0)
+        return NS_EINVAL;
+    *used = 4;
+    if (cp >= 0xD800 && cp <= 0xDBFF && n >= 6 && p[4] == '\\' && p[5] == 'u' &&
+        read_u4(p + 6, n - 6, &lo) == NS_OK && lo >= 0xDC00 && lo <= 0xDFFF) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        *used = 10;
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+        cp = '?'; /* lone surrogate, as Java's UTF-8 encoder writes it */
+    }
+    return append_utf8(out, cp);
+}
+
+/* Java's loadConvert: resolves the escapes of [p, p+n) into out, which ends
+ * up NUL-terminated. */
+static int unescape(const char *p, size_t n, ns_buf_t *out)
+{
+    ns_buf_reset(out);
+    if (ns_buf_reserve(out, n) != NS_OK)
+        return NS_ENOMEM;
+    out->data[0] = 0;
+    for (size_t i = 0; i < n;) {
+        char c = p[i++];
+        int rc = NS_OK;
+        size_t used = 0;
+        if (c == 0)
+            return NS_EINVAL;
+        if (c != '\\') {
+            rc = ns_buf_append_u8(out, (uint8_t)c);
+        } else if (i == n) {
+            break; /* a lone trailing backslash: dropped */
+        } else {
+            c = p[i++];
+            switch (c) {
+            case 't':
+                c = '\t';
+                break;
+            case 'n':
+                c = '\n';
+                break;
+            case 'r':
+                c = '\r';
+                break;
+            case 'f':
+                c = '\f';
+                break;
+            case 0:
+                return NS_EINVAL;
+            default:
+                break;
+            }
+            if (c == 'u') {
+                rc = unescape_u(p + i, n - i, out, &used);
+                i += used;
+            } else {
+                rc = ns_buf_append_u8(out, (uint8_t)c);
+            }
+        }
+        if (rc != NS_OK)
+            return rc;
+    }
+    return NS_OK;
+}
+
+/* Splits one logical line as Java's Properties.load0 does and hands the
+ * unescaped pair to cb. */
+static int emit_pair(const ns_buf_t *line, ns_buf_t *key, ns_buf_t *val, ns_properties_cb cb,
+                     void *ctx)
+{
+    const char *s = (const char *)line->data;
+    size_t n = line->len, klen = 0, vstart = n;
+    bool sep = false, backslash = false;
+    int rc = NS_OK;
+    for (; klen < n; klen++) {
+        char c = s[klen];
+        if ((c == '=' || c == ':') && !backslash) {
+            vstart = klen + 1;
+            sep = true;
+            break;
+        }
+        if (is_ws(c) && !backslash) {
+            vstart = klen + 1;
+            break;
+        }
+        backslash = c == '\\' ? !backslash : false;
+    }
+    for (; vstart < n; vstart++) {
+        char c = s[vstart];
+        if (is_ws(c))
+            continue;
+        if (sep || (c != '=' && c != ':'))
+            break;
+        sep = true;
+    }
+    rc = unescape(s, klen, key);
+    if (rc == NS_OK)
+        rc = unescape(s + vstart, n - vstart, val);
+    if (rc == NS_OK)
+        rc = cb((const char *)key->data, (const char *)val->data, ctx);
+    return rc;
+}
+
+int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx)
+{
+    ns_buf_t line = NS_BUF_INIT, key = NS_BUF_INIT, val = NS_BUF_INIT;
+    bool skip_ws = true;    /* at the start of a line: skip blanks */
+    bool new_line = true;   /* next character starts a logical line */
+    bool comment = false;   /* inside a # or ! line */
+    bool backslash = false; /* odd number of backslashes just read */
+    bool continued = false; /* inside the leading blanks of a continuation */
+    bool skip_lf = false;   /* a continuation ended in \r: a \n after it belongs to it */
+    int rc = NS_OK;
+
+    for (size_t i = 0; i < len && rc == NS_OK; i++) {
+        char c = text[i];
+        if (skip_lf) {
+            skip_lf = false;
+            if (c == '\n')
+                continue;
+        }
+        if (skip_ws) {
+            if (is_ws(c) || (!continued && (c == '\r' || c == '\n')))
+                continue;
+            skip_ws = false;
+            continued = false;
+        }
+        if (new_line) {
+            new_line = false;
+            comment = c == '#' || c == '!';
+        }
+        if (c != '\n' && c != '\r') {
+            if (!comment) {
+                rc = ns_buf_append_u8(&line, (uint8_t)c);
+                backslash = c == '\\' ? !backslash : false;
+            }
+            continue;
+        }
+        if (comment || line.len == 0) {
+            /* end of a comment or an empty continuation: nothing to emit */
+        } else if (backslash) {
+            line.len--; /* drop the backslash, join the next line */
+            backslash = false;
+            skip_ws = true;
+            continued = true;
+            skip_lf = c == '\r';
+            continue;
+        } else {
+            rc = emit_pair(&line, &key, &val, cb, ctx);
+        }
+        ns_buf_reset(&line);
+        comment = false;
+        new_line = true;
+        skip_ws = true;
+    }
+    if (rc == NS_OK && !comment && backslash && line.len > 0)
+        line.len--; /* a continuation at the end of the text joins nothing */
+    if (rc == NS_OK && !comment && line.len > 0)
+        rc = emit_pair(&line, &key, &val, cb, ctx);
+
+    ns_buf_free(&line);
+    ns_buf_free(&key);
+    ns_buf_free(&val);
+    return rc;
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+typedef struct {
+    ns_config_t *cfg;
+    char msg[512];
+    bool set_failed; /* the error came from ns_config_set, msg says why */
+} load_ctx_t;
+
+static int load_pair_cb(const char *key, const char *value, void *ctx)
+{
+    load_ctx_t *l = ctx;
+    int rc = ns_config_set(l->cfg, key, value, l->msg, sizeof l->msg);
+    if (rc != NS_OK)
+        l->set_failed = true;
+    return rc;
+}
+
+/* Reads a whole file into out. NS_EIO with errno set on failure. */
+static int read_whole_file(const char *path, ns_buf_t *out)
+{
+    FILE *f = NULL;
+    char chunk[8192];
+    size_t n = 0;
+    int rc = NS_OK;
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        rc = NS_EIO;
+        goto cleanup;
+    }
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        rc = ns_buf_append(out, chunk, n);
+        if (rc != NS_OK)
+            goto cleanup;
+    }
+    if (ferror(f)) {
+        rc = NS_EIO;
+        goto cleanup;
+    }
+cleanup:
+    if (f != NULL)
+        fclose(f);
+    return rc;
+}
+
+int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    load_ctx_t ctx = {.cfg = cfg};
+    char *path_copy = NULL;
+    int rc = read_whole_file(path, &text);
+    if (rc != NS_OK) {
+        set_err(err, errlen, "%s: %s", path, rc == NS_EIO ? strerror(errno) : ns_strerror(rc));
+        goto cleanup;
+    }
+    rc = ns_properties_parse((const char *)text.data, text.len, load_pair_cb, &ctx);
+    if (rc != NS_OK) {
+        if (ctx.set_failed)
+            set_err(err, errlen, "%s: %s", path, ctx.msg);
+        else if (rc == NS_EINVAL)
+            set_err(err, errlen, "%s: malformed escape or NUL byte", path);
+        else
+            set_err(err, errlen, "%s: %s", path, ns_strerror(rc));
+        goto cleanup;
+    }
+    path_copy = strdup(path);
+    if (path_copy == NULL) {
+        rc = NS_ENOMEM;
+        set_err(err, errlen, "%s: out of memory", path);
+        goto cleanup;
+    }
+    free(cfg->config_file);
+    cfg->config_file = path_copy;
+cleanup:
+    ns_buf_free(&text);
+    return rc;
+}
+
+/* Appends s escaped for a properties value (rules at the top of the file). */
+static int append_escaped(ns_buf_t *out, const char *s)
+{
+    for (size_t i = 0; s[i]; i++) {
+        const char *esc = NULL;
+        switch (s[i]) {
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case ' ':
+            esc = i == 0 ? "\\ " : NULL;
+            break;
+        default:
+            break;
+        }
+        int rc = esc ? ns_buf_append_str(out, esc) : ns_buf_append_u8(out, (uint8_t)s[i]);
+        if (rc != NS_OK)
+            return rc;
+    }
+    return NS_OK;
+}
+
+/* Appends the current value of e as text (escaped; strings raw otherwise). */
+static int append_value(ns_buf_t *out, const ns_config_t *cfg, const cfg_entry_t *e)
+{
+    const void *slot = cslot_of(cfg, e);
+    switch (e->type) {
+    case CFG_INT64:
+        return ns_buf_append_i64_dec(out, *(const int64_t *)slot);
+    case CFG_BOOL:
+        return ns_buf_append_str(out, *(const bool *)slot ? "true" : "false");
+    case CFG_STRING:
+    case CFG_ENUM:
+        break;
+    }
+    return append_escaped(out, *(char *const *)slot);
+}
+
+static int cmp_entry_key(const void *a, const void *b)
+{
+    const cfg_entry_t *ea = *(const cfg_entry_t *const *)a;
+    const cfg_entry_t *eb = *(const cfg_entry_t *const *)b;
+    return strcmp(ea->key, eb->key);
+}
+
+int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
+{
+    const cfg_entry_t *sorted[NS_CONFIG_NENTRIES];
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
+        sorted[i] = &ns_config_table[i];
+    qsort(sorted, NS_CONFIG_NENTRIES, sizeof sorted[0], cmp_entry_key);
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+        const cfg_entry_t *e = sorted[i];
+        bool is_str = e->type == CFG_STRING || e->type == CFG_ENUM;
+        if (is_str && *(char *const *)cslot_of(cfg, e) == NULL)
+            continue; /* null-valued: omitted, as Java does */
+        if (ns_buf_append_str(out, e->key) != NS_OK || ns_buf_append_u8(out, '=') != NS_OK ||
+            append_value(out, cfg, e) != NS_OK || ns_buf_append_u8(out, '\n') != NS_OK)
+            return NS_ENOMEM;
+    }
+    return NS_OK;
+}
+
+/* path + suffix as a new heap string, or NULL. */
+static char *path_with(const char *path, const char *suffix)
+{
+    size_t a = strlen(path), b = strlen(suffix);
+    char *s = malloc(a + b + 1);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, path, a);
+    memcpy(s + a, suffix, b + 1);
+    return s;
+}
+
+/* Creates the directories leading to the file at path (mkdir -p dirname). */
+static int make_parent_dirs(const char *path)
+{
+    char *dir = strdup(path);
+    int rc = NS_OK;
+    if (dir == NULL)
+        return NS_ENOMEM;
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL || slash == dir)
+        goto cleanup;
+    *slash = 0;
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != 0)
+            continue;
+        char saved = *p;
+        *p = 0;
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            rc = NS_EIO;
+            goto cleanup;
+        }
+        *p = saved;
+        if (saved == 0)
+            break;
+    }
+cleanup:
+    free(dir);
+    return rc;
+}
+
+/* Writes n bytes to a new file at path (truncating) and fsyncs it. */
+static int write_synced(const char *path, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = NS_OK;
+    if (fd < 0)
+        return NS_EIO;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = NS_EIO;
+            goto cleanup;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    if (fsync(fd) != 0)
+        rc = NS_EIO;
+cleanup:
+    if (close(fd) != 0 && rc == NS_OK)
+        rc = NS_EIO;
+    return rc;
+}
+
+/* Copies the file at src to dst (fsynced). A missing src is not an error. */
+static int backup_file(const char *src, const char *dst)
+{
+    ns_buf_t old = NS_BUF_INIT;
+    int rc = read_whole_file(src, &old);
+    if (rc == NS_EIO && errno == ENOENT) {
+        rc = NS_OK;
+        goto cleanup;
+    }
+    if (rc != NS_OK)
+        goto cleanup;
+    rc = write_synced(dst, old.data, old.len);
+cleanup:
+    ns_buf_free(&old);
+    return rc;
+}
+
+/* fsyncs the directory holding path, so a rename in it is durable. */
+static int sync_parent_dir(const char *path)
+{
+    char *dir = strdup(path);
+    int fd = -1, rc = NS_OK;
+    if (dir == NULL)
+        return NS_ENOMEM;
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        slash[1] = 0;
+    else
+        *slash = 0;
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0)
+        rc = NS_EIO;
+    if (fd >= 0)
+        close(fd);
+    free(dir);
+    return rc;
+}
+
+int ns_config_write_file(const ns_config_t *cfg, const char *path)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    char *tmp = NULL, *bak = NULL;
+    bool tmp_written = false;
+    int rc = ns_config_dump(cfg, &text);
+    if (rc != NS_OK)
+        goto cleanup;
+    tmp = path_with(path, ".tmp");
+    bak = path_with(path, ".bak");
+    if (tmp == NULL || bak == NULL) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    rc = make_parent_dirs(path);
+    if (rc != NS_OK)
+        goto cleanup;
+    tmp_written = true;
+    rc = write_synced(tmp, text.data, text.len);
+    if (rc != NS_OK)
+        goto cleanup;
+    rc = backup_file(path, bak);
+    if (rc != NS_OK)
+        goto cleanup;
+    if (rename(tmp, path) != 0) {
+        rc = NS_EIO;
+        goto cleanup;
+    }
+    tmp_written = false;
+    rc = sync_parent_dir(path);
+cleanup:
+    if (tmp_written)
+        unlink(tmp);
+    free(tmp);
+    free(bak);
+    ns_buf_free(&text);
+    return rc;
+}
+
+/* ---- --help ----------------------------------------------------------- */
+
+/* Appends "--key=META" for e. */
+static int append_flag(ns_buf_t *out, const cfg_entry_t *e)
+{
+    static const char *const meta[] = {
+        [CFG_INT64] = "INT", [CFG_BOOL] = "BOOL", [CFG_STRING] = "STRING", [CFG_ENUM] = NULL};
+    if (ns_buf_printf(out, "--%s=", e->key) != NS_OK)
+        return NS_ENOMEM;
+    return e->type == CFG_ENUM ? append_enum_values(out, e) : ns_buf_append_str(out, meta[e->type]);
+}
+
+int ns_config_help(ns_buf_t *out)
+{
+    ns_buf_t flag = NS_BUF_INIT;
+    size_t width = 0;
+    int rc = NS_OK;
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+        ns_buf_reset(&flag);
+        rc = append_flag(&flag, &ns_config_table[i]);
+        if (rc != NS_OK)
+            goto cleanup;
+        if (flag.len > width)
+            width = flag.len;
+    }
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+        const cfg_entry_t *e = &ns_config_table[i];
+        ns_buf_reset(&flag);
+        rc = append_flag(&flag, e);
+        if (rc != NS_OK)
+            goto cleanup;
+        rc = ns_buf_printf(out, "  %-*s  %s (default: %s", (int)width, (const char *)flag.data,
+                           e->help, *e->def ? e->def : "empty");
+        if (rc == NS_OK && e->type == CFG_INT64 && e->max == INT64_MAX)
+            rc = ns_buf_printf(out, "; min %lld", (long long)e->min);
+        else if (rc == NS_OK && e->type == CFG_INT64)
+            rc = ns_buf_printf(out, "; %lld..%lld", (long long)e->min, (long long)e->max);
+        if (rc == NS_OK)
+            rc = ns_buf_append_str(out, ")\n");
+        if (rc != NS_OK)
+            goto cleanup;
+    }
+cleanup:
+    ns_buf_free(&flag);
+    return rc;
+}

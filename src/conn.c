@@ -1,0 +1,314 @@
+/* conn.c - one TCP connection: read buffer, frame splitting, reply batching.
+ *
+ * State machine:
+ *   OPEN     reading; every whole frame in the buffer is decoded and
+ *            dispatched in arrival order (pipelining); replies are appended
+ *            to `out` and written once per loop iteration (uv_check), as one
+ *            uv_write per connection, while the previous write is in flight
+ *            they keep accumulating.
+ *   CLOSING  after a protocol error, EOF, idle timeout or shutdown: uv_close
+ *            was called; queued writes are cancelled; nothing is dispatched.
+ *   CLOSED   close callback ran: the connection left the server's list, the
+ *            brokers it registered are unregistered (cmd_broker.c), and the
+ *            handle's reference was dropped.
+ * The struct is freed when the last reference goes: the handle holds one,
+ * and every write operation still waiting for the writer holds one (so a
+ * late reply finds a CLOSED conn and is dropped, never a dangling pointer). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/err.h"
+#include "ns/log.h"
+#include "server.h"
+
+#define READ_CHUNK (64 * 1024)
+#define MAX_PENDING_OUT (64u * 1024 * 1024)
+
+struct ns_conn {
+    uv_tcp_t tcp; /* first member: the handle's data points back at us */
+    ns_server_t *srv;
+    int refs;
+    bool closing;
+    bool writing;
+    bool in_dirty;
+    int brokers; /* registrations seen on this connection */
+    uint64_t last_active_ms;
+    ns_buf_t rbuf;
+    ns_buf_t out;  /* replies waiting for the next write */
+    ns_buf_t wbuf; /* the write in flight */
+    uv_write_t wreq;
+    ns_cmd_msg_t msg;
+    ns_conn_t *prev, *next;
+    ns_conn_t *dirty_next;
+    char peer[64];
+};
+
+void ns_conn_ref(ns_conn_t *c)
+{
+    c->refs++;
+}
+
+void ns_conn_unref(ns_conn_t *c)
+{
+    if (--c->refs > 0)
+        return;
+    ns_buf_free(&c->rbuf);
+    ns_buf_free(&c->out);
+    ns_buf_free(&c->wbuf);
+    ns_cmd_msg_free(&c->msg);
+    free(c);
+}
+
+bool ns_conn_is_closed(const ns_conn_t *c)
+{
+    return c->closing;
+}
+
+const char *ns_conn_peer(const ns_conn_t *c)
+{
+    return c->peer;
+}
+
+void ns_conn_note_broker(ns_conn_t *c)
+{
+    c->brokers++;
+}
+
+static void close_cb(uv_handle_t *h)
+{
+    ns_conn_t *c = h->data;
+    ns_server_t *srv = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (c->brokers > 0 && !srv->stopping)
+        ns_broker_conn_closed(srv, c);
+    ns_conn_unref(c);
+}
+
+void ns_conn_close(ns_conn_t *c, const char *reason)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    if (reason)
+        NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_close((uv_handle_t *)&c->tcp, close_cb);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    ns_conn_t *c = h->data;
+    if (ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
+        buf->base = NULL;
+        buf->len = 0;
+        return;
+    }
+    buf->base = (char *)c->rbuf.data + c->rbuf.len;
+    buf->len = c->rbuf.cap - c->rbuf.len - 1;
+}
+
+/* Splits the read buffer into frames and dispatches each one. */
+static void process(ns_conn_t *c)
+{
+    ns_server_t *srv = c->srv;
+    size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
+    while (!c->closing) {
+        size_t flen = 0;
+        int rc = ns_frame_peek(c->rbuf.data + off, c->rbuf.len - off, max, &flen);
+        if (rc == NS_EAGAIN) {
+            /* make room for the rest of a large frame in one go */
+            if (flen > c->rbuf.len - off && ns_buf_reserve(&c->rbuf, flen) != NS_OK)
+                ns_conn_close(c, "out of memory for a large frame");
+            break;
+        }
+        if (rc == NS_ETOOBIG) {
+            NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
+                        ns_be32_read(c->rbuf.data + off), max);
+            ns_conn_close(c, "oversized frame");
+            break;
+        }
+        if (rc != NS_OK) {
+            NS_LOG_WARN("conn %s: malformed frame length", c->peer);
+            ns_conn_close(c, "malformed frame");
+            break;
+        }
+        rc = ns_remoting_decode(c->rbuf.data + off, flen, &c->msg);
+        if (rc != NS_OK) {
+            NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
+            ns_conn_close(c, "malformed header");
+            break;
+        }
+        ns_dispatch(srv, c, &c->msg.cmd);
+        off += flen;
+    }
+    if (off > 0 && !c->closing) {
+        memmove(c->rbuf.data, c->rbuf.data + off, c->rbuf.len - off);
+        c->rbuf.len -= off;
+    }
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    ns_conn_t *c = s->data;
+    if (nread < 0) {
+        ns_conn_close(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+        return;
+    }
+    if (nread == 0)
+        return;
+    c->rbuf.len += (size_t)nread;
+    c->last_active_ms = uv_now(c->srv->loop);
+    process(c);
+}
+
+void ns_conn_accept(ns_server_t *srv)
+{
+    ns_conn_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return;
+    c->srv = srv;
+    c->refs = 1; /* the handle's */
+    uv_tcp_init(srv->loop, &c->tcp);
+    c->tcp.data = c;
+    ns_cmd_msg_init(&c->msg);
+    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
+        c->closing = true;
+        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
+        ns_cmd_msg_free(&c->msg);
+        return;
+    }
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char host[48] = "?";
+    int port = 0;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET) {
+            uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        }
+    }
+    snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+    uv_tcp_nodelay(&c->tcp, 1);
+    c->last_active_ms = uv_now(srv->loop);
+    NS_LOG_DEBUG("conn %s: accepted", c->peer);
+    if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        ns_conn_close(c, "read start failed");
+}
+
+static void mark_dirty(ns_conn_t *c)
+{
+    if (c->in_dirty)
+        return;
+    c->in_dirty = true;
+    ns_conn_ref(c);
+    c->dirty_next = c->srv->dirty;
+    c->srv->dirty = c;
+}
+
+int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
+{
+    if (c->closing)
+        return NS_ECONN;
+    int rc = ns_remoting_encode(&c->out, rsp);
+    if (rc != NS_OK)
+        return rc;
+    if (c->out.len > MAX_PENDING_OUT) {
+        ns_conn_close(c, "peer does not read its replies");
+        return NS_ECONN;
+    }
+    mark_dirty(c);
+    return NS_OK;
+}
+
+static void flush(ns_conn_t *c);
+
+static void write_cb(uv_write_t *req, int status)
+{
+    ns_conn_t *c = req->data;
+    c->writing = false;
+    ns_buf_reset(&c->wbuf);
+    if (status < 0) {
+        ns_conn_close(c, uv_strerror(status));
+    } else {
+        c->last_active_ms = uv_now(c->srv->loop);
+        if (c->out.len > 0)
+            flush(c);
+    }
+    ns_conn_unref(c);
+}
+
+static void flush(ns_conn_t *c)
+{
+    if (c->closing || c->writing || c->out.len == 0)
+        return;
+    ns_buf_t t = c->wbuf;
+    c->wbuf = c->out;
+    c->out = t;
+    ns_buf_reset(&c->out);
+    uv_buf_t b = uv_buf_init((char *)c->wbuf.data, (unsigned)c->wbuf.len);
+    /* Try to write synchronously first; queue only what the socket refused. */
+    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (n == (int)c->wbuf.len) {
+        ns_buf_reset(&c->wbuf);
+        c->last_active_ms = uv_now(c->srv->loop);
+        return;
+    }
+    if (n < 0 && n != UV_EAGAIN) {
+        ns_conn_close(c, uv_strerror(n));
+        return;
+    }
+    if (n > 0) {
+        b.base += n;
+        b.len -= (unsigned)n;
+    }
+    c->writing = true;
+    c->wreq.data = c;
+    ns_conn_ref(c);
+    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, write_cb);
+    if (rc != 0) {
+        c->writing = false;
+        ns_conn_unref(c);
+        ns_conn_close(c, uv_strerror(rc));
+    }
+}
+
+void ns_conn_flush_all(ns_server_t *srv)
+{
+    ns_conn_t *c = srv->dirty;
+    srv->dirty = NULL;
+    while (c) {
+        ns_conn_t *next = c->dirty_next;
+        c->in_dirty = false;
+        c->dirty_next = NULL;
+        flush(c);
+        ns_conn_unref(c);
+        c = next;
+    }
+}
+
+void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
+{
+    if (idle_s <= 0)
+        return;
+    for (ns_conn_t *c = srv->conns; c; c = c->next)
+        if (!c->closing && now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
+            ns_conn_close(c, "idle timeout");
+}
+
+void ns_conn_close_all(ns_server_t *srv)
+{
+    for (ns_conn_t *c = srv->conns; c; c = c->next)
+        ns_conn_close(c, NULL);
+}

@@ -1,0 +1,733 @@
+/* json_body.c - fastjson-shaped JSON writers for response bodies and tolerant
+ * readers of small Java-produced bodies (include/ns/body.h, PROTOCOL.md §4).
+ *
+ * Writers emit members in name order, compact, nulls omitted (§4.1). Map
+ * order is the caller's, except in the "standard" form (§4.2) where every
+ * map is sorted by key like fastjson's MapSortField (numeric keys
+ * numerically) and numeric keys are quoted.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/body.h"
+#include "ns/buf.h"
+#include "ns/err.h"
+
+/* Largest integer a JavaScript number holds exactly; BrowserCompatible
+ * writes longs beyond it as strings. */
+#define JS_SAFE_INT 9007199254740991LL
+
+/* ---- writer ------------------------------------------------------------ */
+
+/* A JSON writer over an ns_buf_t with a sticky error: after the first
+ * failure every call is a no-op and err keeps the code. */
+typedef struct {
+    ns_buf_t *b;
+    bool std; /* standard (BrowserCompatible) form: \uXXXX, quoted keys */
+    int err;
+} jw_t;
+
+static void jw_init(jw_t *w, ns_buf_t *b, bool standard)
+{
+    w->b = b;
+    w->std = standard;
+    w->err = NS_OK;
+}
+
+/* Returns the writer's status; on failure truncates the buffer back to
+ * start so the caller sees its previous contents. */
+static int jw_finish(jw_t *w, size_t start)
+{
+    if (w->err != NS_OK && w->b->data != NULL) {
+        w->b->len = start;
+        w->b->data[start] = 0;
+    }
+    return w->err;
+}
+
+static void raw(jw_t *w, const char *s)
+{
+    if (w->err == NS_OK)
+        w->err = ns_buf_append_str(w->b, s);
+}
+
+static void str(jw_t *w, const char *s)
+{
+    if (w->err != NS_OK)
+        return;
+    if (s == NULL)
+        w->err = ns_buf_append_str(w->b, "null");
+    else
+        w->err = ns_buf_append_json_str(w->b, s, strlen(s), w->std);
+}
+
+static void num(jw_t *w, int64_t v)
+{
+    if (w->err == NS_OK)
+        w->err = ns_buf_append_i64_dec(w->b, v);
+}
+
+/* A long: in the standard form, values a browser cannot hold are strings. */
+static void lng(jw_t *w, int64_t v)
+{
+    bool quote = w->std && (v > JS_SAFE_INT || v < -JS_SAFE_INT);
+    if (quote)
+        raw(w, "\"");
+    num(w, v);
+    if (quote)
+        raw(w, "\"");
+}
+
+static void boolean(jw_t *w, bool v)
+{
+    raw(w, v ? "true" : "false");
+}
+
+/* Starts member name (an ASCII identifier) of an object; *first tracks
+ * whether a separating comma is needed. */
+static void member(jw_t *w, bool *first, const char *name)
+{
+    if (!*first)
+        raw(w, ",");
+    *first = false;
+    raw(w, "\"");
+    raw(w, name);
+    raw(w, "\":");
+}
+
+/* Starts a map entry with a string key. */
+static void str_key(jw_t *w, bool *first, const char *key)
+{
+    if (!*first)
+        raw(w, ",");
+    *first = false;
+    str(w, key);
+    raw(w, ":");
+}
+
+/* Starts a map entry with a numeric key: bare (legacy) or quoted (standard). */
+static void num_key(jw_t *w, bool *first, int64_t key)
+{
+    if (!*first)
+        raw(w, ",");
+    *first = false;
+    if (w->std)
+        raw(w, "\"");
+    num(w, key);
+    raw(w, w->std ? "\":" : ":");
+}
+
+/* ---- sorting helpers for the standard form ------------------------------ */
+
+static int cmp_addr(const void *a, const void *b)
+{
+    const ns_broker_addr_t *x = *(const ns_broker_addr_t *const *)a;
+    const ns_broker_addr_t *y = *(const ns_broker_addr_t *const *)b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x < y ? -1 : x > y; /* keep input order among equal keys */
+}
+
+static int cmp_str(const char *x, const char *y)
+{
+    if (x == NULL || y == NULL)
+        return (x != NULL) - (y != NULL);
+    return strcmp(x, y);
+}
+
+static int cmp_filter(const void *a, const void *b)
+{
+    const ns_filter_entry_t *x = *(const ns_filter_entry_t *const *)a;
+    const ns_filter_entry_t *y = *(const ns_filter_entry_t *const *)b;
+    int c = cmp_str(x->broker_addr, y->broker_addr);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+    const ns_mapping_info_t *x = *(const ns_mapping_info_t *const *)a;
+    const ns_mapping_info_t *y = *(const ns_mapping_info_t *const *)b;
+    int c = cmp_str(x->bname, y->bname);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static int cmp_id_pair(const void *a, const void *b)
+{
+    const ns_id_pair_t *x = *(const ns_id_pair_t *const *)a;
+    const ns_id_pair_t *y = *(const ns_id_pair_t *const *)b;
+    if (x->logical != y->logical)
+        return x->logical < y->logical ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Returns a heap array of pointers to the n elements of base (element size
+ * size), sorted with cmp when sort is true; caller frees. NULL (and w->err
+ * set) on allocation failure; never called with n == 0. */
+static const void **ordered(jw_t *w, const void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *), bool sort)
+{
+    const void **v = NULL;
+    if (n > SIZE_MAX / sizeof *v || (v = malloc(n * sizeof *v)) == NULL) {
+        w->err = NS_ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (const char *)base + i * size;
+    if (sort)
+        qsort(v, n, sizeof *v, cmp);
+    return v;
+}
+
+/* ---- shapes --------------------------------------------------------------- */
+
+/* brokerAddrs / BrokerMemberGroup.brokerAddrs: id -> address. */
+static void addr_map(jw_t *w, const ns_broker_addr_t *addrs, size_t n)
+{
+    const void **v = NULL;
+    bool first = true;
+    raw(w, "{");
+    if (n > 0 && w->err == NS_OK &&
+        (v = ordered(w, addrs, n, sizeof *addrs, cmp_addr, w->std)) != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            const ns_broker_addr_t *a = v[i];
+            if (a->addr == NULL)
+                continue; /* null map values are omitted */
+            num_key(w, &first, a->id);
+            str(w, a->addr);
+        }
+    }
+    raw(w, "}");
+    free(v);
+}
+
+static void broker_data(jw_t *w, const ns_broker_data_t *b)
+{
+    bool first = true;
+    raw(w, "{");
+    member(w, &first, "brokerAddrs");
+    addr_map(w, b->addrs, b->n_addrs);
+    if (b->broker_name != NULL) {
+        member(w, &first, "brokerName");
+        str(w, b->broker_name);
+    }
+    if (b->cluster != NULL) {
+        member(w, &first, "cluster");
+        str(w, b->cluster);
+    }
+    member(w, &first, "enableActingMaster");
+    boolean(w, b->enable_acting_master);
+    if (b->zone_name != NULL) {
+        member(w, &first, "zoneName");
+        str(w, b->zone_name);
+    }
+    raw(w, "}");
+}
+
+static void queue_data(jw_t *w, const ns_queue_data_t *q)
+{
+    bool first = true;
+    raw(w, "{");
+    if (q->broker_name != NULL) {
+        member(w, &first, "brokerName");
+        str(w, q->broker_name);
+    }
+    member(w, &first, "perm");
+    num(w, q->perm);
+    member(w, &first, "readQueueNums");
+    num(w, q->read_queue_nums);
+    member(w, &first, "topicSysFlag");
+    num(w, q->topic_sys_flag);
+    member(w, &first, "writeQueueNums");
+    num(w, q->write_queue_nums);
+    raw(w, "}");
+}
+
+static void string_array(jw_t *w, const char *const *s, size_t n)
+{
+    raw(w, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            raw(w, ",");
+        str(w, s[i]);
+    }
+    raw(w, "]");
+}
+
+static void filter_table(jw_t *w, const ns_filter_entry_t *f, size_t n)
+{
+    const void **v = NULL;
+    bool first = true;
+    raw(w, "{");
+    if (n > 0 && w->err == NS_OK &&
+        (v = ordered(w, f, n, sizeof *f, cmp_filter, w->std)) != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            const ns_filter_entry_t *e = v[i];
+            if (e->broker_addr == NULL)
+                continue;
+            str_key(w, &first, e->broker_addr);
+            string_array(w, e->servers, e->n_servers);
+        }
+    }
+    raw(w, "}");
+    free(v);
+}
+
+/* TopicQueueMappingInfo (§4.3.11). */
+static void mapping_info(jw_t *w, const ns_mapping_info_t *m)
+{
+    const void **v = NULL;
+    bool first = true, kfirst = true;
+    raw(w, "{");
+    if (m->bname != NULL) {
+        member(w, &first, "bname");
+        str(w, m->bname);
+    }
+    member(w, &first, "currIdMap");
+    raw(w, "{");
+    if (m->n_curr_id_map > 0 && w->err == NS_OK &&
+        (v = ordered(w, m->curr_id_map, m->n_curr_id_map, sizeof *m->curr_id_map, cmp_id_pair,
+                     w->std)) != NULL) {
+        for (size_t i = 0; i < m->n_curr_id_map; i++) {
+            const ns_id_pair_t *p = v[i];
+            num_key(w, &kfirst, p->logical);
+            num(w, p->physical);
+        }
+    }
+    raw(w, "}");
+    member(w, &first, "dirty");
+    boolean(w, m->dirty);
+    member(w, &first, "epoch");
+    lng(w, m->epoch);
+    member(w, &first, "scope");
+    str(w, m->scope != NULL ? m->scope : "__global__");
+    if (m->topic != NULL) {
+        member(w, &first, "topic");
+        str(w, m->topic);
+    }
+    member(w, &first, "totalQueues");
+    num(w, m->total_queues);
+    raw(w, "}");
+    free(v);
+}
+
+static void mapping_table(jw_t *w, const ns_mapping_info_t *m, size_t n)
+{
+    const void **v = NULL;
+    bool first = true;
+    raw(w, "{");
+    if (n > 0 && w->err == NS_OK &&
+        (v = ordered(w, m, n, sizeof *m, cmp_mapping, w->std)) != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            const ns_mapping_info_t *e = v[i];
+            if (e->bname == NULL)
+                continue;
+            str_key(w, &first, e->bname);
+            mapping_info(w, e);
+        }
+    }
+    raw(w, "}");
+    free(v);
+}
+
+/* ---- public writers ------------------------------------------------------- */
+
+int ns_json_dataversion_encode(ns_buf_t *out, const ns_dataversion_t *dv)
+{
+    jw_t w;
+    size_t start = out->len;
+    jw_init(&w, out, false);
+    raw(&w, "{\"counter\":");
+    num(&w, dv->counter);
+    raw(&w, ",\"stateVersion\":");
+    num(&w, dv->state_version);
+    raw(&w, ",\"timestamp\":");
+    num(&w, dv->timestamp);
+    raw(&w, "}");
+    return jw_finish(&w, start);
+}
+
+int ns_json_broker_data_encode(ns_buf_t *out, const ns_broker_data_t *b, bool standard)
+{
+    jw_t w;
+    size_t start = out->len;
+    jw_init(&w, out, standard);
+    broker_data(&w, b);
+    return jw_finish(&w, start);
+}
+
+int ns_json_order_conf_member(ns_buf_t *out, const char *conf, bool standard)
+{
+    jw_t w;
+    size_t start = out->len;
+    jw_init(&w, out, standard);
+    raw(&w, "\"orderTopicConf\":");
+    str(&w, conf);
+    raw(&w, ",");
+    return jw_finish(&w, start);
+}
+
+int ns_json_route_encode(ns_buf_t *out, const ns_route_t *r, bool standard, size_t *insert_at)
+{
+    jw_t w;
+    size_t start = out->len;
+    size_t at = 0;
+    jw_init(&w, out, standard);
+    raw(&w, "{\"brokerDatas\":[");
+    for (size_t i = 0; i < r->n_brokers; i++) {
+        if (i > 0)
+            raw(&w, ",");
+        broker_data(&w, &r->brokers[i]);
+    }
+    raw(&w, "],\"filterServerTable\":");
+    filter_table(&w, r->filters, r->n_filters);
+    raw(&w, ",");
+    if (r->order_topic_conf != NULL) {
+        raw(&w, "\"orderTopicConf\":");
+        str(&w, r->order_topic_conf);
+        raw(&w, ",");
+    }
+    at = out->len;
+    raw(&w, "\"queueDatas\":[");
+    for (size_t i = 0; i < r->n_queues; i++) {
+        if (i > 0)
+            raw(&w, ",");
+        queue_data(&w, &r->queues[i]);
+    }
+    raw(&w, "]");
+    if (r->n_mappings > 0) {
+        raw(&w, ",\"topicQueueMappingByBroker\":");
+        mapping_table(&w, r->mappings, r->n_mappings);
+    }
+    raw(&w, "}");
+    if (w.err == NS_OK && insert_at != NULL)
+        *insert_at = at;
+    return jw_finish(&w, start);
+}
+
+int ns_json_cluster_info_encode(ns_buf_t *out, const ns_broker_data_t *brokers, size_t n_brokers,
+                                const ns_cluster_entry_t *clusters, size_t n_clusters)
+{
+    jw_t w;
+    size_t start = out->len;
+    bool first = true;
+    jw_init(&w, out, false);
+    raw(&w, "{\"brokerAddrTable\":{");
+    for (size_t i = 0; i < n_brokers; i++) {
+        if (brokers[i].broker_name == NULL)
+            continue;
+        str_key(&w, &first, brokers[i].broker_name);
+        broker_data(&w, &brokers[i]);
+    }
+    raw(&w, "},\"clusterAddrTable\":{");
+    first = true;
+    for (size_t i = 0; i < n_clusters; i++) {
+        if (clusters[i].name == NULL)
+            continue;
+        str_key(&w, &first, clusters[i].name);
+        string_array(&w, clusters[i].broker_names, clusters[i].n_broker_names);
+    }
+    raw(&w, "}}");
+    return jw_finish(&w, start);
+}
+
+int ns_json_topic_list_encode(ns_buf_t *out, const char *const *topics, size_t n,
+                              const char *broker_addr)
+{
+    jw_t w;
+    size_t start = out->len;
+    jw_init(&w, out, false);
+    raw(&w, "{");
+    if (broker_addr != NULL) {
+        raw(&w, "\"brokerAddr\":");
+        str(&w, broker_addr);
+        raw(&w, ",");
+    }
+    raw(&w, "\"topicList\":");
+    string_array(&w, topics, n);
+    raw(&w, "}");
+    return jw_finish(&w, start);
+}
+
+int ns_json_kvtable_encode(ns_buf_t *out, const char *const *keys, const char *const *vals,
+                           size_t n)
+{
+    jw_t w;
+    size_t start = out->len;
+    bool first = true;
+    jw_init(&w, out, false);
+    raw(&w, "{\"table\":{");
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i] == NULL || vals[i] == NULL)
+            continue;
+        str_key(&w, &first, keys[i]);
+        str(&w, vals[i]);
+    }
+    raw(&w, "}}");
+    return jw_finish(&w, start);
+}
+
+int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *broker_name,
+                                const ns_broker_addr_t *addrs, size_t n_addrs)
+{
+    jw_t w;
+    size_t start = out->len;
+    jw_init(&w, out, false);
+    raw(&w, "{\"brokerMemberGroup\":{\"brokerAddrs\":");
+    addr_map(&w, addrs, n_addrs);
+    if (broker_name != NULL) {
+        raw(&w, ",\"brokerName\":");
+        str(&w, broker_name);
+    }
+    if (cluster != NULL) {
+        raw(&w, ",\"cluster\":");
+        str(&w, cluster);
+    }
+    raw(&w, "}}");
+    return jw_finish(&w, start);
+}
+
+/* ---- readers -------------------------------------------------------------- */
+
+/* Parses fastjson text into a cJSON tree (caller deletes). NS_EINVAL if it
+ * is not JSON. */
+static int parse_fastjson(const uint8_t *p, size_t n, cJSON **out)
+{
+    ns_buf_t norm = NS_BUF_INIT;
+    int rc = ns_fastjson_normalize(p, n, &norm);
+    *out = NULL;
+    if (rc != NS_OK)
+        goto cleanup;
+    *out = cJSON_ParseWithLength((const char *)norm.data, norm.len);
+    if (*out == NULL)
+        rc = NS_EINVAL;
+
+cleanup:
+    ns_buf_free(&norm);
+    return rc;
+}
+
+static bool blank(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+            return false;
+    return true;
+}
+
+/* A value that counts as absent: missing, null or a {"$ref":...} object. */
+static bool absent(const cJSON *v)
+{
+    return v == NULL || cJSON_IsNull(v) ||
+           (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "$ref") != NULL);
+}
+
+static bool is_numeric_text(const char *s)
+{
+    if (*s == 0)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.' || *s == 'e' ||
+              *s == 'E'))
+            return false;
+    return true;
+}
+
+static int double_to_i64(double d, int64_t *out)
+{
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return NS_EINVAL; /* also NaN */
+    *out = (int64_t)d;
+    return NS_OK;
+}
+
+/* Coerces v to an integer as fastjson does: numbers (fraction dropped),
+ * numeric strings, booleans (1/0). Absent values, "" and "null" leave *out
+ * unchanged. */
+static int to_i64(const cJSON *v, int64_t *out)
+{
+    if (absent(v))
+        return NS_OK;
+    if (cJSON_IsNumber(v))
+        return double_to_i64(v->valuedouble, out);
+    if (cJSON_IsBool(v)) {
+        *out = cJSON_IsTrue(v) ? 1 : 0;
+        return NS_OK;
+    }
+    if (cJSON_IsString(v)) {
+        const char *s = v->valuestring;
+        char *end = NULL;
+        if (*s == 0 || strcmp(s, "null") == 0)
+            return NS_OK;
+        if (ns_parse_i64(s, strlen(s), out) == NS_OK)
+            return NS_OK;
+        if (!is_numeric_text(s))
+            return NS_EINVAL;
+        double d = strtod(s, &end);
+        if (end == s || *end != 0)
+            return NS_EINVAL;
+        return double_to_i64(d, out);
+    }
+    return NS_EINVAL;
+}
+
+static int to_i32(const cJSON *v, int32_t *out)
+{
+    int64_t x = *out;
+    int rc = to_i64(v, &x);
+    if (rc != NS_OK)
+        return rc;
+    if (x < INT32_MIN || x > INT32_MAX)
+        return NS_EINVAL;
+    *out = (int32_t)x;
+    return NS_OK;
+}
+
+/* Coerces v to a heap string (numbers and booleans as their text). Absent
+ * values give *out = NULL. */
+static int to_str(const cJSON *v, char **out)
+{
+    char tmp[64];
+    const char *s = NULL;
+    *out = NULL;
+    if (absent(v))
+        return NS_OK;
+    if (cJSON_IsString(v)) {
+        s = v->valuestring;
+    } else if (cJSON_IsBool(v)) {
+        s = cJSON_IsTrue(v) ? "true" : "false";
+    } else if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == floor(d) && fabs(d) < 9.2e18)
+            snprintf(tmp, sizeof tmp, "%lld", (long long)d);
+        else
+            snprintf(tmp, sizeof tmp, "%.17g", d);
+        s = tmp;
+    } else {
+        return NS_EINVAL;
+    }
+    *out = strdup(s);
+    return *out != NULL ? NS_OK : NS_ENOMEM;
+}
+
+int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out)
+{
+    cJSON *root = NULL;
+    ns_dataversion_t dv = {0, 0, 0};
+    int rc = parse_fastjson(p, n, &root);
+    if (rc != NS_OK)
+        goto cleanup;
+    if (!cJSON_IsObject(root)) {
+        rc = NS_EINVAL;
+        goto cleanup;
+    }
+    if ((rc = to_i64(cJSON_GetObjectItemCaseSensitive(root, "counter"), &dv.counter)) != NS_OK ||
+        (rc = to_i64(cJSON_GetObjectItemCaseSensitive(root, "stateVersion"),
+                     &dv.state_version)) != NS_OK ||
+        (rc = to_i64(cJSON_GetObjectItemCaseSensitive(root, "timestamp"), &dv.timestamp)) !=
+            NS_OK)
+        goto cleanup;
+    *out = dv;
+
+cleanup:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Fills one QueueData from its JSON object; q->broker_name becomes a heap
+ * string ("" when the member is missing). */
+static int queue_data_from_json(const cJSON *o, ns_queue_data_t *q)
+{
+    char *name = NULL;
+    const cJSON *flag = cJSON_GetObjectItemCaseSensitive(o, "topicSysFlag");
+    int rc;
+    if (absent(flag))
+        flag = cJSON_GetObjectItemCaseSensitive(o, "topicSynFlag"); /* before 4.9.0 */
+    if ((rc = to_i32(cJSON_GetObjectItemCaseSensitive(o, "perm"), &q->perm)) != NS_OK ||
+        (rc = to_i32(cJSON_GetObjectItemCaseSensitive(o, "readQueueNums"),
+                     &q->read_queue_nums)) != NS_OK ||
+        (rc = to_i32(cJSON_GetObjectItemCaseSensitive(o, "writeQueueNums"),
+                     &q->write_queue_nums)) != NS_OK ||
+        (rc = to_i32(flag, &q->topic_sys_flag)) != NS_OK ||
+        (rc = to_str(cJSON_GetObjectItemCaseSensitive(o, "brokerName"), &name)) != NS_OK)
+        goto cleanup;
+    if (name == NULL && (name = strdup("")) == NULL) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    q->broker_name = name;
+    name = NULL;
+
+cleanup:
+    free(name);
+    return rc;
+}
+
+int ns_json_queue_datas_decode(const uint8_t *p, size_t n, ns_queue_data_t **out, size_t *n_out)
+{
+    cJSON *root = NULL;
+    ns_queue_data_t *q = NULL;
+    size_t count = 0;
+    const cJSON *list = NULL, *it = NULL;
+    size_t cap = 0;
+    int rc = NS_OK;
+
+    *out = NULL;
+    *n_out = 0;
+    if (blank(p, n))
+        goto cleanup; /* no body: nothing to register */
+    if ((rc = parse_fastjson(p, n, &root)) != NS_OK)
+        goto cleanup;
+    if (!cJSON_IsObject(root)) {
+        rc = NS_EINVAL;
+        goto cleanup;
+    }
+    list = cJSON_GetObjectItemCaseSensitive(root, "queueDatas");
+    if (absent(list))
+        goto cleanup;
+    if (!cJSON_IsArray(list)) {
+        rc = NS_EINVAL;
+        goto cleanup;
+    }
+    cap = (size_t)cJSON_GetArraySize(list);
+    if (cap == 0)
+        goto cleanup;
+    if ((q = calloc(cap, sizeof *q)) == NULL) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    cJSON_ArrayForEach(it, list)
+    {
+        if (absent(it))
+            continue;
+        if (!cJSON_IsObject(it)) {
+            rc = NS_EINVAL;
+            goto cleanup;
+        }
+        if ((rc = queue_data_from_json(it, &q[count])) != NS_OK)
+            goto cleanup;
+        count++;
+    }
+    if (count == 0)
+        goto cleanup;
+    *out = q;
+    *n_out = count;
+    q = NULL;
+    count = 0;
+
+cleanup:
+    ns_queue_datas_free(q, count);
+    cJSON_Delete(root);
+    return rc;
+}
+
+void ns_queue_datas_free(ns_queue_data_t *q, size_t n)
+{
+    if (q == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free((char *)q[i].broker_name);
+    free(q);
+}

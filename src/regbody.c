@@ -1,0 +1,954 @@
+/* regbody.c - RegisterBrokerBody codecs and bodyCrc32 (include/ns/body.h,
+ * PROTOCOL.md §4.3.12, §5).
+ *
+ * Decoding accepts both encodings: the JSON RegisterBrokerBody (through
+ * ns_fastjson_normalize() and cJSON) and the zlib-compressed binary form,
+ * which is inflated lazily, field by field, so only the bytes the reader
+ * needs are ever inflated and a claimed length never drives an allocation
+ * larger than the data actually present.
+ */
+#include <cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "ns/body.h"
+#include "ns/buf.h"
+#include "ns/err.h"
+
+/* Request versions (§1.8, §3.5, §5.2): below 37 the body is a bare
+ * TopicConfigSerializeWrapper; from 413 (V5_0_0) the compressed form carries
+ * the static-topic mapping section. */
+#define VERSION_REGISTER_BODY 37
+#define VERSION_MAPPINGS 413
+
+#define INFLATE_CHUNK 65536
+
+uint32_t ns_body_crc32(const uint8_t *p, size_t n)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (n > 0) {
+        uInt k = n > UINT_MAX ? UINT_MAX : (uInt)n;
+        crc = crc32(crc, p, k);
+        p += k;
+        n -= k;
+    }
+    return (uint32_t)(crc & 0x7FFFFFFFu);
+}
+
+/* ---- building a decoded body ---------------------------------------------- */
+
+/* Open-addressing index from a name to its position in an array of records
+ * (topics or mappings), so duplicates are found in O(1): a later record with
+ * the same name replaces the earlier one, as in the Java map. */
+typedef struct {
+    size_t *slots; /* position + 1; 0 = empty */
+    size_t n_slots; /* power of two */
+} name_index_t;
+
+/* The decoded body being built, with the capacities of its arrays. */
+typedef struct {
+    ns_regbody_t *b;
+    size_t cap_topics;
+    size_t cap_mappings;
+    size_t cap_servers;
+    name_index_t topic_idx;
+    name_index_t mapping_idx;
+} builder_t;
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static const char *topic_key(const ns_regbody_t *b, size_t i)
+{
+    return b->topics[i].topic_name;
+}
+
+static const char *mapping_key(const ns_regbody_t *b, size_t i)
+{
+    return b->mappings[i].topic;
+}
+
+typedef const char *(*key_fn)(const ns_regbody_t *, size_t);
+
+/* Returns the slot for name: either holding its position or empty. */
+static size_t *index_slot(const name_index_t *x, const ns_regbody_t *b, key_fn key,
+                          const char *name)
+{
+    size_t mask = x->n_slots - 1;
+    for (size_t i = (size_t)hash_name(name) & mask;; i = (i + 1) & mask) {
+        size_t *s = &x->slots[i];
+        if (*s == 0 || strcmp(key(b, *s - 1), name) == 0)
+            return s;
+    }
+}
+
+/* Makes room in the index for count + 1 records (load factor <= 1/2). */
+static int index_grow(name_index_t *x, const ns_regbody_t *b, key_fn key, size_t count)
+{
+    if ((count + 1) * 2 <= x->n_slots)
+        return NS_OK;
+    size_t n = x->n_slots ? x->n_slots * 2 : 64;
+    while ((count + 1) * 2 > n)
+        n *= 2;
+    name_index_t nx = {calloc(n, sizeof(size_t)), n};
+    if (nx.slots == NULL)
+        return NS_ENOMEM;
+    for (size_t i = 0; i < count; i++)
+        *index_slot(&nx, b, key, key(b, i)) = i + 1;
+    free(x->slots);
+    *x = nx;
+    return NS_OK;
+}
+
+/* Returns arr (of *cap elements of size sz) grown to hold at least need
+ * elements, or NULL (arr untouched) when out of memory. */
+static void *grow(void *arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return arr;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    if (n > SIZE_MAX / sz)
+        return NULL;
+    void *p = realloc(arr, n * sz);
+    if (p != NULL)
+        *cap = n;
+    return p;
+}
+
+/* Adds a topic; takes ownership of t->topic_name in every case. */
+static int add_topic(builder_t *bd, ns_topic_config_t *t)
+{
+    ns_regbody_t *b = bd->b;
+    int rc = index_grow(&bd->topic_idx, b, topic_key, b->n_topics);
+    ns_topic_config_t *arr = NULL;
+    if (rc == NS_OK &&
+        (arr = grow(b->topics, &bd->cap_topics, b->n_topics + 1, sizeof *arr)) == NULL)
+        rc = NS_ENOMEM;
+    if (rc != NS_OK) {
+        free(t->topic_name);
+        return rc;
+    }
+    b->topics = arr;
+    size_t *slot = index_slot(&bd->topic_idx, b, topic_key, t->topic_name);
+    if (*slot != 0) {
+        ns_topic_config_t *old = &b->topics[*slot - 1];
+        free(t->topic_name);
+        t->topic_name = old->topic_name;
+        *old = *t;
+        return NS_OK;
+    }
+    b->topics[b->n_topics] = *t;
+    *slot = ++b->n_topics;
+    return NS_OK;
+}
+
+static void mapping_free(ns_mapping_info_t *m)
+{
+    free((char *)m->topic);
+    free((char *)m->bname);
+    free((char *)m->scope);
+    free((ns_id_pair_t *)m->curr_id_map);
+    memset(m, 0, sizeof *m);
+}
+
+/* Adds a mapping keyed by m->topic; takes ownership of m's memory. */
+static int add_mapping(builder_t *bd, ns_mapping_info_t *m)
+{
+    ns_regbody_t *b = bd->b;
+    int rc = index_grow(&bd->mapping_idx, b, mapping_key, b->n_mappings);
+    ns_mapping_info_t *arr = NULL;
+    if (rc == NS_OK &&
+        (arr = grow(b->mappings, &bd->cap_mappings, b->n_mappings + 1, sizeof *arr)) == NULL)
+        rc = NS_ENOMEM;
+    if (rc != NS_OK) {
+        mapping_free(m);
+        return rc;
+    }
+    b->mappings = arr;
+    size_t *slot = index_slot(&bd->mapping_idx, b, mapping_key, m->topic);
+    if (*slot != 0) {
+        ns_mapping_info_t *old = &b->mappings[*slot - 1];
+        const char *topic = old->topic;
+        old->topic = NULL;
+        mapping_free(old);
+        free((char *)m->topic);
+        m->topic = topic;
+        *old = *m;
+        return NS_OK;
+    }
+    b->mappings[b->n_mappings] = *m;
+    *slot = ++b->n_mappings;
+    return NS_OK;
+}
+
+/* Adds a filter server; takes ownership of s. */
+static int add_server(builder_t *bd, char *s)
+{
+    ns_regbody_t *b = bd->b;
+    char **arr = grow(b->filter_servers, &bd->cap_servers, b->n_filter_servers + 1, sizeof *arr);
+    if (arr == NULL) {
+        free(s);
+        return NS_ENOMEM;
+    }
+    b->filter_servers = arr;
+    b->filter_servers[b->n_filter_servers++] = s;
+    return NS_OK;
+}
+
+static void builder_done(builder_t *bd)
+{
+    free(bd->topic_idx.slots);
+    free(bd->mapping_idx.slots);
+    bd->topic_idx.slots = NULL;
+    bd->mapping_idx.slots = NULL;
+}
+
+void ns_regbody_free(ns_regbody_t *b)
+{
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < b->n_topics; i++)
+        free(b->topics[i].topic_name);
+    free(b->topics);
+    for (size_t i = 0; i < b->n_filter_servers; i++)
+        free(b->filter_servers[i]);
+    free(b->filter_servers);
+    for (size_t i = 0; i < b->n_mappings; i++)
+        mapping_free(&b->mappings[i]);
+    free(b->mappings);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- tolerant JSON value access (§4.4) ------------------------------------ */
+
+static int parse_fastjson(const uint8_t *p, size_t n, cJSON **out)
+{
+    ns_buf_t norm = NS_BUF_INIT;
+    int rc = ns_fastjson_normalize(p, n, &norm);
+    *out = NULL;
+    if (rc != NS_OK)
+        goto cleanup;
+    *out = cJSON_ParseWithLength((const char *)norm.data, norm.len);
+    if (*out == NULL)
+        rc = NS_EINVAL;
+
+cleanup:
+    ns_buf_free(&norm);
+    return rc;
+}
+
+/* Missing, null and {"$ref":...} values are all "absent". */
+static bool absent(const cJSON *v)
+{
+    return v == NULL || cJSON_IsNull(v) ||
+           (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "$ref") != NULL);
+}
+
+static const cJSON *get(const cJSON *o, const char *name)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+
+static int double_to_i64(double d, int64_t *out)
+{
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return NS_EINVAL; /* also NaN */
+    *out = (int64_t)d;
+    return NS_OK;
+}
+
+/* Integer coercion as fastjson does it; absent, "" and "null" leave *out. */
+static int to_i64(const cJSON *v, int64_t *out)
+{
+    if (absent(v))
+        return NS_OK;
+    if (cJSON_IsNumber(v))
+        return double_to_i64(v->valuedouble, out);
+    if (cJSON_IsBool(v)) {
+        *out = cJSON_IsTrue(v) ? 1 : 0;
+        return NS_OK;
+    }
+    if (!cJSON_IsString(v))
+        return NS_EINVAL;
+    const char *s = v->valuestring;
+    if (*s == 0 || strcmp(s, "null") == 0)
+        return NS_OK;
+    if (ns_parse_i64(s, strlen(s), out) == NS_OK)
+        return NS_OK;
+    if (strspn(s, "0123456789+-.eE") != strlen(s))
+        return NS_EINVAL;
+    char *end = NULL;
+    double d = strtod(s, &end);
+    if (end == s || *end != 0)
+        return NS_EINVAL;
+    return double_to_i64(d, out);
+}
+
+static int to_i32(const cJSON *v, int32_t *out)
+{
+    int64_t x = *out;
+    int rc = to_i64(v, &x);
+    if (rc != NS_OK)
+        return rc;
+    if (x < INT32_MIN || x > INT32_MAX)
+        return NS_EINVAL;
+    *out = (int32_t)x;
+    return NS_OK;
+}
+
+static int to_bool(const cJSON *v, bool *out)
+{
+    if (absent(v))
+        return NS_OK;
+    if (cJSON_IsBool(v)) {
+        *out = cJSON_IsTrue(v);
+        return NS_OK;
+    }
+    if (cJSON_IsNumber(v)) {
+        *out = v->valuedouble != 0;
+        return NS_OK;
+    }
+    if (!cJSON_IsString(v))
+        return NS_EINVAL;
+    const char *s = v->valuestring;
+    if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
+        *out = true;
+    else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
+        *out = false;
+    else if (*s != 0 && strcmp(s, "null") != 0)
+        return NS_EINVAL;
+    return NS_OK;
+}
+
+/* String coercion (numbers and booleans as text); absent -> *out = NULL. */
+static int to_str(const cJSON *v, char **out)
+{
+    char tmp[64];
+    const char *s = NULL;
+    *out = NULL;
+    if (absent(v))
+        return NS_OK;
+    if (cJSON_IsString(v)) {
+        s = v->valuestring;
+    } else if (cJSON_IsBool(v)) {
+        s = cJSON_IsTrue(v) ? "true" : "false";
+    } else if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == floor(d) && fabs(d) < 9.2e18)
+            snprintf(tmp, sizeof tmp, "%lld", (long long)d);
+        else
+            snprintf(tmp, sizeof tmp, "%.17g", d);
+        s = tmp;
+    } else {
+        return NS_EINVAL;
+    }
+    *out = strdup(s);
+    return *out != NULL ? NS_OK : NS_ENOMEM;
+}
+
+static int dataversion_from_json(const cJSON *o, ns_dataversion_t *dv)
+{
+    int rc;
+    if (absent(o))
+        return NS_OK;
+    if (!cJSON_IsObject(o))
+        return NS_EINVAL;
+    if ((rc = to_i64(get(o, "counter"), &dv->counter)) != NS_OK ||
+        (rc = to_i64(get(o, "stateVersion"), &dv->state_version)) != NS_OK)
+        return rc;
+    return to_i64(get(o, "timestamp"), &dv->timestamp);
+}
+
+/* Reads a JSON array of strings into the filter-server list; absent ->
+ * has_filter_server_list stays false. */
+static int servers_from_json(builder_t *bd, const cJSON *a)
+{
+    const cJSON *it = NULL;
+    int rc = NS_OK;
+    if (absent(a))
+        return NS_OK;
+    if (!cJSON_IsArray(a))
+        return NS_EINVAL;
+    bd->b->has_filter_server_list = true;
+    cJSON_ArrayForEach(it, a)
+    {
+        char *s = NULL;
+        if ((rc = to_str(it, &s)) != NS_OK)
+            return rc;
+        if (s != NULL && (rc = add_server(bd, s)) != NS_OK)
+            return rc;
+    }
+    return NS_OK;
+}
+
+/* Reads one TopicQueueMappingInfo object into *m (heap strings). topic is the
+ * map key it was stored under (JSON form) or NULL to use its own member. */
+static int mapping_from_json(const cJSON *o, const char *topic, ns_mapping_info_t *m)
+{
+    const cJSON *ids = get(o, "currIdMap"), *it = NULL;
+    ns_id_pair_t *pairs = NULL;
+    size_t n = 0;
+    char *t = NULL, *bname = NULL, *scope = NULL;
+    int rc;
+
+    memset(m, 0, sizeof *m);
+    if ((rc = to_i32(get(o, "totalQueues"), &m->total_queues)) != NS_OK ||
+        (rc = to_i64(get(o, "epoch"), &m->epoch)) != NS_OK ||
+        (rc = to_bool(get(o, "dirty"), &m->dirty)) != NS_OK ||
+        (rc = to_str(get(o, "bname"), &bname)) != NS_OK ||
+        (rc = to_str(get(o, "scope"), &scope)) != NS_OK)
+        goto cleanup;
+    if (topic != NULL)
+        t = strdup(topic);
+    else if ((rc = to_str(get(o, "topic"), &t)) == NS_OK && t == NULL)
+        rc = NS_EINVAL; /* Java cannot store a mapping without a topic */
+    if (rc != NS_OK)
+        goto cleanup;
+    if (t == NULL) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    if (!absent(ids)) {
+        if (!cJSON_IsObject(ids)) {
+            rc = NS_EINVAL;
+            goto cleanup;
+        }
+        size_t cap = (size_t)cJSON_GetArraySize(ids);
+        if (cap > 0 && (pairs = calloc(cap, sizeof *pairs)) == NULL) {
+            rc = NS_ENOMEM;
+            goto cleanup;
+        }
+        cJSON_ArrayForEach(it, ids)
+        {
+            int64_t k = 0;
+            int32_t v = 0;
+            if (absent(it))
+                continue;
+            if (ns_parse_i64(it->string, strlen(it->string), &k) != NS_OK || k < INT32_MIN ||
+                k > INT32_MAX || (rc = to_i32(it, &v)) != NS_OK) {
+                rc = NS_EINVAL;
+                goto cleanup;
+            }
+            pairs[n].logical = (int32_t)k;
+            pairs[n].physical = v;
+            n++;
+        }
+    }
+    m->topic = t;
+    m->bname = bname;
+    m->scope = scope;
+    m->curr_id_map = pairs;
+    m->n_curr_id_map = n;
+    t = bname = scope = NULL;
+    pairs = NULL;
+
+cleanup:
+    free(t);
+    free(bname);
+    free(scope);
+    free(pairs);
+    return rc;
+}
+
+/* Parses a mapping and adds it; entries without a bname cannot be keyed by
+ * broker and are skipped. */
+static int add_mapping_json(builder_t *bd, const cJSON *o, const char *topic)
+{
+    ns_mapping_info_t m;
+    int rc;
+    if (absent(o))
+        return NS_OK;
+    if (!cJSON_IsObject(o))
+        return NS_EINVAL;
+    if ((rc = mapping_from_json(o, topic, &m)) != NS_OK)
+        return rc;
+    if (m.bname == NULL) {
+        mapping_free(&m);
+        return NS_OK;
+    }
+    return add_mapping(bd, &m);
+}
+
+/* TopicConfigSerializeWrapper / TopicConfigAndMappingSerializeWrapper. */
+static int wrapper_from_json(builder_t *bd, const cJSON *w)
+{
+    const cJSON *table = NULL, *maps = NULL, *it = NULL;
+    int rc;
+    if (absent(w))
+        return NS_OK;
+    if (!cJSON_IsObject(w))
+        return NS_EINVAL;
+    if ((rc = dataversion_from_json(get(w, "dataVersion"), &bd->b->data_version)) != NS_OK)
+        return rc;
+    table = get(w, "topicConfigTable");
+    if (!absent(table)) {
+        if (!cJSON_IsObject(table))
+            return NS_EINVAL;
+        cJSON_ArrayForEach(it, table)
+        {
+            ns_topic_config_t t = {NULL, 0, 0, 0, 0};
+            if (absent(it))
+                continue;
+            if (!cJSON_IsObject(it))
+                return NS_EINVAL;
+            if ((rc = to_i32(get(it, "readQueueNums"), &t.read_queue_nums)) != NS_OK ||
+                (rc = to_i32(get(it, "writeQueueNums"), &t.write_queue_nums)) != NS_OK ||
+                (rc = to_i32(get(it, "perm"), &t.perm)) != NS_OK ||
+                (rc = to_i32(get(it, "topicSysFlag"), &t.topic_sys_flag)) != NS_OK ||
+                (rc = to_str(get(it, "topicName"), &t.topic_name)) != NS_OK)
+                return rc;
+            if (t.topic_name == NULL && (t.topic_name = strdup(it->string)) == NULL)
+                return NS_ENOMEM;
+            if ((rc = add_topic(bd, &t)) != NS_OK)
+                return rc;
+        }
+    }
+    maps = get(w, "topicQueueMappingInfoMap");
+    if (!absent(maps)) {
+        if (!cJSON_IsObject(maps))
+            return NS_EINVAL;
+        cJSON_ArrayForEach(it, maps)
+        {
+            if ((rc = add_mapping_json(bd, it, it->string)) != NS_OK)
+                return rc;
+        }
+    }
+    return NS_OK;
+}
+
+static int decode_json(builder_t *bd, const uint8_t *p, size_t n, int request_version)
+{
+    cJSON *root = NULL;
+    const cJSON *wrapper = NULL;
+    int rc = parse_fastjson(p, n, &root);
+    if (rc != NS_OK)
+        goto cleanup;
+    if (!cJSON_IsObject(root)) {
+        rc = NS_EINVAL;
+        goto cleanup;
+    }
+    wrapper = root;
+    if (request_version >= VERSION_REGISTER_BODY) {
+        if ((rc = servers_from_json(bd, get(root, "filterServerList"))) != NS_OK)
+            goto cleanup;
+        wrapper = get(root, "topicConfigSerializeWrapper");
+    }
+    rc = wrapper_from_json(bd, wrapper);
+
+cleanup:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- compressed form (§5.2) ----------------------------------------------- */
+
+/* A lazily inflating reader over the zlib stream. */
+typedef struct {
+    z_stream zs;
+    bool ready;     /* inflateInit done */
+    bool ended;     /* Z_STREAM_END seen */
+    size_t total;   /* bytes inflated so far */
+    size_t limit;   /* max_inflate_bytes */
+} zin_t;
+
+static int zin_open(zin_t *z, const uint8_t *p, size_t n, size_t limit)
+{
+    memset(z, 0, sizeof *z);
+    z->limit = limit;
+    if (n > UINT_MAX)
+        return NS_ETOOBIG;
+    z->zs.next_in = (Bytef *)p;
+    z->zs.avail_in = (uInt)n;
+    int zr = inflateInit(&z->zs);
+    if (zr != Z_OK)
+        return zr == Z_MEM_ERROR ? NS_ENOMEM : NS_EINVAL;
+    z->ready = true;
+    return NS_OK;
+}
+
+static void zin_close(zin_t *z)
+{
+    if (z->ready)
+        inflateEnd(&z->zs);
+    z->ready = false;
+}
+
+/* Appends exactly n inflated bytes to dst (which is grown by at most one
+ * chunk beyond the data actually produced). */
+static int zin_read(zin_t *z, ns_buf_t *dst, size_t n)
+{
+    while (n > 0) {
+        if (z->ended)
+            return NS_EINVAL; /* stream ended before the field did */
+        if (z->total >= z->limit)
+            return NS_ETOOBIG;
+        size_t chunk = n < INFLATE_CHUNK ? n : INFLATE_CHUNK;
+        if (chunk > z->limit - z->total)
+            chunk = z->limit - z->total;
+        if (ns_buf_reserve(dst, chunk) != NS_OK)
+            return NS_ENOMEM;
+        z->zs.next_out = dst->data + dst->len;
+        z->zs.avail_out = (uInt)chunk;
+        int zr = inflate(&z->zs, Z_NO_FLUSH);
+        size_t got = chunk - z->zs.avail_out;
+        dst->len += got;
+        dst->data[dst->len] = 0;
+        z->total += got;
+        n -= got;
+        if (zr == Z_STREAM_END)
+            z->ended = true;
+        else if (zr == Z_MEM_ERROR)
+            return NS_ENOMEM;
+        else if (zr == Z_BUF_ERROR && got == 0)
+            return NS_EINVAL; /* input exhausted: truncated stream */
+        else if (zr != Z_OK && zr != Z_BUF_ERROR)
+            return NS_EINVAL; /* Z_DATA_ERROR, Z_NEED_DICT, ... */
+    }
+    return NS_OK;
+}
+
+/* Reads a big-endian int that must be >= 0. */
+static int zin_len(zin_t *z, ns_buf_t *tmp, size_t *out)
+{
+    ns_buf_reset(tmp);
+    int rc = zin_read(z, tmp, 4);
+    if (rc != NS_OK)
+        return rc;
+    int32_t v = (int32_t)ns_be32_read(tmp->data);
+    if (v < 0)
+        return NS_EINVAL;
+    *out = (size_t)v;
+    return NS_OK;
+}
+
+/* Reads a length-prefixed field into tmp (NUL-terminated). */
+static int zin_field(zin_t *z, ns_buf_t *tmp)
+{
+    size_t len = 0;
+    int rc = zin_len(z, tmp, &len);
+    if (rc != NS_OK)
+        return rc;
+    ns_buf_reset(tmp);
+    if ((rc = ns_buf_reserve(tmp, 0)) != NS_OK)
+        return rc;
+    tmp->data[0] = 0;
+    return zin_read(z, tmp, len);
+}
+
+/* Integer.parseInt: optional sign and decimal digits, int range. */
+static int parse_int(const char *s, size_t n, int32_t *out)
+{
+    int64_t v = 0;
+    if (ns_parse_i64(s, n, &v) != NS_OK || v < INT32_MIN || v > INT32_MAX)
+        return NS_EINVAL;
+    *out = (int32_t)v;
+    return NS_OK;
+}
+
+/* Parses a TopicConfig text line (§5.3) "name r w perm filterType [attrs]";
+ * t->topic_name becomes a heap copy. */
+static int parse_topic_line(const char *s, size_t n, ns_topic_config_t *t)
+{
+    size_t start[5], len[5];
+    size_t pos = 0;
+    int rc;
+
+    if (memchr(s, 0, n) != NULL)
+        return NS_EINVAL;
+    for (size_t f = 0; f < 5; f++) {
+        if (pos > n)
+            return NS_EINVAL; /* fewer than five fields */
+        const char *sp = memchr(s + pos, ' ', n - pos);
+        start[f] = pos;
+        len[f] = sp != NULL ? (size_t)(sp - (s + pos)) : n - pos;
+        pos += len[f] + 1;
+    }
+    /* Java's split(" ") drops trailing empty fields, and TopicFilterType
+     * must name a constant. */
+    if (!((len[4] == 10 && memcmp(s + start[4], "SINGLE_TAG", 10) == 0) ||
+          (len[4] == 9 && memcmp(s + start[4], "MULTI_TAG", 9) == 0)))
+        return NS_EINVAL;
+    memset(t, 0, sizeof *t);
+    if ((rc = parse_int(s + start[1], len[1], &t->read_queue_nums)) != NS_OK ||
+        (rc = parse_int(s + start[2], len[2], &t->write_queue_nums)) != NS_OK ||
+        (rc = parse_int(s + start[3], len[3], &t->perm)) != NS_OK)
+        return rc;
+    t->topic_name = strndup(s + start[0], len[0]);
+    return t->topic_name != NULL ? NS_OK : NS_ENOMEM;
+}
+
+static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int request_version,
+                             size_t limit)
+{
+    zin_t z;
+    ns_buf_t tmp = NS_BUF_INIT;
+    cJSON *json = NULL;
+    size_t count = 0;
+    int rc = zin_open(&z, p, n, limit);
+    if (rc != NS_OK)
+        goto cleanup;
+
+    if ((rc = zin_field(&z, &tmp)) != NS_OK ||
+        (rc = ns_json_dataversion_decode(tmp.data, tmp.len, &bd->b->data_version)) != NS_OK)
+        goto cleanup;
+
+    if ((rc = zin_len(&z, &tmp, &count)) != NS_OK)
+        goto cleanup;
+    for (size_t i = 0; i < count; i++) {
+        ns_topic_config_t t;
+        if ((rc = zin_field(&z, &tmp)) != NS_OK ||
+            (rc = parse_topic_line((const char *)tmp.data, tmp.len, &t)) != NS_OK ||
+            (rc = add_topic(bd, &t)) != NS_OK)
+            goto cleanup;
+    }
+
+    /* filter-server list: "" or "null" (JSON.parseArray -> null) = absent */
+    if ((rc = zin_field(&z, &tmp)) != NS_OK)
+        goto cleanup;
+    if (tmp.len > 0) {
+        if ((rc = parse_fastjson(tmp.data, tmp.len, &json)) != NS_OK ||
+            (rc = servers_from_json(bd, json)) != NS_OK)
+            goto cleanup;
+        cJSON_Delete(json);
+        json = NULL;
+    }
+
+    if (request_version >= VERSION_MAPPINGS) {
+        if ((rc = zin_len(&z, &tmp, &count)) != NS_OK)
+            goto cleanup;
+        for (size_t i = 0; i < count; i++) {
+            if ((rc = zin_field(&z, &tmp)) != NS_OK ||
+                (rc = parse_fastjson(tmp.data, tmp.len, &json)) != NS_OK)
+                goto cleanup;
+            if (!cJSON_IsObject(json)) {
+                rc = NS_EINVAL;
+                goto cleanup;
+            }
+            if ((rc = add_mapping_json(bd, json, NULL)) != NS_OK)
+                goto cleanup;
+            cJSON_Delete(json);
+            json = NULL;
+        }
+    }
+    /* anything after the last expected field is ignored */
+
+cleanup:
+    cJSON_Delete(json);
+    ns_buf_free(&tmp);
+    zin_close(&z);
+    return rc;
+}
+
+int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t max_inflate_bytes,
+                      ns_regbody_t *out)
+{
+    ns_regbody_t b;
+    builder_t bd;
+    size_t i = 0;
+    int rc = NS_OK;
+
+    memset(&b, 0, sizeof b);
+    memset(&bd, 0, sizeof bd);
+    bd.b = &b;
+    memset(out, 0, sizeof *out);
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i == n)
+        goto cleanup; /* no body: empty table, zero DataVersion */
+    if (p[i] == '{')
+        rc = decode_json(&bd, p + i, n - i, request_version);
+    else
+        rc = decode_compressed(&bd, p, n, request_version, max_inflate_bytes);
+
+cleanup:
+    builder_done(&bd);
+    if (rc != NS_OK) {
+        ns_regbody_free(&b);
+        return rc;
+    }
+    *out = b;
+    return NS_OK;
+}
+
+/* ---- encoders ------------------------------------------------------------- */
+
+static int put_str(ns_buf_t *o, const char *s)
+{
+    if (s == NULL)
+        return ns_buf_append_str(o, "null");
+    return ns_buf_append_json_str(o, s, strlen(s), false);
+}
+
+/* TopicQueueMappingInfo, legacy form (bare integer keys). */
+static int put_mapping(ns_buf_t *o, const ns_mapping_info_t *m)
+{
+    int rc = ns_buf_append_str(o, "{");
+    if (rc == NS_OK && m->bname != NULL) {
+        if ((rc = ns_buf_append_str(o, "\"bname\":")) == NS_OK && (rc = put_str(o, m->bname)) == NS_OK)
+            rc = ns_buf_append_str(o, ",");
+    }
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(o, "\"currIdMap\":{");
+    for (size_t i = 0; rc == NS_OK && i < m->n_curr_id_map; i++)
+        rc = ns_buf_printf(o, "%s%d:%d", i ? "," : "", (int)m->curr_id_map[i].logical,
+                           (int)m->curr_id_map[i].physical);
+    if (rc == NS_OK)
+        rc = ns_buf_printf(o, "},\"dirty\":%s,\"epoch\":%lld,\"scope\":",
+                           m->dirty ? "true" : "false", (long long)m->epoch);
+    if (rc == NS_OK)
+        rc = put_str(o, m->scope != NULL ? m->scope : "__global__");
+    if (rc == NS_OK && m->topic != NULL) {
+        if ((rc = ns_buf_append_str(o, ",\"topic\":")) == NS_OK)
+            rc = put_str(o, m->topic);
+    }
+    if (rc == NS_OK)
+        rc = ns_buf_printf(o, ",\"totalQueues\":%d}", (int)m->total_queues);
+    return rc;
+}
+
+static int put_servers(ns_buf_t *o, const ns_regbody_t *b)
+{
+    int rc = ns_buf_append_str(o, "[");
+    for (size_t i = 0; rc == NS_OK && i < b->n_filter_servers; i++) {
+        if (i > 0)
+            rc = ns_buf_append_str(o, ",");
+        if (rc == NS_OK)
+            rc = put_str(o, b->filter_servers[i]);
+    }
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(o, "]");
+    return rc;
+}
+
+int ns_regbody_encode_json(ns_buf_t *out, const ns_regbody_t *b)
+{
+    size_t start = out->len;
+    const ns_dataversion_t *dv = &b->data_version;
+    ns_dataversion_t mdv = {0, 0, dv->timestamp};
+    int rc = ns_buf_append_str(out, "{\"filterServerList\":");
+    if (rc == NS_OK)
+        rc = put_servers(out, b);
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(out, ",\"topicConfigSerializeWrapper\":{\"dataVersion\":");
+    if (rc == NS_OK)
+        rc = ns_json_dataversion_encode(out, dv);
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(out, ",\"mappingDataVersion\":");
+    if (rc == NS_OK)
+        rc = ns_json_dataversion_encode(out, &mdv);
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(out, ",\"topicConfigTable\":{");
+    for (size_t i = 0; rc == NS_OK && i < b->n_topics; i++) {
+        const ns_topic_config_t *t = &b->topics[i];
+        if (i > 0)
+            rc = ns_buf_append_str(out, ",");
+        if (rc == NS_OK)
+            rc = put_str(out, t->topic_name);
+        if (rc == NS_OK)
+            rc = ns_buf_printf(out, ":{\"attributes\":{},\"order\":false,\"perm\":%d,"
+                                    "\"readQueueNums\":%d,\"topicFilterType\":\"SINGLE_TAG\","
+                                    "\"topicName\":",
+                               (int)t->perm, (int)t->read_queue_nums);
+        if (rc == NS_OK)
+            rc = put_str(out, t->topic_name);
+        if (rc == NS_OK)
+            rc = ns_buf_printf(out, ",\"topicSysFlag\":%d,\"writeQueueNums\":%d}",
+                               (int)t->topic_sys_flag, (int)t->write_queue_nums);
+    }
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(out, "},\"topicQueueMappingDetailMap\":{},"
+                                    "\"topicQueueMappingInfoMap\":{");
+    for (size_t i = 0; rc == NS_OK && i < b->n_mappings; i++) {
+        if (i > 0)
+            rc = ns_buf_append_str(out, ",");
+        if (rc == NS_OK)
+            rc = put_str(out, b->mappings[i].topic);
+        if (rc == NS_OK)
+            rc = ns_buf_append_str(out, ":");
+        if (rc == NS_OK)
+            rc = put_mapping(out, &b->mappings[i]);
+    }
+    if (rc == NS_OK)
+        rc = ns_buf_append_str(out, "}}}");
+    if (rc != NS_OK && out->data != NULL) {
+        out->len = start;
+        out->data[start] = 0;
+    }
+    return rc;
+}
+
+/* Appends tmp to raw as a big-endian length and the bytes; empties tmp. */
+static int put_field(ns_buf_t *raw, ns_buf_t *tmp)
+{
+    if (tmp->len > INT32_MAX)
+        return NS_ETOOBIG;
+    int rc = ns_buf_append_be32(raw, (uint32_t)tmp->len);
+    if (rc == NS_OK)
+        rc = ns_buf_append(raw, tmp->data, tmp->len);
+    ns_buf_reset(tmp);
+    return rc;
+}
+
+int ns_regbody_encode_compressed(ns_buf_t *out, const ns_regbody_t *b, bool with_mappings)
+{
+    ns_buf_t raw = NS_BUF_INIT, tmp = NS_BUF_INIT;
+    int rc = NS_OK;
+
+    if (b->n_topics > INT32_MAX || b->n_mappings > INT32_MAX) {
+        rc = NS_ETOOBIG;
+        goto cleanup;
+    }
+    if ((rc = ns_json_dataversion_encode(&tmp, &b->data_version)) != NS_OK ||
+        (rc = put_field(&raw, &tmp)) != NS_OK ||
+        (rc = ns_buf_append_be32(&raw, (uint32_t)b->n_topics)) != NS_OK)
+        goto cleanup;
+    for (size_t i = 0; i < b->n_topics; i++) {
+        const ns_topic_config_t *t = &b->topics[i];
+        if ((rc = ns_buf_printf(&tmp, "%s %d %d %d SINGLE_TAG {}", t->topic_name,
+                                (int)t->read_queue_nums, (int)t->write_queue_nums,
+                                (int)t->perm)) != NS_OK ||
+            (rc = put_field(&raw, &tmp)) != NS_OK)
+            goto cleanup;
+    }
+    if ((rc = put_servers(&tmp, b)) != NS_OK || (rc = put_field(&raw, &tmp)) != NS_OK)
+        goto cleanup;
+    if (with_mappings) {
+        if ((rc = ns_buf_append_be32(&raw, (uint32_t)b->n_mappings)) != NS_OK)
+            goto cleanup;
+        for (size_t i = 0; i < b->n_mappings; i++)
+            if ((rc = put_mapping(&tmp, &b->mappings[i])) != NS_OK ||
+                (rc = put_field(&raw, &tmp)) != NS_OK)
+                goto cleanup;
+    }
+
+    uLong bound = compressBound((uLong)raw.len);
+    if ((rc = ns_buf_reserve(out, (size_t)bound)) != NS_OK)
+        goto cleanup;
+    uLongf clen = bound;
+    int zr = compress2(out->data + out->len, &clen, raw.data, (uLong)raw.len, Z_BEST_COMPRESSION);
+    if (zr != Z_OK) {
+        rc = zr == Z_MEM_ERROR ? NS_ENOMEM : NS_EINTERNAL;
+        goto cleanup;
+    }
+    out->len += (size_t)clen;
+    out->data[out->len] = 0;
+
+cleanup:
+    ns_buf_free(&raw);
+    ns_buf_free(&tmp);
+    return rc;
+}

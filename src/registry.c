@@ -1,0 +1,736 @@
+/* registry.c - route mutations in the writer's transaction (registry.h).
+ *
+ * Each function follows the numbered steps of PROTOCOL.md §6 so it can be
+ * read side by side with the spec. Writes are skipped whenever the stored
+ * value is already the one we would write: an unchanged re-registration
+ * dirties no page. */
+#include "registry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/body.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "route_build.h"
+#include "strmap.h"
+
+struct ns_registry {
+    ns_strmap_t dirty; /* topics whose route must be re-encoded (values unused) */
+    ns_buf_t std, legacy;
+};
+
+int ns_registry_new(ns_registry_t **out)
+{
+    ns_registry_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NS_ENOMEM;
+    *out = r;
+    return NS_OK;
+}
+
+void ns_registry_free(ns_registry_t *r)
+{
+    if (r == NULL)
+        return;
+    ns_strmap_clear(&r->dirty);
+    ns_buf_free(&r->std);
+    ns_buf_free(&r->legacy);
+    free(r);
+}
+
+void ns_registry_batch_reset(void *ctx)
+{
+    ns_registry_t *r = ctx;
+    ns_strmap_clear(&r->dirty);
+}
+
+static int mark(ns_registry_t *r, const char *topic)
+{
+    return ns_strmap_put(&r->dirty, topic, r);
+}
+
+static int mark_cb(const char *topic, void *ctx)
+{
+    return mark(ctx, topic);
+}
+
+/* Marks every topic that has queue data for broker_name. */
+static int mark_broker(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
+{
+    return ns_queue_iter_broker(t, broker_name, mark_cb, r);
+}
+
+struct flush_ctx {
+    ns_registry_t *r;
+    ns_txn_t *t;
+    ns_route_cache_t cache;
+    int rc;
+};
+
+static void flush_one(const char *topic, void *val, void *ctx)
+{
+    struct flush_ctx *f = ctx;
+    if (f->rc == NS_OK)
+        f->rc = ns_route_materialise(f->t, &f->cache, topic, &f->r->std, &f->r->legacy);
+}
+
+int ns_registry_before_commit(void *ctx, ns_txn_t *txn)
+{
+    struct flush_ctx f = {ctx, txn, {NS_STRMAP_INIT}, NS_OK};
+    ns_strmap_each(&f.r->dirty, flush_one, &f);
+    ns_route_cache_free(&f.cache);
+    ns_strmap_clear(&f.r->dirty);
+    return f.rc;
+}
+
+static int topic_all_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
+{
+    return mark(ctx, topic);
+}
+
+int ns_registry_mark_all(ns_registry_t *r, ns_txn_t *t)
+{
+    return ns_topic_iter(t, topic_all_cb, r);
+}
+
+void ns_register_result_free(ns_register_result_t *res)
+{
+    free(res->master_addr);
+    free(res->ha_addr);
+    res->master_addr = res->ha_addr = NULL;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool queue_eq(const ns_queue_data_t *a, const ns_queue_data_t *b)
+{
+    return a->perm == b->perm && a->read_queue_nums == b->read_queue_nums &&
+           a->write_queue_nums == b->write_queue_nums && a->topic_sys_flag == b->topic_sys_flag;
+}
+
+/* §6.2 step 13: a slave learns its master's address and HA address. */
+static int fill_master(ns_txn_t *t, const ns_register_args_t *a, const ns_group_rec_t *g,
+                       ns_register_result_t *res)
+{
+    const char *master = a->broker_id != NS_MASTER_ID ? ns_group_addr_of(g, NS_MASTER_ID) : NULL;
+    if (master == NULL)
+        return NS_OK;
+    ns_live_rec_t m;
+    int rc = ns_live_get(t, a->cluster, master, &m);
+    if (rc == NS_ENOTFOUND)
+        return NS_OK;
+    if (rc != NS_OK)
+        return rc;
+    res->master_addr = strdup(master);
+    res->ha_addr = m.ha_addr ? strdup(m.ha_addr) : NULL;
+    ns_live_rec_free(&m);
+    return res->master_addr ? NS_OK : NS_ENOMEM;
+}
+
+/* The queue data a registration would store for one topic (§6.2 step 10.2). */
+static void queue_for(const ns_register_args_t *a, const ns_group_rec_t *g, bool prime_slave,
+                      const ns_topic_config_t *tc, ns_queue_data_t *q)
+{
+    q->broker_name = a->broker_name;
+    q->read_queue_nums = tc->read_queue_nums;
+    q->write_queue_nums = tc->write_queue_nums;
+    q->perm = tc->perm;
+    q->topic_sys_flag = tc->topic_sys_flag;
+    if (prime_slave && g->enable_acting_master)
+        q->perm &= ~NS_PERM_WRITE;
+}
+
+/* ---- audit record of a data-version change ---- */
+
+static int audit_queue(ns_buf_t *b, const ns_topic_config_t *tc)
+{
+    return ns_buf_printf(b, "\"readQueueNums\":%d,\"writeQueueNums\":%d,\"perm\":%d,"
+                         "\"topicSysFlag\":%d",
+                         tc->read_queue_nums, tc->write_queue_nums, tc->perm, tc->topic_sys_flag);
+}
+
+static int audit_dv(ns_buf_t *b, const char *name, const ns_dataversion_t *dv)
+{
+    int rc = ns_buf_printf(b, ",\"%s\":", name);
+    return rc ? rc : dv ? ns_json_dataversion_encode(b, dv) : ns_buf_append_str(b, "null");
+}
+
+typedef struct {
+    ns_buf_t added, changed, removed;
+    size_t n_added, n_changed, n_removed;
+} audit_diff_t;
+
+static int audit_list_add(ns_buf_t *list, size_t *n, const char *topic, const ns_topic_config_t *tc,
+                          const ns_queue_data_t *old)
+{
+    int rc = ns_buf_append_str(list, *n ? ",{\"topic\":" : "{\"topic\":");
+    rc = rc ? rc : ns_buf_append_json_str(list, topic, strlen(topic), false);
+    if (rc == NS_OK && tc) {
+        rc = ns_buf_append_u8(list, ',');
+        rc = rc ? rc : audit_queue(list, tc);
+    }
+    if (rc == NS_OK && old)
+        rc = ns_buf_printf(list, ",\"old\":{\"readQueueNums\":%d,\"writeQueueNums\":%d,\"perm\":%d,"
+                           "\"topicSysFlag\":%d}",
+                           old->read_queue_nums, old->write_queue_nums, old->perm, old->topic_sys_flag);
+    rc = rc ? rc : ns_buf_append_u8(list, '}');
+    (*n)++;
+    return rc;
+}
+
+static void audit_diff_free(audit_diff_t *d)
+{
+    ns_buf_free(&d->added);
+    ns_buf_free(&d->changed);
+    ns_buf_free(&d->removed);
+}
+
+static int audit_trim(ns_txn_t *t, int64_t retention);
+
+static int audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_dataversion_t *old,
+                       audit_diff_t *d)
+{
+    ns_buf_t b = NS_BUF_INIT;
+    const ns_dataversion_t *nv = &a->body->data_version;
+    bool backwards = old && (nv->counter < old->counter ||
+                             (nv->counter == old->counter && nv->timestamp < old->timestamp));
+    int rc = ns_buf_printf(&b, "{\"time\":%lld,\"cluster\":", (long long)a->now_ms);
+    rc = rc ? rc : ns_buf_append_json_str(&b, a->cluster, strlen(a->cluster), false);
+    rc = rc ? rc : ns_buf_append_str(&b, ",\"brokerName\":");
+    rc = rc ? rc : ns_buf_append_json_str(&b, a->broker_name, strlen(a->broker_name), false);
+    rc = rc ? rc : ns_buf_append_str(&b, ",\"brokerAddr\":");
+    rc = rc ? rc : ns_buf_append_json_str(&b, a->addr, strlen(a->addr), false);
+    rc = rc ? rc : ns_buf_printf(&b, ",\"brokerId\":%lld", (long long)a->broker_id);
+    rc = rc ? rc : audit_dv(&b, "oldVersion", old);
+    rc = rc ? rc : audit_dv(&b, "newVersion", nv);
+    rc = rc ? rc : ns_buf_printf(&b, ",\"backwards\":%s,\"topicCount\":%zu,\"added\":[",
+                                 backwards ? "true" : "false", a->body->n_topics);
+    rc = rc ? rc : ns_buf_append(&b, d->added.data, d->added.len);
+    rc = rc ? rc : ns_buf_append_str(&b, "],\"changed\":[");
+    rc = rc ? rc : ns_buf_append(&b, d->changed.data, d->changed.len);
+    rc = rc ? rc : ns_buf_append_str(&b, "],\"removed\":[");
+    rc = rc ? rc : ns_buf_append(&b, d->removed.data, d->removed.len);
+    rc = rc ? rc : ns_buf_append_str(&b, "]}");
+    rc = rc ? rc : ns_audit_append(t, (const char *)b.data, b.len, NULL);
+    rc = rc ? rc : audit_trim(t, a->audit_retention);
+    if (backwards)
+        NS_LOG_WARN("broker %s (%s) data version went backwards: counter %lld -> %lld",
+                    a->broker_name, a->addr, (long long)old->counter, (long long)nv->counter);
+    ns_buf_free(&b);
+    return rc;
+}
+
+static int first_seq_cb(uint64_t seq, const char *json, size_t len, void *ctx)
+{
+    *(uint64_t *)ctx = seq;
+    return 1;
+}
+
+/* Keeps at most `retention` history records in all (oldest go first). */
+static int audit_trim(ns_txn_t *t, int64_t retention)
+{
+    uint64_t last = 0;
+    int rc = ns_meta_get_u64(t, "audit_seq", &last);
+    if (rc != NS_OK || retention < 0 || last <= (uint64_t)retention)
+        return rc == NS_ENOTFOUND ? NS_OK : rc;
+    for (;;) {
+        uint64_t first = 0;
+        rc = ns_audit_iter(t, first_seq_cb, &first);
+        if (rc != 1 || first + (uint64_t)retention > last)
+            return rc == 1 || rc == NS_OK ? NS_OK : rc;
+        if ((rc = ns_audit_del(t, first)) != NS_OK)
+            return rc;
+    }
+}
+
+/* Sorted copy of the body's topic names, to test membership (step 10.1). */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct absent_ctx {
+    ns_registry_t *r;
+    ns_txn_t *t;
+    const char *broker_name;
+    char **names;
+    size_t n;
+    char **gone;
+    size_t n_gone;
+};
+
+static int absent_cb(const char *topic, void *ctx)
+{
+    struct absent_ctx *c = ctx;
+    const char *key = topic;
+    if (bsearch(&key, c->names, c->n, sizeof *c->names, cmp_str) != NULL)
+        return 0;
+    char **g = realloc(c->gone, (c->n_gone + 1) * sizeof *g);
+    if (g == NULL)
+        return NS_ENOMEM;
+    c->gone = g;
+    c->gone[c->n_gone] = strdup(topic);
+    return c->gone[c->n_gone++] ? 0 : NS_ENOMEM;
+}
+
+/* Topics with queue data for the broker that the body does not list
+ * (collected first: we cannot delete while walking the index). */
+static int absent_topics(ns_txn_t *t, const ns_register_args_t *a, struct absent_ctx *c)
+{
+    c->n = a->body->n_topics;
+    c->names = malloc((c->n + 1) * sizeof *c->names);
+    if (c->names == NULL)
+        return NS_ENOMEM;
+    for (size_t i = 0; i < c->n; i++)
+        c->names[i] = a->body->topics[i].topic_name;
+    qsort(c->names, c->n, sizeof *c->names, cmp_str);
+    return ns_queue_iter_broker(t, a->broker_name, absent_cb, c);
+}
+
+static void absent_free(struct absent_ctx *c)
+{
+    for (size_t i = 0; i < c->n_gone; i++)
+        free(c->gone[i]);
+    free(c->gone);
+    free(c->names);
+}
+
+/* Step 10: queue data and static mappings from a master or prime slave. */
+static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
+                        const ns_group_rec_t *g, bool prime_slave, bool register_first,
+                        bool dv_changed, audit_diff_t *audit)
+{
+    const ns_regbody_t *body = a->body;
+    int rc = NS_OK;
+    struct absent_ctx c = {r, t, a->broker_name, NULL, 0, NULL, 0};
+    bool full = body->n_topics > 1; /* a one-topic body is an increment */
+    if ((a->delete_absent_topics && body->n_mappings == 0) || (audit && full)) {
+        if ((rc = absent_topics(t, a, &c)) != NS_OK)
+            goto out;
+        for (size_t i = 0; i < c.n_gone; i++) {
+            if (audit && full)
+                rc = audit_list_add(&audit->removed, &audit->n_removed, c.gone[i], NULL, NULL);
+            if (rc == NS_OK && a->delete_absent_topics && body->n_mappings == 0) {
+                rc = ns_queue_del(t, c.gone[i], a->broker_name);
+                rc = rc ? rc : mark(r, c.gone[i]);
+            }
+            if (rc != NS_OK)
+                goto out;
+        }
+    }
+    for (size_t i = 0; i < body->n_topics; i++) {
+        const ns_topic_config_t *tc = &body->topics[i];
+        ns_queue_data_t want, have;
+        rc = ns_queue_get(t, tc->topic_name, a->broker_name, &have);
+        if (rc != NS_OK && rc != NS_ENOTFOUND)
+            goto out;
+        bool exists = rc == NS_OK;
+        rc = NS_OK;
+        if (audit && !exists)
+            rc = audit_list_add(&audit->added, &audit->n_added, tc->topic_name, tc, NULL);
+        queue_for(a, g, prime_slave, tc, &want);
+        if (exists && !register_first && !dv_changed)
+            continue; /* topic not changed (§6.3): keep what is stored */
+        if (exists && queue_eq(&want, &have))
+            continue;
+        if (audit && exists && rc == NS_OK)
+            rc = audit_list_add(&audit->changed, &audit->n_changed, tc->topic_name, tc, &have);
+        rc = rc ? rc : ns_queue_put(t, tc->topic_name, &want);
+        rc = rc ? rc : mark(r, tc->topic_name);
+        if (rc != NS_OK)
+            goto out;
+    }
+    if (dv_changed || register_first) {
+        for (size_t i = 0; i < body->n_mappings && rc == NS_OK; i++) {
+            rc = ns_mapping_put(t, &body->mappings[i]);
+            rc = rc ? rc : mark(r, body->mappings[i].topic);
+        }
+    }
+out:
+    absent_free(&c);
+    return rc;
+}
+
+static bool filters_eq(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i], b[i]) != 0)
+            return false;
+    return true;
+}
+
+/* Step 11/12: the persistent part of the live record. *changed tells whether
+ * anything was written; *filters_changed whether routes must be redone. */
+static int put_live(ns_txn_t *t, const ns_register_args_t *a, const ns_live_rec_t *prev,
+                    bool have_prev, bool *filters_changed)
+{
+    ns_live_rec_t nr = {0};
+    nr.cluster = (char *)a->cluster;
+    nr.addr = (char *)a->addr;
+    nr.broker_name = (char *)a->broker_name;
+    nr.broker_id = a->broker_id;
+    nr.ha_addr = (char *)a->ha_addr;
+    nr.dv = a->body->data_version;
+    nr.heartbeat_timeout_ms = a->heartbeat_timeout_ms;
+    nr.registered_ms = a->now_ms;
+    if (a->body->has_filter_server_list) {
+        nr.filter_servers = a->body->filter_servers;
+        nr.n_filter_servers = a->body->n_filter_servers;
+    } else if (have_prev) {
+        nr.filter_servers = prev->filter_servers;
+        nr.n_filter_servers = prev->n_filter_servers;
+    }
+    *filters_changed = !have_prev ? nr.n_filter_servers > 0
+                                  : !filters_eq(nr.filter_servers, nr.n_filter_servers,
+                                                prev->filter_servers, prev->n_filter_servers);
+    if (have_prev && !*filters_changed && str_eq(prev->broker_name, nr.broker_name) &&
+        prev->broker_id == nr.broker_id && str_eq(prev->ha_addr, nr.ha_addr) &&
+        ns_dataversion_equal(&prev->dv, &nr.dv) &&
+        prev->heartbeat_timeout_ms == nr.heartbeat_timeout_ms)
+        return NS_OK; /* nothing to write */
+    return ns_live_put(t, &nr);
+}
+
+int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
+                         ns_register_result_t *res)
+{
+    ns_group_rec_t g = {0};
+    ns_live_rec_t prev = {0};
+    bool have_prev = false, group_changed = false, register_first = false;
+    audit_diff_t audit = {NS_BUF_INIT, NS_BUF_INIT, NS_BUF_INIT, 0, 0, 0};
+    int rc;
+    memset(res, 0, sizeof *res);
+
+    /* 1. cluster membership */
+    if (!ns_cluster_has(t, a->cluster, a->broker_name) &&
+        (rc = ns_cluster_add(t, a->cluster, a->broker_name)) != NS_OK)
+        goto out;
+    /* 2. the broker group */
+    rc = ns_group_get(t, a->broker_name, &g);
+    if (rc == NS_ENOTFOUND) {
+        g.broker_name = strdup(a->broker_name);
+        g.cluster = strdup(a->cluster);
+        if (g.broker_name == NULL || g.cluster == NULL) {
+            rc = NS_ENOMEM;
+            goto out;
+        }
+        register_first = group_changed = true;
+    } else if (rc != NS_OK) {
+        goto out;
+    }
+    /* 3. acting-master flag and zone follow the latest registration */
+    if (g.enable_acting_master != a->enable_acting_master) {
+        g.enable_acting_master = a->enable_acting_master;
+        group_changed = true;
+    }
+    if (!str_eq(g.zone_name, a->zone_name)) {
+        free(g.zone_name);
+        g.zone_name = a->zone_name ? strdup(a->zone_name) : NULL;
+        group_changed = true;
+    }
+    /* 5. one address appears under one id only */
+    for (size_t i = 0; i < g.n_addrs; i++) {
+        if (g.addrs[i].id != a->broker_id && strcmp(g.addrs[i].addr, a->addr) == 0) {
+            free((char *)g.addrs[i].addr);
+            memmove(&g.addrs[i], &g.addrs[i + 1], (g.n_addrs - i - 1) * sizeof *g.addrs);
+            g.n_addrs--;
+            i--;
+            group_changed = true;
+        }
+    }
+    const char *old = ns_group_addr_of(&g, a->broker_id);
+    /* 6. a stale registration (lower stateVersion) loses to the live one */
+    if (old && strcmp(old, a->addr) != 0) {
+        ns_live_rec_t other;
+        rc = ns_live_get(t, a->cluster, old, &other);
+        if (rc == NS_OK) {
+            bool stale = other.dv.state_version > a->body->data_version.state_version;
+            ns_live_rec_free(&other);
+            if (stale) {
+                NS_LOG_WARN("broker %s: registration of %s (id %lld) has an older stateVersion "
+                            "than live %s; ignored", a->broker_name, a->addr,
+                            (long long)a->broker_id, old);
+                rc = ns_live_del(t, a->cluster, a->addr);
+                res->conflict = true;
+                goto save_group;
+            }
+        } else if (rc != NS_ENOTFOUND) {
+            goto out;
+        }
+    }
+    /* 7. an increment may not create a broker that never did a full registration */
+    if (old == NULL && a->body->n_topics == 1) {
+        res->failed = true;
+        rc = NS_OK;
+        goto save_group;
+    }
+    /* 8. */
+    if (old == NULL || strcmp(old, a->addr) != 0) {
+        if ((rc = ns_group_set_addr(&g, a->broker_id, a->addr)) != NS_OK)
+            goto out;
+        group_changed = true;
+        register_first = register_first || old == NULL;
+    }
+    /* 9. */
+    bool is_master = a->broker_id == NS_MASTER_ID;
+    bool prime_slave = !a->old_version && !is_master && g.n_addrs > 0 &&
+                       a->broker_id == g.addrs[0].id;
+    rc = ns_live_get(t, a->cluster, a->addr, &prev);
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        goto out;
+    have_prev = rc == NS_OK;
+    res->dv_changed = !have_prev || !ns_dataversion_equal(&prev.dv, &a->body->data_version);
+    /* 10. */
+    if (is_master || prime_slave) {
+        rc = apply_topics(r, t, a, &g, prime_slave, register_first, res->dv_changed,
+                          res->dv_changed ? &audit : NULL);
+        if (rc != NS_OK)
+            goto out;
+        if (res->dv_changed &&
+            (rc = audit_write(t, a, have_prev ? &prev.dv : NULL, &audit)) != NS_OK)
+            goto out;
+    }
+    /* 11, 12. */
+    bool filters_changed = false;
+    if ((rc = put_live(t, a, &prev, have_prev, &filters_changed)) != NS_OK)
+        goto out;
+    if (filters_changed && (rc = mark_broker(r, t, a->broker_name)) != NS_OK)
+        goto out;
+    /* 13. */
+    if ((rc = fill_master(t, a, &g, res)) != NS_OK)
+        goto out;
+save_group:
+    if (rc == NS_OK && group_changed) {
+        rc = ns_group_put(t, &g);
+        rc = rc ? rc : mark_broker(r, t, a->broker_name);
+    }
+out:
+    audit_diff_free(&audit);
+    ns_group_rec_free(&g);
+    ns_live_rec_free(&prev);
+    if (rc != NS_OK)
+        ns_register_result_free(res);
+    return rc;
+}
+
+bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register_result_t *res)
+{
+    ns_group_rec_t g = {0};
+    ns_live_rec_t prev = {0};
+    bool same = false;
+    memset(res, 0, sizeof *res);
+    if (!ns_cluster_has(t, a->cluster, a->broker_name) ||
+        ns_group_get(t, a->broker_name, &g) != NS_OK)
+        return false;
+    if (ns_live_get(t, a->cluster, a->addr, &prev) != NS_OK)
+        goto out;
+    const char *mine = ns_group_addr_of(&g, a->broker_id);
+    if (mine == NULL || strcmp(mine, a->addr) != 0 ||
+        g.enable_acting_master != a->enable_acting_master || !str_eq(g.zone_name, a->zone_name))
+        goto out;
+    for (size_t i = 0; i < g.n_addrs; i++)
+        if (g.addrs[i].id != a->broker_id && strcmp(g.addrs[i].addr, a->addr) == 0)
+            goto out;
+    if (!ns_dataversion_equal(&prev.dv, &a->body->data_version) ||
+        prev.broker_id != a->broker_id || !str_eq(prev.broker_name, a->broker_name) ||
+        !str_eq(prev.ha_addr, a->ha_addr) || prev.heartbeat_timeout_ms != a->heartbeat_timeout_ms)
+        goto out;
+    if (a->body->has_filter_server_list &&
+        !filters_eq(a->body->filter_servers, a->body->n_filter_servers, prev.filter_servers,
+                    prev.n_filter_servers))
+        goto out;
+    bool is_master = a->broker_id == NS_MASTER_ID;
+    bool prime_slave = !a->old_version && !is_master && a->broker_id == g.addrs[0].id;
+    if ((is_master || prime_slave) && a->delete_absent_topics)
+        goto out; /* absent topics would have to be looked for */
+    if (is_master || prime_slave) {
+        for (size_t i = 0; i < a->body->n_topics; i++) {
+            ns_queue_data_t have;
+            if (ns_queue_get(t, a->body->topics[i].topic_name, a->broker_name, &have) != NS_OK)
+                goto out; /* a missing topic is re-added */
+        }
+    }
+    same = fill_master(t, a, &g, res) == NS_OK;
+out:
+    ns_group_rec_free(&g);
+    ns_live_rec_free(&prev);
+    if (!same)
+        ns_register_result_free(res);
+    return same;
+}
+
+struct perm_ctx {
+    ns_registry_t *r;
+    ns_txn_t *t;
+    char **topics;
+    size_t n;
+};
+
+static int collect_cb(const char *topic, void *ctx)
+{
+    struct perm_ctx *c = ctx;
+    char **v = realloc(c->topics, (c->n + 1) * sizeof *v);
+    if (v == NULL)
+        return NS_ENOMEM;
+    c->topics = v;
+    c->topics[c->n] = strdup(topic);
+    return c->topics[c->n++] ? 0 : NS_ENOMEM;
+}
+
+static void collect_free(struct perm_ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->topics[i]);
+    free(c->topics);
+}
+
+/* Clears the write bit on every queue data of a group (§6.5 step 4). */
+static int clear_write(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
+{
+    int count = 0;
+    return ns_registry_write_perm(r, t, broker_name, false, &count);
+}
+
+/* True when the group maps addr under an id other than broker_id. */
+static bool moved_to_other_id(const ns_group_rec_t *g, const char *addr, int64_t broker_id)
+{
+    for (size_t i = 0; i < g->n_addrs; i++)
+        if (strcmp(g->addrs[i].addr, addr) == 0 && g->addrs[i].id != broker_id)
+            return true;
+    return false;
+}
+
+int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
+                           const char *broker_name, int64_t broker_id, bool *removed)
+{
+    ns_live_rec_t lr = {0};
+    ns_group_rec_t g = {0};
+    struct perm_ctx c = {r, t, NULL, 0};
+    *removed = false;
+    int rc = ns_live_get(t, cluster, addr, &lr);
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        goto out;
+    bool have_live = rc == NS_OK;
+    if (broker_name == NULL)
+        broker_name = have_live ? lr.broker_name : NULL;
+    rc = broker_name ? ns_group_get(t, broker_name, &g) : NS_ENOTFOUND;
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        goto out;
+    bool have_group = rc == NS_OK;
+    rc = NS_OK;
+    if (have_group && broker_id >= 0 && moved_to_other_id(&g, addr, broker_id)) {
+        NS_LOG_INFO("unregister of %s id %lld in %s is stale (the address registered under "
+                    "another id since); ignored", addr, (long long)broker_id, broker_name);
+        goto out;
+    }
+    /* 1. */
+    if (have_live && (rc = ns_live_del(t, cluster, addr)) != NS_OK)
+        goto out;
+    *removed = have_live;
+    /* 2. */
+    if (!have_group || ns_group_remove_addr(&g, addr) == 0)
+        goto out;
+    *removed = true;
+    if (g.n_addrs == 0) {
+        /* 3. the group is gone: its queue data and the topics left empty */
+        NS_LOG_INFO("broker group %s removed (last address %s)", broker_name, addr);
+        rc = ns_group_del(t, broker_name);
+        rc = rc ? rc : ns_cluster_del(t, cluster, broker_name);
+        rc = rc ? rc : ns_queue_iter_broker(t, broker_name, collect_cb, &c);
+        for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
+            rc = ns_queue_del(t, c.topics[i], broker_name);
+            rc = rc ? rc : mark(r, c.topics[i]);
+        }
+        goto out;
+    }
+    rc = ns_group_put(t, &g);
+    rc = rc ? rc : mark_broker(r, t, broker_name);
+    /* 4. an acting-master group without a master loses write permission */
+    if (rc == NS_OK && g.enable_acting_master && ns_group_addr_of(&g, NS_MASTER_ID) == NULL)
+        rc = clear_write(r, t, broker_name);
+out:
+    collect_free(&c);
+    ns_group_rec_free(&g);
+    ns_live_rec_free(&lr);
+    return rc;
+}
+
+int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,
+                           int *count)
+{
+    struct perm_ctx c = {r, t, NULL, 0};
+    *count = 0;
+    int rc = ns_queue_iter_broker(t, broker_name, collect_cb, &c);
+    for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
+        ns_queue_data_t q;
+        rc = ns_queue_get(t, c.topics[i], broker_name, &q);
+        if (rc == NS_ENOTFOUND) {
+            rc = NS_OK;
+            continue;
+        }
+        if (rc != NS_OK)
+            break;
+        int perm = add ? (NS_PERM_READ | NS_PERM_WRITE) : (q.perm & ~NS_PERM_WRITE);
+        (*count)++;
+        if (perm == q.perm)
+            continue;
+        q.perm = perm;
+        rc = ns_queue_put(t, c.topics[i], &q);
+        rc = rc ? rc : mark(r, c.topics[i]);
+    }
+    collect_free(&c);
+    return rc;
+}
+
+static int collect_broker_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
+{
+    struct perm_ctx *c = ctx;
+    return collect_cb(q->broker_name, c);
+}
+
+int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
+                             const char *cluster)
+{
+    struct perm_ctx c = {r, t, NULL, 0};
+    int rc;
+    if (cluster && *cluster)
+        rc = ns_cluster_brokers_iter(t, cluster, collect_cb, &c);
+    else
+        rc = ns_queue_iter_topic(t, topic, collect_broker_cb, &c);
+    for (size_t i = 0; rc == NS_OK && i < c.n; i++)
+        rc = ns_queue_del(t, topic, c.topics[i]);
+    rc = rc ? rc : mark(r, topic);
+    collect_free(&c);
+    return rc;
+}
+
+int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
+                               const ns_queue_data_t *q, size_t n)
+{
+    int rc = NS_OK;
+    for (size_t i = 0; i < n; i++) {
+        ns_group_rec_t g;
+        rc = ns_group_get(t, q[i].broker_name, &g);
+        if (rc == NS_ENOTFOUND) {
+            rc = NS_OK;
+            break; /* the first unknown broker ends the merge (§3.12) */
+        }
+        if (rc != NS_OK)
+            break;
+        ns_group_rec_free(&g);
+        ns_queue_data_t have;
+        if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK && queue_eq(&have, &q[i]))
+            continue;
+        rc = ns_queue_put(t, topic, &q[i]);
+        rc = rc ? rc : mark(r, topic);
+        if (rc != NS_OK)
+            break;
+    }
+    return rc;
+}

@@ -1,0 +1,604 @@
+/* remoting.c - RocketMQ remoting frame codec (include/ns/remoting.h,
+ * PROTOCOL.md §1.2-§1.5).
+ *
+ * Decoding writes every string (remark, ext keys and values) into the
+ * ns_cmd_msg_t arena, NUL-terminated. The arena may be reallocated while a
+ * header is being decoded, so string positions are kept as arena offsets
+ * until the end and turned into pointers once (fix_pointers). The arena and
+ * the ext array are reused across decodes: a msg that decodes many frames
+ * stops allocating once it has seen the largest header.
+ *
+ * Encoding appends to a caller-owned ns_buf_t; on any error the buffer is
+ * rolled back to its previous length.
+ */
+#include "ns/remoting.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ns/codes.h"
+#include "ns/err.h"
+
+#define HEADER_LEN_MAX 0xFFFFFFu /* 24-bit headerLength */
+#define BIN_FIXED_LEN 17          /* code..remarkLength of a binary header */
+
+/* ---- msg ---------------------------------------------------------------- */
+
+void ns_cmd_msg_init(ns_cmd_msg_t *m)
+{
+    memset(&m->cmd, 0, sizeof m->cmd);
+    ns_buf_init(&m->arena);
+    m->ext_storage = NULL;
+    m->ext_cap = 0;
+}
+
+void ns_cmd_msg_free(ns_cmd_msg_t *m)
+{
+    ns_buf_free(&m->arena);
+    free(m->ext_storage);
+    ns_cmd_msg_init(m);
+}
+
+/* While decoding, ext_storage[i].key/.val and the remark hold arena offsets
+ * (stored in the pointer fields) instead of pointers. */
+static const char *off_ptr(size_t off)
+{
+    return (const char *)(uintptr_t)off;
+}
+
+static size_t ptr_off(const char *p)
+{
+    return (size_t)(uintptr_t)p;
+}
+
+/* Copies [s, s+n) plus a NUL into the arena; *off = where it starts. */
+static int arena_put(ns_buf_t *a, const void *s, size_t n, size_t *off)
+{
+    *off = a->len;
+    if (ns_buf_append(a, s, n) != NS_OK)
+        return NS_ENOMEM;
+    return ns_buf_append_u8(a, 0);
+}
+
+static int ext_reserve(ns_cmd_msg_t *m, size_t n)
+{
+    if (n <= m->ext_cap)
+        return NS_OK;
+    size_t cap = m->ext_cap ? m->ext_cap : 16;
+    while (cap < n)
+        cap *= 2;
+    ns_ext_field_t *p = realloc(m->ext_storage, cap * sizeof *p);
+    if (p == NULL)
+        return NS_ENOMEM;
+    m->ext_storage = p;
+    m->ext_cap = cap;
+    return NS_OK;
+}
+
+/* Adds key/value (already in the arena, at offsets) to the ext list. A key
+ * that is already present gets the new value (Java decodes into a HashMap:
+ * the last occurrence wins) but keeps its first position. */
+static int ext_add(ns_cmd_msg_t *m, size_t koff, size_t klen, size_t voff, size_t vlen)
+{
+    const uint8_t *base = m->arena.data;
+    for (size_t i = 0; i < m->cmd.n_ext; i++) {
+        ns_ext_field_t *e = &m->ext_storage[i];
+        if (e->key_len == klen && memcmp(base + ptr_off(e->key), base + koff, klen) == 0) {
+            e->val = off_ptr(voff);
+            e->val_len = vlen;
+            return NS_OK;
+        }
+    }
+    if (ext_reserve(m, m->cmd.n_ext + 1) != NS_OK)
+        return NS_ENOMEM;
+    ns_ext_field_t *e = &m->ext_storage[m->cmd.n_ext++];
+    e->key = off_ptr(koff);
+    e->key_len = klen;
+    e->val = off_ptr(voff);
+    e->val_len = vlen;
+    return NS_OK;
+}
+
+/* Turns the offsets left by decoding into pointers into the arena. */
+static void fix_pointers(ns_cmd_msg_t *m, bool has_remark, size_t remark_off)
+{
+    const char *base = (const char *)m->arena.data;
+    if (has_remark)
+        m->cmd.remark = base + remark_off;
+    for (size_t i = 0; i < m->cmd.n_ext; i++) {
+        m->ext_storage[i].key = base + ptr_off(m->ext_storage[i].key);
+        m->ext_storage[i].val = base + ptr_off(m->ext_storage[i].val);
+    }
+    m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
+}
+
+/* ---- framing ------------------------------------------------------------ */
+
+int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *frame_len)
+{
+    if (n < 4)
+        return NS_EAGAIN;
+    int32_t flen = (int32_t)ns_be32_read(p);
+    if (flen < 4)
+        return NS_EINVAL;
+    size_t total = (size_t)flen + 4;
+    if (total > max_frame_bytes)
+        return NS_ETOOBIG;
+    if (n < total)
+        return NS_EAGAIN;
+    *frame_len = total;
+    return NS_OK;
+}
+
+/* ---- JSON header decode ------------------------------------------------- */
+
+static bool is_json_space(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\b';
+}
+
+/* JSON number/string -> int32 (fastjson converts numeric strings too);
+ * null -> 0. Out of range or anything else -> NS_EINVAL. */
+static int json_i32(const cJSON *v, int32_t *out)
+{
+    if (cJSON_IsNull(v)) {
+        *out = 0;
+        return NS_OK;
+    }
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (!(d > -2147483649.0 && d < 2147483648.0))
+            return NS_EINVAL;
+        *out = (int32_t)d;
+        return NS_OK;
+    }
+    if (cJSON_IsString(v)) {
+        int64_t x = 0;
+        const char *s = v->valuestring;
+        if (ns_parse_i64(s, strlen(s), &x) != NS_OK || x < INT32_MIN || x > INT32_MAX)
+            return NS_EINVAL;
+        *out = (int32_t)x;
+        return NS_OK;
+    }
+    return NS_EINVAL;
+}
+
+/* Text of a JSON number as Java would print it: integers without a decimal
+ * point ("5"), anything else in the shortest form that round-trips. tmp must
+ * hold 32 bytes. Returns the length. */
+static size_t number_text(double d, char *tmp)
+{
+    int n;
+    if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+        n = snprintf(tmp, 32, "%lld", (long long)d);
+    } else {
+        n = snprintf(tmp, 32, "%.15g", d);
+        if (strtod(tmp, NULL) != d)
+            n = snprintf(tmp, 32, "%.17g", d);
+    }
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Puts the textual form of a scalar (or compact JSON of an object/array)
+ * into the arena. *present = false for null. */
+static int json_text(ns_buf_t *a, const cJSON *v, bool *present, size_t *off, size_t *len)
+{
+    char tmp[32];
+    const char *s = NULL;
+    char *printed = NULL;
+    int rc = NS_OK;
+    *present = true;
+    if (cJSON_IsNull(v)) {
+        *present = false;
+        return NS_OK;
+    } else if (cJSON_IsString(v)) {
+        s = v->valuestring;
+        *len = strlen(s);
+    } else if (cJSON_IsNumber(v)) {
+        *len = number_text(v->valuedouble, tmp);
+        s = tmp;
+    } else if (cJSON_IsTrue(v)) {
+        s = "true";
+        *len = 4;
+    } else if (cJSON_IsFalse(v)) {
+        s = "false";
+        *len = 5;
+    } else if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+        printed = cJSON_PrintUnformatted(v);
+        if (printed == NULL)
+            return NS_ENOMEM;
+        s = printed;
+        *len = strlen(s);
+    } else {
+        return NS_EINVAL;
+    }
+    rc = arena_put(a, s, *len, off);
+    free(printed);
+    return rc;
+}
+
+static int json_ext(ns_cmd_msg_t *m, const cJSON *obj)
+{
+    m->cmd.n_ext = 0;
+    if (cJSON_IsNull(obj)) {
+        m->cmd.has_ext = false;
+        return NS_OK;
+    }
+    if (!cJSON_IsObject(obj))
+        return NS_EINVAL;
+    m->cmd.has_ext = true;
+    for (const cJSON *it = obj->child; it != NULL; it = it->next) {
+        size_t koff = 0, voff = 0, vlen = 0;
+        bool present = false;
+        int rc = json_text(&m->arena, it, &present, &voff, &vlen);
+        if (rc != NS_OK)
+            return rc;
+        if (!present || it->string == NULL)
+            continue;
+        size_t klen = strlen(it->string);
+        if (arena_put(&m->arena, it->string, klen, &koff) != NS_OK)
+            return NS_ENOMEM;
+        if (ext_add(m, koff, klen, voff, vlen) != NS_OK)
+            return NS_ENOMEM;
+    }
+    return NS_OK;
+}
+
+static int json_language(const cJSON *v, int32_t *out)
+{
+    if (cJSON_IsString(v)) {
+        *out = ns_language_code(v->valuestring, strlen(v->valuestring));
+    } else if (cJSON_IsNumber(v)) { /* fastjson accepts an enum ordinal */
+        double d = v->valuedouble;
+        *out = (d >= 0 && d <= 255 && ns_language_name((int)d) != NULL) ? (int32_t)d : NS_LANG_OTHER;
+    } else if (cJSON_IsNull(v)) {
+        *out = NS_LANG_JAVA;
+    } else {
+        return NS_EINVAL;
+    }
+    return NS_OK;
+}
+
+static int decode_json(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
+{
+    int rc = NS_EINVAL;
+    cJSON *root = NULL;
+    const char *end = NULL;
+    bool has_remark = false;
+    size_t remark_off = 0;
+
+    root = cJSON_ParseWithLengthOpts((const char *)hdr, hdr_len, &end, false);
+    if (root == NULL || !cJSON_IsObject(root))
+        goto cleanup;
+    for (const uint8_t *q = (const uint8_t *)end; q < hdr + hdr_len; q++)
+        if (!is_json_space(*q))
+            goto cleanup;
+
+    for (const cJSON *it = root->child; it != NULL; it = it->next) {
+        const char *k = it->string;
+        int r = NS_OK;
+        if (k == NULL)
+            continue;
+        if (strcmp(k, "code") == 0) {
+            r = json_i32(it, &m->cmd.code);
+        } else if (strcmp(k, "flag") == 0) {
+            r = json_i32(it, &m->cmd.flag);
+        } else if (strcmp(k, "opaque") == 0) {
+            r = json_i32(it, &m->cmd.opaque);
+        } else if (strcmp(k, "version") == 0) {
+            r = json_i32(it, &m->cmd.version);
+        } else if (strcmp(k, "language") == 0) {
+            r = json_language(it, &m->cmd.language);
+        } else if (strcmp(k, "remark") == 0) {
+            r = json_text(&m->arena, it, &has_remark, &remark_off, &m->cmd.remark_len);
+            if (!has_remark)
+                m->cmd.remark_len = 0;
+        } else if (strcmp(k, "extFields") == 0) {
+            r = json_ext(m, it);
+        }
+        if (r != NS_OK) {
+            rc = r;
+            goto cleanup;
+        }
+    }
+    fix_pointers(m, has_remark, remark_off);
+    rc = NS_OK;
+
+cleanup:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- binary header decode ----------------------------------------------- */
+
+static int decode_binary(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
+{
+    bool has_remark = false;
+    size_t remark_off = 0;
+    size_t pos = BIN_FIXED_LEN;
+
+    if (n < BIN_FIXED_LEN)
+        return NS_EINVAL;
+    m->cmd.code = (int16_t)ns_be16_read(hdr);
+    m->cmd.language = hdr[2];
+    m->cmd.version = (int16_t)ns_be16_read(hdr + 3);
+    m->cmd.opaque = (int32_t)ns_be32_read(hdr + 5);
+    m->cmd.flag = (int32_t)ns_be32_read(hdr + 9);
+
+    int32_t rlen = (int32_t)ns_be32_read(hdr + 13);
+    if (rlen < 0 || (size_t)rlen > n - pos)
+        return NS_EINVAL;
+    if (rlen > 0) {
+        if (arena_put(&m->arena, hdr + pos, (size_t)rlen, &remark_off) != NS_OK)
+            return NS_ENOMEM;
+        has_remark = true;
+        m->cmd.remark_len = (size_t)rlen;
+        pos += (size_t)rlen;
+    }
+
+    if (n - pos < 4)
+        return NS_EINVAL;
+    int32_t elen = (int32_t)ns_be32_read(hdr + pos);
+    pos += 4;
+    if (elen < 0 || (size_t)elen > n - pos)
+        return NS_EINVAL;
+    m->cmd.has_ext = elen > 0;
+    /* Bytes after the ext block are ignored, as Java does. */
+    const uint8_t *q = hdr + pos, *end = hdr + pos + (size_t)elen;
+    while (q < end) {
+        if (end - q < 2)
+            return NS_EINVAL;
+        int16_t kl = (int16_t)ns_be16_read(q);
+        q += 2;
+        if (kl < 0 || kl > end - q)
+            return NS_EINVAL;
+        const uint8_t *key = q;
+        q += kl;
+        if (end - q < 4)
+            return NS_EINVAL;
+        int32_t vl = (int32_t)ns_be32_read(q);
+        q += 4;
+        if (vl < 0 || vl > end - q)
+            return NS_EINVAL;
+        const uint8_t *val = q;
+        q += vl;
+        if (kl == 0 || vl == 0)
+            continue; /* a zero length string is null: Java drops the entry */
+        size_t koff = 0, voff = 0;
+        if (arena_put(&m->arena, key, (size_t)kl, &koff) != NS_OK ||
+            arena_put(&m->arena, val, (size_t)vl, &voff) != NS_OK ||
+            ext_add(m, koff, (size_t)kl, voff, (size_t)vl) != NS_OK)
+            return NS_ENOMEM;
+    }
+    fix_pointers(m, has_remark, remark_off);
+    return NS_OK;
+}
+
+/* ---- decode ------------------------------------------------------------- */
+
+int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out)
+{
+    int rc = NS_EINVAL;
+    ns_cmd_t *c = &out->cmd;
+
+    memset(c, 0, sizeof *c);
+    ns_buf_reset(&out->arena);
+    if (frame_len < 8 || (size_t)ns_be32_read(frame) != frame_len - 4)
+        goto cleanup;
+    uint32_t word = ns_be32_read(frame + 4);
+    uint8_t type = (uint8_t)(word >> 24);
+    size_t hdr_len = word & HEADER_LEN_MAX;
+    if (hdr_len > frame_len - 8 || (type != NS_SERIALIZE_JSON && type != NS_SERIALIZE_ROCKETMQ))
+        goto cleanup;
+    /* Decoded strings never need much more room than the header itself. */
+    if (ns_buf_reserve(&out->arena, hdr_len + 64) != NS_OK) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    c->serialize_type = type;
+    if (type == NS_SERIALIZE_JSON)
+        rc = decode_json(frame + 8, hdr_len, out);
+    else
+        rc = decode_binary(frame + 8, hdr_len, out);
+    if (rc != NS_OK)
+        goto cleanup;
+    c->body_len = frame_len - 8 - hdr_len;
+    c->body = c->body_len ? frame + 8 + hdr_len : NULL;
+
+cleanup:
+    if (rc != NS_OK) {
+        memset(c, 0, sizeof *c);
+        ns_buf_reset(&out->arena);
+    }
+    return rc;
+}
+
+/* ---- encode ------------------------------------------------------------- */
+
+#define PUT_LIT(b, s) ns_buf_append((b), (s), sizeof(s) - 1)
+
+static int put_i32(ns_buf_t *b, int32_t v)
+{
+    char tmp[12];
+    char *p = tmp + sizeof tmp;
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return ns_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* A JSON string literal. Printable ASCII without '"' and '\\' (nearly every
+ * header value) is copied in one go; anything else goes through the
+ * fastjson-style escaper in buf.c, which owns the escaping rules. */
+static int put_json_str(ns_buf_t *b, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++)
+        if (u[i] < 0x20 || u[i] >= 0x7F || u[i] == '"' || u[i] == '\\')
+            return ns_buf_append_json_str(b, s, n, false);
+    if (ns_buf_reserve(b, n + 2) != NS_OK)
+        return NS_ENOMEM;
+    uint8_t *p = b->data + b->len;
+    p[0] = '"';
+    if (n)
+        memcpy(p + 1, s, n);
+    p[n + 1] = '"';
+    p[n + 2] = 0;
+    b->len += n + 2;
+    return NS_OK;
+}
+
+static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
+{
+    size_t est = 112 + c->remark_len;
+    for (size_t i = 0; i < c->n_ext; i++)
+        est += c->ext[i].key_len + c->ext[i].val_len + 6;
+    const char *lang = ns_language_name(c->language);
+    if (ns_buf_reserve(b, est) != NS_OK)
+        return NS_ENOMEM;
+
+    if (PUT_LIT(b, "{\"code\":") || put_i32(b, c->code))
+        return NS_ENOMEM;
+    if (c->has_ext) {
+        bool first = true;
+        if (PUT_LIT(b, ",\"extFields\":{"))
+            return NS_ENOMEM;
+        for (size_t i = 0; i < c->n_ext; i++) {
+            const ns_ext_field_t *e = &c->ext[i];
+            if (e->key == NULL || e->val == NULL)
+                continue;
+            if ((!first && PUT_LIT(b, ",")) ||
+                put_json_str(b, e->key, e->key_len) || PUT_LIT(b, ":") ||
+                put_json_str(b, e->val, e->val_len))
+                return NS_ENOMEM;
+            first = false;
+        }
+        if (PUT_LIT(b, "}"))
+            return NS_ENOMEM;
+    }
+    if (PUT_LIT(b, ",\"flag\":") || put_i32(b, c->flag) || PUT_LIT(b, ",\"language\":\"") ||
+        ns_buf_append_str(b, lang ? lang : "OTHER") || PUT_LIT(b, "\",\"opaque\":") ||
+        put_i32(b, c->opaque))
+        return NS_ENOMEM;
+    if (c->remark != NULL &&
+        (PUT_LIT(b, ",\"remark\":") || put_json_str(b, c->remark, c->remark_len)))
+        return NS_ENOMEM;
+    if (PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") || put_i32(b, c->version) ||
+        PUT_LIT(b, "}"))
+        return NS_ENOMEM;
+    return NS_OK;
+}
+
+static int encode_binary(ns_buf_t *b, const ns_cmd_t *c)
+{
+    size_t rlen = c->remark != NULL ? c->remark_len : 0;
+    size_t elen = 0;
+    if (rlen > INT32_MAX)
+        return NS_ETOOBIG;
+    if (c->has_ext) {
+        for (size_t i = 0; i < c->n_ext; i++) {
+            const ns_ext_field_t *e = &c->ext[i];
+            if (e->key == NULL || e->val == NULL)
+                continue;
+            if (e->key_len > INT16_MAX || e->val_len > INT32_MAX)
+                return NS_ETOOBIG;
+            elen += 6 + e->key_len + e->val_len;
+            if (elen > HEADER_LEN_MAX)
+                return NS_ETOOBIG;
+        }
+    }
+    if (ns_buf_reserve(b, BIN_FIXED_LEN + 4 + rlen + elen) != NS_OK)
+        return NS_ENOMEM;
+    if (ns_buf_append_be16(b, (uint16_t)c->code) || ns_buf_append_u8(b, (uint8_t)c->language) ||
+        ns_buf_append_be16(b, (uint16_t)c->version) || ns_buf_append_be32(b, (uint32_t)c->opaque) ||
+        ns_buf_append_be32(b, (uint32_t)c->flag) || ns_buf_append_be32(b, (uint32_t)rlen) ||
+        ns_buf_append(b, c->remark, rlen) || ns_buf_append_be32(b, (uint32_t)elen))
+        return NS_ENOMEM;
+    for (size_t i = 0; elen && i < c->n_ext; i++) {
+        const ns_ext_field_t *e = &c->ext[i];
+        if (e->key == NULL || e->val == NULL)
+            continue;
+        if (ns_buf_append_be16(b, (uint16_t)e->key_len) || ns_buf_append(b, e->key, e->key_len) ||
+            ns_buf_append_be32(b, (uint32_t)e->val_len) || ns_buf_append(b, e->val, e->val_len))
+            return NS_ENOMEM;
+    }
+    return NS_OK;
+}
+
+/* Appends the length prefix, header word and header; the prefix counts
+ * body_len. On error out is restored to its previous length. */
+static int encode_head(ns_buf_t *out, const ns_cmd_t *c)
+{
+    int rc = NS_OK;
+    size_t start = out->len;
+    uint8_t zero[8] = {0};
+
+    if (c->serialize_type != NS_SERIALIZE_JSON && c->serialize_type != NS_SERIALIZE_ROCKETMQ) {
+        rc = NS_EINVAL;
+        goto cleanup;
+    }
+    if (ns_buf_append(out, zero, sizeof zero) != NS_OK) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    rc = c->serialize_type == NS_SERIALIZE_JSON ? encode_json(out, c) : encode_binary(out, c);
+    if (rc != NS_OK)
+        goto cleanup;
+    size_t hdr_len = out->len - start - 8;
+    size_t body_len = c->body != NULL ? c->body_len : 0;
+    if (hdr_len > HEADER_LEN_MAX || body_len > (size_t)INT32_MAX - 4 - hdr_len) {
+        rc = NS_ETOOBIG;
+        goto cleanup;
+    }
+    ns_be32_write(out->data + start, (uint32_t)(4 + hdr_len + body_len));
+    ns_be32_write(out->data + start + 4, (uint32_t)c->serialize_type << 24 | (uint32_t)hdr_len);
+
+cleanup:
+    if (rc != NS_OK) {
+        out->len = start;
+        if (out->data != NULL)
+            out->data[start] = 0;
+    }
+    return rc;
+}
+
+int ns_remoting_encode_header(ns_buf_t *out, const ns_cmd_t *cmd)
+{
+    return encode_head(out, cmd);
+}
+
+int ns_remoting_encode(ns_buf_t *out, const ns_cmd_t *cmd)
+{
+    size_t start = out->len;
+    int rc = encode_head(out, cmd);
+    if (rc != NS_OK || cmd->body == NULL || cmd->body_len == 0)
+        return rc;
+    if (ns_buf_append(out, cmd->body, cmd->body_len) != NS_OK) {
+        out->len = start;
+        out->data[start] = 0;
+        return NS_ENOMEM;
+    }
+    return NS_OK;
+}
+
+/* ---- lookup ------------------------------------------------------------- */
+
+const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key)
+{
+    size_t klen = strlen(key);
+    for (size_t i = 0; i < cmd->n_ext; i++) {
+        const ns_ext_field_t *e = &cmd->ext[i];
+        if (e->key != NULL && e->key_len == klen && memcmp(e->key, key, klen) == 0)
+            return e->val;
+    }
+    return NULL;
+}

@@ -1,0 +1,252 @@
+/* route_build.c - assembling and materialising routes (see route_build.h). */
+#include "route_build.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/body.h"
+#include "ns/err.h"
+
+struct cached_group {
+    bool missing;
+    ns_group_rec_t g;
+    ns_broker_data_t view;
+    ns_filter_entry_t *filters; /* one per member address with filter servers */
+    size_t n_filters;
+    ns_live_rec_t *lives; /* the live records the filters borrow from */
+    size_t n_lives;
+};
+
+void ns_route_cache_init(ns_route_cache_t *c)
+{
+    ns_strmap_t empty = NS_STRMAP_INIT;
+    c->groups = empty;
+}
+
+static void free_cached(const char *key, void *val, void *ctx)
+{
+    struct cached_group *cg = val;
+    ns_group_rec_free(&cg->g);
+    for (size_t i = 0; i < cg->n_lives; i++)
+        ns_live_rec_free(&cg->lives[i]);
+    free(cg->lives);
+    free(cg->filters);
+    free(cg);
+}
+
+void ns_route_cache_free(ns_route_cache_t *c)
+{
+    ns_strmap_each(&c->groups, free_cached, NULL);
+    ns_strmap_clear(&c->groups);
+}
+
+/* Loads a group and the filter servers of its members. */
+static int load_group(ns_txn_t *txn, const char *name, struct cached_group **out)
+{
+    struct cached_group *cg = calloc(1, sizeof *cg);
+    if (cg == NULL)
+        return NS_ENOMEM;
+    int rc = ns_group_get(txn, name, &cg->g);
+    if (rc == NS_ENOTFOUND) {
+        cg->missing = true;
+        *out = cg;
+        return NS_OK;
+    }
+    if (rc != NS_OK)
+        goto fail;
+    ns_group_view(&cg->g, &cg->view);
+    cg->lives = calloc(cg->g.n_addrs + 1, sizeof *cg->lives);
+    cg->filters = calloc(cg->g.n_addrs + 1, sizeof *cg->filters);
+    if (cg->lives == NULL || cg->filters == NULL) {
+        rc = NS_ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < cg->g.n_addrs; i++) {
+        ns_live_rec_t *lr = &cg->lives[cg->n_lives];
+        rc = ns_live_get(txn, cg->g.cluster, cg->g.addrs[i].addr, lr);
+        if (rc == NS_ENOTFOUND)
+            continue;
+        if (rc != NS_OK)
+            goto fail;
+        cg->n_lives++;
+        if (lr->n_filter_servers == 0)
+            continue;
+        ns_filter_entry_t *f = &cg->filters[cg->n_filters++];
+        f->broker_addr = lr->addr;
+        f->servers = (const char *const *)lr->filter_servers;
+        f->n_servers = lr->n_filter_servers;
+    }
+    *out = cg;
+    return NS_OK;
+fail:
+    free_cached(NULL, cg, NULL);
+    return rc;
+}
+
+static int cache_get(ns_txn_t *txn, ns_route_cache_t *c, const char *name,
+                     struct cached_group **out)
+{
+    struct cached_group *cg = ns_strmap_get(&c->groups, name);
+    if (cg == NULL) {
+        int rc = load_group(txn, name, &cg);
+        if (rc != NS_OK)
+            return rc;
+        if (ns_strmap_put(&c->groups, name, cg) != NS_OK) {
+            free_cached(NULL, cg, NULL);
+            return NS_ENOMEM;
+        }
+    }
+    *out = cg;
+    return NS_OK;
+}
+
+int ns_route_parts_own(ns_route_parts_t *p, void *mem)
+{
+    if (mem == NULL)
+        return NS_ENOMEM;
+    char **o = realloc(p->owned, (p->n_owned + 1) * sizeof *o);
+    if (o == NULL) {
+        free(mem);
+        return NS_ENOMEM;
+    }
+    o[p->n_owned++] = mem;
+    p->owned = o;
+    return NS_OK;
+}
+
+struct assemble_ctx {
+    ns_route_parts_t *p;
+    size_t cap_q;
+};
+
+static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
+{
+    struct assemble_ctx *a = ctx;
+    ns_route_parts_t *p = a->p;
+    if (p->n_queues == a->cap_q) {
+        size_t cap = a->cap_q ? a->cap_q * 2 : 4;
+        ns_queue_data_t *nq = realloc(p->queues, cap * sizeof *nq);
+        if (nq == NULL)
+            return NS_ENOMEM;
+        p->queues = nq;
+        a->cap_q = cap;
+    }
+    char *name = strdup(q->broker_name);
+    if (ns_route_parts_own(p, name) != NS_OK)
+        return NS_ENOMEM;
+    p->queues[p->n_queues] = *q;
+    p->queues[p->n_queues].broker_name = name;
+    p->n_queues++;
+    return 0;
+}
+
+static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
+{
+    ns_route_parts_t *p = ctx;
+    ns_mapping_info_t *nm = realloc(p->mappings, (p->n_mappings + 1) * sizeof *nm);
+    if (nm == NULL)
+        return NS_ENOMEM;
+    p->mappings = nm;
+    ns_mapping_info_t *d = &p->mappings[p->n_mappings];
+    *d = *m;
+    char *topic = strdup(m->topic), *bname = strdup(m->bname);
+    char *scope = m->scope ? strdup(m->scope) : NULL;
+    ns_id_pair_t *pairs = malloc((m->n_curr_id_map + 1) * sizeof *pairs);
+    if (ns_route_parts_own(p, topic) || ns_route_parts_own(p, bname) || (m->scope && ns_route_parts_own(p, scope)) || ns_route_parts_own(p, pairs))
+        return NS_ENOMEM;
+    memcpy(pairs, m->curr_id_map, m->n_curr_id_map * sizeof *pairs);
+    d->topic = topic;
+    d->bname = bname;
+    d->scope = scope;
+    d->curr_id_map = pairs;
+    p->n_mappings++;
+    return 0;
+}
+
+int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
+                      ns_route_parts_t *out)
+{
+    struct assemble_ctx a = {out, 0};
+    memset(out, 0, sizeof *out);
+    int rc = ns_queue_iter_topic(txn, topic, queue_cb, &a);
+    if (rc != NS_OK)
+        goto fail;
+    out->brokers = calloc(out->n_queues + 1, sizeof *out->brokers);
+    if (out->brokers == NULL) {
+        rc = NS_ENOMEM;
+        goto fail;
+    }
+    size_t n_filters = 0;
+    for (size_t i = 0; i < out->n_queues; i++) {
+        struct cached_group *cg = NULL;
+        if ((rc = cache_get(txn, cache, out->queues[i].broker_name, &cg)) != NS_OK)
+            goto fail;
+        if (cg->missing)
+            continue;
+        out->brokers[out->n_brokers++] = cg->view;
+        n_filters += cg->n_filters;
+    }
+    if (out->n_queues == 0 || out->n_brokers == 0) {
+        rc = NS_ENOTFOUND;
+        goto fail;
+    }
+    if (n_filters) {
+        out->filters = calloc(n_filters, sizeof *out->filters);
+        if (out->filters == NULL) {
+            rc = NS_ENOMEM;
+            goto fail;
+        }
+        for (size_t i = 0; i < out->n_brokers; i++) {
+            struct cached_group *cg = ns_strmap_get(&cache->groups, out->brokers[i].broker_name);
+            for (size_t k = 0; k < cg->n_filters; k++)
+                out->filters[out->n_filters++] = cg->filters[k];
+        }
+    }
+    if ((rc = ns_mapping_iter_topic(txn, topic, mapping_cb, out)) != NS_OK)
+        goto fail;
+    out->route.brokers = out->brokers;
+    out->route.n_brokers = out->n_brokers;
+    out->route.queues = out->queues;
+    out->route.n_queues = out->n_queues;
+    out->route.filters = out->filters;
+    out->route.n_filters = out->n_filters;
+    out->route.mappings = out->mappings;
+    out->route.n_mappings = out->n_mappings;
+    return NS_OK;
+fail:
+    ns_route_parts_free(out);
+    return rc;
+}
+
+void ns_route_parts_free(ns_route_parts_t *p)
+{
+    for (size_t i = 0; i < p->n_owned; i++)
+        free(p->owned[i]);
+    free(p->owned);
+    free(p->queues);
+    free(p->brokers);
+    free(p->filters);
+    free(p->mappings);
+    memset(p, 0, sizeof *p);
+}
+
+int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
+                         ns_buf_t *std, ns_buf_t *legacy)
+{
+    ns_route_parts_t parts;
+    int rc = ns_route_assemble(txn, cache, topic, &parts);
+    if (rc == NS_ENOTFOUND)
+        return ns_route_del(txn, topic);
+    if (rc != NS_OK)
+        return rc;
+    size_t std_ins = 0, legacy_ins = 0;
+    ns_buf_reset(std);
+    ns_buf_reset(legacy);
+    rc = ns_json_route_encode(std, &parts.route, true, &std_ins);
+    if (rc == NS_OK)
+        rc = ns_json_route_encode(legacy, &parts.route, false, &legacy_ins);
+    if (rc == NS_OK)
+        rc = ns_route_put(txn, topic, std, std_ins, legacy, legacy_ins);
+    ns_route_parts_free(&parts);
+    return rc;
+}

@@ -1,0 +1,191 @@
+/* server.c - process lifecycle: open the store, restore liveness, start the
+ * writer, listen; stop in the reverse order.
+ *
+ * Restart is just opening the store: LMDB needs no replay, so routes are
+ * served from the first accepted connection on, and every stored broker gets
+ * brokerGraceWindowMillis to heartbeat again before it can expire. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ns/err.h"
+#include "ns/log.h"
+#include "server.h"
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    ns_server_t *srv = listener->data;
+    if (status < 0) {
+        NS_LOG_WARN("accept failed: %s", uv_strerror(status));
+        return;
+    }
+    if (!srv->stopping)
+        ns_conn_accept(srv);
+}
+
+static void scan_cb(uv_timer_t *t)
+{
+    ns_broker_scan(t->data);
+}
+
+static void idle_cb(uv_timer_t *t)
+{
+    ns_server_t *srv = t->data;
+    ns_conn_sweep_idle(srv, uv_now(srv->loop), srv->cfg->idle_timeout_s);
+}
+
+static void check_cb(uv_check_t *c)
+{
+    ns_conn_flush_all(c->data);
+}
+
+static void signal_cb(uv_signal_t *s, int signum)
+{
+    ns_server_t *srv = s->data;
+    NS_LOG_INFO("signal %d: shutting down", signum);
+    ns_server_stop(srv);
+}
+
+static ns_sync_mode_t sync_mode(const char *s)
+{
+    if (s && strcasecmp(s, "nosync") == 0)
+        return NS_SYNC_NOSYNC;
+    if (s && strcasecmp(s, "nometasync") == 0)
+        return NS_SYNC_NOMETASYNC;
+    return NS_SYNC_FULL;
+}
+
+static int write_port_file(const char *path, int port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return NS_EIO;
+    fprintf(f, "%d\n", port);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        return NS_EIO;
+    return NS_OK;
+}
+
+static int listen_on(ns_server_t *srv, char *err, size_t errlen)
+{
+    struct sockaddr_storage addr;
+    const char *host = srv->cfg->bind_address;
+    int port = (int)srv->cfg->listen_port;
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&addr) != 0 &&
+        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr) != 0) {
+        snprintf(err, errlen, "bindAddress '%s' is not an IP address", host);
+        return NS_EINVAL;
+    }
+    uv_tcp_init(srv->loop, &srv->listener);
+    srv->listener.data = srv;
+    srv->listener_init = true;
+    int rc = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&addr, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&srv->listener, 1024, on_connection);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port, uv_strerror(rc));
+        return NS_EIO;
+    }
+    struct sockaddr_storage bound;
+    int len = sizeof bound;
+    uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
+    srv->bound_port = ntohs(bound.ss_family == AF_INET6
+                                ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                : ((struct sockaddr_in *)&bound)->sin_port);
+    return NS_OK;
+}
+
+int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *err, size_t errlen)
+{
+    int rc;
+    memset(srv, 0, sizeof *srv);
+    srv->loop = loop;
+    srv->cfg = cfg;
+    srv->start_ms = uv_now(loop);
+    ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
+                            sync_mode(cfg->sync_mode), false, true, 0};
+    if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
+        return rc;
+    if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
+        (rc = ns_liveness_new(&srv->liveness)) != NS_OK) {
+        snprintf(err, errlen, "out of memory");
+        return rc;
+    }
+    if ((rc = ns_broker_restore(srv)) != NS_OK) {
+        snprintf(err, errlen, "cannot read the stored brokers: %s", ns_strerror(rc));
+        return rc;
+    }
+    ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset};
+    if ((rc = ns_writer_start(srv->store, loop, (size_t)cfg->writer_batch_max, &hooks,
+                              &srv->writer)) != NS_OK) {
+        snprintf(err, errlen, "cannot start the writer thread");
+        return rc;
+    }
+    uv_timer_init(loop, &srv->scan_timer);
+    srv->scan_timer.data = srv;
+    uint64_t scan = (uint64_t)cfg->scan_not_active_broker_interval_ms;
+    uv_timer_start(&srv->scan_timer, scan_cb, scan, scan);
+    uv_timer_init(loop, &srv->idle_timer);
+    srv->idle_timer.data = srv;
+    uv_timer_start(&srv->idle_timer, idle_cb, 1000, 1000);
+    uv_check_init(loop, &srv->flush_check);
+    srv->flush_check.data = srv;
+    uv_check_start(&srv->flush_check, check_cb);
+    uv_signal_init(loop, &srv->sig_int);
+    uv_signal_init(loop, &srv->sig_term);
+    srv->sig_int.data = srv->sig_term.data = srv;
+    uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
+    uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
+    srv->handles_init = true;
+    /* listen last: everything a request needs is ready */
+    if ((rc = listen_on(srv, err, errlen)) != NS_OK)
+        return rc;
+    if (cfg->port_file && *cfg->port_file && write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
+        NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
+    NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s)",
+                cfg->bind_address, srv->bound_port, cfg->data_dir,
+                ns_store_schema_version(srv->store), cfg->sync_mode);
+    return NS_OK;
+}
+
+static void close_walk_cb(uv_handle_t *h, void *arg)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+void ns_server_stop(ns_server_t *srv)
+{
+    if (srv->stopping)
+        return;
+    srv->stopping = true;
+    /* 1. stop accepting; answer what was already read. Brokers stay
+     * registered: a shutdown is not an unregistration. */
+    if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))
+        uv_close((uv_handle_t *)&srv->listener, NULL);
+    if (srv->handles_init) {
+        uv_timer_stop(&srv->scan_timer);
+        uv_timer_stop(&srv->idle_timer);
+    }
+    /* 2. in-flight writes commit and their replies are queued */
+    ns_writer_stop(srv->writer);
+    srv->writer = NULL;
+    ns_conn_flush_all(srv);
+    /* 3. close every connection and handle; the loop then ends */
+    ns_conn_close_all(srv);
+    uv_walk(srv->loop, close_walk_cb, NULL);
+}
+
+void ns_server_free(ns_server_t *srv)
+{
+    ns_txn_abort(srv->rtxn);
+    srv->rtxn = NULL;
+    ns_registry_free(srv->registry);
+    ns_liveness_free(srv->liveness);
+    ns_store_close(srv->store);
+    ns_buf_free(&srv->scratch);
+    memset(srv, 0, sizeof *srv);
+}

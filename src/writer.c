@@ -1,0 +1,227 @@
+/* writer.c - the writer thread (see writer.h for the contract).
+ *
+ * Queues: `in` (loop -> writer, under mu/cond) and `out` (writer -> loop,
+ * under mu, announced with uv_async_send). Ops are applied in submission
+ * order, which is what fences an eviction against a later re-registration:
+ * whatever the loop submitted later is applied later. */
+#include "writer.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "ns/err.h"
+#include "ns/log.h"
+
+struct ns_writer {
+    ns_store_t *store;
+    size_t batch_max;
+    ns_writer_hooks_t hooks;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    ns_wop_t *in_head, *in_tail;
+    ns_wop_t *out_head, *out_tail;
+    bool stopping;
+    uv_async_t async;
+    size_t pending; /* loop thread only */
+    ns_writer_stats_t stats;
+};
+
+static void append(ns_wop_t **head, ns_wop_t **tail, ns_wop_t *first, ns_wop_t *last)
+{
+    if (*tail)
+        (*tail)->next = first;
+    else
+        *head = first;
+    *tail = last;
+}
+
+static void set_rc_all(ns_wop_t *batch, int rc)
+{
+    for (ns_wop_t *op = batch; op; op = op->next)
+        op->rc = rc;
+}
+
+/* Applies a batch in one transaction. Returns NS_EMAPFULL when the map must
+ * grow before a retry; otherwise the ops carry their own results. */
+static int run_batch(ns_writer_t *w, ns_wop_t *batch)
+{
+    ns_txn_t *txn = NULL;
+    int rc = ns_txn_begin(w->store, true, &txn);
+    if (rc != NS_OK)
+        goto fail;
+    if (w->hooks.batch_reset)
+        w->hooks.batch_reset(w->hooks.ctx);
+    for (ns_wop_t *op = batch; op; op = op->next) {
+        ns_txn_t *nested = NULL;
+        rc = ns_txn_begin_nested(txn, &nested);
+        if (rc != NS_OK)
+            goto fail;
+        op->rc = op->apply(op, nested, w->hooks.ctx);
+        if (op->rc == NS_EMAPFULL) {
+            ns_txn_abort(nested);
+            rc = NS_EMAPFULL;
+            goto fail;
+        }
+        if (op->rc == NS_OK) {
+            rc = ns_txn_commit(nested);
+            if (rc != NS_OK)
+                goto fail;
+        } else {
+            ns_txn_abort(nested);
+        }
+    }
+    if (w->hooks.before_commit && (rc = w->hooks.before_commit(w->hooks.ctx, txn)) != NS_OK)
+        goto fail;
+    rc = ns_txn_commit(txn);
+    txn = NULL;
+    if (rc != NS_OK)
+        goto fail;
+    return NS_OK;
+fail:
+    ns_txn_abort(txn);
+    if (rc != NS_EMAPFULL) {
+        NS_LOG_ERROR("writer: batch failed: %s", ns_strerror(rc));
+        set_rc_all(batch, rc);
+    }
+    return rc;
+}
+
+static void *writer_main(void *arg)
+{
+    ns_writer_t *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        while (w->in_head == NULL && !w->stopping)
+            pthread_cond_wait(&w->cond, &w->mu);
+        if (w->in_head == NULL && w->stopping) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        ns_wop_t *batch = w->in_head, *last = batch;
+        size_t n = 1;
+        while (last->next && n < w->batch_max) {
+            last = last->next;
+            n++;
+        }
+        w->in_head = last->next;
+        if (w->in_head == NULL)
+            w->in_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&w->mu);
+
+        uint64_t grows = 0, failed = 0;
+        int brc;
+        while ((brc = run_batch(w, batch)) == NS_EMAPFULL) {
+            grows++;
+            if (ns_store_grow(w->store) != NS_OK) {
+                NS_LOG_ERROR("writer: store map is full at its configured limit (mapMaxBytes); "
+                             "%zu write(s) refused", n);
+                set_rc_all(batch, NS_EMAPFULL);
+                break;
+            }
+        }
+        failed = brc != NS_OK;
+
+        pthread_mutex_lock(&w->mu);
+        w->stats.batches++;
+        w->stats.ops += n;
+        w->stats.grows += grows;
+        w->stats.failed_batches += failed;
+        append(&w->out_head, &w->out_tail, batch, last);
+        pthread_mutex_unlock(&w->mu);
+        uv_async_send(&w->async);
+    }
+    return NULL;
+}
+
+static void drain_done(ns_writer_t *w)
+{
+    pthread_mutex_lock(&w->mu);
+    ns_wop_t *op = w->out_head;
+    w->out_head = w->out_tail = NULL;
+    pthread_mutex_unlock(&w->mu);
+    while (op) {
+        ns_wop_t *next = op->next;
+        op->next = NULL;
+        w->pending--;
+        op->done(op);
+        op = next;
+    }
+}
+
+static void async_cb(uv_async_t *h)
+{
+    drain_done(h->data);
+}
+
+int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
+                    const ns_writer_hooks_t *hooks, ns_writer_t **out)
+{
+    ns_writer_t *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NS_ENOMEM;
+    w->store = store;
+    w->batch_max = batch_max ? batch_max : 1024;
+    if (hooks)
+        w->hooks = *hooks;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    if (uv_async_init(loop, &w->async, async_cb) != 0)
+        goto fail;
+    w->async.data = w;
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        uv_close((uv_handle_t *)&w->async, NULL);
+        goto fail;
+    }
+    *out = w;
+    return NS_OK;
+fail:
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+    return NS_EINTERNAL;
+}
+
+void ns_writer_submit(ns_writer_t *w, ns_wop_t *op)
+{
+    op->next = NULL;
+    op->rc = NS_OK;
+    w->pending++;
+    pthread_mutex_lock(&w->mu);
+    append(&w->in_head, &w->in_tail, op, op);
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->mu);
+}
+
+size_t ns_writer_pending(const ns_writer_t *w)
+{
+    return w->pending;
+}
+
+void ns_writer_stats(ns_writer_t *w, ns_writer_stats_t *out)
+{
+    pthread_mutex_lock(&w->mu);
+    *out = w->stats;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void free_writer_cb(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+void ns_writer_stop(ns_writer_t *w)
+{
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    drain_done(w);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cond);
+    uv_close((uv_handle_t *)&w->async, free_writer_cb); /* frees w */
+}

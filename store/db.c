@@ -1,0 +1,190 @@
+/* db.c - generic helpers over one table, keys and the record packer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int ns_key2(ns_buf_t *k, const char *a, const char *b)
+{
+    ns_buf_reset(k);
+    if (ns_buf_append_str(k, a) != NS_OK || ns_buf_append_u8(k, 0) != NS_OK)
+        return NS_ENOMEM;
+    if (b && ns_buf_append_str(k, b) != NS_OK)
+        return NS_ENOMEM;
+    return NS_OK;
+}
+
+int ns_db_put(ns_txn_t *t, int db, const ns_buf_t *key, const void *val, size_t n)
+{
+    MDB_dbi dbi;
+    int rc = ns_dbi(t, db, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    MDB_val k = ns_val(key->data, key->len), v = ns_val(n ? val : "", n);
+    return ns_lmdb_error(mdb_put(t->txn, dbi, &k, &v, 0));
+}
+
+int ns_db_get(ns_txn_t *t, int db, const ns_buf_t *key, ns_slice_t *val)
+{
+    MDB_dbi dbi;
+    int rc = ns_dbi(t, db, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    MDB_val k = ns_val(key->data, key->len), v;
+    rc = mdb_get(t->txn, dbi, &k, &v);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    if (val) {
+        val->ptr = v.mv_data;
+        val->len = v.mv_size;
+    }
+    return NS_OK;
+}
+
+int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key)
+{
+    MDB_dbi dbi;
+    int rc = ns_dbi(t, db, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    MDB_val k = ns_val(key->data, key->len);
+    rc = mdb_del(t->txn, dbi, &k, NULL);
+    return rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
+}
+
+int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx)
+{
+    MDB_dbi dbi;
+    MDB_cursor *cur = NULL;
+    int rc = ns_dbi(t, db, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    rc = mdb_cursor_open(t->txn, dbi, &cur);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    size_t plen = prefix ? prefix->len : 0;
+    MDB_val k = ns_val(plen ? prefix->data : NULL, plen), v;
+    int op = plen ? MDB_SET_RANGE : MDB_FIRST;
+    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < plen || (plen && memcmp(k.mv_data, prefix->data, plen) != 0))
+            break;
+        int crc = cb((const uint8_t *)k.mv_data + plen, k.mv_size - plen, v.mv_data, v.mv_size,
+                     ctx);
+        if (crc != 0) {
+            mdb_cursor_close(cur);
+            return crc;
+        }
+    }
+    mdb_cursor_close(cur);
+    return rc == 0 || rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
+}
+
+size_t ns_db_count(ns_txn_t *t, int db)
+{
+    MDB_dbi dbi;
+    MDB_stat st;
+    if (ns_dbi(t, db, &dbi) != NS_OK || mdb_stat(t->txn, dbi, &st) != 0)
+        return 0;
+    return st.ms_entries;
+}
+
+/* ---- packer ---- */
+
+int ns_pack_str(ns_buf_t *b, const char *s)
+{
+    uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
+    if (ns_buf_append(b, &n, 4) != NS_OK)
+        return NS_ENOMEM;
+    if (s == NULL)
+        return NS_OK;
+    return ns_buf_append(b, s, (size_t)n + 1); /* with the NUL */
+}
+
+int ns_pack_i64(ns_buf_t *b, int64_t v)
+{
+    return ns_buf_append(b, &v, 8);
+}
+
+int ns_pack_u8(ns_buf_t *b, uint8_t v)
+{
+    return ns_buf_append(b, &v, 1);
+}
+
+const char *ns_unpack_str(ns_unpack_t *u)
+{
+    uint32_t n;
+    if (u->bad || u->end - u->p < 4) {
+        u->bad = true;
+        return NULL;
+    }
+    memcpy(&n, u->p, 4);
+    u->p += 4;
+    if (n == UINT32_MAX)
+        return NULL;
+    if ((size_t)(u->end - u->p) < (size_t)n + 1 || u->p[n] != 0) {
+        u->bad = true;
+        return NULL;
+    }
+    const char *s = (const char *)u->p;
+    u->p += (size_t)n + 1;
+    return s;
+}
+
+char *ns_unpack_strdup(ns_unpack_t *u)
+{
+    const char *s = ns_unpack_str(u);
+    if (s == NULL)
+        return NULL;
+    char *d = strdup(s);
+    if (d == NULL)
+        u->bad = true;
+    return d;
+}
+
+int64_t ns_unpack_i64(ns_unpack_t *u)
+{
+    int64_t v = 0;
+    if (u->bad || u->end - u->p < 8) {
+        u->bad = true;
+        return 0;
+    }
+    memcpy(&v, u->p, 8);
+    u->p += 8;
+    return v;
+}
+
+uint8_t ns_unpack_u8(ns_unpack_t *u)
+{
+    if (u->bad || u->end - u->p < 1) {
+        u->bad = true;
+        return 0;
+    }
+    return *u->p++;
+}
+
+/* ---- meta ---- */
+
+int ns_meta_get_u64(ns_txn_t *t, const char *key, uint64_t *out)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    ns_slice_t v;
+    int rc = ns_buf_append_str(&k, key);
+    if (rc == NS_OK)
+        rc = ns_db_get(t, NS_DB_META, &k, &v);
+    if (rc == NS_OK && v.len != 8)
+        rc = NS_ECORRUPT;
+    if (rc == NS_OK)
+        memcpy(out, v.ptr, 8);
+    ns_buf_free(&k);
+    return rc;
+}
+
+int ns_meta_put_u64(ns_txn_t *t, const char *key, uint64_t v)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_buf_append_str(&k, key);
+    if (rc == NS_OK)
+        rc = ns_db_put(t, NS_DB_META, &k, &v, 8);
+    ns_buf_free(&k);
+    return rc;
+}

@@ -1,0 +1,469 @@
+/* env.c - opening the LMDB environment, the directory lock, migrations,
+ * transactions, map growth, backup, and the translation of LMDB errors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "migrations/migrations.h"
+#include "ns/log.h"
+
+const char *const ns_db_names[NS_DB_COUNT] = {
+    "meta", "kvns", "kv", "clusters", "groups", "live", "queues", "broker_topics",
+    "routes", "mappings", "audit",
+};
+
+int ns_lmdb_error(int rc)
+{
+    switch (rc) {
+    case 0:
+        return NS_OK;
+    case MDB_NOTFOUND:
+        return NS_ENOTFOUND;
+    case MDB_MAP_FULL:
+        return NS_EMAPFULL;
+    case MDB_KEYEXIST:
+        return NS_EEXIST;
+    case MDB_CORRUPTED:
+    case MDB_INVALID:
+    case MDB_VERSION_MISMATCH:
+    case MDB_PAGE_NOTFOUND:
+    case MDB_INCOMPATIBLE:
+        return NS_ECORRUPT;
+    case ENOMEM:
+        return NS_ENOMEM;
+    case EINVAL:
+        return NS_EINVAL;
+    case EAGAIN:
+        return NS_ELOCKED;
+    case EIO:
+    case ENOSPC:
+    case EACCES:
+    case EROFS:
+    case ENOENT:
+        return NS_EIO;
+    default:
+        return NS_EINTERNAL;
+    }
+}
+
+uint32_t ns_store_latest_schema(void)
+{
+    return ns_migrations[ns_migrations_count - 1].version;
+}
+
+uint32_t ns_store_schema_version(const ns_store_t *s)
+{
+    return s->schema;
+}
+
+static int lock_path(const char *dir, char *buf, size_t n)
+{
+    return snprintf(buf, n, "%s/LOCK", dir) < (int)n ? NS_OK : NS_EINVAL;
+}
+
+long ns_store_lock_holder(const char *dir)
+{
+    char path[4096], pid[32] = {0};
+    if (lock_path(dir, path, sizeof path) != NS_OK)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    long holder = 0;
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        holder = n > 0 ? strtol(pid, NULL, 10) : -1;
+        if (holder == 0)
+            holder = -1;
+    } else {
+        flock(fd, LOCK_UN);
+    }
+    close(fd);
+    return holder;
+}
+
+/* Takes the exclusive lock on dir/LOCK and records our pid in it. */
+static int take_dir_lock(ns_store_t *s, char *err, size_t errlen)
+{
+    char path[4096];
+    if (lock_path(s->dir, path, sizeof path) != NS_OK)
+        return NS_EINVAL;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return NS_EIO;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = {0};
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        close(fd);
+        snprintf(err, errlen, "data directory %s is locked by another namesrv process (pid %s)",
+                 s->dir, n > 0 ? strtok(pid, "\n") : "unknown");
+        return NS_ELOCKED;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        close(fd);
+        return NS_EIO;
+    }
+    s->lock_fd = fd;
+    return NS_OK;
+}
+
+/* Reads meta/schema_version inside txn; 0 for a brand-new environment.
+ * NS_ECORRUPT for an LMDB file that is not ours. */
+static int read_schema(MDB_txn *txn, uint32_t *out)
+{
+    MDB_dbi main_dbi, meta;
+    int rc = mdb_dbi_open(txn, NULL, 0, &main_dbi);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    MDB_stat st;
+    rc = mdb_stat(txn, main_dbi, &st);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    if (st.ms_entries == 0) {
+        *out = 0;
+        return NS_OK;
+    }
+    rc = mdb_dbi_open(txn, "meta", 0, &meta);
+    if (rc != 0)
+        return NS_ECORRUPT;
+    MDB_val k = ns_val("schema_version", 14), v;
+    rc = mdb_get(txn, meta, &k, &v);
+    if (rc != 0 || v.mv_size != 8)
+        return NS_ECORRUPT;
+    uint64_t ver;
+    memcpy(&ver, v.mv_data, 8);
+    *out = (uint32_t)ver;
+    return NS_OK;
+}
+
+/* Runs the pending migration steps and the version bump in one txn. */
+static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
+{
+    MDB_txn *txn = NULL;
+    uint32_t cur = 0;
+    int rc = mdb_txn_begin(s->env, NULL, s->read_only ? MDB_RDONLY : 0, &txn);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot begin transaction: %s", mdb_strerror(rc));
+        rc = ns_lmdb_error(rc);
+        goto out;
+    }
+    rc = read_schema(txn, &cur);
+    if (rc != NS_OK) {
+        snprintf(err, errlen, "%s does not hold a namesrv store (no schema version): refusing "
+                 "to touch it", s->dir);
+        goto out;
+    }
+    if (cur > ns_store_latest_schema()) {
+        snprintf(err, errlen, "store schema version %u is newer than this binary supports (%u); "
+                 "upgrade namesrvd", cur, ns_store_latest_schema());
+        rc = NS_ESCHEMA;
+        goto out;
+    }
+    s->schema = cur;
+    if (cur >= target) {
+        rc = NS_OK;
+        goto out;
+    }
+    if (s->read_only) {
+        snprintf(err, errlen, "store schema version %u is older than %u; start namesrvd once to "
+                 "migrate it", cur, target);
+        rc = NS_ESCHEMA;
+        goto out;
+    }
+    for (size_t i = 0; i < ns_migrations_count; i++) {
+        const ns_migration_t *m = &ns_migrations[i];
+        if (m->version <= cur || m->version > target)
+            continue;
+        int mrc = m->apply(txn);
+        if (mrc != 0) {
+            snprintf(err, errlen, "migration %u (%s) failed: %s", m->version, m->name,
+                     mdb_strerror(mrc));
+            rc = ns_lmdb_error(mrc);
+            goto out;
+        }
+        NS_LOG_INFO("store %s: migrated schema to version %u (%s)", s->dir, m->version, m->name);
+        s->schema = m->version;
+    }
+    MDB_dbi meta;
+    uint64_t ver = s->schema;
+    MDB_val k = ns_val("schema_version", 14), v = ns_val(&ver, 8);
+    int prc = mdb_dbi_open(txn, "meta", 0, &meta);
+    if (prc == 0)
+        prc = mdb_put(txn, meta, &k, &v, 0);
+    if (prc == 0) {
+        prc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (prc != 0) {
+        snprintf(err, errlen, "cannot record schema version: %s", mdb_strerror(prc));
+        rc = ns_lmdb_error(prc);
+        goto out;
+    }
+    rc = NS_OK;
+out:
+    if (txn)
+        mdb_txn_abort(txn);
+    return rc;
+}
+
+/* Opens the handles of every table the schema has. */
+static int open_dbis(ns_store_t *s)
+{
+    MDB_txn *txn = NULL;
+    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    for (int i = 0; i < NS_DB_COUNT; i++) {
+        rc = mdb_dbi_open(txn, ns_db_names[i], 0, &s->dbi[i]);
+        s->have_db[i] = rc == 0;
+        if (rc != 0 && rc != MDB_NOTFOUND) {
+            mdb_txn_abort(txn);
+            return ns_lmdb_error(rc);
+        }
+    }
+    rc = mdb_txn_commit(txn); /* keeps the handles open for the env */
+    return ns_lmdb_error(rc);
+}
+
+int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+{
+    ns_store_t *s = NULL;
+    int rc;
+    char dummy[8];
+    if (err == NULL) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = 0;
+    *out = NULL;
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NS_ENOMEM;
+    s->lock_fd = -1;
+    s->read_only = opts->read_only;
+    s->map_size = opts->map_size_bytes ? opts->map_size_bytes : 64u << 20;
+    s->map_max = opts->map_max_bytes ? opts->map_max_bytes : (size_t)16 << 30;
+    if (s->map_max < s->map_size)
+        s->map_max = s->map_size;
+    s->dir = strdup(opts->dir);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s->resize_lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    if (s->dir == NULL) {
+        rc = NS_ENOMEM;
+        goto fail;
+    }
+    if (!opts->read_only && mkdir(s->dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create data directory %s: %s", s->dir, strerror(errno));
+        rc = NS_EIO;
+        goto fail;
+    }
+    if (opts->lock && (rc = take_dir_lock(s, err, errlen)) != NS_OK)
+        goto fail;
+    char datafile[4096];
+    snprintf(datafile, sizeof datafile, "%s/data.mdb", s->dir);
+    if (opts->read_only && access(datafile, R_OK) != 0) {
+        snprintf(err, errlen, "%s: no store here (%s)", s->dir, strerror(errno));
+        rc = NS_EIO;
+        goto fail;
+    }
+    unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
+    if (opts->read_only)
+        flags |= MDB_RDONLY;
+    if (opts->sync_mode == NS_SYNC_NOMETASYNC)
+        flags |= MDB_NOMETASYNC;
+    else if (opts->sync_mode == NS_SYNC_NOSYNC)
+        flags |= MDB_NOSYNC;
+    if ((rc = mdb_env_create(&s->env)) != 0 || (rc = mdb_env_set_maxdbs(s->env, 32)) != 0 ||
+        (rc = mdb_env_set_maxreaders(s->env, 256)) != 0 ||
+        (rc = mdb_env_set_mapsize(s->env, s->map_size)) != 0) {
+        snprintf(err, errlen, "cannot create LMDB environment: %s", mdb_strerror(rc));
+        rc = ns_lmdb_error(rc);
+        goto fail;
+    }
+    rc = mdb_env_open(s->env, s->dir, flags, 0644);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot open store in %s: %s", s->dir, mdb_strerror(rc));
+        rc = ns_lmdb_error(rc);
+        if (rc == NS_EINTERNAL)
+            rc = NS_ECORRUPT;
+        goto fail;
+    }
+    /* A store written with a bigger map keeps its size. */
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    if (info.me_mapsize > s->map_size)
+        s->map_size = info.me_mapsize;
+    int dead = 0;
+    mdb_reader_check(s->env, &dead);
+    if (dead > 0)
+        NS_LOG_INFO("store %s: cleared %d stale reader slot(s)", s->dir, dead);
+    uint32_t target = opts->target_schema ? opts->target_schema : ns_store_latest_schema();
+    if ((rc = migrate(s, target, err, errlen)) != NS_OK)
+        goto fail;
+    if ((rc = open_dbis(s)) != NS_OK) {
+        snprintf(err, errlen, "cannot open tables in %s: %s", s->dir, ns_strerror(rc));
+        goto fail;
+    }
+    *out = s;
+    return NS_OK;
+fail:
+    ns_store_close(s);
+    return rc;
+}
+
+void ns_store_close(ns_store_t *s)
+{
+    if (s == NULL)
+        return;
+    if (s->env)
+        mdb_env_close(s->env);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases the flock */
+    pthread_rwlock_destroy(&s->resize_lock);
+    free(s->dir);
+    free(s);
+}
+
+void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_env_info(s->env, &info);
+    mdb_env_stat(s->env, &st);
+    *map_size = info.me_mapsize;
+    *used_bytes = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
+}
+
+int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return NS_EIO;
+    }
+    int rc = mdb_env_copy2(s->env, dir, MDB_CP_COMPACT);
+    if (rc != 0) {
+        snprintf(err, errlen, "backup to %s failed: %s", dir, mdb_strerror(rc));
+        return ns_lmdb_error(rc);
+    }
+    return NS_OK;
+}
+
+/* ---- transactions ---- */
+
+static int txn_begin(ns_store_t *s, ns_txn_t *parent, bool write, ns_txn_t **out)
+{
+    ns_txn_t *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NS_ENOMEM;
+    t->s = s;
+    t->write = write;
+    t->parent = parent;
+    if (!write) {
+        pthread_rwlock_rdlock(&s->resize_lock);
+        t->holds_resize_lock = true;
+    }
+    int rc = mdb_txn_begin(s->env, parent ? parent->txn : NULL, write ? 0 : MDB_RDONLY, &t->txn);
+    if (rc == MDB_MAP_RESIZED) { /* another process grew the map */
+        mdb_env_set_mapsize(s->env, 0);
+        rc = mdb_txn_begin(s->env, parent ? parent->txn : NULL, write ? 0 : MDB_RDONLY, &t->txn);
+    }
+    if (rc != 0) {
+        if (t->holds_resize_lock)
+            pthread_rwlock_unlock(&s->resize_lock);
+        free(t);
+        return ns_lmdb_error(rc);
+    }
+    *out = t;
+    return NS_OK;
+}
+
+int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out)
+{
+    if (write && s->read_only)
+        return NS_EINVAL;
+    return txn_begin(s, NULL, write, out);
+}
+
+int ns_txn_begin_nested(ns_txn_t *parent, ns_txn_t **out)
+{
+    return txn_begin(parent->s, parent, true, out);
+}
+
+static void txn_release(ns_txn_t *t)
+{
+    if (t->holds_resize_lock)
+        pthread_rwlock_unlock(&t->s->resize_lock);
+    free(t);
+}
+
+int ns_txn_commit(ns_txn_t *t)
+{
+    int rc = t->txn ? mdb_txn_commit(t->txn) : 0;
+    txn_release(t);
+    return ns_lmdb_error(rc);
+}
+
+void ns_txn_abort(ns_txn_t *t)
+{
+    if (t == NULL)
+        return;
+    if (t->txn)
+        mdb_txn_abort(t->txn);
+    txn_release(t);
+}
+
+int ns_txn_read_renew(ns_store_t *s, ns_txn_t **slot)
+{
+    if (*slot == NULL)
+        return txn_begin(s, NULL, false, slot);
+    ns_txn_t *t = *slot;
+    pthread_rwlock_rdlock(&s->resize_lock);
+    t->holds_resize_lock = true;
+    int rc = mdb_txn_renew(t->txn);
+    if (rc != 0) {
+        pthread_rwlock_unlock(&s->resize_lock);
+        t->holds_resize_lock = false;
+        return ns_lmdb_error(rc);
+    }
+    return NS_OK;
+}
+
+void ns_txn_read_reset(ns_txn_t *t)
+{
+    if (t == NULL)
+        return;
+    mdb_txn_reset(t->txn);
+    if (t->holds_resize_lock) {
+        pthread_rwlock_unlock(&t->s->resize_lock);
+        t->holds_resize_lock = false;
+    }
+}
+
+int ns_store_grow(ns_store_t *s)
+{
+    if (s->map_size >= s->map_max)
+        return NS_EMAPFULL;
+    size_t next = s->map_size > s->map_max / 2 ? s->map_max : s->map_size * 2;
+    pthread_rwlock_wrlock(&s->resize_lock);
+    int rc = mdb_env_set_mapsize(s->env, next);
+    pthread_rwlock_unlock(&s->resize_lock);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    NS_LOG_INFO("store %s: map grown from %zu to %zu bytes", s->dir, s->map_size, next);
+    s->map_size = next;
+    return NS_OK;
+}

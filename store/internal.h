@@ -1,0 +1,87 @@
+/* internal.h - what the store's files share; nothing outside store/ and
+ * migrations/ includes this. */
+#ifndef NS_STORE_INTERNAL_H
+#define NS_STORE_INTERNAL_H
+
+#include <lmdb.h>
+#include <pthread.h>
+
+#include "keys.h"
+#include "ns/err.h"
+#include "ns/store.h"
+
+struct ns_store {
+    MDB_env *env;
+    MDB_dbi dbi[NS_DB_COUNT];
+    bool have_db[NS_DB_COUNT];
+    uint32_t schema;
+    size_t map_size;
+    size_t map_max;
+    bool read_only;
+    int lock_fd;
+    char *dir;
+    /* Readers hold this shared for the life of a read txn; ns_store_grow
+     * takes it exclusively because mdb_env_set_mapsize needs no live txn in
+     * the process. Uncontended except during a (rare) resize. */
+    pthread_rwlock_t resize_lock;
+};
+
+struct ns_txn {
+    MDB_txn *txn;
+    ns_store_t *s;
+    bool write;
+    bool holds_resize_lock;
+    ns_txn_t *parent;
+};
+
+/* The one place LMDB error codes become NS_* codes. */
+int ns_lmdb_error(int rc);
+
+/* Database handle for table id in t; fails with NS_ECORRUPT when the store's
+ * schema predates that table. */
+static inline int ns_dbi(ns_txn_t *t, int id, MDB_dbi *out)
+{
+    if (!t->s->have_db[id])
+        return NS_ECORRUPT;
+    *out = t->s->dbi[id];
+    return NS_OK;
+}
+
+static inline MDB_val ns_val(const void *p, size_t n)
+{
+    MDB_val v = {n, (void *)p};
+    return v;
+}
+
+/* Small record packer: [u32 LE len][bytes][NUL] strings (len 0xFFFFFFFF =
+ * NULL), i64 LE, u8. */
+int ns_pack_str(ns_buf_t *b, const char *s);
+int ns_pack_i64(ns_buf_t *b, int64_t v);
+int ns_pack_u8(ns_buf_t *b, uint8_t v);
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+    bool bad;
+} ns_unpack_t;
+
+/* Borrowed pointer into the packed value (NUL-terminated), NULL for a packed
+ * NULL or on error (sets u->bad). */
+const char *ns_unpack_str(ns_unpack_t *u);
+/* Heap copy of the next string (NULL stays NULL); sets bad on ENOMEM. */
+char *ns_unpack_strdup(ns_unpack_t *u);
+int64_t ns_unpack_i64(ns_unpack_t *u);
+uint8_t ns_unpack_u8(ns_unpack_t *u);
+
+/* Generic helpers over one table. */
+int ns_db_put(ns_txn_t *t, int db, const ns_buf_t *key, const void *val, size_t n);
+int ns_db_get(ns_txn_t *t, int db, const ns_buf_t *key, ns_slice_t *val);
+int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key); /* NS_OK when absent */
+/* Walks keys starting with prefix (all keys when prefix->len == 0). The
+ * callback gets the key suffix after the prefix and the value. */
+typedef int (*ns_db_walk_cb)(const uint8_t *ksuffix, size_t klen, const uint8_t *val, size_t vlen,
+                             void *ctx);
+int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx);
+size_t ns_db_count(ns_txn_t *t, int db);
+
+#endif

@@ -1,0 +1,69 @@
+/* keys.h - the key layout of the LMDB store and its invariants.
+ *
+ * Named databases (all keys are byte strings; "\0" is a NUL separator, so
+ * names themselves never contain NUL):
+ *
+ *   meta           "schema_version" -> u64 LE; "audit_seq" -> u64 LE (last seq)
+ *   kvns           namespace -> ""                    (namespace exists, maybe empty)
+ *   kv             namespace \0 key -> value bytes
+ *   clusters       cluster \0 brokerName -> ""        (cluster membership set)
+ *   groups         brokerName -> packed group          (BrokerData: cluster, zone,
+ *                                                       actingMaster, id -> addr list)
+ *   live           cluster \0 brokerAddr -> packed live record (brokerName, id,
+ *                                                       haAddr, DataVersion, timeout,
+ *                                                       filter servers, registered_ms)
+ *   queues         topic \0 brokerName -> QueueData as 4 x i32 LE (perm, r, w, sysflag)
+ *   broker_topics  brokerName \0 topic -> ""           (reverse index of queues; v2)
+ *   routes         topic -> materialised route: [u32 std_insert][u32 std_len][std]
+ *                                               [u32 legacy_insert][legacy]
+ *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
+ *   audit          seq (u64 BE) -> JSON record of one data-version change (v3)
+ *
+ * Invariants (checked by ns_store_verify, store/verify.c):
+ *   I1 kv: every kv key's namespace has a kvns entry.
+ *   I2 clusters: every (cluster, b) pair names an existing group b.
+ *   I3 groups: every group is listed under its own cluster in clusters.
+ *   I4 live: every live record (c, addr) belongs to a group that maps some id
+ *      to addr, and that group is in cluster c.
+ *   I5 groups: every id -> addr of a group has a live record (c, addr) for a
+ *      cluster c that lists the group, and no address appears under two ids.
+ *   I6 queues <-> broker_topics: (t, b) in queues iff (b, t) in broker_topics.
+ *   I7 routes: a topic has a route iff it has queue data for at least one
+ *      existing group; the route names exactly those groups.
+ *   I8 a topic exists iff it has at least one queues entry (no empty topics).
+ *
+ * Writers keep these in one write transaction: the registration, unregister,
+ * eviction, permission and topic operations (src/registry.c) rematerialise
+ * the route of every topic whose queue data or groups they touch, before the
+ * transaction commits.
+ */
+#ifndef NS_STORE_KEYS_H
+#define NS_STORE_KEYS_H
+
+#include <stddef.h>
+
+#include "ns/buf.h"
+
+enum {
+    NS_DB_META = 0,
+    NS_DB_KVNS,
+    NS_DB_KV,
+    NS_DB_CLUSTERS,
+    NS_DB_GROUPS,
+    NS_DB_LIVE,
+    NS_DB_QUEUES,
+    NS_DB_BROKER_TOPICS,
+    NS_DB_ROUTES,
+    NS_DB_MAPPINGS,
+    NS_DB_AUDIT,
+    NS_DB_COUNT
+};
+
+/* LMDB database name of each NS_DB_*. */
+extern const char *const ns_db_names[NS_DB_COUNT];
+
+/* Builds "a \0 b" (b may be NULL: "a \0", the prefix of all a's keys) into k.
+ * Returns NS_OK or NS_ENOMEM. */
+int ns_key2(ns_buf_t *k, const char *a, const char *b);
+
+#endif

@@ -1,0 +1,111 @@
+/* kv.c - KV config table: kvns (namespace set) and kv (ns \0 key -> value). */
+#include <string.h>
+
+#include "internal.h"
+
+int ns_kv_ns_create(ns_txn_t *t, const char *ns)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_buf_append_str(&k, ns);
+    if (rc == NS_OK)
+        rc = ns_db_put(t, NS_DB_KVNS, &k, "", 0);
+    ns_buf_free(&k);
+    return rc;
+}
+
+bool ns_kv_ns_exists(ns_txn_t *t, const char *ns)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_buf_append_str(&k, ns);
+    if (rc == NS_OK)
+        rc = ns_db_get(t, NS_DB_KVNS, &k, NULL);
+    ns_buf_free(&k);
+    return rc == NS_OK;
+}
+
+int ns_kv_put(ns_txn_t *t, const char *ns, const char *key, const char *val)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_kv_ns_create(t, ns);
+    if (rc == NS_OK)
+        rc = ns_key2(&k, ns, key);
+    if (rc == NS_OK)
+        rc = ns_db_put(t, NS_DB_KV, &k, val, strlen(val));
+    ns_buf_free(&k);
+    return rc;
+}
+
+int ns_kv_get(ns_txn_t *t, const char *ns, const char *key, ns_slice_t *val)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_key2(&k, ns, key);
+    if (rc == NS_OK)
+        rc = ns_db_get(t, NS_DB_KV, &k, val);
+    ns_buf_free(&k);
+    return rc;
+}
+
+int ns_kv_del(ns_txn_t *t, const char *ns, const char *key)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_key2(&k, ns, key);
+    if (rc == NS_OK)
+        rc = ns_db_del(t, NS_DB_KV, &k);
+    ns_buf_free(&k);
+    return rc;
+}
+
+struct kv_walk {
+    ns_kv_cb cb;
+    void *ctx;
+    ns_buf_t tmp;
+};
+
+static int kv_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct kv_walk *w = ctx;
+    ns_buf_reset(&w->tmp);
+    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK || ns_buf_append_u8(&w->tmp, 0) != NS_OK)
+        return NS_ENOMEM;
+    size_t off = w->tmp.len;
+    if (ns_buf_append(&w->tmp, v, vl) != NS_OK) /* NUL-terminated copy of the value */
+        return NS_ENOMEM;
+    return w->cb((const char *)w->tmp.data, (const char *)w->tmp.data + off, vl, w->ctx);
+}
+
+int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx)
+{
+    if (!ns_kv_ns_exists(t, ns))
+        return NS_ENOTFOUND;
+    struct kv_walk w = {cb, ctx, NS_BUF_INIT};
+    ns_buf_t prefix = NS_BUF_INIT;
+    int rc = ns_key2(&prefix, ns, NULL);
+    if (rc == NS_OK)
+        rc = ns_db_walk(t, NS_DB_KV, &prefix, kv_walk_cb, &w);
+    ns_buf_free(&prefix);
+    ns_buf_free(&w.tmp);
+    return rc;
+}
+
+struct name_walk {
+    ns_name_cb cb;
+    void *ctx;
+    ns_buf_t tmp;
+};
+
+static int name_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct name_walk *w = ctx;
+    ns_buf_reset(&w->tmp);
+    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
+        return NS_ENOMEM;
+    return w->cb((const char *)w->tmp.data, w->ctx);
+}
+
+int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx)
+{
+    struct name_walk w = {cb, ctx, NS_BUF_INIT};
+    int rc = ns_db_walk(t, NS_DB_KVNS, NULL, name_walk_cb, &w);
+    ns_buf_free(&w.tmp);
+    return rc;
+}

@@ -1,0 +1,167 @@
+/* queue.c - queue data: queues (topic \0 brokerName -> 4 x i32 LE) and its
+ * reverse index broker_topics (brokerName \0 topic -> ""), always changed
+ * together (invariant I6 of keys.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int index_key(ns_buf_t *k, const char *broker_name, const char *topic)
+{
+    return ns_key2(k, broker_name, topic);
+}
+
+int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int32_t v[4] = {q->perm, q->read_queue_nums, q->write_queue_nums, q->topic_sys_flag};
+    int rc = ns_key2(&k, topic, q->broker_name);
+    rc = rc ? rc : ns_db_put(t, NS_DB_QUEUES, &k, v, sizeof v);
+    rc = rc ? rc : index_key(&k, q->broker_name, topic);
+    rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
+    ns_buf_free(&k);
+    return rc;
+}
+
+static void queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
+{
+    int32_t f[4] = {0, 0, 0, 0};
+    memcpy(f, v, vl < sizeof f ? vl : sizeof f);
+    out->perm = f[0];
+    out->read_queue_nums = f[1];
+    out->write_queue_nums = f[2];
+    out->topic_sys_flag = f[3];
+}
+
+int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    ns_slice_t v;
+    int rc = ns_key2(&k, topic, broker_name);
+    rc = rc ? rc : ns_db_get(t, NS_DB_QUEUES, &k, &v);
+    if (rc == NS_OK) {
+        queue_decode(v.ptr, v.len, out);
+        out->broker_name = broker_name;
+    }
+    ns_buf_free(&k);
+    return rc;
+}
+
+int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_key2(&k, topic, broker_name);
+    rc = rc ? rc : ns_db_del(t, NS_DB_QUEUES, &k);
+    rc = rc ? rc : index_key(&k, broker_name, topic);
+    rc = rc ? rc : ns_db_del(t, NS_DB_BROKER_TOPICS, &k);
+    ns_buf_free(&k);
+    return rc;
+}
+
+struct queue_walk {
+    ns_queue_cb cb;
+    ns_name_cb name_cb;
+    void *ctx;
+    const char *topic;
+    ns_buf_t tmp;
+    ns_buf_t last; /* ns_topic_iter: last topic reported */
+};
+
+static int topic_queue_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct queue_walk *w = ctx;
+    ns_queue_data_t q;
+    ns_buf_reset(&w->tmp);
+    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
+        return NS_ENOMEM;
+    queue_decode(v, vl, &q);
+    q.broker_name = (const char *)w->tmp.data;
+    return w->cb(w->topic, &q, w->ctx);
+}
+
+int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ctx)
+{
+    struct queue_walk w = {cb, NULL, ctx, topic, NS_BUF_INIT, NS_BUF_INIT};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_key2(&k, topic, NULL);
+    rc = rc ? rc : ns_db_walk(t, NS_DB_QUEUES, &k, topic_queue_cb, &w);
+    ns_buf_free(&k);
+    ns_buf_free(&w.tmp);
+    return rc;
+}
+
+static int broker_topic_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct queue_walk *w = ctx;
+    ns_buf_reset(&w->tmp);
+    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
+        return NS_ENOMEM;
+    return w->name_cb((const char *)w->tmp.data, w->ctx);
+}
+
+int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, void *ctx)
+{
+    struct queue_walk w = {NULL, cb, ctx, NULL, NS_BUF_INIT, NS_BUF_INIT};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_key2(&k, broker_name, NULL);
+    rc = rc ? rc : ns_db_walk(t, NS_DB_BROKER_TOPICS, &k, broker_topic_cb, &w);
+    ns_buf_free(&k);
+    ns_buf_free(&w.tmp);
+    return rc;
+}
+
+static int all_topics_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct queue_walk *w = ctx;
+    size_t tlen = strnlen((const char *)ks, kl);
+    if (tlen >= kl)
+        return NS_ECORRUPT;
+    if (w->last.len == tlen + 1 && memcmp(w->last.data, ks, tlen) == 0)
+        return 0; /* another broker of the same topic */
+    ns_buf_reset(&w->last);
+    if (ns_buf_append(&w->last, ks, tlen) != NS_OK || ns_buf_append_u8(&w->last, 0) != NS_OK)
+        return NS_ENOMEM;
+    ns_buf_reset(&w->tmp);
+    if (ns_buf_append(&w->tmp, ks + tlen + 1, kl - tlen - 1) != NS_OK)
+        return NS_ENOMEM;
+    ns_queue_data_t q;
+    queue_decode(v, vl, &q);
+    q.broker_name = (const char *)w->tmp.data;
+    return w->cb((const char *)w->last.data, &q, w->ctx);
+}
+
+int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx)
+{
+    struct queue_walk w = {cb, NULL, ctx, NULL, NS_BUF_INIT, NS_BUF_INIT};
+    int rc = ns_db_walk(t, NS_DB_QUEUES, NULL, all_topics_cb, &w);
+    ns_buf_free(&w.tmp);
+    ns_buf_free(&w.last);
+    return rc;
+}
+
+static int stop_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    return 1;
+}
+
+bool ns_topic_exists(ns_txn_t *t, const char *topic)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_key2(&k, topic, NULL);
+    rc = rc ? rc : ns_db_walk(t, NS_DB_QUEUES, &k, stop_cb, NULL);
+    ns_buf_free(&k);
+    return rc == 1;
+}
+
+static int count_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
+{
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+size_t ns_topic_count(ns_txn_t *t)
+{
+    size_t n = 0;
+    ns_topic_iter(t, count_cb, &n);
+    return n;
+}

@@ -1,0 +1,79 @@
+/* route.c - materialised routes: routes (topic -> both encodings).
+ * Value: [u32 std_insert][u32 std_len][std bytes][u32 legacy_insert][legacy]
+ * (u32 little-endian). Written by the writer in the transaction that changes
+ * the topic; read with one mdb_get on the lookup path. */
+#include <string.h>
+
+#include "internal.h"
+
+int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std_insert,
+                 const ns_buf_t *legacy, size_t legacy_insert)
+{
+    MDB_dbi dbi;
+    int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    if (std->len > UINT32_MAX || legacy->len > UINT32_MAX)
+        return NS_ETOOBIG;
+    size_t total = 12 + std->len + legacy->len;
+    MDB_val k = ns_val(topic, strlen(topic)), v = ns_val(NULL, total);
+    rc = mdb_put(t->txn, dbi, &k, &v, MDB_RESERVE); /* write straight into the page */
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    uint8_t *p = v.mv_data;
+    uint32_t w[2] = {(uint32_t)std_insert, (uint32_t)std->len};
+    memcpy(p, w, 8);
+    memcpy(p + 8, std->data, std->len);
+    uint32_t li = (uint32_t)legacy_insert;
+    memcpy(p + 8 + std->len, &li, 4);
+    memcpy(p + 12 + std->len, legacy->data, legacy->len);
+    return NS_OK;
+}
+
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
+                 size_t *insert_at)
+{
+    MDB_dbi dbi;
+    int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    MDB_val k = ns_val(topic, strlen(topic)), v;
+    rc = mdb_get(t->txn, dbi, &k, &v);
+    if (rc != 0)
+        return ns_lmdb_error(rc);
+    const uint8_t *p = v.mv_data;
+    uint32_t w[2];
+    if (v.mv_size < 12)
+        return NS_ECORRUPT;
+    memcpy(w, p, 8);
+    if ((size_t)w[1] > v.mv_size - 12)
+        return NS_ECORRUPT;
+    if (standard) {
+        out->ptr = p + 8;
+        out->len = w[1];
+        *insert_at = w[0];
+    } else {
+        uint32_t li;
+        memcpy(&li, p + 8 + w[1], 4);
+        out->ptr = p + 12 + w[1];
+        out->len = v.mv_size - 12 - w[1];
+        *insert_at = li;
+    }
+    if (*insert_at > out->len)
+        return NS_ECORRUPT;
+    return NS_OK;
+}
+
+int ns_route_del(ns_txn_t *t, const char *topic)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns_buf_append_str(&k, topic);
+    rc = rc ? rc : ns_db_del(t, NS_DB_ROUTES, &k);
+    ns_buf_free(&k);
+    return rc;
+}
+
+size_t ns_route_count(ns_txn_t *t)
+{
+    return ns_db_count(t, NS_DB_ROUTES);
+}

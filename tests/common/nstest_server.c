@@ -1,0 +1,171 @@
+/* nstest_server.c - start, stop and talk to a real namesrvd (nstest.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *extra_args)
+{
+    char portfile[4096], log[4096], a_data[4200], a_port[4200], a_store[4200];
+    memset(s, 0, sizeof *s);
+    s->pid = -1;
+    snprintf(s->data, sizeof s->data, "%s/data", dir);
+    snprintf(portfile, sizeof portfile, "%s/port", dir);
+    snprintf(log, sizeof log, "%s/namesrvd.log", dir);
+    snprintf(a_data, sizeof a_data, "--dataDir=%s", s->data);
+    snprintf(a_port, sizeof a_port, "--portFile=%s", portfile);
+    snprintf(a_store, sizeof a_store, "--configStorePath=%s/namesrv.properties", dir);
+    unlink(portfile);
+    const char *argv[64] = {NS_NAMESRVD_PATH, "--bindAddress=127.0.0.1", "--listenPort=0",
+                            a_data, a_port, a_store};
+    int argc = 6;
+    for (int i = 0; extra_args && extra_args[i] && argc < 62; i++)
+        argv[argc++] = extra_args[i];
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            dup2(fd, 1);
+        }
+        execv(NS_NAMESRVD_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    s->pid = pid;
+    for (int i = 0; i < 1000; i++) {
+        FILE *f = fopen(portfile, "r");
+        if (f) {
+            int port = 0;
+            int n = fscanf(f, "%d", &port);
+            fclose(f);
+            if (n == 1 && port > 0) {
+                s->port = port;
+                return 0;
+            }
+        }
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            s->pid = -1;
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    return -1;
+}
+
+int nstest_server_stop(nstest_server_t *s, int sig)
+{
+    if (s->pid <= 0)
+        return -1;
+    kill(s->pid, sig);
+    int status = -1;
+    for (int i = 0; i < 3000; i++) { /* 30 s */
+        pid_t r = waitpid(s->pid, &status, WNOHANG);
+        if (r == s->pid)
+            break;
+        if (i == 2999) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &status, 0);
+        }
+        sleep_ms(10);
+    }
+    s->pid = -1;
+    return status;
+}
+
+int nstest_run(const char *path, const char *const *args, char **err_out, int timeout_ms)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        return -1;
+    const char *argv[64] = {path};
+    int argc = 1;
+    for (int i = 0; args && args[i] && argc < 62; i++)
+        argv[argc++] = args[i];
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 2);
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    ns_buf_t out = NS_BUF_INIT;
+    char tmp[4096];
+    int waited = 0;
+    for (;;) {
+        struct pollfd p = {pfd[0], POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        if (r > 0) {
+            ssize_t n = read(pfd[0], tmp, sizeof tmp);
+            if (n <= 0)
+                break;
+            ns_buf_append(&out, tmp, (size_t)n);
+        } else if ((waited += 100) > timeout_ms) {
+            kill(pid, SIGKILL);
+            break;
+        }
+    }
+    close(pfd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (err_out)
+        *err_out = out.data ? ns_buf_strdup(&out) : strdup("");
+    ns_buf_free(&out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct ns_client *nstest_connect(const nstest_server_t *s)
+{
+    ns_client_t *c = NULL;
+    int rc = ns_client_connect("127.0.0.1", s->port, 5000, &c);
+    if (rc != NS_OK)
+        fail_msg("cannot connect to namesrvd on port %d: %s", s->port, ns_strerror(rc));
+    return c;
+}
+
+void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const *kv)
+{
+    memset(cmd, 0, sizeof *cmd);
+    cmd->code = code;
+    cmd->language = NS_LANG_JAVA;
+    cmd->version = NS_VERSION_V5_3_3;
+    cmd->serialize_type = NS_SERIALIZE_JSON;
+    size_t n = 0;
+    for (size_t i = 0; kv && kv[i] && kv[i + 1] && n < 16; i += 2, n++) {
+        ext[n].key = kv[i];
+        ext[n].key_len = strlen(kv[i]);
+        ext[n].val = kv[i + 1];
+        ext[n].val_len = strlen(kv[i + 1]);
+    }
+    cmd->has_ext = kv != NULL;
+    cmd->ext = ext;
+    cmd->n_ext = n;
+}

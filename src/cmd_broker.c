@@ -3,12 +3,21 @@
  * liveness glue: eviction of expired brokers, unregistration when a
  * broker's registration connection closes, restore at startup (§6.6, §6.7).
  *
- * Fencing: every unregister (request, close, expiry) is applied by the
- * writer in submission order, so a registration the loop saw after the
- * decision is applied after it and survives. A registration that changes
- * nothing is answered without the writer only when the writer is idle, so it
- * can never overtake a queued unregister. The liveness entry is dropped only
- * if its generation is still the one the unregister was decided for. */
+ * Fencing, so that an unregister decided for an older registration never
+ * removes a newer one (Apache RocketMQ #11043, #5374):
+ *  1. the writer applies unregisters and registrations in the order the
+ *     loop saw them, so a registration that arrives after an eviction or
+ *     close was decided is applied after it and survives;
+ *  2. a registration refreshes the broker's liveness entry (timestamp and
+ *     connection) the moment it arrives, so while it waits for the writer no
+ *     expiry scan can decide to evict it and no close of its old connection
+ *     can unregister it;
+ *  3. an unchanged registration skips the writer only while the writer is
+ *     idle, so it can never overtake a queued unregister;
+ *  4. an unregister names the broker id it was decided for; if the address
+ *     has registered under another id since (a slave promoted to master),
+ *     the registry leaves it alone.
+ * The liveness entry goes when the store says the broker was removed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,9 +109,7 @@ static void reg_done(ns_wop_t *w)
     } else if (op->res.failed) {
         reply_register_failed(&op->to, "register broker failed");
     } else if (op->res.conflict) {
-        ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
-        if (e)
-            ns_liveness_remove_if(srv->liveness, op->cluster, op->addr, e->generation);
+        ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         reply_registered(srv, &op->to, &op->res, NULL);
     } else {
         ns_live_entry_t *e = ns_liveness_register(
@@ -203,10 +210,13 @@ void ns_cmd_register_broker(ns_req_t *req)
         reply_registered(srv, &req->to, &op->res, req->txn);
         goto drop;
     }
-    /* The broker now speaks over this connection: a close of its previous
-     * one must not unregister it (§6.7). */
-    if (e)
+    /* Fencing rule 2: the broker is alive and speaks over this connection;
+     * an expiry scan or a close of its previous connection while this
+     * registration waits for the writer must not unregister it (§6.7). */
+    if (e) {
         e->conn = req->conn;
+        ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(srv));
+    }
     op->op.apply = reg_apply;
     op->op.done = reg_done;
     op->srv = srv;
@@ -243,7 +253,8 @@ static void unreg_done(ns_wop_t *w)
     unreg_op_t *op = (unreg_op_t *)w;
     ns_server_t *srv = op->srv;
     if (w->rc == NS_OK) {
-        ns_liveness_remove_if(srv->liveness, op->cluster, op->addr, op->generation);
+        if (op->removed)
+            ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         if (op->why && op->removed)
             NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
                         op->addr, op->cluster, op->why);

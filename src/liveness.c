@@ -10,9 +10,12 @@
  * entries from a min-heap ordered by deadline, so a scan costs O(k log n)
  * for k expired brokers rather than a walk over all of them.
  *
- * Fencing: every registration bumps the entry's generation. An eviction or
- * unregister carries the generation it was decided for, and removes the
- * entry only if that generation is still current when its write commits. */
+ * Fencing (how a stale eviction never removes a newer registration) is the
+ * job of the callers, see src/cmd_broker.c: unregisters and registrations
+ * are applied by the writer in the order the loop saw them, a registration
+ * refreshes its entry the moment it arrives, and the fast path for
+ * unchanged registrations runs only while the writer is idle. Every
+ * registration bumps the entry's generation, which the logs report. */
 #include "liveness.h"
 
 #include <stdio.h>
@@ -210,6 +213,7 @@ bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *a
     if (e == NULL)
         return false;
     e->last_update_ms = now_ms;
+    e->grace_until_ms = 0; /* it is back: the normal timeout applies again */
     set_deadline(lv, e);
     return true;
 }
@@ -244,11 +248,10 @@ size_t ns_liveness_by_conn(ns_liveness_t *lv, void *conn, ns_live_entry_t **out,
     return k;
 }
 
-bool ns_liveness_remove_if(ns_liveness_t *lv, const char *cluster, const char *addr,
-                           uint64_t generation)
+bool ns_liveness_remove(ns_liveness_t *lv, const char *cluster, const char *addr)
 {
     ns_live_entry_t *e = ns_liveness_get(lv, cluster, addr);
-    if (e == NULL || e->generation != generation)
+    if (e == NULL)
         return false;
     heap_remove(lv, e);
     const char *k = make_key(lv, cluster, addr);

@@ -56,10 +56,9 @@ size_t ns_liveness_expired(ns_liveness_t *lv, uint64_t now_ms, ns_live_entry_t *
 /* Entries registered over conn and not being evicted; marks them evicting. */
 size_t ns_liveness_by_conn(ns_liveness_t *lv, void *conn, ns_live_entry_t **out, size_t max);
 
-/* An unregister decided for `generation` was committed: drop the entry
- * only if nobody registered again since (fencing). Returns true if removed. */
-bool ns_liveness_remove_if(ns_liveness_t *lv, const char *cluster, const char *addr,
-                           uint64_t generation);
+/* An unregister that removed the broker from the store was committed:
+ * drop its entry. Returns true if there was one. */
+bool ns_liveness_remove(ns_liveness_t *lv, const char *cluster, const char *addr);
 
 /* Forgets conn in every entry that points to it (the connection is gone). */
 void ns_liveness_forget_conn(ns_liveness_t *lv, void *conn);

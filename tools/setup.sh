@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tools/setup.sh - the two set-up commands of README.md.
+#
+#   tools/setup.sh run    install what is missing, build, run namesrvd in the
+#                         foreground on 127.0.0.1:9876 with ./data as data dir
+#   tools/setup.sh test   install what is missing, build (normal and
+#                         ASan+UBSan, both with -Werror) and run every test
+#
+# Both are idempotent and work as root on a fresh Debian 12 machine.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev"
+
+install_missing() {
+    local missing=()
+    for p in $packages; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+build() { # dir, cmake args...
+    local dir=$1
+    shift
+    cmake -S "$top" -B "$dir" "$@" >/dev/null
+    cmake --build "$dir" -j "$jobs" >/dev/null
+}
+
+case "${1:-}" in
+run)
+    install_missing
+    build "$top/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNS_BUILD_TESTS=OFF
+    mkdir -p "$top/data"
+    exec "$top/build/namesrvd" --bindAddress=127.0.0.1 --listenPort=9876 \
+        --dataDir="$top/data" --configStorePath="$top/data/namesrv.properties" "${@:2}"
+    ;;
+test)
+    install_missing
+    start=$(date +%s)
+    echo "== build (Debug, -Werror)"
+    build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
+    echo "== tests"
+    (cd "$top/build-test" && ctest --output-on-failure -j "$jobs")
+    echo "== build (ASan+UBSan, -Werror)"
+    build "$top/build-asan" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON -DNS_SANITIZE=ON
+    echo "== tests under ASan+UBSan"
+    (cd "$top/build-asan" &&
+        ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            ctest --output-on-failure -j "$jobs")
+    echo "== all tests passed in $(($(date +%s) - start)) s"
+    ;;
+*)
+    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,107 @@
+/* ctl.h - what the namesrvctl subcommand files share: exit codes, option
+ * parsing, messages, opening the store, files, time and progress.
+ *
+ * Every subcommand is one `int ctl_cmd_<name>(int argc, char **argv)` that
+ * gets the arguments after its own name and returns an exit code (CTL_*).
+ * Subcommands print their result on stdout and diagnostics on stderr.
+ */
+#ifndef NS_CTL_H
+#define NS_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns/buf.h"
+#include "ns/store.h"
+
+/* Exit codes (documented in main.c usage and docs/namesrvctl.md). */
+enum {
+    CTL_OK = 0,      /* success */
+    CTL_FAILED = 1,  /* verify found violations, or a request was refused/failed */
+    CTL_USAGE = 2,   /* bad command line */
+    CTL_LOCKED = 3,  /* the data directory is held by another process (namesrvd) */
+    CTL_INVALID = 4, /* the input document (dump, kvConfig.json) is invalid */
+    CTL_IO = 5,      /* I/O, network or store error */
+};
+
+/* ---- command line ----
+ * One row per option; `--name VALUE` and `--name=VALUE` both work for
+ * options with a value, flags set *flag. Short aliases ("-o") are rows of
+ * their own. Options and positional arguments may be mixed; "--" ends
+ * options. */
+typedef struct {
+    const char *name;   /* "--data-dir", "-o" */
+    const char **value; /* option with a value: receives it (borrowed from argv) */
+    bool *flag;         /* flag: set to true */
+} ctl_opt_t;
+
+/* Parses argv[0..argc) of subcommand cmd. Positional arguments go to pos
+ * (at most max_pos, at least min_pos). Prints a message and returns
+ * CTL_USAGE on an unknown option, a missing value or a wrong number of
+ * positional arguments; CTL_OK otherwise. opts ends with a {NULL} row. */
+int ctl_parse(const char *cmd, int argc, char **argv, const ctl_opt_t *opts, const char **pos,
+              int min_pos, int max_pos, int *n_pos);
+
+/* "namesrvctl: <message>" on stderr. */
+void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "namesrvctl <cmd>: missing --<opt>" and returns CTL_USAGE. */
+int ctl_missing(const char *cmd, const char *opt);
+
+/* ---- the store ----
+ * Offline readers (dump, audit, verify, backup, stat) open read-only and
+ * without the directory lock: safe while namesrvd runs, and every read
+ * transaction is a consistent snapshot. Writers (restore, import-kvconfig)
+ * take the lock, so they refuse while a server holds the directory.
+ * Both print the reason on failure and return a CTL_* code. */
+int ctl_store_open_ro(const char *dir, ns_store_t **out);
+int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out);
+/* Exit code for an NS_* error of a store operation. */
+int ctl_exit_for(int ns_err);
+
+/* ---- files ---- */
+/* Reads a whole file ("-" = stdin) into a NUL-terminated heap buffer. */
+int ctl_read_file(const char *path, char **out, size_t *len);
+/* Writes data to path atomically (path.tmp + fsync + rename); NULL or "-"
+ * = stdout. Returns CTL_OK or CTL_IO (message printed). */
+int ctl_write_file(const char *path, const void *data, size_t len);
+
+/* ---- time ---- */
+int64_t ctl_now_ms(void);     /* wall clock, ms since the epoch */
+int64_t ctl_mono_ms(void);    /* monotonic clock, ms */
+/* "2025-09-19T07:45:40.123Z" (UTC) into buf (at least 32 bytes). */
+void ctl_format_time(int64_t ms, char *buf, size_t n);
+/* Parses ms since the epoch (digits) or an ISO-8601 date/time in UTC:
+ * YYYY-MM-DD[THH:MM[:SS[.mmm]]][Z]. NS_OK or NS_EINVAL. */
+int ctl_parse_time(const char *s, int64_t *ms);
+
+/* ---- progress on stderr, only when stderr is a terminal ---- */
+typedef struct {
+    bool on;
+    const char *what;
+    size_t total, done;
+    int64_t last_ms;
+} ctl_progress_t;
+
+void ctl_progress_init(ctl_progress_t *p, const char *what, size_t total);
+void ctl_progress_step(ctl_progress_t *p, size_t n);
+void ctl_progress_done(ctl_progress_t *p);
+
+/* ---- subcommands ---- */
+int ctl_cmd_dump(int argc, char **argv);           /* dump.c */
+int ctl_cmd_restore(int argc, char **argv);        /* restore.c */
+int ctl_cmd_import_kvconfig(int argc, char **argv); /* restore.c */
+int ctl_cmd_audit(int argc, char **argv);          /* audit.c */
+int ctl_cmd_verify(int argc, char **argv);         /* offline.c */
+int ctl_cmd_backup(int argc, char **argv);         /* offline.c */
+int ctl_cmd_stat(int argc, char **argv);           /* offline.c */
+int ctl_cmd_route(int argc, char **argv);          /* online.c */
+int ctl_cmd_clusters(int argc, char **argv);
+int ctl_cmd_topics(int argc, char **argv);
+int ctl_cmd_kv(int argc, char **argv);
+int ctl_cmd_wipe_perm(int argc, char **argv);
+int ctl_cmd_add_perm(int argc, char **argv);
+int ctl_cmd_delete_topic(int argc, char **argv);
+int ctl_cmd_config(int argc, char **argv);
+
+#endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ns/body.h"
+#include "json_read.h"
 #include "ns/buf.h"
 #include "ns/err.h"
 
@@ -491,142 +492,21 @@ int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *
 
 /* ---- readers -------------------------------------------------------------- */
 
-/* Parses fastjson text into a cJSON tree (caller deletes). NS_EINVAL if it
- * is not JSON. */
-static int parse_fastjson(const uint8_t *p, size_t n, cJSON **out)
-{
-    ns_buf_t norm = NS_BUF_INIT;
-    int rc = ns_fastjson_normalize(p, n, &norm);
-    *out = NULL;
-    if (rc != NS_OK)
-        goto cleanup;
-    *out = cJSON_ParseWithLength((const char *)norm.data, norm.len);
-    if (*out == NULL)
-        rc = NS_EINVAL;
-
-cleanup:
-    ns_buf_free(&norm);
-    return rc;
-}
-
-static bool blank(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
-            return false;
-    return true;
-}
-
-/* A value that counts as absent: missing, null or a {"$ref":...} object. */
-static bool absent(const cJSON *v)
-{
-    return v == NULL || cJSON_IsNull(v) ||
-           (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "$ref") != NULL);
-}
-
-static bool is_numeric_text(const char *s)
-{
-    if (*s == 0)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.' || *s == 'e' ||
-              *s == 'E'))
-            return false;
-    return true;
-}
-
-static int double_to_i64(double d, int64_t *out)
-{
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
-        return NS_EINVAL; /* also NaN */
-    *out = (int64_t)d;
-    return NS_OK;
-}
-
-/* Coerces v to an integer as fastjson does: numbers (fraction dropped),
- * numeric strings, booleans (1/0). Absent values, "" and "null" leave *out
- * unchanged. */
-static int to_i64(const cJSON *v, int64_t *out)
-{
-    if (absent(v))
-        return NS_OK;
-    if (cJSON_IsNumber(v))
-        return double_to_i64(v->valuedouble, out);
-    if (cJSON_IsBool(v)) {
-        *out = cJSON_IsTrue(v) ? 1 : 0;
-        return NS_OK;
-    }
-    if (cJSON_IsString(v)) {
-        const char *s = v->valuestring;
-        char *end = NULL;
-        if (*s == 0 || strcmp(s, "null") == 0)
-            return NS_OK;
-        if (ns_parse_i64(s, strlen(s), out) == NS_OK)
-            return NS_OK;
-        if (!is_numeric_text(s))
-            return NS_EINVAL;
-        double d = strtod(s, &end);
-        if (end == s || *end != 0)
-            return NS_EINVAL;
-        return double_to_i64(d, out);
-    }
-    return NS_EINVAL;
-}
-
-static int to_i32(const cJSON *v, int32_t *out)
-{
-    int64_t x = *out;
-    int rc = to_i64(v, &x);
-    if (rc != NS_OK)
-        return rc;
-    if (x < INT32_MIN || x > INT32_MAX)
-        return NS_EINVAL;
-    *out = (int32_t)x;
-    return NS_OK;
-}
-
-/* Coerces v to a heap string (numbers and booleans as their text). Absent
- * values give *out = NULL. */
-static int to_str(const cJSON *v, char **out)
-{
-    char tmp[64];
-    const char *s = NULL;
-    *out = NULL;
-    if (absent(v))
-        return NS_OK;
-    if (cJSON_IsString(v)) {
-        s = v->valuestring;
-    } else if (cJSON_IsBool(v)) {
-        s = cJSON_IsTrue(v) ? "true" : "false";
-    } else if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (d == floor(d) && fabs(d) < 9.2e18)
-            snprintf(tmp, sizeof tmp, "%lld", (long long)d);
-        else
-            snprintf(tmp, sizeof tmp, "%.17g", d);
-        s = tmp;
-    } else {
-        return NS_EINVAL;
-    }
-    *out = strdup(s);
-    return *out != NULL ? NS_OK : NS_ENOMEM;
-}
-
 int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out)
 {
     cJSON *root = NULL;
     ns_dataversion_t dv = {0, 0, 0};
-    int rc = parse_fastjson(p, n, &root);
+    int rc = ns_jr_parse(p, n, &root);
     if (rc != NS_OK)
         goto cleanup;
     if (!cJSON_IsObject(root)) {
         rc = NS_EINVAL;
         goto cleanup;
     }
-    if ((rc = to_i64(cJSON_GetObjectItemCaseSensitive(root, "counter"), &dv.counter)) != NS_OK ||
-        (rc = to_i64(cJSON_GetObjectItemCaseSensitive(root, "stateVersion"),
+    if ((rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "counter"), &dv.counter)) != NS_OK ||
+        (rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "stateVersion"),
                      &dv.state_version)) != NS_OK ||
-        (rc = to_i64(cJSON_GetObjectItemCaseSensitive(root, "timestamp"), &dv.timestamp)) !=
+        (rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "timestamp"), &dv.timestamp)) !=
             NS_OK)
         goto cleanup;
     *out = dv;
@@ -643,15 +523,15 @@ static int queue_data_from_json(const cJSON *o, ns_queue_data_t *q)
     char *name = NULL;
     const cJSON *flag = cJSON_GetObjectItemCaseSensitive(o, "topicSysFlag");
     int rc;
-    if (absent(flag))
+    if (ns_jr_absent(flag))
         flag = cJSON_GetObjectItemCaseSensitive(o, "topicSynFlag"); /* before 4.9.0 */
-    if ((rc = to_i32(cJSON_GetObjectItemCaseSensitive(o, "perm"), &q->perm)) != NS_OK ||
-        (rc = to_i32(cJSON_GetObjectItemCaseSensitive(o, "readQueueNums"),
+    if ((rc = ns_jr_i32(cJSON_GetObjectItemCaseSensitive(o, "perm"), &q->perm)) != NS_OK ||
+        (rc = ns_jr_i32(cJSON_GetObjectItemCaseSensitive(o, "readQueueNums"),
                      &q->read_queue_nums)) != NS_OK ||
-        (rc = to_i32(cJSON_GetObjectItemCaseSensitive(o, "writeQueueNums"),
+        (rc = ns_jr_i32(cJSON_GetObjectItemCaseSensitive(o, "writeQueueNums"),
                      &q->write_queue_nums)) != NS_OK ||
-        (rc = to_i32(flag, &q->topic_sys_flag)) != NS_OK ||
-        (rc = to_str(cJSON_GetObjectItemCaseSensitive(o, "brokerName"), &name)) != NS_OK)
+        (rc = ns_jr_i32(flag, &q->topic_sys_flag)) != NS_OK ||
+        (rc = ns_jr_str(cJSON_GetObjectItemCaseSensitive(o, "brokerName"), &name)) != NS_OK)
         goto cleanup;
     if (name == NULL && (name = strdup("")) == NULL) {
         rc = NS_ENOMEM;
@@ -676,16 +556,16 @@ int ns_json_queue_datas_decode(const uint8_t *p, size_t n, ns_queue_data_t **out
 
     *out = NULL;
     *n_out = 0;
-    if (blank(p, n))
+    if (ns_jr_blank(p, n))
         goto cleanup; /* no body: nothing to register */
-    if ((rc = parse_fastjson(p, n, &root)) != NS_OK)
+    if ((rc = ns_jr_parse(p, n, &root)) != NS_OK)
         goto cleanup;
     if (!cJSON_IsObject(root)) {
         rc = NS_EINVAL;
         goto cleanup;
     }
     list = cJSON_GetObjectItemCaseSensitive(root, "queueDatas");
-    if (absent(list))
+    if (ns_jr_absent(list))
         goto cleanup;
     if (!cJSON_IsArray(list)) {
         rc = NS_EINVAL;
@@ -700,7 +580,7 @@ int ns_json_queue_datas_decode(const uint8_t *p, size_t n, ns_queue_data_t **out
     }
     cJSON_ArrayForEach(it, list)
     {
-        if (absent(it))
+        if (ns_jr_absent(it))
             continue;
         if (!cJSON_IsObject(it)) {
             rc = NS_EINVAL;

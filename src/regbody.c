@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "ns/body.h"
+#include "json_read.h"
 #include "ns/buf.h"
 #include "ns/err.h"
 
@@ -235,142 +236,17 @@ void ns_regbody_free(ns_regbody_t *b)
 
 /* ---- tolerant JSON value access (§4.4) ------------------------------------ */
 
-static int parse_fastjson(const uint8_t *p, size_t n, cJSON **out)
-{
-    ns_buf_t norm = NS_BUF_INIT;
-    int rc = ns_fastjson_normalize(p, n, &norm);
-    *out = NULL;
-    if (rc != NS_OK)
-        goto cleanup;
-    *out = cJSON_ParseWithLength((const char *)norm.data, norm.len);
-    if (*out == NULL)
-        rc = NS_EINVAL;
-
-cleanup:
-    ns_buf_free(&norm);
-    return rc;
-}
-
-/* Missing, null and {"$ref":...} values are all "absent". */
-static bool absent(const cJSON *v)
-{
-    return v == NULL || cJSON_IsNull(v) ||
-           (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "$ref") != NULL);
-}
-
-static const cJSON *get(const cJSON *o, const char *name)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, name);
-}
-
-static int double_to_i64(double d, int64_t *out)
-{
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
-        return NS_EINVAL; /* also NaN */
-    *out = (int64_t)d;
-    return NS_OK;
-}
-
-/* Integer coercion as fastjson does it; absent, "" and "null" leave *out. */
-static int to_i64(const cJSON *v, int64_t *out)
-{
-    if (absent(v))
-        return NS_OK;
-    if (cJSON_IsNumber(v))
-        return double_to_i64(v->valuedouble, out);
-    if (cJSON_IsBool(v)) {
-        *out = cJSON_IsTrue(v) ? 1 : 0;
-        return NS_OK;
-    }
-    if (!cJSON_IsString(v))
-        return NS_EINVAL;
-    const char *s = v->valuestring;
-    if (*s == 0 || strcmp(s, "null") == 0)
-        return NS_OK;
-    if (ns_parse_i64(s, strlen(s), out) == NS_OK)
-        return NS_OK;
-    if (strspn(s, "0123456789+-.eE") != strlen(s))
-        return NS_EINVAL;
-    char *end = NULL;
-    double d = strtod(s, &end);
-    if (end == s || *end != 0)
-        return NS_EINVAL;
-    return double_to_i64(d, out);
-}
-
-static int to_i32(const cJSON *v, int32_t *out)
-{
-    int64_t x = *out;
-    int rc = to_i64(v, &x);
-    if (rc != NS_OK)
-        return rc;
-    if (x < INT32_MIN || x > INT32_MAX)
-        return NS_EINVAL;
-    *out = (int32_t)x;
-    return NS_OK;
-}
-
-static int to_bool(const cJSON *v, bool *out)
-{
-    if (absent(v))
-        return NS_OK;
-    if (cJSON_IsBool(v)) {
-        *out = cJSON_IsTrue(v);
-        return NS_OK;
-    }
-    if (cJSON_IsNumber(v)) {
-        *out = v->valuedouble != 0;
-        return NS_OK;
-    }
-    if (!cJSON_IsString(v))
-        return NS_EINVAL;
-    const char *s = v->valuestring;
-    if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
-        *out = true;
-    else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
-        *out = false;
-    else if (*s != 0 && strcmp(s, "null") != 0)
-        return NS_EINVAL;
-    return NS_OK;
-}
-
-/* String coercion (numbers and booleans as text); absent -> *out = NULL. */
-static int to_str(const cJSON *v, char **out)
-{
-    char tmp[64];
-    const char *s = NULL;
-    *out = NULL;
-    if (absent(v))
-        return NS_OK;
-    if (cJSON_IsString(v)) {
-        s = v->valuestring;
-    } else if (cJSON_IsBool(v)) {
-        s = cJSON_IsTrue(v) ? "true" : "false";
-    } else if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (d == floor(d) && fabs(d) < 9.2e18)
-            snprintf(tmp, sizeof tmp, "%lld", (long long)d);
-        else
-            snprintf(tmp, sizeof tmp, "%.17g", d);
-        s = tmp;
-    } else {
-        return NS_EINVAL;
-    }
-    *out = strdup(s);
-    return *out != NULL ? NS_OK : NS_ENOMEM;
-}
-
 static int dataversion_from_json(const cJSON *o, ns_dataversion_t *dv)
 {
     int rc;
-    if (absent(o))
+    if (ns_jr_absent(o))
         return NS_OK;
     if (!cJSON_IsObject(o))
         return NS_EINVAL;
-    if ((rc = to_i64(get(o, "counter"), &dv->counter)) != NS_OK ||
-        (rc = to_i64(get(o, "stateVersion"), &dv->state_version)) != NS_OK)
+    if ((rc = ns_jr_i64(ns_jr_get(o, "counter"), &dv->counter)) != NS_OK ||
+        (rc = ns_jr_i64(ns_jr_get(o, "stateVersion"), &dv->state_version)) != NS_OK)
         return rc;
-    return to_i64(get(o, "timestamp"), &dv->timestamp);
+    return ns_jr_i64(ns_jr_get(o, "timestamp"), &dv->timestamp);
 }
 
 /* Reads a JSON array of strings into the filter-server list; absent ->
@@ -379,7 +255,7 @@ static int servers_from_json(builder_t *bd, const cJSON *a)
 {
     const cJSON *it = NULL;
     int rc = NS_OK;
-    if (absent(a))
+    if (ns_jr_absent(a))
         return NS_OK;
     if (!cJSON_IsArray(a))
         return NS_EINVAL;
@@ -387,7 +263,7 @@ static int servers_from_json(builder_t *bd, const cJSON *a)
     cJSON_ArrayForEach(it, a)
     {
         char *s = NULL;
-        if ((rc = to_str(it, &s)) != NS_OK)
+        if ((rc = ns_jr_str(it, &s)) != NS_OK)
             return rc;
         if (s != NULL && (rc = add_server(bd, s)) != NS_OK)
             return rc;
@@ -399,22 +275,22 @@ static int servers_from_json(builder_t *bd, const cJSON *a)
  * map key it was stored under (JSON form) or NULL to use its own member. */
 static int mapping_from_json(const cJSON *o, const char *topic, ns_mapping_info_t *m)
 {
-    const cJSON *ids = get(o, "currIdMap"), *it = NULL;
+    const cJSON *ids = ns_jr_get(o, "currIdMap"), *it = NULL;
     ns_id_pair_t *pairs = NULL;
     size_t n = 0;
     char *t = NULL, *bname = NULL, *scope = NULL;
     int rc;
 
     memset(m, 0, sizeof *m);
-    if ((rc = to_i32(get(o, "totalQueues"), &m->total_queues)) != NS_OK ||
-        (rc = to_i64(get(o, "epoch"), &m->epoch)) != NS_OK ||
-        (rc = to_bool(get(o, "dirty"), &m->dirty)) != NS_OK ||
-        (rc = to_str(get(o, "bname"), &bname)) != NS_OK ||
-        (rc = to_str(get(o, "scope"), &scope)) != NS_OK)
+    if ((rc = ns_jr_i32(ns_jr_get(o, "totalQueues"), &m->total_queues)) != NS_OK ||
+        (rc = ns_jr_i64(ns_jr_get(o, "epoch"), &m->epoch)) != NS_OK ||
+        (rc = ns_jr_bool(ns_jr_get(o, "dirty"), &m->dirty)) != NS_OK ||
+        (rc = ns_jr_str(ns_jr_get(o, "bname"), &bname)) != NS_OK ||
+        (rc = ns_jr_str(ns_jr_get(o, "scope"), &scope)) != NS_OK)
         goto cleanup;
     if (topic != NULL)
         t = strdup(topic);
-    else if ((rc = to_str(get(o, "topic"), &t)) == NS_OK && t == NULL)
+    else if ((rc = ns_jr_str(ns_jr_get(o, "topic"), &t)) == NS_OK && t == NULL)
         rc = NS_EINVAL; /* Java cannot store a mapping without a topic */
     if (rc != NS_OK)
         goto cleanup;
@@ -422,7 +298,7 @@ static int mapping_from_json(const cJSON *o, const char *topic, ns_mapping_info_
         rc = NS_ENOMEM;
         goto cleanup;
     }
-    if (!absent(ids)) {
+    if (!ns_jr_absent(ids)) {
         if (!cJSON_IsObject(ids)) {
             rc = NS_EINVAL;
             goto cleanup;
@@ -436,10 +312,10 @@ static int mapping_from_json(const cJSON *o, const char *topic, ns_mapping_info_
         {
             int64_t k = 0;
             int32_t v = 0;
-            if (absent(it))
+            if (ns_jr_absent(it))
                 continue;
             if (ns_parse_i64(it->string, strlen(it->string), &k) != NS_OK || k < INT32_MIN ||
-                k > INT32_MAX || (rc = to_i32(it, &v)) != NS_OK) {
+                k > INT32_MAX || (rc = ns_jr_i32(it, &v)) != NS_OK) {
                 rc = NS_EINVAL;
                 goto cleanup;
             }
@@ -470,7 +346,7 @@ static int add_mapping_json(builder_t *bd, const cJSON *o, const char *topic)
 {
     ns_mapping_info_t m;
     int rc;
-    if (absent(o))
+    if (ns_jr_absent(o))
         return NS_OK;
     if (!cJSON_IsObject(o))
         return NS_EINVAL;
@@ -488,28 +364,28 @@ static int wrapper_from_json(builder_t *bd, const cJSON *w)
 {
     const cJSON *table = NULL, *maps = NULL, *it = NULL;
     int rc;
-    if (absent(w))
+    if (ns_jr_absent(w))
         return NS_OK;
     if (!cJSON_IsObject(w))
         return NS_EINVAL;
-    if ((rc = dataversion_from_json(get(w, "dataVersion"), &bd->b->data_version)) != NS_OK)
+    if ((rc = dataversion_from_json(ns_jr_get(w, "dataVersion"), &bd->b->data_version)) != NS_OK)
         return rc;
-    table = get(w, "topicConfigTable");
-    if (!absent(table)) {
+    table = ns_jr_get(w, "topicConfigTable");
+    if (!ns_jr_absent(table)) {
         if (!cJSON_IsObject(table))
             return NS_EINVAL;
         cJSON_ArrayForEach(it, table)
         {
             ns_topic_config_t t = {NULL, 0, 0, 0, 0};
-            if (absent(it))
+            if (ns_jr_absent(it))
                 continue;
             if (!cJSON_IsObject(it))
                 return NS_EINVAL;
-            if ((rc = to_i32(get(it, "readQueueNums"), &t.read_queue_nums)) != NS_OK ||
-                (rc = to_i32(get(it, "writeQueueNums"), &t.write_queue_nums)) != NS_OK ||
-                (rc = to_i32(get(it, "perm"), &t.perm)) != NS_OK ||
-                (rc = to_i32(get(it, "topicSysFlag"), &t.topic_sys_flag)) != NS_OK ||
-                (rc = to_str(get(it, "topicName"), &t.topic_name)) != NS_OK)
+            if ((rc = ns_jr_i32(ns_jr_get(it, "readQueueNums"), &t.read_queue_nums)) != NS_OK ||
+                (rc = ns_jr_i32(ns_jr_get(it, "writeQueueNums"), &t.write_queue_nums)) != NS_OK ||
+                (rc = ns_jr_i32(ns_jr_get(it, "perm"), &t.perm)) != NS_OK ||
+                (rc = ns_jr_i32(ns_jr_get(it, "topicSysFlag"), &t.topic_sys_flag)) != NS_OK ||
+                (rc = ns_jr_str(ns_jr_get(it, "topicName"), &t.topic_name)) != NS_OK)
                 return rc;
             if (t.topic_name == NULL && (t.topic_name = strdup(it->string)) == NULL)
                 return NS_ENOMEM;
@@ -517,8 +393,8 @@ static int wrapper_from_json(builder_t *bd, const cJSON *w)
                 return rc;
         }
     }
-    maps = get(w, "topicQueueMappingInfoMap");
-    if (!absent(maps)) {
+    maps = ns_jr_get(w, "topicQueueMappingInfoMap");
+    if (!ns_jr_absent(maps)) {
         if (!cJSON_IsObject(maps))
             return NS_EINVAL;
         cJSON_ArrayForEach(it, maps)
@@ -534,7 +410,7 @@ static int decode_json(builder_t *bd, const uint8_t *p, size_t n, int request_ve
 {
     cJSON *root = NULL;
     const cJSON *wrapper = NULL;
-    int rc = parse_fastjson(p, n, &root);
+    int rc = ns_jr_parse(p, n, &root);
     if (rc != NS_OK)
         goto cleanup;
     if (!cJSON_IsObject(root)) {
@@ -543,9 +419,9 @@ static int decode_json(builder_t *bd, const uint8_t *p, size_t n, int request_ve
     }
     wrapper = root;
     if (request_version >= VERSION_REGISTER_BODY) {
-        if ((rc = servers_from_json(bd, get(root, "filterServerList"))) != NS_OK)
+        if ((rc = servers_from_json(bd, ns_jr_get(root, "filterServerList"))) != NS_OK)
             goto cleanup;
-        wrapper = get(root, "topicConfigSerializeWrapper");
+        wrapper = ns_jr_get(root, "topicConfigSerializeWrapper");
     }
     rc = wrapper_from_json(bd, wrapper);
 
@@ -720,7 +596,7 @@ static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int requ
     if ((rc = zin_field(&z, &tmp)) != NS_OK)
         goto cleanup;
     if (tmp.len > 0) {
-        if ((rc = parse_fastjson(tmp.data, tmp.len, &json)) != NS_OK ||
+        if ((rc = ns_jr_parse(tmp.data, tmp.len, &json)) != NS_OK ||
             (rc = servers_from_json(bd, json)) != NS_OK)
             goto cleanup;
         cJSON_Delete(json);
@@ -732,7 +608,7 @@ static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int requ
             goto cleanup;
         for (size_t i = 0; i < count; i++) {
             if ((rc = zin_field(&z, &tmp)) != NS_OK ||
-                (rc = parse_fastjson(tmp.data, tmp.len, &json)) != NS_OK)
+                (rc = ns_jr_parse(tmp.data, tmp.len, &json)) != NS_OK)
                 goto cleanup;
             if (!cJSON_IsObject(json)) {
                 rc = NS_EINVAL;

@@ -127,7 +127,7 @@ static size_t utf8_decode(const unsigned char *s, size_t n, size_t i, uint32_t *
 
 int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only)
 {
-    static const char hex[] = "0123456789abcdef";
+    static const char hex[] = "0123456789ABCDEF"; /* fastjson writes upper case */
     const unsigned char *u = (const unsigned char *)s;
     if (ns_buf_reserve(b, n + 2) != NS_OK || ns_buf_append_u8(b, '"') != NS_OK)
         return NS_ENOMEM;
@@ -152,7 +152,7 @@ int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only
         else if (c == '\f')
             esc = "\\f";
         else if (c < 0x20) {
-            snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
+            snprintf(ubuf, sizeof ubuf, "\\u%04X", c);
             esc = ubuf;
         } else if (c >= 0x80 && ascii_only) {
             uint32_t cp;
@@ -160,7 +160,7 @@ int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only
             if (cp >= 0x10000) {
                 uint32_t v = cp - 0x10000;
                 uint32_t hi = 0xD800 + (v >> 10), lo = 0xDC00 + (v & 0x3FF);
-                snprintf(ubuf, sizeof ubuf, "\\u%04x\\u%04x", hi, lo);
+                snprintf(ubuf, sizeof ubuf, "\\u%04X\\u%04X", hi, lo);
             } else {
                 ubuf[0] = '\\';
                 ubuf[1] = 'u';

@@ -25,6 +25,13 @@ enum {
     CTL_IO = 5,      /* I/O, network or store error */
 };
 
+/* The dump document (dump.c writes it, restore.c reads it). */
+#define CTL_DUMP_FORMAT "namesrv-dump"
+#define CTL_DUMP_FORMAT_VERSION 1
+/* Integers beyond +-(2^53 - 1) are written as decimal strings (a double
+ * cannot hold them); readers accept both forms. */
+#define CTL_JSON_MAX_SAFE_INT 9007199254740991LL
+
 /* ---- command line ----
  * One row per option; `--name VALUE` and `--name=VALUE` both work for
  * options with a value, flags set *flag. Short aliases ("-o") are rows of

@@ -142,4 +142,61 @@ typedef struct {
 
 void proc_sample(int pid, const char *data_dir, proc_sample_t *out);
 
+/* ---- options (main.c) and the programs ---- */
+
+enum { MODE_ROUTE, MODE_MIXED, MODE_HEARTBEAT, MODE_REGISTER };
+enum { HB_HEARTBEAT, HB_REREGISTER };
+#define MAX_DEPTHS 8
+
+typedef struct {
+    char host[256];
+    int port;
+    int mode;
+    uint32_t conns;
+    uint32_t depths[MAX_DEPTHS];
+    size_t n_depths;
+    double duration_s;   /* 0 = not bounded by time (then count must be set) */
+    uint64_t count;      /* 0 = not bounded by count */
+    double warmup_s;
+    uint64_t seed;
+    bool zipf;
+    double zipf_s;
+    uint32_t setup_brokers, setup_topics;
+    uint32_t topics;     /* topics read: [0, topics); default setup_topics */
+    bool no_setup;       /* topology names only (echo target, pre-built server) */
+    uint32_t reg_brokers, reg_topics, reg_interval_ms;
+    double reg_change_fraction;
+    bool reg_mutate;     /* a new DataVersion also changes every topic's queue numbers */
+    int hb_kind;
+    bool verify;
+    bool json;
+    int server_pid;
+    const char *data_dir;
+    double hold_s;
+    const char *ready_file;
+    int drain_timeout_ms;
+    int setup_timeout_ms;
+    uint32_t connect_parallel;
+    const char *label;
+    /* restart probe */
+    uint32_t probe_topic;
+    int probe_timeout_ms;
+    const char *pid_file;
+} nsb_opts_t;
+
+/* load.c: runs the benchmark; returns the process exit status (0 ok,
+ * 1 failure, 2 the run finished with errors/mismatches/lost requests). */
+int load_run(const nsb_opts_t *o);
+/* echo.c: serves until SIGINT/SIGTERM. */
+int echo_run(const char *bind_addr, int port, size_t response_bytes, const char *port_file);
+/* probe.c: starts argv, polls for the first correct route. */
+int probe_run(const nsb_opts_t *o, char **argv);
+
+/* report.c: latency summary in microseconds. */
+typedef struct {
+    uint64_t n;
+    double p50, p90, p99, p999, max, mean, min;
+} lat_summary_t;
+void lat_summarize(const hist_t *h, lat_summary_t *s);
+
 #endif

@@ -33,6 +33,8 @@ typedef struct {
     ns_wop_t op;
     ns_server_t *srv;
     ns_reply_to_t to;
+    ns_conn_t *prev_conn; /* held: the entry's connection before this request */
+    bool took_conn;       /* this request moved the entry to its connection */
     char *cluster, *addr, *broker_name, *ha_addr, *zone;
     ns_register_args_t args;
     ns_regbody_t body;
@@ -49,6 +51,8 @@ static void reg_op_free(reg_op_t *op)
     ns_regbody_free(&op->body);
     ns_register_result_free(&op->res);
     ns_reply_to_release(&op->to);
+    if (op->prev_conn)
+        ns_conn_unref(op->prev_conn);
     free(op);
 }
 
@@ -104,6 +108,15 @@ static void reg_done(ns_wop_t *w)
 {
     reg_op_t *op = (reg_op_t *)w;
     ns_server_t *srv = op->srv;
+    if (op->took_conn && (w->rc != NS_OK || op->res.failed)) {
+        /* refused: the broker stays bound to its previous connection */
+        ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+        if (e && e->conn == op->to.conn) {
+            e->conn = op->prev_conn && !ns_conn_is_closed(op->prev_conn) ? op->prev_conn : NULL;
+            if (op->prev_conn && e->conn == NULL && !e->evicting)
+                unregister_entry(srv, e, "its registration connection closed");
+        }
+    }
     if (w->rc != NS_OK) {
         reply_register_failed(&op->to, ns_err_remark(w->rc));
     } else if (op->res.failed) {
@@ -214,6 +227,12 @@ void ns_cmd_register_broker(ns_req_t *req)
      * an expiry scan or a close of its previous connection while this
      * registration waits for the writer must not unregister it (§6.7). */
     if (e) {
+        if (e->conn != req->conn) {
+            op->prev_conn = e->conn;
+            if (op->prev_conn)
+                ns_conn_ref(op->prev_conn);
+            op->took_conn = true;
+        }
         e->conn = req->conn;
         ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(srv));
     }
@@ -236,7 +255,6 @@ typedef struct {
     ns_reply_to_t to; /* conn NULL for evictions */
     char *cluster, *addr, *broker_name;
     int64_t broker_id;
-    uint64_t generation; /* liveness generation the decision was made for */
     bool removed;
     const char *why;
 } unreg_op_t;
@@ -261,8 +279,8 @@ static void unreg_done(ns_wop_t *w)
         ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
     } else {
         ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
-        if (e && e->generation == op->generation)
-            e->evicting = false; /* try again at the next scan */
+        if (e && e->evicting)
+            ns_liveness_retry(srv->liveness, e); /* the next scan tries again */
         ns_reply_code(&op->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(w->rc));
     }
     free(op->cluster);
@@ -274,7 +292,7 @@ static void unreg_done(ns_wop_t *w)
 
 static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
                               const char *addr, const char *broker_name, int64_t broker_id,
-                              uint64_t generation, const char *why)
+                              const char *why)
 {
     unreg_op_t *op = calloc(1, sizeof *op);
     if (op == NULL || !(op->cluster = strdup(cluster)) || !(op->addr = strdup(addr)) ||
@@ -296,7 +314,6 @@ static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const c
         ns_reply_to_hold(&op->to);
     }
     op->broker_id = broker_id;
-    op->generation = generation;
     op->why = why;
     ns_writer_submit(srv->writer, &op->op);
 }
@@ -304,8 +321,7 @@ static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const c
 static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why)
 {
     e->evicting = true;
-    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id,
-                      e->generation, why);
+    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why);
 }
 
 void ns_cmd_unregister_broker(ns_req_t *req)
@@ -317,11 +333,10 @@ void ns_cmd_unregister_broker(ns_req_t *req)
         return;
     }
     ns_live_entry_t *e = ns_liveness_get(req->srv->liveness, cluster, addr);
-    uint64_t gen = e ? e->generation : 0;
     if (e)
         e->evicting = true;
     submit_unregister(req->srv, &req->to, cluster, addr, name, ns_req_i64(req, "brokerId", -1),
-                      gen, "UNREGISTER_BROKER request");
+                      "UNREGISTER_BROKER request");
 }
 
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
@@ -342,9 +357,11 @@ void ns_broker_scan(ns_server_t *srv)
     while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
         for (size_t i = 0; i < n; i++) {
             ns_live_entry_t *e = found[i];
-            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms (timeout %lld ms)",
+            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms (timeout %lld ms, "
+                        "registration #%llu)",
                         e->broker_name, e->addr, e->cluster,
-                        (unsigned long long)(now - e->last_update_ms), (long long)e->timeout_ms);
+                        (unsigned long long)(now - e->last_update_ms), (long long)e->timeout_ms,
+                        (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");
             unregister_entry(srv, e, "heartbeat timeout");

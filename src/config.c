@@ -102,7 +102,7 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_INT("writerBatchMax", writer_batch_max, "1024", 1, 1000000, CFG_OURS,
             "most mutations committed in one write transaction"),
     ROW_INT("auditRetention", audit_retention, "1000", 0, INT64_MAX, CFG_OURS | CFG_MUTABLE,
-            "history records kept per broker"),
+            "audit history records kept in all (oldest dropped first)"),
     /* registration */
     ROW_INT("maxInflateBytes", max_inflate_bytes, "268435456", 1024, INT64_MAX,
             CFG_OURS | CFG_MUTABLE, "largest inflated (compressed) register body, bytes"),

@@ -235,6 +235,12 @@ size_t ns_liveness_expired(ns_liveness_t *lv, uint64_t now_ms, ns_live_entry_t *
     return k;
 }
 
+void ns_liveness_retry(ns_liveness_t *lv, ns_live_entry_t *e)
+{
+    e->evicting = false;
+    set_deadline(lv, e);
+}
+
 size_t ns_liveness_by_conn(ns_liveness_t *lv, void *conn, ns_live_entry_t **out, size_t max)
 {
     size_t k = 0;

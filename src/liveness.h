@@ -53,6 +53,10 @@ bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *a
  * heap: O(k log n) for k expired entries. */
 size_t ns_liveness_expired(ns_liveness_t *lv, uint64_t now_ms, ns_live_entry_t **out, size_t max);
 
+/* An eviction decided earlier could not be written: put the entry back on
+ * the deadline heap so the next scan tries again. */
+void ns_liveness_retry(ns_liveness_t *lv, ns_live_entry_t *e);
+
 /* Entries registered over conn and not being evicted; marks them evicting. */
 size_t ns_liveness_by_conn(ns_liveness_t *lv, void *conn, ns_live_entry_t **out, size_t max);
 

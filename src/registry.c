@@ -307,17 +307,16 @@ static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t 
     const ns_regbody_t *body = a->body;
     int rc = NS_OK;
     struct absent_ctx c = {r, t, a->broker_name, NULL, 0, NULL, 0};
-    bool full = body->n_topics > 1; /* a one-topic body is an increment */
-    if ((a->delete_absent_topics && body->n_mappings == 0) || (audit && full)) {
+    /* 10.1: topics the broker no longer lists leave the routes (only with
+     * deleteTopicWithBrokerRegistration; the history records exactly those) */
+    if (a->delete_absent_topics && body->n_mappings == 0) {
         if ((rc = absent_topics(t, a, &c)) != NS_OK)
             goto out;
         for (size_t i = 0; i < c.n_gone; i++) {
-            if (audit && full)
+            if (audit)
                 rc = audit_list_add(&audit->removed, &audit->n_removed, c.gone[i], NULL, NULL);
-            if (rc == NS_OK && a->delete_absent_topics && body->n_mappings == 0) {
-                rc = ns_queue_del(t, c.gone[i], a->broker_name);
-                rc = rc ? rc : mark(r, c.gone[i]);
-            }
+            rc = rc ? rc : ns_queue_del(t, c.gone[i], a->broker_name);
+            rc = rc ? rc : mark(r, c.gone[i]);
             if (rc != NS_OK)
                 goto out;
         }

@@ -34,7 +34,7 @@ typedef struct {
     bool old_version;            /* no enableActingMaster header: a 4.x broker */
     bool delete_absent_topics;   /* deleteTopicWithBrokerRegistration */
     int64_t now_ms;              /* wall clock, for the audit history */
-    int64_t audit_retention;     /* records kept per broker address */
+    int64_t audit_retention;     /* history records kept in all */
     const ns_regbody_t *body;
 } ns_register_args_t;
 

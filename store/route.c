@@ -23,10 +23,12 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     uint8_t *p = v.mv_data;
     uint32_t w[2] = {(uint32_t)std_insert, (uint32_t)std->len};
     memcpy(p, w, 8);
-    memcpy(p + 8, std->data, std->len);
+    if (std->len) /* an empty ns_buf_t has data == NULL: memcpy(NULL, 0) is UB */
+        memcpy(p + 8, std->data, std->len);
     uint32_t li = (uint32_t)legacy_insert;
     memcpy(p + 8 + std->len, &li, 4);
-    memcpy(p + 12 + std->len, legacy->data, legacy->len);
+    if (legacy->len)
+        memcpy(p + 12 + std->len, legacy->data, legacy->len);
     return NS_OK;
 }
 

@@ -26,7 +26,7 @@ typedef struct {
     int64_t map_size_bytes;           /* mapSizeBytes: initial LMDB map (ours) */
     int64_t map_max_bytes;            /* mapMaxBytes: hard limit for growth (ours) */
     int64_t writer_batch_max;         /* writerBatchMax: ops per write txn (ours) */
-    int64_t audit_retention;          /* auditRetention: history records kept per broker (ours) */
+    int64_t audit_retention;          /* auditRetention: audit history records kept in all, oldest dropped first (ours) */
     /* registration */
     int64_t max_inflate_bytes;        /* maxInflateBytes: cap on inflated register bodies (ours) */
     /* liveness */

@@ -185,6 +185,12 @@ typedef int (*ns_audit_cb)(uint64_t seq, const char *json, size_t len, void *ctx
 int ns_audit_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
 int ns_audit_del(ns_txn_t *t, uint64_t seq);
 
+/* ---- emptying (store/clear.c) ----
+ * Empties every table but meta (schema version and audit sequence stay) in
+ * write transaction t; NS_EINVAL for a read transaction. Used by
+ * `namesrvctl restore --replace` before it writes the document. */
+int ns_store_clear(ns_txn_t *t);
+
 /* ---- invariant checker ----
  * Checks the cross-table invariants of store/keys.h; appends one line per
  * violation to report. Returns the number of violations (>= 0) or an NS_E*

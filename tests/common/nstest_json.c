@@ -58,8 +58,7 @@ static char *short_text(const cJSON *v)
 
 static bool equiv(const cJSON *a, const cJSON *b, const char *path, char *why, size_t whylen);
 
-static bool equiv_object(const cJSON *a, const cJSON *b, const char *path, char *why,
-                         size_t whylen)
+static bool equiv_object(const cJSON *a, const cJSON *b, const char *path, char *why, size_t whylen)
 {
     char sub[1024];
     int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
@@ -110,8 +109,7 @@ static const cJSON *closest(const cJSON *x, const cJSON *arr, const bool *used)
     return best;
 }
 
-static bool equiv_array(const cJSON *a, const cJSON *b, const char *path, char *why,
-                        size_t whylen)
+static bool equiv_array(const cJSON *a, const cJSON *b, const char *path, char *why, size_t whylen)
 {
     int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
     if (na != nb) {
@@ -312,8 +310,7 @@ nstest_match_t nstest_frame_compare(const uint8_t *expected, size_t ne, const ui
             goto out;
         }
         if (!same_str(f->val, f->val_len, v, strlen(v))) {
-            set_why(why, whylen, "extFields.%s: \"%s\" expected, \"%s\" actual", f->key, f->val,
-                    v);
+            set_why(why, whylen, "extFields.%s: \"%s\" expected, \"%s\" actual", f->key, f->val, v);
             goto out;
         }
     }

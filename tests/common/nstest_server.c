@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
             dup2(fd, 2);

@@ -74,8 +74,8 @@ int ctl_read_file(const char *path, char **out, size_t *len);
 int ctl_write_file(const char *path, const void *data, size_t len);
 
 /* ---- time ---- */
-int64_t ctl_now_ms(void);     /* wall clock, ms since the epoch */
-int64_t ctl_mono_ms(void);    /* monotonic clock, ms */
+int64_t ctl_now_ms(void);  /* wall clock, ms since the epoch */
+int64_t ctl_mono_ms(void); /* monotonic clock, ms */
 /* "2025-09-19T07:45:40.123Z" (UTC) into buf (at least 32 bytes). */
 void ctl_format_time(int64_t ms, char *buf, size_t n);
 /* Parses ms since the epoch (digits) or an ISO-8601 date/time in UTC:
@@ -95,14 +95,14 @@ void ctl_progress_step(ctl_progress_t *p, size_t n);
 void ctl_progress_done(ctl_progress_t *p);
 
 /* ---- subcommands ---- */
-int ctl_cmd_dump(int argc, char **argv);           /* dump.c */
-int ctl_cmd_restore(int argc, char **argv);        /* restore.c */
+int ctl_cmd_dump(int argc, char **argv);            /* dump.c */
+int ctl_cmd_restore(int argc, char **argv);         /* restore.c */
 int ctl_cmd_import_kvconfig(int argc, char **argv); /* restore.c */
-int ctl_cmd_audit(int argc, char **argv);          /* audit.c */
-int ctl_cmd_verify(int argc, char **argv);         /* offline.c */
-int ctl_cmd_backup(int argc, char **argv);         /* offline.c */
-int ctl_cmd_stat(int argc, char **argv);           /* offline.c */
-int ctl_cmd_route(int argc, char **argv);          /* online.c */
+int ctl_cmd_audit(int argc, char **argv);           /* audit.c */
+int ctl_cmd_verify(int argc, char **argv);          /* offline.c */
+int ctl_cmd_backup(int argc, char **argv);          /* offline.c */
+int ctl_cmd_stat(int argc, char **argv);            /* offline.c */
+int ctl_cmd_route(int argc, char **argv);           /* online.c */
 int ctl_cmd_clusters(int argc, char **argv);
 int ctl_cmd_topics(int argc, char **argv);
 int ctl_cmd_kv(int argc, char **argv);

@@ -1,0 +1,19 @@
+/* clear.c - emptying the store's tables in one write transaction
+ * (namesrvctl restore --replace). meta keeps the schema version and the
+ * audit sequence, so history numbers never repeat. */
+#include "internal.h"
+
+int ns_store_clear(ns_txn_t *t)
+{
+    if (!t->write)
+        return NS_EINVAL;
+    for (int i = 0; i < NS_DB_COUNT; i++) {
+        MDB_dbi dbi;
+        if (i == NS_DB_META || ns_dbi(t, i, &dbi) != NS_OK)
+            continue;
+        int rc = mdb_drop(t->txn, dbi, 0); /* 0: empty it, keep the table */
+        if (rc != 0)
+            return ns_lmdb_error(rc);
+    }
+    return NS_OK;
+}

@@ -1,0 +1,693 @@
+/* test_liveness.c - broker liveness through the real namesrvd (PROTOCOL.md
+ * §3.5-§3.8, §6.5-§6.7): restart recovery with a grace window, eviction of
+ * silent brokers, unregistration when a registration connection closes, and
+ * "heartbeats and unchanged re-registrations never write to disk".
+ *
+ * The server runs with short intervals (scan every 100 ms, grace window
+ * 1500 ms) and brokers register with heartbeatTimeoutMillis=1000, so every
+ * timing bound below is those numbers plus a slack for slow (sanitizer)
+ * builds. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+
+#define SCAN_MS 100
+#define GRACE_MS 1500
+#define TIMEOUT_MS 1000
+#define HEARTBEAT_EVERY_MS 300
+#define POLL_MS 50
+#define SLACK_MS 700 /* writer commit + scheduling, generous for ASan */
+
+static const char *const server_args[] = {"--scanNotActiveBrokerInterval=100",
+                                          "--brokerGraceWindowMillis=1500", NULL};
+
+typedef struct {
+    char *dir;
+    nstest_server_t srv;
+} fx_t;
+
+typedef struct {
+    const char *cluster;
+    const char *name;
+    const char *addr;
+    int64_t id;
+    int64_t timeout_ms; /* 0 = header absent (server default, 120 s) */
+} broker_t;
+
+static int setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL)
+        return -1;
+    fx->dir = nstest_tmpdir("liveness");
+    if (fx->dir == NULL || nstest_server_start(&fx->srv, fx->dir, server_args) != 0) {
+        free(fx->dir);
+        free(fx);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *fx = *state;
+    nstest_server_stop(&fx->srv, SIGKILL);
+    nstest_rmtree(fx->dir);
+    free(fx->dir);
+    free(fx);
+    return 0;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- requests ---- */
+
+/* REGISTER_BROKER with a JSON body holding `topics` (4/4 queues, perm 6) and
+ * DataVersion {counter, 0, 1700000000000 + counter}; returns the response
+ * code. A non-zero crc_delta corrupts bodyCrc32. */
+static int register_broker_crc(ns_client_t *c, const broker_t *b, int64_t counter,
+                               const char *const *topics, size_t n, uint32_t crc_delta)
+{
+    ns_topic_config_t *tc = calloc(n ? n : 1, sizeof *tc);
+    assert_non_null(tc);
+    for (size_t i = 0; i < n; i++) {
+        tc[i].topic_name = (char *)topics[i];
+        tc[i].read_queue_nums = 4;
+        tc[i].write_queue_nums = 4;
+        tc[i].perm = 6;
+    }
+    ns_regbody_t body = {0};
+    body.data_version.counter = counter;
+    body.data_version.timestamp = 1700000000000LL + counter;
+    body.topics = tc;
+    body.n_topics = n;
+    body.has_filter_server_list = true;
+    ns_buf_t enc = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&enc, &body), NS_OK);
+    char crc[16], id[24], timeout[24], ha[64];
+    snprintf(crc, sizeof crc, "%u", ns_body_crc32(enc.data, enc.len) + crc_delta);
+    snprintf(id, sizeof id, "%lld", (long long)b->id);
+    snprintf(timeout, sizeof timeout, "%lld", (long long)b->timeout_ms);
+    snprintf(ha, sizeof ha, "%s-ha", b->addr);
+    /* clang-format off */
+    const char *kv[] = {
+        "brokerName", b->name,
+        "brokerAddr", b->addr,
+        "clusterName", b->cluster,
+        "haServerAddr", ha,
+        "brokerId", id,
+        "enableActingMaster", "false",
+        "compressed", "false",
+        "bodyCrc32", crc,
+        b->timeout_ms > 0 ? "heartbeatTimeoutMillis" : NULL, timeout,
+        NULL};
+    /* clang-format on */
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_REGISTER_BROKER, kv);
+    cmd.body = enc.data;
+    cmd.body_len = enc.len;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, 10000, &rsp), NS_OK);
+    int code = rsp.cmd.code;
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&enc);
+    free(tc);
+    return code;
+}
+
+static void register_ok(ns_client_t *c, const broker_t *b, int64_t counter,
+                        const char *const *topics, size_t n)
+{
+    assert_int_equal(register_broker_crc(c, b, counter, topics, n, 0), NS_RSP_SUCCESS);
+}
+
+static void simple_call(ns_client_t *c, int code, const broker_t *b, const char *body)
+{
+    /* clang-format off */
+    const char *kv[] = {
+        "brokerName", b->name,
+        "brokerAddr", b->addr,
+        "clusterName", b->cluster,
+        "brokerId", b->id == 0 ? "0" : "1",
+        NULL};
+    /* clang-format on */
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, code, kv);
+    if (body) {
+        cmd.body = (const uint8_t *)body;
+        cmd.body_len = strlen(body);
+    }
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, 5000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+}
+
+static void heartbeat(ns_client_t *c, const broker_t *b)
+{
+    simple_call(c, NS_REQ_BROKER_HEARTBEAT, b, NULL);
+}
+
+/* GET_ROUTEINFO_BY_TOPIC; returns the code, and (if has_broker) whether the
+ * route's queueDatas name the broker. */
+static int route(ns_client_t *c, const char *topic, const char *broker, bool *has_broker)
+{
+    const char *kv[] = {"topic", topic, NULL};
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv);
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, 5000, &rsp), NS_OK);
+    int code = rsp.cmd.code;
+    if (has_broker) {
+        *has_broker = false;
+        if (code == NS_RSP_SUCCESS) {
+            cJSON *j = cJSON_ParseWithLength((const char *)rsp.cmd.body, rsp.cmd.body_len);
+            assert_non_null(j);
+            const cJSON *q, *qds = cJSON_GetObjectItemCaseSensitive(j, "queueDatas");
+            cJSON_ArrayForEach(q, qds)
+            {
+                const cJSON *bn = cJSON_GetObjectItemCaseSensitive(q, "brokerName");
+                if (cJSON_IsString(bn) && strcmp(bn->valuestring, broker) == 0)
+                    *has_broker = true;
+            }
+            cJSON_Delete(j);
+        }
+    }
+    ns_cmd_msg_free(&rsp);
+    return code;
+}
+
+/* Whether GET_BROKER_CLUSTER_INFO lists the broker group in brokerAddrTable
+ * and under its cluster in clusterAddrTable (asserts both agree). Returns
+ * the client's error when the request got no answer. */
+static int cluster_query(ns_client_t *c, const broker_t *b, bool *has)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
+    ns_cmd_msg_init(&rsp);
+    int rc = ns_client_call(c, &cmd, 5000, &rsp);
+    if (rc != NS_OK) {
+        ns_cmd_msg_free(&rsp);
+        return rc;
+    }
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_buf_t norm = NS_BUF_INIT;
+    assert_int_equal(ns_fastjson_normalize(rsp.cmd.body, rsp.cmd.body_len, &norm), NS_OK);
+    cJSON *j = cJSON_Parse((const char *)norm.data);
+    assert_non_null(j);
+    const cJSON *bat = cJSON_GetObjectItemCaseSensitive(j, "brokerAddrTable");
+    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(j, "clusterAddrTable");
+    bool in_brokers = cJSON_GetObjectItemCaseSensitive(bat, b->name) != NULL;
+    bool in_cluster = false;
+    const cJSON *n, *names = cJSON_GetObjectItemCaseSensitive(cat, b->cluster);
+    cJSON_ArrayForEach(n, names)
+    {
+        if (cJSON_IsString(n) && strcmp(n->valuestring, b->name) == 0)
+            in_cluster = true;
+    }
+    cJSON_Delete(j);
+    ns_buf_free(&norm);
+    ns_cmd_msg_free(&rsp);
+    assert_int_equal(in_brokers, in_cluster);
+    *has = in_brokers;
+    return NS_OK;
+}
+
+static bool cluster_has(ns_client_t *c, const broker_t *b)
+{
+    bool has = false;
+    assert_int_equal(cluster_query(c, b, &has), NS_OK);
+    return has;
+}
+
+/* The server stopped answering: wait for it to exit (a sanitizer report
+ * takes a while to write), print the end of its log and fail. */
+static void fail_server_died(fx_t *fx, const char *when)
+{
+    int status = 0;
+    pid_t r = 0;
+    for (int i = 0; i < 100 && (r = waitpid(fx->srv.pid, &status, WNOHANG)) == 0; i++)
+        sleep_ms(100);
+    if (r != fx->srv.pid)
+        fail_msg("namesrvd stopped answering %s but did not exit", when);
+    fx->srv.pid = -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/namesrvd.log", fx->dir);
+    uint8_t *log = NULL;
+    size_t len = 0;
+    if (nstest_read_file(path, &log, &len) == 0) {
+        size_t from = len > 6000 ? len - 6000 : 0;
+        fprintf(stderr, "---- end of %s ----\n", path);
+        fwrite(log + from, 1, len - from, stderr);
+        fprintf(stderr, "----\n");
+        free(log);
+    }
+    fail_msg("namesrvd died %s (wait status 0x%x)", when, (unsigned)status);
+}
+
+/* Polls the cluster info every POLL_MS until b is gone or limit_ms (from t0)
+ * passes, heartbeating hb over hbc every HEARTBEAT_EVERY_MS meanwhile (hb may
+ * be NULL). Returns the ms from t0 at which b was seen gone, or -1. */
+static int64_t poll_gone(ns_client_t *c, const broker_t *b, int64_t t0, int64_t limit_ms,
+                         ns_client_t *hbc, const broker_t *hb)
+{
+    int64_t last_hb = 0;
+    for (;;) {
+        int64_t now = mono_ms();
+        if (hb && now - last_hb >= HEARTBEAT_EVERY_MS) {
+            heartbeat(hbc, hb);
+            last_hb = now;
+        }
+        if (!cluster_has(c, b))
+            return mono_ms() - t0;
+        if (now - t0 > limit_ms)
+            return -1;
+        sleep_ms(POLL_MS);
+    }
+}
+
+/* Keeps hb heartbeating for ms and asserts it stays in the cluster info and
+ * its topic keeps routing. */
+static void hold_alive(ns_client_t *c, ns_client_t *hbc, const broker_t *hb, const char *topic,
+                       int64_t ms)
+{
+    int64_t t0 = mono_ms(), last_hb = 0;
+    while (mono_ms() - t0 < ms) {
+        if (mono_ms() - last_hb >= HEARTBEAT_EVERY_MS) {
+            heartbeat(hbc, hb);
+            last_hb = mono_ms();
+        }
+        assert_true(cluster_has(c, hb));
+        bool has = false;
+        assert_int_equal(route(c, topic, hb->name, &has), NS_RSP_SUCCESS);
+        assert_true(has);
+        sleep_ms(POLL_MS);
+    }
+}
+
+static void kill_and_restart(fx_t *fx, int64_t *spawn_ms)
+{
+    nstest_server_stop(&fx->srv, SIGKILL);
+    *spawn_ms = mono_ms();
+    assert_int_equal(nstest_server_start(&fx->srv, fx->dir, server_args), 0);
+}
+
+/* ---- (a) restart answers routes at once ---- */
+
+static const broker_t BA = {"LvCluster", "lv-a", "127.0.0.1:20911", 0, TIMEOUT_MS};
+static const broker_t BB = {"LvCluster", "lv-b", "127.0.0.1:20912", 0, TIMEOUT_MS};
+
+static void test_route_answered_right_after_restart(void **state)
+{
+    fx_t *fx = *state;
+    enum { N = 2000 };
+    char **names = calloc(N, sizeof *names);
+    assert_non_null(names);
+    for (size_t i = 0; i < N; i++)
+        assert_true(asprintf(&names[i], "LV_A_%04zu", i) > 0);
+    ns_client_t *c = nstest_connect(&fx->srv);
+    register_ok(c, &BA, 1, (const char *const *)names, N);
+    ns_client_close(c);
+
+    int64_t spawn, ready, answered;
+    kill_and_restart(fx, &spawn);
+    ready = mono_ms();
+    c = nstest_connect(&fx->srv);
+    bool has = false;
+    /* the very first request after the restart, before any re-registration */
+    int code = route(c, "LV_A_1234", BA.name, &has);
+    answered = mono_ms();
+    assert_int_equal(code, NS_RSP_SUCCESS);
+    assert_true(has);
+    assert_true(cluster_has(c, &BA));
+    print_message("restart-to-first-route: %lld ms (spawn to port ready %lld ms, "
+                  "then %lld ms to the answer; %d topics stored)\n",
+                  (long long)(answered - spawn), (long long)(ready - spawn),
+                  (long long)(answered - ready), N);
+    ns_client_close(c);
+    for (size_t i = 0; i < N; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* ---- (b) after a restart: a broker that comes back stays, one that does
+ * not is dropped once the grace window is over ---- */
+
+static void test_restart_grace_window(void **state)
+{
+    fx_t *fx = *state;
+    const char *ta[] = {"LV_TA", "LV_TA2"}, *tb[] = {"LV_TB", "LV_TB2"};
+    ns_client_t *c = nstest_connect(&fx->srv);
+    register_ok(c, &BA, 5, ta, 2);
+    register_ok(c, &BB, 7, tb, 2);
+    ns_client_close(c);
+
+    int64_t spawn;
+    kill_and_restart(fx, &spawn);
+    int64_t t0 = mono_ms(); /* the grace window started shortly before this */
+    ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
+    bool has = false;
+    assert_int_equal(route(q, "LV_TB", BB.name, &has), NS_RSP_SUCCESS);
+    assert_true(has);
+    register_ok(a, &BA, 5, ta, 2); /* same DataVersion, new connection */
+
+    /* past lv-b's own heartbeat timeout but inside the grace window */
+    int64_t last_hb = mono_ms();
+    while (mono_ms() - t0 < TIMEOUT_MS + 100) {
+        if (mono_ms() - last_hb >= HEARTBEAT_EVERY_MS) {
+            heartbeat(a, &BA);
+            last_hb = mono_ms();
+        }
+        sleep_ms(POLL_MS);
+    }
+    assert_true(cluster_has(q, &BB));
+
+    int64_t gone = poll_gone(q, &BB, t0, GRACE_MS + TIMEOUT_MS + SCAN_MS + SLACK_MS, a, &BA);
+    print_message("silent lv-b gone %lld ms after the restart (grace %d ms)\n", (long long)gone,
+                  GRACE_MS);
+    assert_true(gone >= 0);
+    assert_true(gone >= GRACE_MS - 200); /* never before the grace window ends */
+    assert_int_equal(route(q, "LV_TB", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
+    assert_int_equal(route(q, "LV_TB2", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
+    /* lv-a keeps heartbeating well past grace + timeout */
+    hold_alive(q, a, &BA, "LV_TA", GRACE_MS + TIMEOUT_MS + 500 - (mono_ms() - t0));
+    assert_true(cluster_has(q, &BA));
+    ns_client_close(a);
+    ns_client_close(q);
+}
+
+/* ---- (c) connection close ---- */
+
+static const broker_t BX = {"LvCluster", "lv-x", "127.0.0.1:21911", 0, 0};
+static const broker_t BY = {"LvCluster", "lv-y", "127.0.0.1:21912", 0, 0};
+static const broker_t BZ = {"LvCluster", "lv-z", "127.0.0.1:21913", 0, 0};
+static const broker_t BW = {"LvCluster", "lv-w", "127.0.0.1:21914", 0, 0};
+
+static void test_connection_close(void **state)
+{
+    fx_t *fx = *state;
+    /* two topics each: a first registration with exactly one topic is refused
+     * as an increment before the full registration (§6.2 step 7) */
+    const char *tx[] = {"LV_CX", "LV_CX2"}, *ty[] = {"LV_CY", "LV_CY2"};
+    const char *tz[] = {"LV_CZ", "LV_CZ2"}, *tw[] = {"LV_CW", "LV_CW2"};
+    ns_client_t *q = nstest_connect(&fx->srv);
+
+    /* a broker whose registration connection closes is unregistered */
+    ns_client_t *cx = nstest_connect(&fx->srv);
+    register_ok(cx, &BX, 1, tx, 2);
+    assert_true(cluster_has(q, &BX));
+    int64_t t0 = mono_ms();
+    ns_client_close(cx);
+    int64_t gone = poll_gone(q, &BX, t0, 5000, NULL, NULL);
+    print_message("lv-x unregistered %lld ms after its connection closed\n", (long long)gone);
+    assert_true(gone >= 0);
+    assert_int_equal(route(q, "LV_CX", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
+
+    /* client connections closing unregister nothing: one that only read,
+     * one that heartbeated and queried lv-y's data version, one whose
+     * registration of lv-y was refused (bad CRC) */
+    ns_client_t *cy = nstest_connect(&fx->srv);
+    register_ok(cy, &BY, 1, ty, 2);
+    ns_client_t *reader = nstest_connect(&fx->srv), *hb = nstest_connect(&fx->srv),
+                *bad = nstest_connect(&fx->srv);
+    bool has = false;
+    assert_int_equal(route(reader, "LV_CY", BY.name, &has), NS_RSP_SUCCESS);
+    assert_true(cluster_has(reader, &BY));
+    heartbeat(hb, &BY);
+    simple_call(hb, NS_REQ_QUERY_DATA_VERSION, &BY,
+                "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1700000000001}");
+    assert_int_equal(register_broker_crc(bad, &BY, 2, ty, 2, 1), NS_RSP_SYSTEM_ERROR);
+    ns_client_close(reader);
+    ns_client_close(hb);
+    ns_client_close(bad);
+
+    /* lv-z re-registers unchanged, lv-w with a new DataVersion, each on a
+     * new connection: closing the old one leaves them registered */
+    ns_client_t *z1 = nstest_connect(&fx->srv), *z2 = nstest_connect(&fx->srv);
+    ns_client_t *w1 = nstest_connect(&fx->srv), *w2 = nstest_connect(&fx->srv);
+    register_ok(z1, &BZ, 1, tz, 2);
+    register_ok(z2, &BZ, 1, tz, 2);
+    register_ok(w1, &BW, 1, tw, 2);
+    register_ok(w2, &BW, 2, tw, 2);
+    ns_client_close(z1);
+    ns_client_close(w1);
+
+    sleep_ms(1000); /* unregistration of lv-x took far less than this */
+    assert_true(cluster_has(q, &BY));
+    assert_true(cluster_has(q, &BZ));
+    assert_true(cluster_has(q, &BW));
+    assert_int_equal(route(q, "LV_CY", BY.name, &has), NS_RSP_SUCCESS);
+    assert_true(has);
+    assert_int_equal(route(q, "LV_CZ", BZ.name, &has), NS_RSP_SUCCESS);
+    assert_true(has);
+    assert_int_equal(route(q, "LV_CW", BW.name, &has), NS_RSP_SUCCESS);
+    assert_true(has);
+
+    /* ... and closing the connection they registered over last does */
+    t0 = mono_ms();
+    ns_client_close(z2);
+    ns_client_close(w2);
+    assert_true(poll_gone(q, &BZ, t0, 5000, NULL, NULL) >= 0);
+    assert_true(poll_gone(q, &BW, t0, 5000, NULL, NULL) >= 0);
+    assert_true(cluster_has(q, &BY));
+    ns_client_close(cy);
+    assert_true(poll_gone(q, &BY, mono_ms(), 5000, NULL, NULL) >= 0);
+    ns_client_close(q);
+}
+
+/* ---- (c') refused registrations ---- */
+
+/* A registration the writer refuses (here: a first registration of another
+ * group with exactly one topic, §6.2 step 7) that arrives over a new
+ * connection for an address that is already registered must leave the
+ * broker bound to the connection of its last *successful* registration
+ * (Java updates the live table only on success). */
+static const broker_t BF = {"LvCluster", "lv-f", "127.0.0.1:24911", 0, 0};
+static const broker_t BF2 = {"LvCluster", "lv-f2", "127.0.0.1:24911", 0, 0}; /* same addr */
+
+/* Sends the refused registration for b's address over a new connection,
+ * then closes that connection. */
+static void refuse_over_new_connection(fx_t *fx, const broker_t *b)
+{
+    const char *one[] = {"LV_F_ONE"};
+    broker_t other = BF2;
+    other.timeout_ms = b->timeout_ms;
+    ns_client_t *nc = nstest_connect(&fx->srv);
+    assert_int_equal(register_broker_crc(nc, &other, 2, one, 1, 0), NS_RSP_SYSTEM_ERROR);
+    ns_client_close(nc);
+}
+
+static void test_refused_registration_keeps_connection(void **state)
+{
+    fx_t *fx = *state;
+    const char *tf[] = {"LV_F", "LV_F2"};
+    ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
+    register_ok(a, &BF, 1, tf, 2);
+    refuse_over_new_connection(fx, &BF);
+    sleep_ms(300);
+    assert_true(cluster_has(q, &BF));
+    /* the registration connection is still a: closing it unregisters lv-f */
+    int64_t t0 = mono_ms();
+    ns_client_close(a);
+    int64_t gone = poll_gone(q, &BF, t0, 5000, NULL, NULL);
+    if (gone < 0)
+        fail_msg("lv-f still registered 5 s after its registration connection closed: the "
+                 "refused registration over another connection took it over");
+    ns_client_close(q);
+}
+
+/* Same, but the broker then expires: the scan must not touch the refused
+ * registration's connection, which is gone (a use-after-free under ASan). */
+static void test_refused_registration_then_expiry(void **state)
+{
+    fx_t *fx = *state;
+    const char *tf[] = {"LV_F", "LV_F2"};
+    broker_t bf = BF;
+    bf.timeout_ms = TIMEOUT_MS;
+    ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
+    register_ok(a, &bf, 1, tf, 2);
+    refuse_over_new_connection(fx, &bf);
+    int64_t t0 = mono_ms();
+    bool has = true;
+    while (has && mono_ms() - t0 <= TIMEOUT_MS + SCAN_MS + SLACK_MS) {
+        sleep_ms(POLL_MS);
+        if (cluster_query(q, &bf, &has) != NS_OK)
+            fail_server_died(fx, "while lv-f expired");
+    }
+    assert_false(has);
+    sleep_ms(200);
+    ns_client_close(q);
+    q = nstest_connect(&fx->srv);
+    if (cluster_query(q, &bf, &has) != NS_OK)
+        fail_server_died(fx, "after lv-f expired");
+    assert_false(has);
+    ns_client_close(a);
+    ns_client_close(q);
+}
+
+/* ---- (d) eviction of a silent broker ---- */
+
+static const broker_t BS = {"LvCluster", "lv-silent", "127.0.0.1:22911", 0, TIMEOUT_MS};
+static const broker_t BH = {"LvCluster", "lv-beating", "127.0.0.1:22912", 0, TIMEOUT_MS};
+
+static void test_silent_broker_evicted(void **state)
+{
+    fx_t *fx = *state;
+    const char *ts[] = {"LV_DS", "LV_DS2"}, *th[] = {"LV_DH", "LV_DH2"};
+    /* both keep their connections open: only the timeout can remove them */
+    ns_client_t *q = nstest_connect(&fx->srv), *s = nstest_connect(&fx->srv),
+                *h = nstest_connect(&fx->srv);
+    register_ok(h, &BH, 1, th, 2);
+    int64_t t_sent = mono_ms();
+    register_ok(s, &BS, 1, ts, 2);
+    int64_t t0 = mono_ms();
+    int64_t gone = poll_gone(q, &BS, t0, TIMEOUT_MS + SCAN_MS + SLACK_MS, h, &BH);
+    print_message("silent broker evicted %lld ms after its registration (timeout %d ms, "
+                  "scan %d ms)\n",
+                  (long long)gone, TIMEOUT_MS, SCAN_MS);
+    assert_true(gone >= 0);
+    assert_true(gone + (t0 - t_sent) >= TIMEOUT_MS); /* not before its timeout */
+    assert_int_equal(route(q, "LV_DS", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
+    /* the eviction closed the silent broker's connection */
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_recv(s, 2000, &rsp), NS_ECONN);
+    ns_cmd_msg_free(&rsp);
+    /* the heartbeating one survives ~3 s, three times its timeout */
+    hold_alive(q, h, &BH, "LV_DH", 3000);
+    ns_client_close(s);
+    ns_client_close(h);
+    ns_client_close(q);
+}
+
+/* ---- (e) heartbeats and unchanged registrations cost no disk write ---- */
+
+/* write_bytes from /proc/<pid>/io, or -1 if unavailable. */
+static long long proc_write_bytes(int pid)
+{
+    char path[64], line[256];
+    long long v = -1;
+    snprintf(path, sizeof path, "/proc/%d/io", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "write_bytes: %lld", &v) == 1)
+            break;
+    fclose(f);
+    return v;
+}
+
+static void data_stat(const fx_t *fx, struct stat *st)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/data.mdb", fx->srv.data);
+    assert_int_equal(stat(path, st), 0);
+}
+
+static bool same_mtime(const struct stat *a, const struct stat *b)
+{
+    return a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static const broker_t BE = {"LvCluster", "lv-e", "127.0.0.1:23911", 0, 0};
+
+static void test_unchanged_registration_writes_nothing(void **state)
+{
+    fx_t *fx = *state;
+    const char *te[] = {"LV_E1", "LV_E2", "LV_E3"};
+    /* write_bytes counts the log file too: keep a "slow request" warning on a
+     * loaded machine out of the measurement */
+    static const char *const quiet_args[] = {"--scanNotActiveBrokerInterval=100",
+                                             "--brokerGraceWindowMillis=1500", "--logLevel=error",
+                                             NULL};
+    nstest_server_stop(&fx->srv, SIGKILL);
+    assert_int_equal(nstest_server_start(&fx->srv, fx->dir, quiet_args), 0);
+    ns_client_t *c = nstest_connect(&fx->srv);
+    register_ok(c, &BE, 1, te, 3);
+    sleep_ms(100); /* let anything the first registration started settle */
+
+    struct stat st0, st1, st2;
+    data_stat(fx, &st0);
+    long long w0 = proc_write_bytes(fx->srv.pid);
+    for (int i = 0; i < 200; i++) {
+        register_ok(c, &BE, 1, te, 3);
+        heartbeat(c, &BE);
+    }
+    for (int i = 0; i < 50; i++)
+        simple_call(c, NS_REQ_QUERY_DATA_VERSION, &BE,
+                    "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1700000000001}");
+    long long w1 = proc_write_bytes(fx->srv.pid);
+    data_stat(fx, &st1);
+    print_message("200 unchanged registrations + 200 heartbeats + 50 data-version queries: "
+                  "write_bytes %lld -> %lld\n",
+                  w0, w1);
+    assert_true(same_mtime(&st0, &st1));
+    assert_int_equal(st0.st_size, st1.st_size);
+    if (w0 >= 0)
+        assert_int_equal(w1 - w0, 0);
+
+    sleep_ms(20); /* a later commit gets a later mtime even with coarse clocks */
+    register_ok(c, &BE, 2, te, 3);
+    long long w2 = proc_write_bytes(fx->srv.pid);
+    data_stat(fx, &st2);
+    print_message("one registration with a new DataVersion: write_bytes %lld -> %lld\n", w1, w2);
+    assert_false(same_mtime(&st1, &st2));
+    if (w0 >= 0)
+        assert_true(w2 > w1);
+    ns_client_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_route_answered_right_after_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_grace_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_connection_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_registration_keeps_connection, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_refused_registration_then_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_silent_broker_evicted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_registration_writes_nothing, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,381 @@
+/* test_namesrvctl_online.c - every online namesrvctl subcommand against two
+ * real namesrvd processes (--ns "A;B"): reads from the first reachable
+ * server, writes to every one, tables and --json output. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+
+typedef struct {
+    char *dir[2];
+    nstest_server_t srv[2];
+    ns_client_t *c[2]; /* the brokers' registration connections, kept open */
+    char addr[2][64];
+    char both[160];
+} fx_t;
+
+static int ctl(char **out, ...)
+{
+    const char *args[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, out);
+    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    char *tmp = NULL;
+    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, 60000);
+    if (out)
+        *out = tmp;
+    else
+        free(tmp);
+    return rc;
+}
+
+#define EXPECT_RC(rc, want, out)                                                                   \
+    do {                                                                                           \
+        if ((rc) != (want))                                                                        \
+            fail_msg("namesrvctl exited %d, expected %d; output:\n%s", (rc), (want),               \
+                     (out) ? (out) : "");                                                          \
+    } while (0)
+
+#define EXPECT_IN(out, needle)                                                                     \
+    do {                                                                                           \
+        if ((out) == NULL || strstr((out), (needle)) == NULL)                                      \
+            fail_msg("expected '%s' in output:\n%s", (needle), (out) ? (out) : "(null)");          \
+    } while (0)
+
+/* Registers broker-a (master, cluster C1, topics T1 T2) with a compressed
+ * body on the client's connection. */
+static void register_broker_a(ns_client_t *c)
+{
+    ns_topic_config_t tc[] = {{"T1", 4, 4, 6, 0}, {"T2", 8, 8, 6, 0}};
+    ns_regbody_t body = {0};
+    body.data_version = (ns_dataversion_t){1, 0, 1700000000000LL};
+    body.topics = tc;
+    body.n_topics = 2;
+    body.has_filter_server_list = true;
+    ns_buf_t b = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_compressed(&b, &body, true), NS_OK);
+    char crc[32];
+    snprintf(crc, sizeof crc, "%u", ns_body_crc32(b.data, b.len));
+    const char *kv[] = {"brokerName",  "broker-a", "brokerAddr",         "10.0.0.1:10911",
+                        "clusterName", "C1",       "haServerAddr",       "10.0.0.1:10912",
+                        "brokerId",    "0",        "enableActingMaster", "false",
+                        "compressed",  "true",     "bodyCrc32",          crc,
+                        NULL};
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    nstest_cmd(&cmd, ext, NS_REQ_REGISTER_BROKER, kv);
+    cmd.body = b.data;
+    cmd.body_len = b.len;
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, 10000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&b);
+}
+
+static int setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof *fx);
+    for (int i = 0; i < 2; i++) {
+        fx->dir[i] = nstest_tmpdir(i ? "ctl-on-b" : "ctl-on-a");
+        if (fx->dir[i] == NULL || nstest_server_start(&fx->srv[i], fx->dir[i], NULL) != 0)
+            return -1;
+        fx->c[i] = nstest_connect(&fx->srv[i]);
+        register_broker_a(fx->c[i]);
+        snprintf(fx->addr[i], sizeof fx->addr[i], "127.0.0.1:%d", fx->srv[i].port);
+    }
+    snprintf(fx->both, sizeof fx->both, "%s;%s", fx->addr[0], fx->addr[1]);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *fx = *state;
+    for (int i = 0; i < 2; i++) {
+        ns_client_close(fx->c[i]);
+        nstest_server_stop(&fx->srv[i], SIGKILL);
+        nstest_rmtree(fx->dir[i]);
+        free(fx->dir[i]);
+    }
+    free(fx);
+    return 0;
+}
+
+/* The raw route body a client of version 479 gets. */
+static char *route_body(ns_client_t *c, const char *topic)
+{
+    const char *kv[] = {"topic", topic, NULL};
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv);
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, 10000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    char *s = strndup((const char *)rsp.cmd.body, rsp.cmd.body_len);
+    ns_cmd_msg_free(&rsp);
+    return s;
+}
+
+static void test_route(void **state)
+{
+    fx_t *fx = *state;
+    char *out = NULL;
+    int rc = ctl(&out, "route", "T1", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, "C1");
+    EXPECT_IN(out, "broker-a");
+    EXPECT_IN(out, "10.0.0.1:10911");
+    EXPECT_IN(out, "rw-");
+    free(out);
+    rc = ctl(&out, "route", "T1", "--json", "-n", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    char *raw = route_body(fx->c[0], "T1");
+    size_t n = strlen(out);
+    assert_true(n > 0 && out[n - 1] == '\n');
+    out[n - 1] = 0;
+    assert_string_equal(out, raw); /* standard JSON already: printed as it came */
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    cJSON_Delete(j);
+    free(raw);
+    free(out);
+    rc = ctl(&out, "route", "NoSuchTopic", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 1, out);
+    EXPECT_IN(out, "TOPIC_NOT_EXIST");
+    free(out);
+    /* reads go to the first server that answers */
+    char list[128];
+    snprintf(list, sizeof list, "127.0.0.1:1;%s", fx->addr[1]);
+    rc = ctl(&out, "route", "T2", "--ns", list, NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, "trying the next");
+    EXPECT_IN(out, "broker-a");
+    free(out);
+    rc = ctl(&out, "route", "T2", "--ns", "127.0.0.1:1", NULL);
+    EXPECT_RC(rc, 5, out);
+    EXPECT_IN(out, "no name server could be reached");
+    free(out);
+    rc = ctl(&out, "route", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 2, out);
+    free(out);
+    rc = ctl(&out, "route", "T1", "--ns", "nonsense", NULL);
+    EXPECT_RC(rc, 2, out);
+    free(out);
+}
+
+static void test_clusters_and_topics(void **state)
+{
+    fx_t *fx = *state;
+    char *out = NULL;
+    int rc = ctl(&out, "clusters", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, "C1");
+    EXPECT_IN(out, "broker-a");
+    EXPECT_IN(out, "10.0.0.1:10911");
+    free(out);
+    rc = ctl(&out, "clusters", "--json", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out); /* legacy body, normalised: bare numeric keys quoted */
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    cJSON *addr = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(j, "brokerAddrTable"), "broker-a"),
+            "brokerAddrs"),
+        "0");
+    assert_true(cJSON_IsString(addr));
+    assert_string_equal(addr->valuestring, "10.0.0.1:10911");
+    cJSON_Delete(j);
+    free(out);
+    rc = ctl(&out, "topics", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "T1\nT2\n");
+    free(out);
+    rc = ctl(&out, "topics", "--cluster", "C1", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "T1\nT2\n");
+    free(out);
+    rc = ctl(&out, "topics", "--cluster", "Nope", "--json", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "{\"topicList\":[]}\n");
+    free(out);
+}
+
+static void test_kv(void **state)
+{
+    fx_t *fx = *state;
+    char *out = NULL;
+    int rc = ctl(&out, "kv", "put", "NS", "key one", "value = 1", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, fx->addr[0]);
+    EXPECT_IN(out, fx->addr[1]);
+    free(out);
+    for (int i = 0; i < 2; i++) { /* written to every server */
+        rc = ctl(&out, "kv", "get", "NS", "key one", "--ns", fx->addr[i], NULL);
+        EXPECT_RC(rc, 0, out);
+        assert_string_equal(out, "value = 1\n");
+        free(out);
+    }
+    rc = ctl(&out, "kv", "put", "NS", "k2", "-dash", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 2, out); /* "-dash" looks like an option */
+    free(out);
+    rc = ctl(&out, "kv", "put", "--ns", fx->both, "--", "NS", "k2", "-dash", NULL);
+    EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = ctl(&out, "kv", "list", "NS", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "k2=-dash\nkey one=value = 1\n");
+    free(out);
+    rc = ctl(&out, "kv", "list", "NS", "--json", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "table"), "k2")->valuestring,
+                        "-dash");
+    cJSON_Delete(j);
+    free(out);
+    rc = ctl(&out, "kv", "get", "NS", "k2", "--json", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "{\"value\":\"-dash\"}\n");
+    free(out);
+    rc = ctl(&out, "kv", "delete", "NS", "k2", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        rc = ctl(&out, "kv", "get", "NS", "k2", "--ns", fx->addr[i], NULL);
+        EXPECT_RC(rc, 1, out);
+        EXPECT_IN(out, "QUERY_NOT_FOUND");
+        free(out);
+    }
+    rc = ctl(&out, "kv", "list", "NoNamespace", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 1, out);
+    free(out);
+    /* a write with one server down: the other is written, the exit says so */
+    char list[128];
+    snprintf(list, sizeof list, "127.0.0.1:1;%s", fx->addr[1]);
+    rc = ctl(&out, "kv", "put", "NS", "k3", "v3", "--ns", list, NULL);
+    EXPECT_RC(rc, 5, out);
+    free(out);
+    rc = ctl(&out, "kv", "get", "NS", "k3", "--ns", fx->addr[1], NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "v3\n");
+    free(out);
+    rc = ctl(&out, "kv", "frob", "NS", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 2, out);
+    free(out);
+}
+
+static void test_perms_and_delete_topic(void **state)
+{
+    fx_t *fx = *state;
+    char *out = NULL;
+    int rc = ctl(&out, "wipe-perm", "broker-a", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    char want[160];
+    for (int i = 0; i < 2; i++) {
+        snprintf(want, sizeof want, "%s: OK, wipeTopicCount=2", fx->addr[i]);
+        EXPECT_IN(out, want);
+    }
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        char *raw = route_body(fx->c[i], "T1");
+        assert_non_null(strstr(raw, "\"perm\":4"));
+        free(raw);
+    }
+    rc = ctl(&out, "add-perm", "broker-a", "--json", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, "\"addTopicCount\":\"2\"");
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        char *raw = route_body(fx->c[i], "T1");
+        assert_non_null(strstr(raw, "\"perm\":6"));
+        free(raw);
+    }
+    rc = ctl(&out, "wipe-perm", "nobody", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, "wipeTopicCount=0");
+    free(out);
+    rc = ctl(&out, "delete-topic", "T2", "--cluster", "C1", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        rc = ctl(&out, "route", "T2", "--ns", fx->addr[i], NULL);
+        EXPECT_RC(rc, 1, out);
+        free(out);
+    }
+    rc = ctl(&out, "delete-topic", "T1", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = ctl(&out, "topics", "--ns", fx->addr[1], NULL);
+    EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, "");
+    free(out);
+}
+
+static void test_config(void **state)
+{
+    fx_t *fx = *state;
+    char *out = NULL;
+    char port[64];
+    snprintf(port, sizeof port, "listenPort=0\n");
+    int rc = ctl(&out, "config", "get", "--ns", fx->addr[0], NULL);
+    EXPECT_RC(rc, 0, out);
+    EXPECT_IN(out, "clusterTest=false\n");
+    EXPECT_IN(out, port);
+    free(out);
+    rc = ctl(&out, "config", "set", "clusterTest", "true", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = ctl(&out, "config", "set", "productEnvName", " env with = and \\", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 0, out);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        rc = ctl(&out, "config", "get", "--json", "--ns", fx->addr[i], NULL);
+        EXPECT_RC(rc, 0, out);
+        cJSON *j = cJSON_Parse(out);
+        assert_non_null(j);
+        assert_string_equal(cJSON_GetObjectItem(j, "clusterTest")->valuestring, "true");
+        assert_string_equal(cJSON_GetObjectItem(j, "productEnvName")->valuestring,
+                            " env with = and \\");
+        cJSON_Delete(j);
+        free(out);
+    }
+    rc = ctl(&out, "config", "set", "kvConfigPath", "/tmp/x", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 1, out);
+    EXPECT_IN(out, "NO_PERMISSION");
+    free(out);
+    rc = ctl(&out, "config", "set", "clusterTest", "--ns", fx->both, NULL);
+    EXPECT_RC(rc, 2, out);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_route, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clusters_and_topics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_perms_and_delete_topic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

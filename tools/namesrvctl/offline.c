@@ -1,0 +1,258 @@
+/* offline.c - `namesrvctl verify`, `backup` and `stat`: read-only looks at
+ * a data directory, safe while namesrvd runs (no lock; each command reads
+ * one consistent snapshot).
+ *
+ *   namesrvctl verify --data-dir D
+ *   namesrvctl backup --data-dir D -o DIR
+ *   namesrvctl stat   --data-dir D [--json]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ns/err.h"
+
+/* Checks the invariants of the store in dir; prints the violations.
+ * CTL_OK when consistent, CTL_FAILED with violations, CTL_IO on errors. */
+static int verify_dir(const char *dir, const char *label)
+{
+    ns_store_t *st = NULL;
+    ns_txn_t *t = NULL;
+    ns_buf_t report = NS_BUF_INIT;
+    int rc = ctl_store_open_ro(dir, &st);
+    if (rc != CTL_OK)
+        return rc;
+    int n = ns_txn_begin(st, false, &t);
+    if (n == NS_OK)
+        n = ns_store_verify(t, &report);
+    ns_txn_abort(t);
+    if (n < 0) {
+        ctl_err("verify of %s failed: %s", dir, ns_strerror(n));
+        rc = ctl_exit_for(n);
+    } else if (n > 0) {
+        fwrite(report.data, 1, report.len, stdout);
+        printf("%s %s: %d violation(s)\n", label, dir, n);
+        rc = CTL_FAILED;
+    } else {
+        printf("%s %s: consistent\n", label, dir);
+    }
+    ns_buf_free(&report);
+    ns_store_close(st);
+    return rc;
+}
+
+int ctl_cmd_verify(int argc, char **argv)
+{
+    const char *dir = NULL;
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL}, {"-d", &dir, NULL}, {NULL, NULL, NULL}};
+    int rc = ctl_parse("verify", argc, argv, opts, NULL, 0, 0, NULL);
+    if (rc != CTL_OK)
+        return rc;
+    if (dir == NULL)
+        return ctl_missing("verify", "--data-dir");
+    return verify_dir(dir, "store");
+}
+
+int ctl_cmd_backup(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL;
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},
+                        {"-d", &dir, NULL},
+                        {"--output", &out, NULL},
+                        {"-o", &out, NULL},
+                        {NULL, NULL, NULL}};
+    ns_store_t *st = NULL;
+    char err[512] = "", datafile[4200];
+    struct stat sb;
+    int rc = ctl_parse("backup", argc, argv, opts, NULL, 0, 0, NULL);
+    if (rc != CTL_OK)
+        return rc;
+    if (dir == NULL || out == NULL)
+        return ctl_missing("backup", dir ? "-o DIR" : "--data-dir");
+    snprintf(datafile, sizeof datafile, "%s/data.mdb", out);
+    if (stat(datafile, &sb) == 0) {
+        ctl_err("%s already holds a store; back up into an empty directory", out);
+        return CTL_IO;
+    }
+    int64_t t0 = ctl_mono_ms();
+    if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
+        return rc;
+    int nrc = ns_store_backup(st, out, err, sizeof err);
+    ns_store_close(st);
+    if (nrc != NS_OK) {
+        ctl_err("%s", err[0] ? err : ns_strerror(nrc));
+        return ctl_exit_for(nrc);
+    }
+    long long size = stat(datafile, &sb) == 0 ? (long long)sb.st_size : -1;
+    printf("backup of %s written to %s (%lld bytes, compacted) in %lld ms\n", dir, out, size,
+           (long long)(ctl_mono_ms() - t0));
+    return verify_dir(out, "backup");
+}
+
+/* ---- stat ---- */
+
+typedef struct {
+    size_t clusters, members, groups, addrs, regs, topics, queues, routes, maps, kv_ns, kv_keys,
+        audit;
+    char *last_cluster;
+} counts_t;
+
+static int count_cluster_cb(const char *cluster, const char *broker, void *ctx)
+{
+    counts_t *c = ctx;
+    c->members++;
+    if (c->last_cluster == NULL || strcmp(c->last_cluster, cluster) != 0) {
+        free(c->last_cluster);
+        c->last_cluster = strdup(cluster);
+        c->clusters++;
+        if (c->last_cluster == NULL)
+            return NS_ENOMEM;
+    }
+    return 0;
+}
+
+static int count_group_cb(ns_group_rec_t *g, void *ctx)
+{
+    counts_t *c = ctx;
+    c->groups++;
+    c->addrs += g->n_addrs;
+    return 0;
+}
+
+static int count_live_cb(const ns_live_rec_t *r, void *ctx)
+{
+    ((counts_t *)ctx)->regs++;
+    return 0;
+}
+
+static int count_queue_cb(const char *topic, void *ctx)
+{
+    ((counts_t *)ctx)->queues++;
+    return 0;
+}
+
+struct group_queues {
+    ns_txn_t *t;
+    counts_t *c;
+};
+
+/* Queue entries, counted per group through the broker -> topic index. */
+static int count_group_queues_cb(ns_group_rec_t *g, void *ctx)
+{
+    struct group_queues *gq = ctx;
+    return ns_queue_iter_broker(gq->t, g->broker_name, count_queue_cb, gq->c);
+}
+
+static int count_map_cb(const ns_mapping_info_t *m, void *ctx)
+{
+    ((counts_t *)ctx)->maps++;
+    return 0;
+}
+
+static int count_kv_cb(const char *key, const char *val, size_t len, void *ctx)
+{
+    ((counts_t *)ctx)->kv_keys++;
+    return 0;
+}
+
+struct kv_count {
+    ns_txn_t *t;
+    counts_t *c;
+};
+
+static int count_kvns_cb(const char *ns, void *ctx)
+{
+    struct kv_count *k = ctx;
+    k->c->kv_ns++;
+    return ns_kv_iter(k->t, ns, count_kv_cb, k->c);
+}
+
+static int count_audit_cb(uint64_t seq, const char *json, size_t len, void *ctx)
+{
+    ((counts_t *)ctx)->audit++;
+    return 0;
+}
+
+static int count_all(ns_txn_t *t, counts_t *c)
+{
+    struct group_queues gq = {t, c};
+    struct kv_count kc = {t, c};
+    int rc = ns_cluster_iter(t, count_cluster_cb, c);
+    rc = rc ? rc : ns_group_iter(t, count_group_cb, c);
+    rc = rc ? rc : ns_group_iter(t, count_group_queues_cb, &gq);
+    rc = rc ? rc : ns_live_iter(t, count_live_cb, c);
+    rc = rc ? rc : ns_mapping_iter(t, count_map_cb, c);
+    rc = rc ? rc : ns_kv_ns_iter(t, count_kvns_cb, &kc);
+    rc = rc ? rc : ns_audit_iter(t, count_audit_cb, c);
+    if (rc == NS_OK) {
+        c->topics = ns_topic_count(t);
+        c->routes = ns_route_count(t);
+    }
+    return rc;
+}
+
+int ctl_cmd_stat(int argc, char **argv)
+{
+    const char *dir = NULL;
+    bool json = false;
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},
+                        {"-d", &dir, NULL},
+                        {"--json", NULL, &json},
+                        {NULL, NULL, NULL}};
+    ns_store_t *st = NULL;
+    ns_txn_t *t = NULL;
+    counts_t c = {0};
+    size_t map_size = 0, used = 0;
+    int rc = ctl_parse("stat", argc, argv, opts, NULL, 0, 0, NULL);
+    if (rc != CTL_OK)
+        return rc;
+    if (dir == NULL)
+        return ctl_missing("stat", "--data-dir");
+    if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
+        return rc;
+    int nrc = ns_txn_begin(st, false, &t);
+    nrc = nrc ? nrc : count_all(t, &c);
+    ns_txn_abort(t);
+    if (nrc != NS_OK) {
+        ctl_err("stat of %s failed: %s", dir, ns_strerror(nrc));
+        rc = ctl_exit_for(nrc);
+        goto out;
+    }
+    ns_store_map_usage(st, &map_size, &used);
+    if (json) {
+        ns_buf_t d = NS_BUF_INIT;
+        ns_buf_append_json_str(&d, dir, strlen(dir), false);
+        printf("{\"dataDir\":%.*s,\"schemaVersion\":%u,\"latestSchemaVersion\":%u,"
+               "\"clusters\":%zu,\"clusterMemberships\":%zu,\"brokers\":%zu,\"brokerAddrs\":%zu,"
+               "\"registrations\":%zu,\"topics\":%zu,\"queueDatas\":%zu,\"routes\":%zu,"
+               "\"mappings\":%zu,\"kvNamespaces\":%zu,\"kvKeys\":%zu,\"auditRecords\":%zu,"
+               "\"mapSizeBytes\":%zu,\"usedBytes\":%zu}\n",
+               d.data ? (int)d.len : 2, d.data ? (const char *)d.data : "\"\"",
+               ns_store_schema_version(st), ns_store_latest_schema(), c.clusters, c.members,
+               c.groups, c.addrs, c.regs, c.topics, c.queues, c.routes, c.maps, c.kv_ns, c.kv_keys,
+               c.audit, map_size, used);
+        ns_buf_free(&d);
+        goto out;
+    }
+    printf("data directory   %s\n"
+           "schema version   %u (this binary: %u)\n"
+           "clusters         %zu (%zu broker memberships)\n"
+           "brokers          %zu (%zu addresses)\n"
+           "registrations    %zu\n"
+           "topics           %zu (%zu queue datas, %zu routes)\n"
+           "mappings         %zu\n"
+           "kv               %zu namespaces, %zu keys\n"
+           "audit records    %zu\n"
+           "map              %zu bytes, %zu used (%.1f%%)\n",
+           dir, ns_store_schema_version(st), ns_store_latest_schema(), c.clusters, c.members,
+           c.groups, c.addrs, c.regs, c.topics, c.queues, c.routes, c.maps, c.kv_ns, c.kv_keys,
+           c.audit, map_size, used, map_size ? 100.0 * (double)used / (double)map_size : 0.0);
+out:
+    free(c.last_cluster);
+    ns_store_close(st);
+    return rc;
+}

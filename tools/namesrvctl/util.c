@@ -1,0 +1,346 @@
+/* util.c - helpers shared by the namesrvctl subcommands (ctl.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ns/err.h"
+
+/* ---- command line ---- */
+
+static const ctl_opt_t *find_opt(const ctl_opt_t *opts, const char *name, size_t len)
+{
+    for (const ctl_opt_t *o = opts; o && o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+int ctl_parse(const char *cmd, int argc, char **argv, const ctl_opt_t *opts, const char **pos,
+              int min_pos, int max_pos, int *n_pos)
+{
+    int n = 0;
+    bool only_pos = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = true;
+            continue;
+        }
+        if (only_pos || a[0] != '-' || a[1] == 0) { /* "-" alone is stdin/stdout */
+            if (n >= max_pos) {
+                fprintf(stderr, "namesrvctl %s: unexpected argument '%s' (see namesrvctl help)\n",
+                        cmd, a);
+                return CTL_USAGE;
+            }
+            pos[n++] = a;
+            continue;
+        }
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const ctl_opt_t *o = find_opt(opts, a, len);
+        if (o == NULL) {
+            fprintf(stderr, "namesrvctl %s: unknown option '%.*s' (see namesrvctl help)\n", cmd,
+                    (int)len, a);
+            return CTL_USAGE;
+        }
+        if (o->flag) {
+            if (eq) {
+                fprintf(stderr, "namesrvctl %s: %s takes no value\n", cmd, o->name);
+                return CTL_USAGE;
+            }
+            *o->flag = true;
+        } else if (eq) {
+            *o->value = eq + 1;
+        } else if (i + 1 < argc) {
+            *o->value = argv[++i];
+        } else {
+            fprintf(stderr, "namesrvctl %s: %s needs a value\n", cmd, o->name);
+            return CTL_USAGE;
+        }
+    }
+    if (n < min_pos) {
+        fprintf(stderr, "namesrvctl %s: missing argument(s) (see namesrvctl help)\n", cmd);
+        return CTL_USAGE;
+    }
+    if (n_pos)
+        *n_pos = n;
+    return CTL_OK;
+}
+
+void ctl_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("namesrvctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int ctl_missing(const char *cmd, const char *opt)
+{
+    fprintf(stderr, "namesrvctl %s: missing %s (see namesrvctl help)\n", cmd, opt);
+    return CTL_USAGE;
+}
+
+/* ---- the store ---- */
+
+int ctl_exit_for(int ns_err)
+{
+    return ns_err == NS_OK ? CTL_OK : ns_err == NS_ELOCKED ? CTL_LOCKED : CTL_IO;
+}
+
+int ctl_store_open_ro(const char *dir, ns_store_t **out)
+{
+    char err[512] = "";
+    ns_store_opts_t o = {0};
+    o.dir = dir;
+    o.read_only = true;
+    int rc = ns_store_open(&o, out, err, sizeof err);
+    if (rc != NS_OK)
+        ctl_err("%s", err[0] ? err : ns_strerror(rc));
+    return ctl_exit_for(rc);
+}
+
+int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out)
+{
+    char err[512] = "";
+    ns_store_opts_t o = {0};
+    o.dir = dir;
+    o.lock = true;
+    o.map_size_bytes = map_size_bytes;
+    int rc = ns_store_open(&o, out, err, sizeof err);
+    if (rc == NS_ELOCKED) {
+        long pid = ns_store_lock_holder(dir);
+        if (pid > 0)
+            ctl_err("data directory %s is held by process %ld (a running namesrvd?); stop it "
+                    "first",
+                    dir, pid);
+        else
+            ctl_err("%s", err);
+    } else if (rc != NS_OK) {
+        ctl_err("%s", err[0] ? err : ns_strerror(rc));
+    }
+    return ctl_exit_for(rc);
+}
+
+/* ---- files ---- */
+
+int ctl_read_file(const char *path, char **out, size_t *len)
+{
+    bool std_in = strcmp(path, "-") == 0;
+    FILE *f = std_in ? stdin : fopen(path, "rb");
+    ns_buf_t b = NS_BUF_INIT;
+    char tmp[65536];
+    size_t n;
+    int rc = CTL_OK;
+    *out = NULL;
+    if (f == NULL) {
+        ctl_err("cannot open %s: %s", path, strerror(errno));
+        return CTL_IO;
+    }
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+        if (ns_buf_append(&b, tmp, n) != NS_OK) {
+            ctl_err("%s: out of memory", path);
+            rc = CTL_IO;
+            goto out;
+        }
+    }
+    if (ferror(f)) {
+        ctl_err("cannot read %s: %s", path, strerror(errno));
+        rc = CTL_IO;
+        goto out;
+    }
+    if (ns_buf_append_u8(&b, 0) != NS_OK) {
+        rc = CTL_IO;
+        goto out;
+    }
+    *len = b.len - 1;
+    *out = (char *)ns_buf_steal(&b, &n);
+out:
+    if (!std_in)
+        fclose(f);
+    ns_buf_free(&b);
+    return rc;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int ctl_write_file(const char *path, const void *data, size_t len)
+{
+    if (path == NULL || strcmp(path, "-") == 0) {
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+            ctl_err("cannot write to stdout: %s", strerror(errno));
+            return CTL_IO;
+        }
+        return CTL_OK;
+    }
+    char *tmp = NULL;
+    int fd = -1, rc = CTL_IO;
+    if (asprintf(&tmp, "%s.tmp", path) < 0) {
+        tmp = NULL;
+        goto out;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+        ctl_err("cannot write %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        fd = -1;
+        ctl_err("cannot write %s: %s", path, strerror(errno));
+        goto out;
+    }
+    fd = -1;
+    rc = CTL_OK;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc != CTL_OK && tmp)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* ---- time ---- */
+
+int64_t ctl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ctl_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ctl_format_time(int64_t ms, char *buf, size_t n)
+{
+    int64_t sec = ms / 1000, rem = ms % 1000;
+    if (rem < 0) { /* floor division for times before 1970 */
+        rem += 1000;
+        sec--;
+    }
+    time_t t = (time_t)sec;
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL) {
+        snprintf(buf, n, "%lld", (long long)ms);
+        return;
+    }
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%03dZ", date, (int)rem);
+}
+
+/* Reads exactly `digits` decimal digits at *p. */
+static bool read_num(const char **p, int digits, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < digits; i++) {
+        if ((*p)[i] < '0' || (*p)[i] > '9')
+            return false;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += digits;
+    *out = v;
+    return true;
+}
+
+int ctl_parse_time(const char *s, int64_t *ms)
+{
+    size_t n = strlen(s);
+    if (n > 0 && strspn(s, "0123456789") == n)
+        return ns_parse_i64(s, n, ms);
+    struct tm tm = {0};
+    int y, mo, d, h = 0, mi = 0, sec = 0, milli = 0;
+    const char *p = s;
+    if (!read_num(&p, 4, &y) || *p++ != '-' || !read_num(&p, 2, &mo) || *p++ != '-' ||
+        !read_num(&p, 2, &d))
+        return NS_EINVAL;
+    if (*p == 'T' || *p == ' ') {
+        p++;
+        if (!read_num(&p, 2, &h) || *p++ != ':' || !read_num(&p, 2, &mi))
+            return NS_EINVAL;
+        if (*p == ':') {
+            p++;
+            if (!read_num(&p, 2, &sec))
+                return NS_EINVAL;
+            if (*p == '.') {
+                p++;
+                if (!read_num(&p, 3, &milli))
+                    return NS_EINVAL;
+            }
+        }
+    }
+    if (*p == 'Z')
+        p++;
+    if (*p != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return NS_EINVAL;
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    *ms = (int64_t)t * 1000 + milli;
+    return NS_OK;
+}
+
+/* ---- progress ---- */
+
+void ctl_progress_init(ctl_progress_t *p, const char *what, size_t total)
+{
+    p->on = isatty(2) == 1;
+    p->what = what;
+    p->total = total;
+    p->done = 0;
+    p->last_ms = 0;
+}
+
+void ctl_progress_step(ctl_progress_t *p, size_t n)
+{
+    p->done += n;
+    if (!p->on)
+        return;
+    int64_t now = ctl_mono_ms();
+    if (now - p->last_ms < 200)
+        return;
+    p->last_ms = now;
+    if (p->total)
+        fprintf(stderr, "\r%s: %zu/%zu (%zu%%)", p->what, p->done, p->total,
+                p->done * 100 / p->total);
+    else
+        fprintf(stderr, "\r%s: %zu", p->what, p->done);
+}
+
+void ctl_progress_done(ctl_progress_t *p)
+{
+    if (p->on && p->last_ms != 0)
+        fprintf(stderr, "\r%s: %zu done%20s\n", p->what, p->done, "");
+    p->on = false;
+}

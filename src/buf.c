@@ -227,3 +227,13 @@ int ns_parse_i64(const char *p, size_t n, int64_t *out)
     *out = (int64_t)v;
     return NS_OK;
 }
+
+void *ns_array_grow(void *arr, size_t n, size_t size)
+{
+    if (n != 0 && (n & (n - 1)) != 0)
+        return arr; /* capacity is the next power of two: room left */
+    size_t cap = n ? 2 * n : 1;
+    if (cap > SIZE_MAX / size)
+        return NULL;
+    return realloc(arr, cap * size);
+}

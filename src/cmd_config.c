@@ -50,10 +50,10 @@ static int collect_cb(const char *key, const char *value, void *ctx)
     update_t *u = ctx;
     if (in_black_list(u->cfg, key))
         u->blacklisted = true;
-    char **k = realloc(u->keys, (u->n + 1) * sizeof *k);
+    char **k = ns_array_grow(u->keys, u->n, sizeof *k);
     if (k)
         u->keys = k;
-    char **v = realloc(u->vals, (u->n + 1) * sizeof *v);
+    char **v = ns_array_grow(u->vals, u->n, sizeof *v);
     if (v)
         u->vals = v;
     if (!k || !v)

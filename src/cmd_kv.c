@@ -82,10 +82,10 @@ typedef struct {
 static int list_cb(const char *key, const char *val, size_t len, void *ctx)
 {
     kv_list_t *l = ctx;
-    char **k = realloc(l->keys, (l->n + 1) * sizeof *k);
+    char **k = ns_array_grow(l->keys, l->n, sizeof *k);
     if (k)
         l->keys = k;
-    char **v = realloc(l->vals, (l->n + 1) * sizeof *v);
+    char **v = ns_array_grow(l->vals, l->n, sizeof *v);
     if (v)
         l->vals = v;
     if (!k || !v)

@@ -212,7 +212,7 @@ typedef struct {
 static int topo_group_cb(ns_group_rec_t *g, void *ctx)
 {
     topo_t *t = ctx;
-    ns_group_rec_t *ng = realloc(t->groups, (t->n + 1) * sizeof *ng);
+    ns_group_rec_t *ng = ns_array_grow(t->groups, t->n, sizeof *ng);
     if (ng == NULL)
         return NS_ENOMEM;
     t->groups = ng;
@@ -224,10 +224,10 @@ static int topo_group_cb(ns_group_rec_t *g, void *ctx)
 static int topo_pair_cb(const char *cluster, const char *broker, void *ctx)
 {
     topo_t *t = ctx;
-    char **c = realloc(t->clusters, (t->n_pairs + 1) * sizeof *c);
+    char **c = ns_array_grow(t->clusters, t->n_pairs, sizeof *c);
     if (c)
         t->clusters = c;
-    char **b = realloc(t->names, (t->n_pairs + 1) * sizeof *b);
+    char **b = ns_array_grow(t->names, t->n_pairs, sizeof *b);
     if (b)
         t->names = b;
     if (!c || !b)
@@ -326,7 +326,7 @@ typedef struct {
 
 static int names_add(names_t *l, const char *s)
 {
-    char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+    char **v = ns_array_grow(l->v, l->n, sizeof *v);
     if (v == NULL)
         return NS_ENOMEM;
     l->v = v;

@@ -269,7 +269,7 @@ static int absent_cb(const char *topic, void *ctx)
     const char *key = topic;
     if (bsearch(&key, c->names, c->n, sizeof *c->names, cmp_str) != NULL)
         return 0;
-    char **g = realloc(c->gone, (c->n_gone + 1) * sizeof *g);
+    char **g = ns_array_grow(c->gone, c->n_gone, sizeof *g);
     if (g == NULL)
         return NS_ENOMEM;
     c->gone = g;
@@ -574,7 +574,7 @@ struct perm_ctx {
 static int collect_cb(const char *topic, void *ctx)
 {
     struct perm_ctx *c = ctx;
-    char **v = realloc(c->topics, (c->n + 1) * sizeof *v);
+    char **v = ns_array_grow(c->topics, c->n, sizeof *v);
     if (v == NULL)
         return NS_ENOMEM;
     c->topics = v;

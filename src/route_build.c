@@ -104,7 +104,7 @@ int ns_route_parts_own(ns_route_parts_t *p, void *mem)
 {
     if (mem == NULL)
         return NS_ENOMEM;
-    char **o = realloc(p->owned, (p->n_owned + 1) * sizeof *o);
+    char **o = ns_array_grow(p->owned, p->n_owned, sizeof *o);
     if (o == NULL) {
         free(mem);
         return NS_ENOMEM;
@@ -143,7 +143,7 @@ static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
 {
     ns_route_parts_t *p = ctx;
-    ns_mapping_info_t *nm = realloc(p->mappings, (p->n_mappings + 1) * sizeof *nm);
+    ns_mapping_info_t *nm = ns_array_grow(p->mappings, p->n_mappings, sizeof *nm);
     if (nm == NULL)
         return NS_ENOMEM;
     p->mappings = nm;

@@ -62,6 +62,13 @@ static inline void ns_be32_write(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
+/* Room for element n of an array that grows one element at a time: when n
+ * is 0 or a power of two the array is reallocated to twice n (at least 1)
+ * elements of `size` bytes, so appending n elements costs O(n). Returns the
+ * (possibly moved) array, or NULL on ENOMEM with arr left intact. Use it
+ * for every growth of a given array, and only for arrays it allocated. */
+void *ns_array_grow(void *arr, size_t n, size_t size);
+
 /* strtoll-style strict decimal parse of [p, p+n): optional sign, digits only.
  * Returns NS_OK or NS_EINVAL (empty, junk, overflow). */
 int ns_parse_i64(const char *p, size_t n, int64_t *out);

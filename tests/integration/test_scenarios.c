@@ -35,8 +35,9 @@
 
 /* The README's table order (the order matters on a shared server). */
 static const char *const k_scenarios[] = {
-    "kv",           "register-json",    "register-compressed",    "master-slave", "data-version",
-    "perms-and-delete", "system-and-unit-topics", "order-topic", "config",
+    "kv",           "register-json",    "register-compressed",    "master-slave",
+    "data-version", "perms-and-delete", "system-and-unit-topics", "order-topic",
+    "config",
 };
 #define N_SCENARIOS (sizeof k_scenarios / sizeof k_scenarios[0])
 
@@ -225,7 +226,8 @@ static const char *equiv_note(const uint8_t *exp, size_t ne, const uint8_t *act,
         return "header serialize type (binary answer to a binary request)";
     size_t hle = he & 0xFFFFFF, hla = ha & 0xFFFFFF;
     bool hdr_same = hle == hla && memcmp(exp + 8, act + 8, hle) == 0;
-    bool body_same = ne - 8 - hle == na - 8 - hla && memcmp(exp + 8 + hle, act + 8 + hla, ne - 8 - hle) == 0;
+    bool body_same =
+        ne - 8 - hle == na - 8 - hla && memcmp(exp + 8 + hle, act + 8 + hla, ne - 8 - hle) == 0;
     if (!hdr_same && !body_same)
         return "header bytes and body order";
     return hdr_same ? "body order" : "header bytes";
@@ -247,8 +249,8 @@ static bool check_variable(const char *step_name, const uint8_t *act, size_t na,
         snprintf(why, whylen, "code %d, expected 0", m.cmd.code);
     } else {
         char *body = strndup((const char *)m.cmd.body, m.cmd.body_len);
-        const char *want = strstr(step_name, "after-update") ? "productEnvName=corpus\n"
-                                                              : "productEnvName=";
+        const char *want =
+            strstr(step_name, "after-update") ? "productEnvName=corpus\n" : "productEnvName=";
         ok = body && strstr(body, want) != NULL;
         if (!ok)
             snprintf(why, whylen, "body does not contain \"%s\"", want);
@@ -399,14 +401,22 @@ static void test_alone(void **state)
     assert_int_equal(run_scenario(&fx->srv, fx->scenario, &g_alone), 0);
 }
 
-#define ALONE(i) \
+#define ALONE(i)                                                                                   \
     cmocka_unit_test_prestate_setup_teardown(test_alone, setup, teardown, (void *)k_scenarios[i])
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate_setup_teardown(test_all_on_one_server, setup, teardown, NULL),
-        ALONE(0), ALONE(1), ALONE(2), ALONE(3), ALONE(4), ALONE(5), ALONE(6), ALONE(7), ALONE(8),
+        ALONE(0),
+        ALONE(1),
+        ALONE(2),
+        ALONE(3),
+        ALONE(4),
+        ALONE(5),
+        ALONE(6),
+        ALONE(7),
+        ALONE(8),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     print_summary("replay (one server)", &g_shared);

@@ -39,11 +39,17 @@ static void append(ns_wop_t **head, ns_wop_t **tail, ns_wop_t *first, ns_wop_t *
 static void set_rc_all(ns_wop_t *batch, int rc)
 {
     for (ns_wop_t *op = batch; op; op = op->next)
-        op->rc = rc;
+        if (!op->failed)
+            op->rc = rc;
 }
 
-/* Applies a batch in one transaction. Returns NS_EMAPFULL when the map must
- * grow before a retry; otherwise the ops carry their own results. */
+/* Applies a batch in one transaction. An op that fails (other than with a
+ * full map) is taken out and the batch is run again without it, so its
+ * partial changes never commit; ops already marked failed are skipped.
+ * Returns NS_EMAPFULL when the map must grow before a retry, NS_EAGAIN when
+ * an op failed and the batch must run again; otherwise the ops carry their
+ * own results. (No nested transactions: LMDB allocates a 2 MiB dirty list
+ * for each one, which would cost more than the rare re-run.) */
 static int run_batch(ns_writer_t *w, ns_wop_t *batch)
 {
     ns_txn_t *txn = NULL;
@@ -53,22 +59,17 @@ static int run_batch(ns_writer_t *w, ns_wop_t *batch)
     if (w->hooks.batch_reset)
         w->hooks.batch_reset(w->hooks.ctx);
     for (ns_wop_t *op = batch; op; op = op->next) {
-        ns_txn_t *nested = NULL;
-        rc = ns_txn_begin_nested(txn, &nested);
-        if (rc != NS_OK)
-            goto fail;
-        op->rc = op->apply(op, nested, w->hooks.ctx);
+        if (op->failed)
+            continue;
+        op->rc = op->apply(op, txn, w->hooks.ctx);
         if (op->rc == NS_EMAPFULL) {
-            ns_txn_abort(nested);
             rc = NS_EMAPFULL;
             goto fail;
         }
-        if (op->rc == NS_OK) {
-            rc = ns_txn_commit(nested);
-            if (rc != NS_OK)
-                goto fail;
-        } else {
-            ns_txn_abort(nested);
+        if (op->rc != NS_OK) {
+            op->failed = true;
+            rc = NS_EAGAIN;
+            goto fail;
         }
     }
     if (w->hooks.before_commit && (rc = w->hooks.before_commit(w->hooks.ctx, txn)) != NS_OK)
@@ -80,7 +81,7 @@ static int run_batch(ns_writer_t *w, ns_wop_t *batch)
     return NS_OK;
 fail:
     ns_txn_abort(txn);
-    if (rc != NS_EMAPFULL) {
+    if (rc != NS_EMAPFULL && rc != NS_EAGAIN) {
         NS_LOG_ERROR("writer: batch failed: %s", ns_strerror(rc));
         set_rc_all(batch, rc);
     }
@@ -112,7 +113,9 @@ static void *writer_main(void *arg)
 
         uint64_t grows = 0, failed = 0;
         int brc;
-        while ((brc = run_batch(w, batch)) == NS_EMAPFULL) {
+        while ((brc = run_batch(w, batch)) == NS_EMAPFULL || brc == NS_EAGAIN) {
+            if (brc == NS_EAGAIN)
+                continue; /* an op failed: run the others again without it */
             grows++;
             if (ns_store_grow(w->store) != NS_OK) {
                 NS_LOG_ERROR("writer: store map is full at its configured limit (mapMaxBytes); "
@@ -187,6 +190,7 @@ void ns_writer_submit(ns_writer_t *w, ns_wop_t *op)
 {
     op->next = NULL;
     op->rc = NS_OK;
+    op->failed = false;
     w->pending++;
     pthread_mutex_lock(&w->mu);
     append(&w->in_head, &w->in_tail, op, op);

@@ -2,10 +2,11 @@
  *
  * The loop thread submits write operations; the writer takes every queued
  * op (up to writerBatchMax), applies them one after another in ONE write
- * transaction (each op inside a nested transaction, so a failing op undoes
- * only itself), runs the before-commit hook (route materialisation), commits
+ * transaction, runs the before-commit hook (route materialisation), commits
  * (fsync per syncMode), and only then hands the batch back to the loop
- * thread, which calls each op's done callback to reply. A full map grows the
+ * thread, which calls each op's done callback to reply. An op that fails is
+ * taken out and the rest of the batch is applied again without it, so a
+ * failure undoes only that op. A full map grows the
  * map and re-runs the whole batch; at the configured limit every op of the
  * batch fails with NS_EMAPFULL while reads go on being served.
  */
@@ -20,14 +21,15 @@ typedef struct ns_wop ns_wop_t;
 
 struct ns_wop {
     /* Writer thread, inside the batch transaction. May run more than once
-     * for the same op (after a map growth), so it must rebuild its results
-     * from scratch each time. Returns NS_OK or an error that aborts only this
+     * for the same op (after a map growth, or when another op of the batch
+     * failed), so it must rebuild its results from scratch each time. Returns NS_OK or an error that aborts only this
      * op (NS_EMAPFULL re-runs the batch). */
     int (*apply)(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx);
     /* Loop thread, after the commit (or the failure): op->rc holds the
      * result. The op is the callee's from here on (free it here). */
     void (*done)(ns_wop_t *op);
     int rc;
+    bool failed;    /* writer: taken out of its batch */
     ns_wop_t *next; /* writer's queue link */
 };
 

@@ -447,8 +447,9 @@ static void test_live(void **state)
 {
     fx_t *fx = *state;
     char *fs[] = {"f1:1", "f2:2"};
-    ns_live_rec_t r = {"c", "10.0.0.1:10911", "b1", 0, "10.0.0.1:10912", {7, 3, 1700000000000},
-                       30000, fs, 2, 1234};
+    ns_live_rec_t r = {
+        "c", "10.0.0.1:10911", "b1", 0, "10.0.0.1:10912", {7, 3, 1700000000000}, 30000, fs, 2,
+        1234};
     ns_live_rec_t r2 = {"c", "10.0.0.2:10911", "b1", 1, "", {1, 0, 5}, 120000, NULL, 0, 99};
     ns_live_rec_t r3 = {"a", "10.0.0.3:10911", "b9", 0, "x", {0, 0, 0}, 1, NULL, 0, 0};
     ns_live_rec_t got;
@@ -659,9 +660,9 @@ static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
 {
     names_t *l = ctx;
     char tmp[512];
-    int n = snprintf(tmp, sizeof tmp, "%s/%s:%s:%d:%lld:%d:", m->topic, m->bname,
-                     m->scope ? m->scope : "(null)", m->total_queues, (long long)m->epoch,
-                     m->dirty);
+    int n =
+        snprintf(tmp, sizeof tmp, "%s/%s:%s:%d:%lld:%d:", m->topic, m->bname,
+                 m->scope ? m->scope : "(null)", m->total_queues, (long long)m->epoch, m->dirty);
     for (size_t i = 0; i < m->n_curr_id_map && n > 0 && (size_t)n < sizeof tmp; i++)
         n += snprintf(tmp + n, sizeof tmp - (size_t)n, "%d>%d;", m->curr_id_map[i].logical,
                       m->curr_id_map[i].physical);
@@ -922,6 +923,13 @@ static void test_grow(void **state)
     assert_int_equal(map, mib);
     assert_true(used > 0 && used <= map);
 
+    /* the server keeps a reset read handle across the writer's growth */
+    ns_txn_t *slot = NULL;
+    ns_slice_t v;
+    assert_int_equal(ns_txn_read_renew(fx->s, &slot), NS_OK);
+    assert_int_equal(ns_kv_get(slot, "G", "k000000", &v), NS_ENOTFOUND);
+    ns_txn_read_reset(slot);
+
     int total = fill_until_full(fx->s, 0);
     assert_true(total > 0);
     assert_int_equal(ns_store_grow(fx->s), NS_OK); /* 1 -> 2 MiB */
@@ -930,6 +938,13 @@ static void test_grow(void **state)
     int more = fill_until_full(fx->s, total);
     assert_true(more > 0);
     total += more;
+    char last[32];
+    snprintf(last, sizeof last, "k%06d", total - 1);
+    assert_int_equal(ns_txn_read_renew(fx->s, &slot), NS_OK); /* beyond the old map end */
+    assert_int_equal(ns_kv_get(slot, "G", last, &v), NS_OK);
+    assert_int_equal(v.len, 65535);
+    ns_txn_read_reset(slot);
+    ns_txn_abort(slot);
     assert_int_equal(ns_store_grow(fx->s), NS_OK); /* 2 -> 4 MiB */
     ns_store_map_usage(fx->s, &map, &used);
     assert_int_equal(map, 4 * mib);
@@ -946,7 +961,6 @@ static void test_grow(void **state)
         ns_txn_t *t = rbegin(fx);
         for (int i = 0; i < total; i++) {
             char key[32];
-            ns_slice_t v;
             snprintf(key, sizeof key, "k%06d", i);
             assert_int_equal(ns_kv_get(t, "G", key, &v), NS_OK);
             assert_int_equal(v.len, 65535);

@@ -39,7 +39,20 @@ typedef struct {
     ns_register_args_t args;
     ns_regbody_t body;
     ns_register_result_t res;
+    /* a large body is checked and decoded by the writer, not the loop */
+    uint8_t *raw;
+    size_t raw_len;
+    int64_t crc;
+    int version;
+    size_t max_inflate;
+    bool decoded;
+    char remark[160]; /* why the body was refused, when it was */
 } reg_op_t;
+
+/* Bodies up to this size are decoded on the loop thread, where an unchanged
+ * re-registration can be answered without the writer; larger ones (thousands
+ * of topics) are decoded by the writer so reads are not held up. */
+#define LOOP_DECODE_MAX_BYTES (64 * 1024)
 
 static void reg_op_free(reg_op_t *op)
 {
@@ -50,6 +63,7 @@ static void reg_op_free(reg_op_t *op)
     free(op->zone);
     ns_regbody_free(&op->body);
     ns_register_result_free(&op->res);
+    free(op->raw);
     ns_reply_to_release(&op->to);
     if (op->prev_conn)
         ns_conn_unref(op->prev_conn);
@@ -95,10 +109,37 @@ static void reply_register_failed(const ns_reply_to_t *to, const char *remark)
     ns_reply(to, &rsp);
 }
 
+/* Checks the CRC and decodes the body; a refusal is described in remark.
+ * Returns true when the body is good. */
+static bool body_check(reg_op_t *op, const uint8_t *p, size_t n, int64_t crc, int version,
+                       size_t max_inflate)
+{
+    if (crc != 0 && (int64_t)ns_body_crc32(p, n) != crc) {
+        snprintf(op->remark, sizeof op->remark, "crc32 not match");
+        return false;
+    }
+    int rc = ns_regbody_decode(p, n, version, max_inflate, &op->body);
+    if (rc != NS_OK) {
+        snprintf(op->remark, sizeof op->remark, "Failed to decode RegisterBrokerBody: %s%s",
+                 ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
+        return false;
+    }
+    return true;
+}
+
 static int reg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
 {
     reg_op_t *op = (reg_op_t *)w;
     ns_register_result_free(&op->res);
+    if (op->raw && !op->decoded) {
+        op->decoded = true;
+        if (!body_check(op, op->raw, op->raw_len, op->crc, op->version, op->max_inflate))
+            return NS_OK; /* refused before touching the store */
+        free(op->raw);
+        op->raw = NULL;
+    }
+    if (op->remark[0])
+        return NS_OK;
     return ns_registry_register(hook_ctx, txn, &op->args, &op->res);
 }
 
@@ -108,7 +149,8 @@ static void reg_done(ns_wop_t *w)
 {
     reg_op_t *op = (reg_op_t *)w;
     ns_server_t *srv = op->srv;
-    if (op->took_conn && (w->rc != NS_OK || op->res.failed)) {
+    bool refused = w->rc != NS_OK || op->res.failed || op->remark[0];
+    if (op->took_conn && refused) {
         /* refused: the broker stays bound to its previous connection */
         ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
         if (e && e->conn == op->to.conn) {
@@ -119,6 +161,9 @@ static void reg_done(ns_wop_t *w)
     }
     if (w->rc != NS_OK) {
         reply_register_failed(&op->to, ns_err_remark(w->rc));
+    } else if (op->remark[0]) {
+        NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->remark);
+        reply_register_failed(&op->to, op->remark);
     } else if (op->res.failed) {
         reply_register_failed(&op->to, "register broker failed");
     } else if (op->res.conflict) {
@@ -181,7 +226,6 @@ void ns_cmd_register_broker(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
     const ns_cmd_t *cmd = req->cmd;
-    char remark[256];
     reg_op_t *op = calloc(1, sizeof *op);
     if (op == NULL) {
         reply_register_failed(&req->to, "out of memory");
@@ -189,33 +233,34 @@ void ns_cmd_register_broker(ns_req_t *req)
     }
     const char *missing = reg_header(req, op);
     if (missing) {
-        snprintf(remark, sizeof remark, "register broker failed: header field %s is missing",
-                 missing);
-        reply_register_failed(&req->to, remark);
+        snprintf(op->remark, sizeof op->remark,
+                 "register broker failed: header field %s is missing", missing);
+        reply_register_failed(&req->to, op->remark);
         goto drop;
     }
     int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
-    if (crc != 0 && (int64_t)ns_body_crc32(cmd->body, cmd->body_len) != crc) {
-        NS_LOG_WARN("conn %s: REGISTER_BROKER %s: crc32 not match", ns_conn_peer(req->conn),
-                    op->broker_name);
-        reply_register_failed(&req->to, "crc32 not match");
-        goto drop;
-    }
-    int rc = ns_regbody_decode(cmd->body, cmd->body_len, cmd->version,
-                               (size_t)srv->cfg->max_inflate_bytes, &op->body);
-    if (rc != NS_OK) {
-        snprintf(remark, sizeof remark, "Failed to decode RegisterBrokerBody: %s%s",
-                 ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
-        NS_LOG_WARN("conn %s: REGISTER_BROKER %s: %s", ns_conn_peer(req->conn), op->broker_name,
-                    remark);
-        reply_register_failed(&req->to, remark);
-        goto drop;
-    }
-    /* An unchanged re-registration costs no write (only when the writer is
-     * idle, so it cannot overtake a queued unregister). */
+    size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
-    if (e && !e->evicting && ns_writer_pending(srv->writer) == 0 &&
-        ns_registry_unchanged(req->txn, &op->args, &op->res)) {
+    if (cmd->body_len > LOOP_DECODE_MAX_BYTES) {
+        op->raw = malloc(cmd->body_len);
+        if (op->raw == NULL) {
+            reply_register_failed(&req->to, "out of memory");
+            goto drop;
+        }
+        memcpy(op->raw, cmd->body, cmd->body_len);
+        op->raw_len = cmd->body_len;
+        op->crc = crc;
+        op->version = cmd->version;
+        op->max_inflate = max_inflate;
+    } else if (!body_check(op, cmd->body, cmd->body_len, crc, cmd->version, max_inflate)) {
+        NS_LOG_WARN("conn %s: REGISTER_BROKER %s: %s", ns_conn_peer(req->conn), op->broker_name,
+                    op->remark);
+        reply_register_failed(&req->to, op->remark);
+        goto drop;
+    } else if (e && !e->evicting && ns_writer_pending(srv->writer) == 0 &&
+               ns_registry_unchanged(req->txn, &op->args, &op->res)) {
+        /* An unchanged re-registration costs no write (only when the writer
+         * is idle, so it cannot overtake a queued unregister). */
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                              ns_now_ms(srv));

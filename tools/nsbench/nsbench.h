@@ -128,10 +128,10 @@ int frame_scan(const uint8_t *frame, size_t len, int32_t *code, int32_t *opaque,
 typedef struct {
     bool ok;
     uint64_t cpu_ticks;       /* utime + stime from /proc/PID/stat */
-    uint64_t cpu_ns;          /* sum of /proc/PID/task/* /schedstat run time */
+    uint64_t cpu_ns;          /* run time summed over /proc/PID/task/TID/schedstat */
     uint64_t write_bytes;     /* /proc/PID/io */
     uint64_t wchar;
-    uint64_t vm_hwm_kb, vm_rss_kb;
+    uint64_t vm_hwm_kb, vm_rss_kb, rss_anon_kb, rss_file_kb;
     bool have_io;
     /* data dir */
     bool have_db;
@@ -142,9 +142,18 @@ typedef struct {
 
 void proc_sample(int pid, const char *data_dir, proc_sample_t *out);
 
+/* Busy and total time of one CPU from /proc/stat, nanoseconds. */
+typedef struct {
+    bool ok;
+    uint64_t busy_ns, total_ns;
+} cpu_sample_t;
+void cpu_sample(int cpu, cpu_sample_t *out);
+/* CPU time of this process (user + system), nanoseconds. */
+uint64_t self_cpu_ns(void);
+
 /* ---- options (main.c) and the programs ---- */
 
-enum { MODE_ROUTE, MODE_MIXED, MODE_HEARTBEAT, MODE_REGISTER };
+enum { MODE_ROUTE, MODE_MIXED, MODE_HEARTBEAT, MODE_REGISTER, MODE_SETUP };
 enum { HB_HEARTBEAT, HB_REREGISTER };
 #define MAX_DEPTHS 8
 
@@ -182,6 +191,8 @@ typedef struct {
     uint32_t probe_topic;
     int probe_timeout_ms;
     const char *pid_file;
+    int exec_cpu; /* -1 = do not pin */
+    int server_cpu, client_cpu; /* cores to watch for other load; -1 = none */
 } nsb_opts_t;
 
 /* load.c: runs the benchmark; returns the process exit status (0 ok,

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -231,6 +232,59 @@ static void test_sigterm_exits_zero(void **state)
     ns_client_close(c);
 }
 
+/* serverChannelMaxIdleTimeSeconds closes a silent connection. */
+static void test_idle_connection_closed(void **state)
+{
+    char *dir = nstest_tmpdir("idle");
+    nstest_server_t srv;
+    const char *args[] = {"--serverChannelMaxIdleTimeSeconds=1", NULL};
+    assert_int_equal(nstest_server_start(&srv, dir, args), 0);
+    ns_client_t *c = nstest_connect(&srv);
+    put_kv(c, "I", "k", "v", NS_SERIALIZE_JSON);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_recv(c, 5000, &rsp), NS_ECONN); /* closed by the server */
+    ns_cmd_msg_free(&rsp);
+    ns_client_close(c);
+    nstest_server_stop(&srv, SIGKILL);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
+/* Start-up configuration errors name the key; -p prints the settings;
+ * -c reads a properties file and flags override it. */
+static void test_config_errors_and_print(void **state)
+{
+    char *dir = nstest_tmpdir("cfg"), *out = NULL, path[4096];
+    const char *unknown[] = {"--noSuchKey=1", NULL};
+    assert_int_equal(nstest_run(NS_NAMESRVD_PATH, unknown, &out, 5000), 1);
+    assert_non_null(strstr(out, "noSuchKey"));
+    free(out);
+    const char *bad[] = {"--listenPort=abc", NULL};
+    assert_int_equal(nstest_run(NS_NAMESRVD_PATH, bad, &out, 5000), 1);
+    assert_non_null(strstr(out, "listenPort"));
+    free(out);
+    snprintf(path, sizeof path, "%s/ns.properties", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("# a comment\nlistenPort = 10999\norderMessageEnable=true\n", f);
+    fclose(f);
+    const char *print[] = {"-c", path, "--listenPort=11000", "-p", NULL};
+    assert_int_equal(nstest_run(NS_NAMESRVD_PATH, print, &out, 5000), 0);
+    assert_non_null(strstr(out, "listenPort=11000\n"));
+    assert_non_null(strstr(out, "orderMessageEnable=true\n"));
+    free(out);
+    f = fopen(path, "w");
+    fputs("bogusKey=1\n", f);
+    fclose(f);
+    const char *badfile[] = {"-c", path, "-p", NULL};
+    assert_int_equal(nstest_run(NS_NAMESRVD_PATH, badfile, &out, 5000), 1);
+    assert_non_null(strstr(out, "bogusKey"));
+    free(out);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +295,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_malformed_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_exits_zero, setup, teardown),
+        cmocka_unit_test(test_idle_connection_closed),
+        cmocka_unit_test(test_config_errors_and_print),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,10 +86,8 @@ static void reply_registered(ns_server_t *srv, const ns_reply_to_t *to,
     ns_buf_t *body = &srv->scratch;
     ns_buf_reset(body);
     if (srv->cfg->return_order_topic_config_to_broker && txn == NULL &&
-        ns_txn_read_renew(srv->store, &srv->rtxn) == NS_OK) {
-        txn = srv->rtxn;
+        ns_read_begin(srv, &txn) == NS_OK)
         own_txn = true;
-    }
     if (txn && srv->cfg->return_order_topic_config_to_broker &&
         ns_kv_table_body(txn, NS_ORDER_TOPIC_CONFIG_NS, body) == NS_OK) {
         rsp.body = body->data;
@@ -97,7 +95,7 @@ static void reply_registered(ns_server_t *srv, const ns_reply_to_t *to,
     }
     ns_reply(to, &rsp);
     if (own_txn)
-        ns_txn_read_reset(txn);
+        ns_read_end(srv);
 }
 
 static void reply_register_failed(const ns_reply_to_t *to, const char *remark)

@@ -117,6 +117,8 @@ static void process(ns_conn_t *c)
 {
     ns_server_t *srv = c->srv;
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
+    ns_txn_t *txn = NULL;
+    bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
     while (!c->closing) {
         size_t flen = 0;
         int rc = ns_frame_peek(c->rbuf.data + off, c->rbuf.len - off, max, &flen);
@@ -146,6 +148,8 @@ static void process(ns_conn_t *c)
         ns_dispatch(srv, c, &c->msg.cmd);
         off += flen;
     }
+    if (reading)
+        ns_read_end(srv);
     if (off > 0 && !c->closing) {
         memmove(c->rbuf.data, c->rbuf.data + off, c->rbuf.len - off);
         c->rbuf.len -= off;

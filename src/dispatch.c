@@ -76,6 +76,24 @@ static const ns_cmd_row_t *find_row(int code)
     return NULL;
 }
 
+int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
+{
+    if (srv->rtxn_users == 0) {
+        int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
+        if (rc != NS_OK)
+            return rc;
+    }
+    srv->rtxn_users++;
+    *txn = srv->rtxn;
+    return NS_OK;
+}
+
+void ns_read_end(ns_server_t *srv)
+{
+    if (--srv->rtxn_users == 0)
+        ns_txn_read_reset(srv->rtxn);
+}
+
 uint64_t ns_now_ms(ns_server_t *srv)
 {
     return uv_now(srv->loop);
@@ -107,12 +125,7 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         return;
     }
     uint64_t t0 = uv_hrtime();
-    int rc = NS_OK;
-    if (row->kind == NS_CMD_READ) {
-        rc = ns_txn_read_renew(srv->store, &srv->rtxn);
-        if (rc == NS_OK)
-            req.txn = srv->rtxn;
-    }
+    int rc = row->kind == NS_CMD_READ ? ns_read_begin(srv, &req.txn) : NS_OK;
     if (rc != NS_OK) {
         NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
         ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "store unavailable");
@@ -120,7 +133,7 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         row->handler(&req);
     }
     if (req.txn)
-        ns_txn_read_reset(req.txn);
+        ns_read_end(srv);
     uint64_t ms = (uv_hrtime() - t0) / 1000000;
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,

@@ -26,6 +26,7 @@ struct ns_server {
     ns_registry_t *registry;
     ns_liveness_t *liveness;
     ns_txn_t *rtxn;          /* the loop's reusable read transaction */
+    int rtxn_users;          /* open while > 0 (ns_read_begin/ns_read_end) */
     uv_tcp_t listener;
     uv_timer_t scan_timer;   /* liveness scan */
     uv_timer_t idle_timer;   /* idle-connection sweep */
@@ -111,6 +112,11 @@ void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val);
 /* Keeps a reference on the reply target for an async reply / drops it. */
 void ns_reply_to_hold(ns_reply_to_t *to);
 void ns_reply_to_release(ns_reply_to_t *to);
+/* The loop's read transaction: renewed by the first user, reset when the
+ * last one ends, so all the frames of one read share one snapshot and it is
+ * never held across loop iterations. */
+int ns_read_begin(ns_server_t *srv, ns_txn_t **txn);
+void ns_read_end(ns_server_t *srv);
 /* Milliseconds on the loop's monotonic clock / the wall clock. */
 uint64_t ns_now_ms(ns_server_t *srv);
 int64_t ns_wall_ms(void);

@@ -8,9 +8,14 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ns/err.h"
 #include "ns/log.h"
+
+#define WRITER_NICE 10
 
 struct ns_writer {
     ns_store_t *store;
@@ -91,6 +96,10 @@ fail:
 static void *writer_main(void *arg)
 {
     ns_writer_t *w = arg;
+    /* Reads on the loop thread must not queue behind a long commit when both
+     * threads share one core: the writer runs at a lower priority. */
+    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WRITER_NICE) != 0)
+        NS_LOG_DEBUG("writer: cannot lower the thread's priority");
     for (;;) {
         pthread_mutex_lock(&w->mu);
         while (w->in_head == NULL && !w->stopping)

@@ -167,7 +167,7 @@ uint8_t ns_unpack_u8(ns_unpack_t *u)
 int ns_meta_get_u64(ns_txn_t *t, const char *key, uint64_t *out)
 {
     ns_buf_t k = NS_BUF_INIT;
-    ns_slice_t v;
+    ns_slice_t v = {NULL, 0};
     int rc = ns_buf_append_str(&k, key);
     if (rc == NS_OK)
         rc = ns_db_get(t, NS_DB_META, &k, &v);

@@ -236,6 +236,30 @@ static int open_dbis(ns_store_t *s)
     return ns_lmdb_error(rc);
 }
 
+/* Creates and opens s->env with flags; a map size already recorded in the
+ * file wins over a smaller configured one. */
+static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
+{
+    int rc;
+    if ((rc = mdb_env_create(&s->env)) != 0 || (rc = mdb_env_set_maxdbs(s->env, 32)) != 0 ||
+        (rc = mdb_env_set_maxreaders(s->env, 256)) != 0 ||
+        (rc = mdb_env_set_mapsize(s->env, s->map_size)) != 0) {
+        snprintf(err, errlen, "cannot create LMDB environment: %s", mdb_strerror(rc));
+        return ns_lmdb_error(rc);
+    }
+    rc = mdb_env_open(s->env, s->dir, flags, 0644);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot open store in %s: %s", s->dir, mdb_strerror(rc));
+        rc = ns_lmdb_error(rc);
+        return rc == NS_EINTERNAL ? NS_ECORRUPT : rc;
+    }
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    if (info.me_mapsize > s->map_size)
+        s->map_size = info.me_mapsize;
+    return NS_OK;
+}
+
 int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
 {
     ns_store_t *s = NULL;
@@ -287,26 +311,10 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
         flags |= MDB_NOMETASYNC;
     else if (opts->sync_mode == NS_SYNC_NOSYNC)
         flags |= MDB_NOSYNC;
-    if ((rc = mdb_env_create(&s->env)) != 0 || (rc = mdb_env_set_maxdbs(s->env, 32)) != 0 ||
-        (rc = mdb_env_set_maxreaders(s->env, 256)) != 0 ||
-        (rc = mdb_env_set_mapsize(s->env, s->map_size)) != 0) {
-        snprintf(err, errlen, "cannot create LMDB environment: %s", mdb_strerror(rc));
-        rc = ns_lmdb_error(rc);
+    /* First open without WRITEMAP: WRITEMAP sizes the file to the map, and a
+     * file that turns out not to be a store must be left exactly as it was. */
+    if ((rc = env_open(s, flags, err, errlen)) != NS_OK)
         goto fail;
-    }
-    rc = mdb_env_open(s->env, s->dir, flags, 0644);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot open store in %s: %s", s->dir, mdb_strerror(rc));
-        rc = ns_lmdb_error(rc);
-        if (rc == NS_EINTERNAL)
-            rc = NS_ECORRUPT;
-        goto fail;
-    }
-    /* A store written with a bigger map keeps its size. */
-    MDB_envinfo info;
-    mdb_env_info(s->env, &info);
-    if (info.me_mapsize > s->map_size)
-        s->map_size = info.me_mapsize;
     int dead = 0;
     mdb_reader_check(s->env, &dead);
     if (dead > 0)
@@ -314,6 +322,16 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
     uint32_t target = opts->target_schema ? opts->target_schema : ns_store_latest_schema();
     if ((rc = migrate(s, target, err, errlen)) != NS_OK)
         goto fail;
+    /* Then, for writers, again with WRITEMAP: a write transaction changes
+     * pages in the shared map instead of malloc'd copies, so even a
+     * 100k-topic registration costs no heap. (Nested transactions are not
+     * available in this mode; the writer does not use them.) */
+    if (!opts->read_only) {
+        mdb_env_close(s->env);
+        s->env = NULL;
+        if ((rc = env_open(s, flags | MDB_WRITEMAP, err, errlen)) != NS_OK)
+            goto fail;
+    }
     if ((rc = open_dbis(s)) != NS_OK) {
         snprintf(err, errlen, "cannot open tables in %s: %s", s->dir, ns_strerror(rc));
         goto fail;
@@ -396,11 +414,6 @@ int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out)
     if (write && s->read_only)
         return NS_EINVAL;
     return txn_begin(s, NULL, write, out);
-}
-
-int ns_txn_begin_nested(ns_txn_t *parent, ns_txn_t **out)
-{
-    return txn_begin(parent->s, parent, true, out);
 }
 
 static void txn_release(ns_txn_t *t)

@@ -67,8 +67,6 @@ long ns_store_lock_holder(const char *dir);
 int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out);
 int ns_txn_commit(ns_txn_t *t);
 void ns_txn_abort(ns_txn_t *t);
-/* Nested write transaction inside parent (one op of a batch). */
-int ns_txn_begin_nested(ns_txn_t *parent, ns_txn_t **out);
 /* Reusable read transaction: begins (first call) or renews *slot; end it
  * with ns_txn_read_reset (the handle stays for the next renew) and free it
  * with ns_txn_abort when done for good. */

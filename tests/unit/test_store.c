@@ -1,7 +1,7 @@
 /* test_store.c - every table of the LMDB store against a real, fresh store
  * per test (include/ns/store.h, store/keys.h): meta, kv, clusters, groups,
  * live records, queues and their reverse index, routes, mappings, audit;
- * reusable read transactions, nested transactions, map growth, backup,
+ * reusable read transactions, map growth, backup,
  * the directory lock. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -831,57 +831,6 @@ static void test_read_renew_reset(void **state)
     ns_txn_abort(NULL);
 }
 
-static void test_nested_abort(void **state)
-{
-    fx_t *fx = *state;
-    ns_slice_t v;
-    ns_txn_t *parent = wbegin(fx), *child = NULL;
-    assert_int_equal(ns_kv_put(parent, "N", "a", "parent"), NS_OK);
-
-    assert_int_equal(ns_txn_begin_nested(parent, &child), NS_OK);
-    assert_int_equal(ns_kv_put(child, "N", "b", "aborted"), NS_OK);
-    assert_int_equal(ns_kv_put(child, "N", "a", "overwritten-then-aborted"), NS_OK);
-    ns_queue_data_t q = {"bX", 6, 1, 1, 0};
-    assert_int_equal(ns_queue_put(child, "TX", &q), NS_OK);
-    assert_int_equal(ns_kv_get(child, "N", "b", &v), NS_OK);
-    ns_txn_abort(child);
-
-    assert_int_equal(ns_kv_get(parent, "N", "b", &v), NS_ENOTFOUND);
-    assert_int_equal(ns_kv_get(parent, "N", "a", &v), NS_OK);
-    assert_true(slice_eq(v, "parent"));
-    assert_false(ns_topic_exists(parent, "TX"));
-
-    assert_int_equal(ns_txn_begin_nested(parent, &child), NS_OK);
-    assert_int_equal(ns_kv_put(child, "N", "c", "committed"), NS_OK);
-    assert_int_equal(ns_kv_del(child, "N", "a"), NS_OK);
-    assert_int_equal(ns_txn_commit(child), NS_OK);
-    assert_int_equal(ns_txn_begin_nested(parent, &child), NS_OK);
-    assert_int_equal(ns_kv_put(child, "N", "d", "aborted too"), NS_OK);
-    ns_txn_abort(child);
-    assert_int_equal(ns_txn_commit(parent), NS_OK);
-
-    ns_txn_t *t = rbegin(fx);
-    assert_int_equal(ns_kv_get(t, "N", "a", &v), NS_ENOTFOUND);
-    assert_int_equal(ns_kv_get(t, "N", "b", &v), NS_ENOTFOUND);
-    assert_int_equal(ns_kv_get(t, "N", "d", &v), NS_ENOTFOUND);
-    assert_int_equal(ns_kv_get(t, "N", "c", &v), NS_OK);
-    assert_true(slice_eq(v, "committed"));
-    names_t l = {NS_BUF_INIT, 0, 0};
-    assert_int_equal(ns_queue_iter_broker(t, "bX", name_cb, &l), NS_OK);
-    assert_int_equal(l.n, 0);
-    ns_txn_abort(t);
-
-    /* aborting the parent undoes a committed child */
-    parent = wbegin(fx);
-    assert_int_equal(ns_txn_begin_nested(parent, &child), NS_OK);
-    assert_int_equal(ns_kv_put(child, "N", "e", "gone"), NS_OK);
-    assert_int_equal(ns_txn_commit(child), NS_OK);
-    ns_txn_abort(parent);
-    t = rbegin(fx);
-    assert_int_equal(ns_kv_get(t, "N", "e", &v), NS_ENOTFOUND);
-    ns_txn_abort(t);
-}
-
 /* Fills the store with 64 KiB values until a put reports NS_EMAPFULL (the
  * transaction is then aborted), committing every 4 values. Returns the
  * number of values committed. */
@@ -1085,7 +1034,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mappings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_renew_reset, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nested_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock, setup, teardown),

@@ -13,6 +13,7 @@
  */
 #include "ns/remoting.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -314,6 +315,161 @@ cleanup:
     return rc;
 }
 
+/* ---- JSON header: fast path -------------------------------------------- */
+
+/* The headers real clients send are flat: numbers for code/flag/opaque/
+ * version, plain strings elsewhere, an extFields object of plain strings.
+ * This scanner decodes exactly that shape without building a cJSON tree;
+ * anything else (escapes, nulls, nested values, numeric ext values, odd
+ * spacing it does not expect) makes it give up with NS_EAGAIN, and the
+ * general cJSON decoder below handles the header from scratch. */
+typedef struct {
+    const uint8_t *p, *end;
+} scan_t;
+
+static void skip_ws(scan_t *s)
+{
+    while (s->p < s->end && is_json_space(*s->p))
+        s->p++;
+}
+
+static bool scan_char(scan_t *s, uint8_t c)
+{
+    skip_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A string without escapes or control characters: [*str, *str+*len). */
+static bool scan_plain_str(scan_t *s, const uint8_t **str, size_t *len)
+{
+    if (!scan_char(s, '"'))
+        return false;
+    const uint8_t *q = s->p;
+    while (q < s->end && *q != '"') {
+        if (*q == '\\' || *q < 0x20)
+            return false;
+        q++;
+    }
+    if (q >= s->end)
+        return false;
+    *str = s->p;
+    *len = (size_t)(q - s->p);
+    s->p = q + 1;
+    return true;
+}
+
+static bool scan_i32(scan_t *s, int32_t *out)
+{
+    skip_ws(s);
+    const uint8_t *q = s->p;
+    bool neg = q < s->end && *q == '-';
+    if (neg)
+        q++;
+    int64_t v = 0;
+    const uint8_t *digits = q;
+    while (q < s->end && *q >= '0' && *q <= '9' && q - digits < 11)
+        v = v * 10 + (*q++ - '0');
+    if (q == digits || (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || isdigit(*q))))
+        return false;
+    v = neg ? -v : v;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return false;
+    *out = (int32_t)v;
+    s->p = q;
+    return true;
+}
+
+static bool key_is(const uint8_t *k, size_t n, const char *lit)
+{
+    return n == strlen(lit) && memcmp(k, lit, n) == 0;
+}
+
+static int scan_ext(scan_t *s, ns_cmd_msg_t *m)
+{
+    if (!scan_char(s, '{'))
+        return NS_EAGAIN;
+    m->cmd.has_ext = true;
+    if (scan_char(s, '}'))
+        return NS_OK;
+    do {
+        const uint8_t *k, *v;
+        size_t kn, vn, koff, voff;
+        if (!scan_plain_str(s, &k, &kn) || !scan_char(s, ':') || !scan_plain_str(s, &v, &vn))
+            return NS_EAGAIN;
+        if (arena_put(&m->arena, k, kn, &koff) != NS_OK ||
+            arena_put(&m->arena, v, vn, &voff) != NS_OK || ext_add(m, koff, kn, voff, vn) != NS_OK)
+            return NS_ENOMEM;
+    } while (scan_char(s, ','));
+    return scan_char(s, '}') ? NS_OK : NS_EAGAIN;
+}
+
+static int decode_json_fast(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
+{
+    scan_t s = {hdr, hdr + hdr_len};
+    bool has_remark = false;
+    size_t remark_off = 0;
+    if (!scan_char(&s, '{'))
+        return NS_EAGAIN;
+    if (!scan_char(&s, '}')) {
+        do {
+            const uint8_t *k, *v;
+            size_t kn, vn;
+            int32_t num;
+            if (!scan_plain_str(&s, &k, &kn) || !scan_char(&s, ':'))
+                return NS_EAGAIN;
+            if (key_is(k, kn, "code") || key_is(k, kn, "flag") || key_is(k, kn, "opaque") ||
+                key_is(k, kn, "version")) {
+                if (!scan_i32(&s, &num))
+                    return NS_EAGAIN;
+                int32_t *f = k[0] == 'c' ? &m->cmd.code : k[0] == 'f' ? &m->cmd.flag
+                             : k[0] == 'o' ? &m->cmd.opaque : &m->cmd.version;
+                *f = num;
+            } else if (key_is(k, kn, "extFields")) {
+                int rc = scan_ext(&s, m);
+                if (rc != NS_OK)
+                    return rc;
+            } else if (key_is(k, kn, "language")) {
+                if (!scan_plain_str(&s, &v, &vn))
+                    return NS_EAGAIN;
+                m->cmd.language = ns_language_code((const char *)v, vn);
+            } else if (key_is(k, kn, "remark")) {
+                if (!scan_plain_str(&s, &v, &vn))
+                    return NS_EAGAIN;
+                if (arena_put(&m->arena, v, vn, &remark_off) != NS_OK)
+                    return NS_ENOMEM;
+                has_remark = true;
+                m->cmd.remark_len = vn;
+            } else if (!scan_plain_str(&s, &v, &vn) && !scan_i32(&s, &num)) {
+                return NS_EAGAIN; /* an unknown member that is not a plain value */
+            }
+        } while (scan_char(&s, ','));
+        if (!scan_char(&s, '}'))
+            return NS_EAGAIN;
+    }
+    skip_ws(&s);
+    if (s.p != s.end)
+        return NS_EAGAIN;
+    fix_pointers(m, has_remark, remark_off);
+    return NS_OK;
+}
+
+/* Tries the fast path, then the general decoder from a clean state. */
+static int decode_json_header(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
+{
+    int rc = decode_json_fast(hdr, hdr_len, m);
+    if (rc != NS_EAGAIN)
+        return rc;
+    uint8_t type = m->cmd.serialize_type;
+    memset(&m->cmd, 0, sizeof m->cmd);
+    m->cmd.serialize_type = type;
+    ns_buf_reset(&m->arena);
+    return decode_json(hdr, hdr_len, m);
+}
+
 /* ---- binary header decode ----------------------------------------------- */
 
 static int decode_binary(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
@@ -402,7 +558,7 @@ int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out
     }
     c->serialize_type = type;
     if (type == NS_SERIALIZE_JSON)
-        rc = decode_json(frame + 8, hdr_len, out);
+        rc = decode_json_header(frame + 8, hdr_len, out);
     else
         rc = decode_binary(frame + 8, hdr_len, out);
     if (rc != NS_OK)

@@ -67,8 +67,8 @@ double rng_unit(rng_t *r); /* [0, 1) */
 typedef struct {
     bool zipf;
     uint32_t n;
-    double *cdf;     /* zipf: cumulative weights of ranks 0..n-1 (n entries) */
-    uint32_t *perm;  /* zipf: rank -> topic index (hot topics spread out) */
+    double *cdf;    /* zipf: cumulative weights of ranks 0..n-1 (n entries) */
+    uint32_t *perm; /* zipf: rank -> topic index (hot topics spread out) */
 } dist_t;
 
 int dist_init(dist_t *d, uint32_t n, bool zipf, double s, rng_t *r);
@@ -93,8 +93,7 @@ uint32_t topo_secondary(uint32_t topic, uint32_t n_brokers);
 
 /* For every broker b < n_brokers, the topics it hosts (ascending).
  * lists[b] / counts[b]; free with topo_lists_free. */
-int topo_broker_topics(uint32_t n_topics, uint32_t n_brokers, uint32_t ***lists,
-                       uint32_t **counts);
+int topo_broker_topics(uint32_t n_topics, uint32_t n_brokers, uint32_t ***lists, uint32_t **counts);
 void topo_lists_free(uint32_t **lists, uint32_t *counts, uint32_t n_brokers);
 
 /* A compressed RegisterBrokerBody (zlib, 5.x layout with the mapping count)
@@ -120,16 +119,16 @@ int topo_selftest(void);
  * code and opaque of a whole response frame, without a JSON parser; falls
  * back to ns_remoting_decode for anything unusual. Returns NS_OK or
  * NS_EINVAL. */
-int frame_scan(const uint8_t *frame, size_t len, int32_t *code, int32_t *opaque,
-               int32_t *flag, const uint8_t **body, size_t *body_len);
+int frame_scan(const uint8_t *frame, size_t len, int32_t *code, int32_t *opaque, int32_t *flag,
+               const uint8_t **body, size_t *body_len);
 
 /* ---- process sampling (report.c) ---- */
 
 typedef struct {
     bool ok;
-    uint64_t cpu_ticks;       /* utime + stime from /proc/PID/stat */
-    uint64_t cpu_ns;          /* run time summed over /proc/PID/task/TID/schedstat */
-    uint64_t write_bytes;     /* /proc/PID/io */
+    uint64_t cpu_ticks;   /* utime + stime from /proc/PID/stat */
+    uint64_t cpu_ns;      /* run time summed over /proc/PID/task/TID/schedstat */
+    uint64_t write_bytes; /* /proc/PID/io */
     uint64_t wchar;
     uint64_t vm_hwm_kb, vm_rss_kb, rss_anon_kb, rss_file_kb;
     bool have_io;
@@ -137,7 +136,7 @@ typedef struct {
     bool have_db;
     uint64_t db_size;
     int64_t db_mtime_ns;
-    uint64_t db_map_bytes;    /* size of the data.mdb mapping in /proc/PID/maps */
+    uint64_t db_map_bytes; /* size of the data.mdb mapping in /proc/PID/maps */
 } proc_sample_t;
 
 void proc_sample(int pid, const char *data_dir, proc_sample_t *out);
@@ -164,18 +163,20 @@ typedef struct {
     uint32_t conns;
     uint32_t depths[MAX_DEPTHS];
     size_t n_depths;
-    double duration_s;   /* 0 = not bounded by time (then count must be set) */
-    uint64_t count;      /* 0 = not bounded by count */
+    double duration_s; /* 0 = not bounded by time (then count must be set) */
+    uint64_t count;    /* 0 = not bounded by count */
     double warmup_s;
     uint64_t seed;
     bool zipf;
     double zipf_s;
+    double rate; /* load requests per second in all, 0 = as fast as answered */
     uint32_t setup_brokers, setup_topics;
-    uint32_t topics;     /* topics read: [0, topics); default setup_topics */
-    bool no_setup;       /* topology names only (echo target, pre-built server) */
+    uint32_t topics; /* topics read: [0, topics); default setup_topics */
+    bool no_setup;   /* topology names only (echo target, pre-built server) */
     uint32_t reg_brokers, reg_topics, reg_interval_ms;
     double reg_change_fraction;
-    bool reg_mutate;     /* a new DataVersion also changes every topic's queue numbers */
+    bool reg_mutate;       /* a new DataVersion also changes every topic's queue numbers */
+    uint32_t reg_versions; /* DataVersions prepared per reg broker, 0 = automatic */
     int hb_kind;
     bool verify;
     bool json;
@@ -191,7 +192,7 @@ typedef struct {
     uint32_t probe_topic;
     int probe_timeout_ms;
     const char *pid_file;
-    int exec_cpu; /* -1 = do not pin */
+    int exec_cpu;               /* -1 = do not pin */
     int server_cpu, client_cpu; /* cores to watch for other load; -1 = none */
 } nsb_opts_t;
 

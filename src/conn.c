@@ -100,9 +100,19 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
     uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
 
+/* A connection with no partial frame reads into the server's one shared
+ * buffer (idle connections then hold no read memory); only the tail of a
+ * frame that has not fully arrived is copied into the connection's own
+ * buffer, which later reads extend. */
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     ns_conn_t *c = h->data;
+    ns_server_t *srv = c->srv;
+    if (c->rbuf.len == 0 && ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
+        buf->base = (char *)srv->rshared.data;
+        buf->len = srv->rshared.cap - 1;
+        return;
+    }
     if (ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
         buf->base = NULL;
         buf->len = 0;
@@ -112,8 +122,9 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
 }
 
-/* Splits the read buffer into frames and dispatches each one. */
-static void process(ns_conn_t *c)
+/* Splits [data, data+len) into frames and dispatches each one; returns how
+ * many bytes were consumed (whole frames). */
+static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
 {
     ns_server_t *srv = c->srv;
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
@@ -121,16 +132,12 @@ static void process(ns_conn_t *c)
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
     while (!c->closing) {
         size_t flen = 0;
-        int rc = ns_frame_peek(c->rbuf.data + off, c->rbuf.len - off, max, &flen);
-        if (rc == NS_EAGAIN) {
-            /* make room for the rest of a large frame in one go */
-            if (flen > c->rbuf.len - off && ns_buf_reserve(&c->rbuf, flen) != NS_OK)
-                ns_conn_close(c, "out of memory for a large frame");
+        int rc = ns_frame_peek(data + off, len - off, max, &flen);
+        if (rc == NS_EAGAIN)
             break;
-        }
         if (rc == NS_ETOOBIG) {
             NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
-                        ns_be32_read(c->rbuf.data + off), max);
+                        ns_be32_read(data + off), max);
             ns_conn_close(c, "oversized frame");
             break;
         }
@@ -139,7 +146,7 @@ static void process(ns_conn_t *c)
             ns_conn_close(c, "malformed frame");
             break;
         }
-        rc = ns_remoting_decode(c->rbuf.data + off, flen, &c->msg);
+        rc = ns_remoting_decode(data + off, flen, &c->msg);
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
             ns_conn_close(c, "malformed header");
@@ -150,24 +157,35 @@ static void process(ns_conn_t *c)
     }
     if (reading)
         ns_read_end(srv);
-    if (off > 0 && !c->closing) {
-        memmove(c->rbuf.data, c->rbuf.data + off, c->rbuf.len - off);
-        c->rbuf.len -= off;
-    }
+    return off;
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *c = s->data;
+    ns_server_t *srv = c->srv;
     if (nread < 0) {
         ns_conn_close(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
         return;
     }
     if (nread == 0)
         return;
+    c->last_active_ms = uv_now(srv->loop);
+    if (buf->base == (char *)srv->rshared.data) {
+        size_t used = process(c, srv->rshared.data, (size_t)nread);
+        if (!c->closing && used < (size_t)nread &&
+            ns_buf_append(&c->rbuf, srv->rshared.data + used, (size_t)nread - used) != NS_OK)
+            ns_conn_close(c, "out of memory");
+        return;
+    }
     c->rbuf.len += (size_t)nread;
-    c->last_active_ms = uv_now(c->srv->loop);
-    process(c);
+    size_t used = process(c, c->rbuf.data, c->rbuf.len);
+    if (used > 0 && !c->closing) {
+        memmove(c->rbuf.data, c->rbuf.data + used, c->rbuf.len - used);
+        c->rbuf.len -= used;
+    }
+    if (c->rbuf.len == 0)
+        ns_buf_free(&c->rbuf); /* back to the shared buffer */
 }
 
 void ns_conn_accept(ns_server_t *srv)

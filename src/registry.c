@@ -164,9 +164,18 @@ typedef struct {
     size_t n_added, n_changed, n_removed;
 } audit_diff_t;
 
+/* A history record lists at most this many topics per list (and counts
+ * them all), so a broker re-registering 100,000 changed topics does not
+ * write megabytes of history per version. */
+#define AUDIT_MAX_LISTED 1000
+
 static int audit_list_add(ns_buf_t *list, size_t *n, const char *topic, const ns_topic_config_t *tc,
                           const ns_queue_data_t *old)
 {
+    if (*n >= AUDIT_MAX_LISTED) {
+        (*n)++;
+        return NS_OK;
+    }
     int rc = ns_buf_append_str(list, *n ? ",{\"topic\":" : "{\"topic\":");
     rc = rc ? rc : ns_buf_append_json_str(list, topic, strlen(topic), false);
     if (rc == NS_OK && tc) {
@@ -214,7 +223,9 @@ static int audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_datave
     rc = rc ? rc : ns_buf_append(&b, d->changed.data, d->changed.len);
     rc = rc ? rc : ns_buf_append_str(&b, "],\"removed\":[");
     rc = rc ? rc : ns_buf_append(&b, d->removed.data, d->removed.len);
-    rc = rc ? rc : ns_buf_append_str(&b, "]}");
+    rc = rc ? rc : ns_buf_printf(&b, "],\"addedCount\":%zu,\"changedCount\":%zu,"
+                                 "\"removedCount\":%zu}",
+                                 d->n_added, d->n_changed, d->n_removed);
     rc = rc ? rc : ns_audit_append(t, (const char *)b.data, b.len, NULL);
     rc = rc ? rc : audit_trim(t, a->audit_retention);
     if (backwards)

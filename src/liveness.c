@@ -67,10 +67,13 @@ size_t ns_liveness_count(const ns_liveness_t *lv)
     return lv->n;
 }
 
+/* "cluster\naddr" in the table's scratch key (no formatting: heartbeats
+ * build one per request). */
 static const char *make_key(ns_liveness_t *lv, const char *cluster, const char *addr)
 {
     ns_buf_reset(&lv->key);
-    if (ns_buf_printf(&lv->key, "%s\n%s", cluster, addr) != NS_OK)
+    if (ns_buf_append_str(&lv->key, cluster) != NS_OK || ns_buf_append_u8(&lv->key, '\n') != NS_OK ||
+        ns_buf_append_str(&lv->key, addr) != NS_OK)
         return NULL;
     return (const char *)lv->key.data;
 }

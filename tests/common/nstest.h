@@ -1,4 +1,4 @@
-/* nstest.h - shared helpers for the test suite: fixtures, hex, temp dirs. */
+/* nstest.h - shared test helpers: fixtures, hex, temp dirs, time, namesrvd, namesrvctl. */
 #ifndef NS_TEST_H
 #define NS_TEST_H
 
@@ -18,6 +18,12 @@ uint8_t *nstest_hex_decode(const char *hex, size_t *len);
  * path and removes it with nstest_rmtree(). */
 char *nstest_tmpdir(const char *tag);
 void nstest_rmtree(const char *path);
+
+/* ---- time (nstest.c) ---- */
+/* CLOCK_MONOTONIC in whole milliseconds. */
+int64_t nstest_mono_ms(void);
+/* Sleeps ms milliseconds (nanosleep; an interruption cuts it short). */
+void nstest_sleep_ms(int ms);
 
 
 /* ---- a real namesrvd for integration tests ----
@@ -41,6 +47,36 @@ int nstest_server_stop(nstest_server_t *s, int sig);
  * code (or -1) and captures stderr into *err_out (caller frees) if not NULL. */
 int nstest_run(const char *path, const char *const *args, char **err_out, int timeout_ms);
 
+/* A temp directory nstest_tmpdir(tag) with a server started in it (args as
+ * for nstest_server_start). On success *dir is owned by the caller, who
+ * releases both with nstest_server_close(); on failure nothing is left
+ * behind, *dir is NULL and -1 is returned. For setup() functions. */
+int nstest_server_open(nstest_server_t *s, char **dir, const char *tag,
+                       const char *const *extra_args);
+/* Kills the server (SIGKILL), removes the directory tree and frees dir.
+ * For teardown() functions; the counterpart of nstest_server_open(). */
+void nstest_server_close(nstest_server_t *s, char *dir);
+
+/* Runs NS_NAMESRVCTL_PATH with NULL-terminated string arguments (at most
+ * 62) for timeout_ms at most; returns its exit code (or -1). *out gets its
+ * output (caller frees); out may be NULL. */
+int nstest_ctl(int timeout_ms, char **out, ...);
+
+/* Fails the test when a namesrvctl exit code or output (from nstest_ctl) is
+ * not what is wanted, printing the output. Need <cmocka.h>. */
+#define NSTEST_EXPECT_RC(rc, want, out)                                                            \
+    do {                                                                                           \
+        if ((rc) != (want))                                                                        \
+            fail_msg("namesrvctl exited %d, expected %d; output:\n%s", (rc), (want),               \
+                     (out) ? (out) : "");                                                          \
+    } while (0)
+
+#define NSTEST_EXPECT_IN(out, needle)                                                              \
+    do {                                                                                           \
+        if ((out) == NULL || strstr((out), (needle)) == NULL)                                      \
+            fail_msg("expected '%s' in output:\n%s", (needle), (out) ? (out) : "(null)");          \
+    } while (0)
+
 /* A connected client to the test server (fails the test on error). */
 struct ns_client;
 struct ns_client *nstest_connect(const nstest_server_t *s);
@@ -50,5 +86,11 @@ struct ns_client *nstest_connect(const nstest_server_t *s);
  * command borrows the strings and `ext`, which must hold 16 entries. */
 #include "ns/remoting.h"
 void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const *kv);
+
+/* Sends request `code` (ext pairs kv as for nstest_cmd, body of n bytes, may
+ * be NULL) on c, waits timeout_ms at most for the reply and returns the
+ * reply's code; fails the test if the call itself fails. */
+int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
+                     size_t n, int timeout_ms);
 
 #endif

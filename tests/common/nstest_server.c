@@ -21,12 +21,6 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *extra_args)
 {
     char portfile[4096], log[4096], a_data[4200], a_port[4200], a_store[4200];
@@ -75,7 +69,7 @@ int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *
             s->pid = -1;
             return -1;
         }
-        sleep_ms(10);
+        nstest_sleep_ms(10);
     }
     return -1;
 }
@@ -94,7 +88,7 @@ int nstest_server_stop(nstest_server_t *s, int sig)
             kill(s->pid, SIGKILL);
             waitpid(s->pid, &status, 0);
         }
-        sleep_ms(10);
+        nstest_sleep_ms(10);
     }
     s->pid = -1;
     return status;
@@ -144,6 +138,44 @@ int nstest_run(const char *path, const char *const *args, char **err_out, int ti
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int nstest_server_open(nstest_server_t *s, char **dir, const char *tag,
+                       const char *const *extra_args)
+{
+    *dir = nstest_tmpdir(tag);
+    if (*dir == NULL || nstest_server_start(s, *dir, extra_args) != 0) {
+        free(*dir);
+        *dir = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void nstest_server_close(nstest_server_t *s, char *dir)
+{
+    nstest_server_stop(s, SIGKILL);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
+int nstest_ctl(int timeout_ms, char **out, ...)
+{
+    const char *args[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, out);
+    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    char *tmp = NULL;
+    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, timeout_ms);
+    if (out)
+        *out = tmp;
+    else
+        free(tmp);
+    return rc;
+}
+
 struct ns_client *nstest_connect(const nstest_server_t *s)
 {
     ns_client_t *c = NULL;
@@ -170,4 +202,20 @@ void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const 
     cmd->has_ext = kv != NULL;
     cmd->ext = ext;
     cmd->n_ext = n;
+}
+
+int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
+                     size_t n, int timeout_ms)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    nstest_cmd(&cmd, ext, code, kv);
+    cmd.body = body;
+    cmd.body_len = n;
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, timeout_ms, &rsp), NS_OK);
+    int rcode = rsp.cmd.code;
+    ns_cmd_msg_free(&rsp);
+    return rcode;
 }

@@ -475,19 +475,6 @@ static long env_long(const char *name, long dflt)
     return v && *v ? strtol(v, NULL, 0) : dflt;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 typedef struct {
     char *dir;
     nstest_server_t srv;
@@ -529,7 +516,7 @@ static void test_kill_during_registrations(void **state)
     uint64_t rng = seed ? seed : 1;
     print_message("route crash: seed %llu (NS_CRASH_SEED), %ld iterations (NS_CRASH_ITERATIONS)\n",
                   (unsigned long long)seed, iterations);
-    int64_t t_start = mono_ms();
+    int64_t t_start = nstest_mono_ms();
     long total_acks = 0;
     for (int b = 0; b < NBROKERS; b++) {
         atomic_store(&g_acked[b], 0);
@@ -555,11 +542,11 @@ static void test_kill_during_registrations(void **state)
         }
         /* kill while writes are going on: at a random moment after the
          * first answer (slow sanitizer builds take a while to get there) */
-        int64_t t_load = mono_ms();
-        while (atomic_load(&g_iter_acks) == 0 && mono_ms() - t_load < 10000)
-            sleep_ms(1);
+        int64_t t_load = nstest_mono_ms();
+        while (atomic_load(&g_iter_acks) == 0 && nstest_mono_ms() - t_load < 10000)
+            nstest_sleep_ms(1);
         int kill_after = (int)(rng_next(&rng) % 600);
-        sleep_ms(kill_after);
+        nstest_sleep_ms(kill_after);
         nstest_server_stop(srv, SIGKILL);
         atomic_store(&g_stop, true);
         long acks = 0, bad = 0;
@@ -575,7 +562,7 @@ static void test_kill_during_registrations(void **state)
         total_acks += acks;
         print_message("iteration %ld: killed %d ms after the first answer (%lld ms after the "
                       "start), %ld registrations acknowledged\n",
-                      it, kill_after, (long long)(mono_ms() - t_load), acks);
+                      it, kill_after, (long long)(nstest_mono_ms() - t_load), acks);
         assert_int_equal(bad, 0);
         verify_store(srv->data);
     }
@@ -584,7 +571,7 @@ static void test_kill_during_registrations(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     verify_store(srv->data);
     print_message("route crash: %ld registrations acknowledged in %ld iterations, %lld ms\n",
-                  total_acks, iterations, (long long)(mono_ms() - t_start));
+                  total_acks, iterations, (long long)(nstest_mono_ms() - t_start));
     assert_true(total_acks > 0);
 }
 

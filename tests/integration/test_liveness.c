@@ -57,9 +57,7 @@ static int setup(void **state)
     fx_t *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
-    fx->dir = nstest_tmpdir("liveness");
-    if (fx->dir == NULL || nstest_server_start(&fx->srv, fx->dir, server_args) != 0) {
-        free(fx->dir);
+    if (nstest_server_open(&fx->srv, &fx->dir, "liveness", server_args) != 0) {
         free(fx);
         return -1;
     }
@@ -70,24 +68,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx_t *fx = *state;
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ---- requests ---- */
@@ -265,7 +248,7 @@ static void fail_server_died(fx_t *fx, const char *when)
     int status = 0;
     pid_t r = 0;
     for (int i = 0; i < 100 && (r = waitpid(fx->srv.pid, &status, WNOHANG)) == 0; i++)
-        sleep_ms(100);
+        nstest_sleep_ms(100);
     if (r != fx->srv.pid)
         fail_msg("namesrvd stopped answering %s but did not exit", when);
     fx->srv.pid = -1;
@@ -291,16 +274,16 @@ static int64_t poll_gone(ns_client_t *c, const broker_t *b, int64_t t0, int64_t 
 {
     int64_t last_hb = 0;
     for (;;) {
-        int64_t now = mono_ms();
+        int64_t now = nstest_mono_ms();
         if (hb && now - last_hb >= HEARTBEAT_EVERY_MS) {
             heartbeat(hbc, hb);
             last_hb = now;
         }
         if (!cluster_has(c, b))
-            return mono_ms() - t0;
+            return nstest_mono_ms() - t0;
         if (now - t0 > limit_ms)
             return -1;
-        sleep_ms(POLL_MS);
+        nstest_sleep_ms(POLL_MS);
     }
 }
 
@@ -309,24 +292,24 @@ static int64_t poll_gone(ns_client_t *c, const broker_t *b, int64_t t0, int64_t 
 static void hold_alive(ns_client_t *c, ns_client_t *hbc, const broker_t *hb, const char *topic,
                        int64_t ms)
 {
-    int64_t t0 = mono_ms(), last_hb = 0;
-    while (mono_ms() - t0 < ms) {
-        if (mono_ms() - last_hb >= HEARTBEAT_EVERY_MS) {
+    int64_t t0 = nstest_mono_ms(), last_hb = 0;
+    while (nstest_mono_ms() - t0 < ms) {
+        if (nstest_mono_ms() - last_hb >= HEARTBEAT_EVERY_MS) {
             heartbeat(hbc, hb);
-            last_hb = mono_ms();
+            last_hb = nstest_mono_ms();
         }
         assert_true(cluster_has(c, hb));
         bool has = false;
         assert_int_equal(route(c, topic, hb->name, &has), NS_RSP_SUCCESS);
         assert_true(has);
-        sleep_ms(POLL_MS);
+        nstest_sleep_ms(POLL_MS);
     }
 }
 
 static void kill_and_restart(fx_t *fx, int64_t *spawn_ms)
 {
     nstest_server_stop(&fx->srv, SIGKILL);
-    *spawn_ms = mono_ms();
+    *spawn_ms = nstest_mono_ms();
     assert_int_equal(nstest_server_start(&fx->srv, fx->dir, server_args), 0);
 }
 
@@ -349,12 +332,12 @@ static void test_route_answered_right_after_restart(void **state)
 
     int64_t spawn, ready, answered;
     kill_and_restart(fx, &spawn);
-    ready = mono_ms();
+    ready = nstest_mono_ms();
     c = nstest_connect(&fx->srv);
     bool has = false;
     /* the very first request after the restart, before any re-registration */
     int code = route(c, "LV_A_1234", BA.name, &has);
-    answered = mono_ms();
+    answered = nstest_mono_ms();
     assert_int_equal(code, NS_RSP_SUCCESS);
     assert_true(has);
     assert_true(cluster_has(c, &BA));
@@ -382,7 +365,7 @@ static void test_restart_grace_window(void **state)
 
     int64_t spawn;
     kill_and_restart(fx, &spawn);
-    int64_t t0 = mono_ms(); /* the grace window started shortly before this */
+    int64_t t0 = nstest_mono_ms(); /* the grace window started shortly before this */
     ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
     bool has = false;
     assert_int_equal(route(q, "LV_TB", BB.name, &has), NS_RSP_SUCCESS);
@@ -390,13 +373,13 @@ static void test_restart_grace_window(void **state)
     register_ok(a, &BA, 5, ta, 2); /* same DataVersion, new connection */
 
     /* past lv-b's own heartbeat timeout but inside the grace window */
-    int64_t last_hb = mono_ms();
-    while (mono_ms() - t0 < TIMEOUT_MS + 100) {
-        if (mono_ms() - last_hb >= HEARTBEAT_EVERY_MS) {
+    int64_t last_hb = nstest_mono_ms();
+    while (nstest_mono_ms() - t0 < TIMEOUT_MS + 100) {
+        if (nstest_mono_ms() - last_hb >= HEARTBEAT_EVERY_MS) {
             heartbeat(a, &BA);
-            last_hb = mono_ms();
+            last_hb = nstest_mono_ms();
         }
-        sleep_ms(POLL_MS);
+        nstest_sleep_ms(POLL_MS);
     }
     assert_true(cluster_has(q, &BB));
 
@@ -408,7 +391,7 @@ static void test_restart_grace_window(void **state)
     assert_int_equal(route(q, "LV_TB", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
     assert_int_equal(route(q, "LV_TB2", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
     /* lv-a keeps heartbeating well past grace + timeout */
-    hold_alive(q, a, &BA, "LV_TA", GRACE_MS + TIMEOUT_MS + 500 - (mono_ms() - t0));
+    hold_alive(q, a, &BA, "LV_TA", GRACE_MS + TIMEOUT_MS + 500 - (nstest_mono_ms() - t0));
     assert_true(cluster_has(q, &BA));
     ns_client_close(a);
     ns_client_close(q);
@@ -434,7 +417,7 @@ static void test_connection_close(void **state)
     ns_client_t *cx = nstest_connect(&fx->srv);
     register_ok(cx, &BX, 1, tx, 2);
     assert_true(cluster_has(q, &BX));
-    int64_t t0 = mono_ms();
+    int64_t t0 = nstest_mono_ms();
     ns_client_close(cx);
     int64_t gone = poll_gone(q, &BX, t0, 5000, NULL, NULL);
     print_message("lv-x unregistered %lld ms after its connection closed\n", (long long)gone);
@@ -470,7 +453,7 @@ static void test_connection_close(void **state)
     ns_client_close(z1);
     ns_client_close(w1);
 
-    sleep_ms(1000); /* unregistration of lv-x took far less than this */
+    nstest_sleep_ms(1000); /* unregistration of lv-x took far less than this */
     assert_true(cluster_has(q, &BY));
     assert_true(cluster_has(q, &BZ));
     assert_true(cluster_has(q, &BW));
@@ -482,14 +465,14 @@ static void test_connection_close(void **state)
     assert_true(has);
 
     /* ... and closing the connection they registered over last does */
-    t0 = mono_ms();
+    t0 = nstest_mono_ms();
     ns_client_close(z2);
     ns_client_close(w2);
     assert_true(poll_gone(q, &BZ, t0, 5000, NULL, NULL) >= 0);
     assert_true(poll_gone(q, &BW, t0, 5000, NULL, NULL) >= 0);
     assert_true(cluster_has(q, &BY));
     ns_client_close(cy);
-    assert_true(poll_gone(q, &BY, mono_ms(), 5000, NULL, NULL) >= 0);
+    assert_true(poll_gone(q, &BY, nstest_mono_ms(), 5000, NULL, NULL) >= 0);
     ns_client_close(q);
 }
 
@@ -522,10 +505,10 @@ static void test_refused_registration_keeps_connection(void **state)
     ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
     register_ok(a, &BF, 1, tf, 2);
     refuse_over_new_connection(fx, &BF);
-    sleep_ms(300);
+    nstest_sleep_ms(300);
     assert_true(cluster_has(q, &BF));
     /* the registration connection is still a: closing it unregisters lv-f */
-    int64_t t0 = mono_ms();
+    int64_t t0 = nstest_mono_ms();
     ns_client_close(a);
     int64_t gone = poll_gone(q, &BF, t0, 5000, NULL, NULL);
     if (gone < 0)
@@ -545,15 +528,15 @@ static void test_refused_registration_then_expiry(void **state)
     ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
     register_ok(a, &bf, 1, tf, 2);
     refuse_over_new_connection(fx, &bf);
-    int64_t t0 = mono_ms();
+    int64_t t0 = nstest_mono_ms();
     bool has = true;
-    while (has && mono_ms() - t0 <= TIMEOUT_MS + SCAN_MS + SLACK_MS) {
-        sleep_ms(POLL_MS);
+    while (has && nstest_mono_ms() - t0 <= TIMEOUT_MS + SCAN_MS + SLACK_MS) {
+        nstest_sleep_ms(POLL_MS);
         if (cluster_query(q, &bf, &has) != NS_OK)
             fail_server_died(fx, "while lv-f expired");
     }
     assert_false(has);
-    sleep_ms(200);
+    nstest_sleep_ms(200);
     ns_client_close(q);
     q = nstest_connect(&fx->srv);
     if (cluster_query(q, &bf, &has) != NS_OK)
@@ -576,9 +559,9 @@ static void test_silent_broker_evicted(void **state)
     ns_client_t *q = nstest_connect(&fx->srv), *s = nstest_connect(&fx->srv),
                 *h = nstest_connect(&fx->srv);
     register_ok(h, &BH, 1, th, 2);
-    int64_t t_sent = mono_ms();
+    int64_t t_sent = nstest_mono_ms();
     register_ok(s, &BS, 1, ts, 2);
-    int64_t t0 = mono_ms();
+    int64_t t0 = nstest_mono_ms();
     int64_t gone = poll_gone(q, &BS, t0, TIMEOUT_MS + SCAN_MS + SLACK_MS, h, &BH);
     print_message("silent broker evicted %lld ms after its registration (timeout %d ms, "
                   "scan %d ms)\n",
@@ -643,7 +626,7 @@ static void test_unchanged_registration_writes_nothing(void **state)
     assert_int_equal(nstest_server_start(&fx->srv, fx->dir, quiet_args), 0);
     ns_client_t *c = nstest_connect(&fx->srv);
     register_ok(c, &BE, 1, te, 3);
-    sleep_ms(100); /* let anything the first registration started settle */
+    nstest_sleep_ms(100); /* let anything the first registration started settle */
 
     struct stat st0, st1, st2;
     data_stat(fx, &st0);
@@ -665,7 +648,7 @@ static void test_unchanged_registration_writes_nothing(void **state)
     if (w0 >= 0)
         assert_int_equal(w1 - w0, 0);
 
-    sleep_ms(20); /* a later commit gets a later mtime even with coarse clocks */
+    nstest_sleep_ms(20); /* a later commit gets a later mtime even with coarse clocks */
     register_ok(c, &BE, 2, te, 3);
     long long w2 = proc_write_bytes(fx->srv.pid);
     data_stat(fx, &st2);

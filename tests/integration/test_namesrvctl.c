@@ -28,38 +28,8 @@
 
 /* ---- helpers ---- */
 
-/* Runs namesrvctl with NULL-terminated arguments; *out gets stdout+stderr. */
-static int ctl(char **out, ...)
-{
-    const char *args[64];
-    int n = 0;
-    va_list ap;
-    va_start(ap, out);
-    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    char *tmp = NULL;
-    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, 240000);
-    if (out)
-        *out = tmp;
-    else
-        free(tmp);
-    return rc;
-}
-
-#define EXPECT_RC(rc, want, out)                                                                   \
-    do {                                                                                           \
-        if ((rc) != (want))                                                                        \
-            fail_msg("namesrvctl exited %d, expected %d; output:\n%s", (rc), (want),               \
-                     (out) ? (out) : "");                                                          \
-    } while (0)
-
-#define EXPECT_IN(out, needle)                                                                     \
-    do {                                                                                           \
-        if ((out) == NULL || strstr((out), (needle)) == NULL)                                      \
-            fail_msg("expected '%s' in output:\n%s", (needle), (out) ? (out) : "(null)");          \
-    } while (0)
+/* Runs namesrvctl (nstest_ctl) with this file's time limit. */
+#define ctl(...) nstest_ctl(240000, __VA_ARGS__)
 
 static char *join(const char *dir, const char *name)
 {
@@ -88,19 +58,6 @@ static void write_text(const char *path, const char *text)
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 typedef struct {
@@ -152,16 +109,7 @@ static int register_broker(ns_client_t *c, const reg_t *r)
                         r->zone ? "__ZONE_NAME" : NULL,
                         r->zone,
                         NULL};
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
-    nstest_cmd(&cmd, ext, NS_REQ_REGISTER_BROKER, kv);
-    cmd.body = b.data;
-    cmd.body_len = b.len;
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    assert_int_equal(ns_client_call(c, &cmd, 30000, &rsp), NS_OK);
-    int code = rsp.cmd.code;
-    ns_cmd_msg_free(&rsp);
+    int code = nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 30000);
     ns_buf_free(&b);
     return code;
 }
@@ -258,22 +206,22 @@ static void test_large_round_trip(void **state)
         put_kv(c, i % 3 == 0 ? "ORDER_TOPIC_CONFIG" : i % 3 == 1 ? "ns.one" : "ns two", k, v);
     }
 
-    int64_t t0 = mono_ms();
+    int64_t t0 = nstest_mono_ms();
     int rc =
         ctl(&out, "dump", "--data-dir", data_a, "-o", d1, "--no-timestamp", "--with-audit", NULL);
-    int64_t dump_ms = mono_ms() - t0;
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "10010 topics");
+    int64_t dump_ms = nstest_mono_ms() - t0;
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "10010 topics");
     free(out);
-    t0 = mono_ms();
+    t0 = nstest_mono_ms();
     rc = ctl(&out, "restore", "--data-dir", data_b, "-i", d1, NULL);
-    int64_t restore_ms = mono_ms() - t0;
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "restored 100 brokers, 110 registrations, 10010 topics, 1 mappings, 30 kv keys "
-                   "in 3 namespaces, 100 audit records");
+    int64_t restore_ms = nstest_mono_ms() - t0;
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "restored 100 brokers, 110 registrations, 10010 topics, 1 mappings, "
+                          "30 kv keys in 3 namespaces, 100 audit records");
     free(out);
     rc = ctl(&out, "verify", "--data-dir", data_b, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
 
     /* a server on the restored store answers the very same bytes */
@@ -323,7 +271,7 @@ static void test_large_round_trip(void **state)
 
     /* dump -> restore -> dump gives the identical document */
     rc = ctl(&out, "dump", "--data-dir", data_b, "-o", d2, "--no-timestamp", "--with-audit", NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     size_t l1, l2;
     char *t1 = read_text(d1, &l1), *t2 = read_text(d2, &l2);
@@ -426,11 +374,11 @@ static void test_restore_broken_documents(void **state)
     /* the base document is valid; a populated store to compare against */
     write_text(doc, base_doc);
     int rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, NULL);
-    EXPECT_RC(rc, 1, out);
-    EXPECT_IN(out, "is not empty");
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "is not empty");
     free(out);
     assert_int_equal(
         ctl(NULL, "dump", "--data-dir", data, "-o", before, "--no-timestamp", "--with-audit", NULL),
@@ -441,19 +389,19 @@ static void test_restore_broken_documents(void **state)
         write_text(doc, text);
         free(text);
         rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
-        EXPECT_RC(rc, 4, out);
-        EXPECT_IN(out, cases[i].expect);
-        EXPECT_IN(out, "nothing was restored");
+        NSTEST_EXPECT_RC(rc, 4, out);
+        NSTEST_EXPECT_IN(out, cases[i].expect);
+        NSTEST_EXPECT_IN(out, "nothing was restored");
         free(out);
         rc = ctl(&out, "restore", "--data-dir", fresh, "-i", doc, NULL);
-        EXPECT_RC(rc, 4, out);
+        NSTEST_EXPECT_RC(rc, 4, out);
         free(out);
         assert_int_not_equal(access(fresh, F_OK), 0); /* not even created */
     }
     write_text(doc, "{\"format\":\"namesrv-dump\",\n\"formatVersion\":1,\n  \"clusters\": {,}}");
     rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
-    EXPECT_RC(rc, 4, out);
-    EXPECT_IN(out, "not valid JSON (line 3");
+    NSTEST_EXPECT_RC(rc, 4, out);
+    NSTEST_EXPECT_IN(out, "not valid JSON (line 3");
     free(out);
 
     assert_int_equal(
@@ -471,14 +419,14 @@ static void test_restore_broken_documents(void **state)
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     write_text(doc, base_doc);
     rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
-    EXPECT_RC(rc, 3, out);
+    NSTEST_EXPECT_RC(rc, 3, out);
     char pid[64];
     snprintf(pid, sizeof pid, "held by process %d", srv.pid);
-    EXPECT_IN(out, pid);
+    NSTEST_EXPECT_IN(out, pid);
     free(out);
     nstest_server_stop(&srv, SIGTERM);
     rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
 
     free(data);
@@ -539,28 +487,28 @@ static void test_audit_history(void **state)
     reg_t a = {"C", "broker-a", "10.0.0.1:10911", NULL, 0, {1, 0, 1000}, s1, 2, NULL, 0, NULL, 0};
     reg_t b = {"C", "broker-b", "10.0.0.2:10911", NULL, 0, {1, 0, 1500}, sb, 2, NULL, 0, NULL, 0};
     assert_int_equal(register_broker(c, &a), 0); /* 1: new, +T1 +T2 */
-    sleep_ms(20);
+    nstest_sleep_ms(20);
     a.dv = (ns_dataversion_t){2, 0, 2000};
     a.topics = s2;
     a.n_topics = 3;
     assert_int_equal(register_broker(c, &a), 0); /* 2: +T3 ~T1 */
-    sleep_ms(20);
+    nstest_sleep_ms(20);
     assert_int_equal(register_broker(c, &b), 0); /* 3: broker-b +X1 +X2 */
-    sleep_ms(20);
+    nstest_sleep_ms(20);
     assert_int_equal(register_broker(c, &a), 0); /* unchanged: no record */
-    sleep_ms(20);
+    nstest_sleep_ms(20);
     a.dv = (ns_dataversion_t){3, 0, 3000};
     a.topics = s4;
     a.n_topics = 2;
     assert_int_equal(register_broker(c, &a), 0); /* 4: -T2 */
-    sleep_ms(20);
+    nstest_sleep_ms(20);
     a.dv = (ns_dataversion_t){1, 0, 500};
     a.topics = s5;
     a.n_topics = 3;
     assert_int_equal(register_broker(c, &a), 0); /* 5: backwards, +T2 */
 
     int rc = ctl(&out, "audit", "--data-dir", data, "--json", NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     printf("%s", out); /* the history under test, for the log */
     cJSON *rec[8] = {NULL};
     size_t n = 0;
@@ -614,35 +562,35 @@ static void test_audit_history(void **state)
 
     /* the table, filtered */
     rc = ctl(&out, "audit", "--data-dir", data, "--broker", "broker-a", NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "4 of 5 record(s)");
-    EXPECT_IN(out, "- -> 1/1000/0");
-    EXPECT_IN(out, "+T1,T2");
-    EXPECT_IN(out, "2/2000/0 -> 3/3000/0");
-    EXPECT_IN(out, "~T1");
-    EXPECT_IN(out, "-T2");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "4 of 5 record(s)");
+    NSTEST_EXPECT_IN(out, "- -> 1/1000/0");
+    NSTEST_EXPECT_IN(out, "+T1,T2");
+    NSTEST_EXPECT_IN(out, "2/2000/0 -> 3/3000/0");
+    NSTEST_EXPECT_IN(out, "~T1");
+    NSTEST_EXPECT_IN(out, "-T2");
     assert_int_equal(count_lines(out, "BACKWARDS"), 1);
     assert_null(strstr(out, "broker-b"));
     free(out);
     rc = ctl(&out, "audit", "--data-dir", data, "--topic", "T2", "--json", NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_int_equal(count_lines(out, "\n"), 3);
-    EXPECT_IN(out, "{\"seq\":1,");
-    EXPECT_IN(out, "{\"seq\":4,");
-    EXPECT_IN(out, "{\"seq\":5,");
+    NSTEST_EXPECT_IN(out, "{\"seq\":1,");
+    NSTEST_EXPECT_IN(out, "{\"seq\":4,");
+    NSTEST_EXPECT_IN(out, "{\"seq\":5,");
     free(out);
     rc = ctl(&out, "audit", "--data-dir", data, "--since", since3, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "3 of 5 record(s)");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "3 of 5 record(s)");
     free(out);
     rc = ctl(&out, "audit", "--data-dir", data, "--since", "2000-01-01T00:00:00Z", NULL);
-    EXPECT_IN(out, "5 of 5 record(s)");
+    NSTEST_EXPECT_IN(out, "5 of 5 record(s)");
     free(out);
     rc = ctl(&out, "audit", "--data-dir", data, "--since", "2999-01-01", NULL);
-    EXPECT_IN(out, "0 of 5 record(s)");
+    NSTEST_EXPECT_IN(out, "0 of 5 record(s)");
     free(out);
     rc = ctl(&out, "audit", "--data-dir", data, "--since", "yesterday", NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
 
     ns_client_close(c);
@@ -699,20 +647,20 @@ static void test_backup_under_load(void **state)
     load_t load = {srv.port, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, load_main, &load), 0);
-    sleep_ms(200);
+    nstest_sleep_ms(200);
     for (int i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "backup%d", i);
         char *bk = join(dir, name);
         int rc = ctl(&out, "backup", "--data-dir", data, "-o", bk, NULL);
-        EXPECT_RC(rc, 0, out);
-        EXPECT_IN(out, "consistent");
+        NSTEST_EXPECT_RC(rc, 0, out);
+        NSTEST_EXPECT_IN(out, "consistent");
         free(out);
         rc = ctl(&out, "verify", "--data-dir", bk, NULL);
-        EXPECT_RC(rc, 0, out);
+        NSTEST_EXPECT_RC(rc, 0, out);
         free(out);
         rc = ctl(&out, "stat", "--data-dir", bk, "--json", NULL);
-        EXPECT_RC(rc, 0, out);
+        NSTEST_EXPECT_RC(rc, 0, out);
         cJSON *st = cJSON_Parse(out);
         assert_non_null(st);
         assert_int_equal((int)cJSON_GetObjectItem(st, "topics")->valuedouble, 2);
@@ -721,12 +669,12 @@ static void test_backup_under_load(void **state)
         free(out);
         if (i == 2) { /* a second backup into the same directory is refused */
             rc = ctl(&out, "backup", "--data-dir", data, "-o", bk, NULL);
-            EXPECT_RC(rc, 5, out);
-            EXPECT_IN(out, "already holds a store");
+            NSTEST_EXPECT_RC(rc, 5, out);
+            NSTEST_EXPECT_IN(out, "already holds a store");
             free(out);
         }
         free(bk);
-        sleep_ms(100);
+        nstest_sleep_ms(100);
     }
     load.stop = 1;
     pthread_join(th, NULL);
@@ -755,13 +703,13 @@ static void test_verify_and_stat(void **state)
     assert_int_equal(ns_txn_commit(t), NS_OK);
     ns_store_close(st);
     int rc = ctl(&out, "verify", "--data-dir", data, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "consistent");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "consistent");
     free(out);
     rc = ctl(&out, "stat", "--data-dir", data, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "1 namespaces, 1 keys");
-    EXPECT_IN(out, "schema version");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "1 namespaces, 1 keys");
+    NSTEST_EXPECT_IN(out, "schema version");
     free(out);
 
     /* a group its cluster does not list (I3) and has no registration (I5) */
@@ -773,30 +721,30 @@ static void test_verify_and_stat(void **state)
     assert_int_equal(ns_txn_commit(t), NS_OK);
     ns_store_close(st);
     rc = ctl(&out, "verify", "--data-dir", data, NULL);
-    EXPECT_RC(rc, 1, out);
-    EXPECT_IN(out, "I3");
-    EXPECT_IN(out, "violation");
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "I3");
+    NSTEST_EXPECT_IN(out, "violation");
     free(out);
     /* a dump of it is refused by restore (the document names the problem) */
     char *doc = join(dir, "doc.json"), *other = join(dir, "other");
     assert_int_equal(ctl(NULL, "dump", "--data-dir", data, "-o", doc, NULL), 0);
     rc = ctl(&out, "restore", "--data-dir", other, "-i", doc, NULL);
-    EXPECT_RC(rc, 4, out);
-    EXPECT_IN(out, "$.brokers[0].cluster");
+    NSTEST_EXPECT_RC(rc, 4, out);
+    NSTEST_EXPECT_IN(out, "$.brokers[0].cluster");
     free(out);
     /* usage and missing stores */
     rc = ctl(&out, "verify", NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
     rc = ctl(&out, "stat", "--data-dir", other, NULL);
-    EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_RC(rc, 5, out);
     free(out);
     rc = ctl(&out, "frobnicate", NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
     rc = ctl(&out, "help", NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "exit status");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "exit status");
     free(out);
     free(doc);
     free(other);
@@ -815,13 +763,13 @@ static void test_import_kvconfig(void **state)
     write_text(good, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":"
                      "\"broker-a:4;broker-b:4\"},\"myNs\":{\"k\":\"v\",\"k2\":\"v2\"}}}");
     int rc = ctl(&out, "import-kvconfig", "--data-dir", data, good, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "imported 2 namespaces, 3 keys");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "imported 2 namespaces, 3 keys");
     free(out);
     assert_int_equal(ctl(NULL, "dump", "--data-dir", data, "-o", d1, "--no-timestamp", NULL), 0);
     char *t1 = read_text(d1, NULL);
-    EXPECT_IN(t1, "\"TopicOrder\":\t\"broker-a:4;broker-b:4\"");
-    EXPECT_IN(t1, "\"k2\":\t\"v2\"");
+    NSTEST_EXPECT_IN(t1, "\"TopicOrder\":\t\"broker-a:4;broker-b:4\"");
+    NSTEST_EXPECT_IN(t1, "\"k2\":\t\"v2\"");
     free(t1);
 
     static const struct {
@@ -837,9 +785,9 @@ static void test_import_kvconfig(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_text(badf, bad[i].text);
         rc = ctl(&out, "import-kvconfig", "--data-dir", data, badf, NULL);
-        EXPECT_RC(rc, 4, out);
-        EXPECT_IN(out, bad[i].expect);
-        EXPECT_IN(out, "nothing was imported");
+        NSTEST_EXPECT_RC(rc, 4, out);
+        NSTEST_EXPECT_IN(out, bad[i].expect);
+        NSTEST_EXPECT_IN(out, "nothing was imported");
         free(out);
     }
     assert_int_equal(ctl(NULL, "dump", "--data-dir", data, "-o", d2, "--no-timestamp", NULL), 0);
@@ -855,12 +803,12 @@ static void test_import_kvconfig(void **state)
     nstest_server_t srv;
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     rc = ctl(&out, "import-kvconfig", "--data-dir", data, good, NULL);
-    EXPECT_RC(rc, 3, out);
+    NSTEST_EXPECT_RC(rc, 3, out);
     free(out);
     char ns[64];
     snprintf(ns, sizeof ns, "127.0.0.1:%d", srv.port);
     rc = ctl(&out, "kv", "get", "myNs", "k2", "--ns", ns, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "v2\n");
     free(out);
     nstest_server_stop(&srv, SIGKILL);

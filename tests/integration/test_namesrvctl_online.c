@@ -27,37 +27,8 @@ typedef struct {
     char both[160];
 } fx_t;
 
-static int ctl(char **out, ...)
-{
-    const char *args[64];
-    int n = 0;
-    va_list ap;
-    va_start(ap, out);
-    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    char *tmp = NULL;
-    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, 60000);
-    if (out)
-        *out = tmp;
-    else
-        free(tmp);
-    return rc;
-}
-
-#define EXPECT_RC(rc, want, out)                                                                   \
-    do {                                                                                           \
-        if ((rc) != (want))                                                                        \
-            fail_msg("namesrvctl exited %d, expected %d; output:\n%s", (rc), (want),               \
-                     (out) ? (out) : "");                                                          \
-    } while (0)
-
-#define EXPECT_IN(out, needle)                                                                     \
-    do {                                                                                           \
-        if ((out) == NULL || strstr((out), (needle)) == NULL)                                      \
-            fail_msg("expected '%s' in output:\n%s", (needle), (out) ? (out) : "(null)");          \
-    } while (0)
+/* Runs namesrvctl (nstest_ctl) with this file's time limit. */
+#define ctl(...) nstest_ctl(60000, __VA_ARGS__)
 
 /* Registers broker-a (master, cluster C1, topics T1 T2) with a compressed
  * body on the client's connection. */
@@ -78,16 +49,8 @@ static void register_broker_a(ns_client_t *c)
                         "brokerId",    "0",        "enableActingMaster", "false",
                         "compressed",  "true",     "bodyCrc32",          crc,
                         NULL};
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
-    nstest_cmd(&cmd, ext, NS_REQ_REGISTER_BROKER, kv);
-    cmd.body = b.data;
-    cmd.body_len = b.len;
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    assert_int_equal(ns_client_call(c, &cmd, 10000, &rsp), NS_OK);
-    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
-    ns_cmd_msg_free(&rsp);
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
+                     NS_RSP_SUCCESS);
     ns_buf_free(&b);
 }
 
@@ -141,14 +104,14 @@ static void test_route(void **state)
     fx_t *fx = *state;
     char *out = NULL;
     int rc = ctl(&out, "route", "T1", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "C1");
-    EXPECT_IN(out, "broker-a");
-    EXPECT_IN(out, "10.0.0.1:10911");
-    EXPECT_IN(out, "rw-");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "C1");
+    NSTEST_EXPECT_IN(out, "broker-a");
+    NSTEST_EXPECT_IN(out, "10.0.0.1:10911");
+    NSTEST_EXPECT_IN(out, "rw-");
     free(out);
     rc = ctl(&out, "route", "T1", "--json", "-n", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     char *raw = route_body(fx->c[0], "T1");
     size_t n = strlen(out);
     assert_true(n > 0 && out[n - 1] == '\n');
@@ -160,26 +123,26 @@ static void test_route(void **state)
     free(raw);
     free(out);
     rc = ctl(&out, "route", "NoSuchTopic", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 1, out);
-    EXPECT_IN(out, "TOPIC_NOT_EXIST");
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "TOPIC_NOT_EXIST");
     free(out);
     /* reads go to the first server that answers */
     char list[128];
     snprintf(list, sizeof list, "127.0.0.1:1;%s", fx->addr[1]);
     rc = ctl(&out, "route", "T2", "--ns", list, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "trying the next");
-    EXPECT_IN(out, "broker-a");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "trying the next");
+    NSTEST_EXPECT_IN(out, "broker-a");
     free(out);
     rc = ctl(&out, "route", "T2", "--ns", "127.0.0.1:1", NULL);
-    EXPECT_RC(rc, 5, out);
-    EXPECT_IN(out, "no name server could be reached");
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "no name server could be reached");
     free(out);
     rc = ctl(&out, "route", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
     rc = ctl(&out, "route", "T1", "--ns", "nonsense", NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
 }
 
@@ -188,13 +151,13 @@ static void test_clusters_and_topics(void **state)
     fx_t *fx = *state;
     char *out = NULL;
     int rc = ctl(&out, "clusters", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "C1");
-    EXPECT_IN(out, "broker-a");
-    EXPECT_IN(out, "10.0.0.1:10911");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "C1");
+    NSTEST_EXPECT_IN(out, "broker-a");
+    NSTEST_EXPECT_IN(out, "10.0.0.1:10911");
     free(out);
     rc = ctl(&out, "clusters", "--json", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out); /* legacy body, normalised: bare numeric keys quoted */
+    NSTEST_EXPECT_RC(rc, 0, out); /* legacy body, normalised: bare numeric keys quoted */
     cJSON *j = cJSON_Parse(out);
     assert_non_null(j);
     cJSON *addr = cJSON_GetObjectItem(
@@ -207,15 +170,15 @@ static void test_clusters_and_topics(void **state)
     cJSON_Delete(j);
     free(out);
     rc = ctl(&out, "topics", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "T1\nT2\n");
     free(out);
     rc = ctl(&out, "topics", "--cluster", "C1", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "T1\nT2\n");
     free(out);
     rc = ctl(&out, "topics", "--cluster", "Nope", "--json", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "{\"topicList\":[]}\n");
     free(out);
 }
@@ -225,28 +188,28 @@ static void test_kv(void **state)
     fx_t *fx = *state;
     char *out = NULL;
     int rc = ctl(&out, "kv", "put", "NS", "key one", "value = 1", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, fx->addr[0]);
-    EXPECT_IN(out, fx->addr[1]);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, fx->addr[0]);
+    NSTEST_EXPECT_IN(out, fx->addr[1]);
     free(out);
     for (int i = 0; i < 2; i++) { /* written to every server */
         rc = ctl(&out, "kv", "get", "NS", "key one", "--ns", fx->addr[i], NULL);
-        EXPECT_RC(rc, 0, out);
+        NSTEST_EXPECT_RC(rc, 0, out);
         assert_string_equal(out, "value = 1\n");
         free(out);
     }
     rc = ctl(&out, "kv", "put", "NS", "k2", "-dash", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 2, out); /* "-dash" looks like an option */
+    NSTEST_EXPECT_RC(rc, 2, out); /* "-dash" looks like an option */
     free(out);
     rc = ctl(&out, "kv", "put", "--ns", fx->both, "--", "NS", "k2", "-dash", NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     rc = ctl(&out, "kv", "list", "NS", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "k2=-dash\nkey one=value = 1\n");
     free(out);
     rc = ctl(&out, "kv", "list", "NS", "--json", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     cJSON *j = cJSON_Parse(out);
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "table"), "k2")->valuestring,
@@ -254,33 +217,33 @@ static void test_kv(void **state)
     cJSON_Delete(j);
     free(out);
     rc = ctl(&out, "kv", "get", "NS", "k2", "--json", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "{\"value\":\"-dash\"}\n");
     free(out);
     rc = ctl(&out, "kv", "delete", "NS", "k2", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     for (int i = 0; i < 2; i++) {
         rc = ctl(&out, "kv", "get", "NS", "k2", "--ns", fx->addr[i], NULL);
-        EXPECT_RC(rc, 1, out);
-        EXPECT_IN(out, "QUERY_NOT_FOUND");
+        NSTEST_EXPECT_RC(rc, 1, out);
+        NSTEST_EXPECT_IN(out, "QUERY_NOT_FOUND");
         free(out);
     }
     rc = ctl(&out, "kv", "list", "NoNamespace", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_RC(rc, 1, out);
     free(out);
     /* a write with one server down: the other is written, the exit says so */
     char list[128];
     snprintf(list, sizeof list, "127.0.0.1:1;%s", fx->addr[1]);
     rc = ctl(&out, "kv", "put", "NS", "k3", "v3", "--ns", list, NULL);
-    EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_RC(rc, 5, out);
     free(out);
     rc = ctl(&out, "kv", "get", "NS", "k3", "--ns", fx->addr[1], NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "v3\n");
     free(out);
     rc = ctl(&out, "kv", "frob", "NS", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
 }
 
@@ -289,11 +252,11 @@ static void test_perms_and_delete_topic(void **state)
     fx_t *fx = *state;
     char *out = NULL;
     int rc = ctl(&out, "wipe-perm", "broker-a", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     char want[160];
     for (int i = 0; i < 2; i++) {
         snprintf(want, sizeof want, "%s: OK, wipeTopicCount=2", fx->addr[i]);
-        EXPECT_IN(out, want);
+        NSTEST_EXPECT_IN(out, want);
     }
     free(out);
     for (int i = 0; i < 2; i++) {
@@ -302,8 +265,8 @@ static void test_perms_and_delete_topic(void **state)
         free(raw);
     }
     rc = ctl(&out, "add-perm", "broker-a", "--json", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "\"addTopicCount\":\"2\"");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "\"addTopicCount\":\"2\"");
     free(out);
     for (int i = 0; i < 2; i++) {
         char *raw = route_body(fx->c[i], "T1");
@@ -311,22 +274,22 @@ static void test_perms_and_delete_topic(void **state)
         free(raw);
     }
     rc = ctl(&out, "wipe-perm", "nobody", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "wipeTopicCount=0");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "wipeTopicCount=0");
     free(out);
     rc = ctl(&out, "delete-topic", "T2", "--cluster", "C1", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     for (int i = 0; i < 2; i++) {
         rc = ctl(&out, "route", "T2", "--ns", fx->addr[i], NULL);
-        EXPECT_RC(rc, 1, out);
+        NSTEST_EXPECT_RC(rc, 1, out);
         free(out);
     }
     rc = ctl(&out, "delete-topic", "T1", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     rc = ctl(&out, "topics", "--ns", fx->addr[1], NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "");
     free(out);
 }
@@ -338,19 +301,19 @@ static void test_config(void **state)
     char port[64];
     snprintf(port, sizeof port, "listenPort=0\n");
     int rc = ctl(&out, "config", "get", "--ns", fx->addr[0], NULL);
-    EXPECT_RC(rc, 0, out);
-    EXPECT_IN(out, "clusterTest=false\n");
-    EXPECT_IN(out, port);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "clusterTest=false\n");
+    NSTEST_EXPECT_IN(out, port);
     free(out);
     rc = ctl(&out, "config", "set", "clusterTest", "true", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     rc = ctl(&out, "config", "set", "productEnvName", " env with = and \\", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
     for (int i = 0; i < 2; i++) {
         rc = ctl(&out, "config", "get", "--json", "--ns", fx->addr[i], NULL);
-        EXPECT_RC(rc, 0, out);
+        NSTEST_EXPECT_RC(rc, 0, out);
         cJSON *j = cJSON_Parse(out);
         assert_non_null(j);
         assert_string_equal(cJSON_GetObjectItem(j, "clusterTest")->valuestring, "true");
@@ -360,11 +323,11 @@ static void test_config(void **state)
         free(out);
     }
     rc = ctl(&out, "config", "set", "kvConfigPath", "/tmp/x", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 1, out);
-    EXPECT_IN(out, "NO_PERMISSION");
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "NO_PERMISSION");
     free(out);
     rc = ctl(&out, "config", "set", "clusterTest", "--ns", fx->both, NULL);
-    EXPECT_RC(rc, 2, out);
+    NSTEST_EXPECT_RC(rc, 2, out);
     free(out);
 }
 

@@ -119,19 +119,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- requests ---- */
 
 /* Sends code with ext pairs kv (NULL: no extFields) and an optional body at
@@ -195,14 +182,14 @@ static void expect_answer(ns_client_t *c, int code, const char *const *kv, int v
 static void wait_answer(ns_client_t *c, int code, const char *const *kv, int want_code,
                         const char *want_body)
 {
-    int64_t deadline = now_ms() + WAIT_TIMEOUT_MS;
+    int64_t deadline = nstest_mono_ms() + WAIT_TIMEOUT_MS;
     ns_cmd_msg_t m;
     ns_cmd_msg_init(&m);
     for (;;) {
         request(c, code, kv, NULL, 0, NS_VERSION_V5_3_3, &m);
-        if ((m.cmd.code == want_code && body_is(&m, want_body)) || now_ms() > deadline)
+        if ((m.cmd.code == want_code && body_is(&m, want_body)) || nstest_mono_ms() > deadline)
             break;
-        sleep_ms(20);
+        nstest_sleep_ms(20);
     }
     ns_cmd_msg_free(&m);
     expect_answer(c, code, kv, NS_VERSION_V5_3_3, want_code, want_body);
@@ -1319,13 +1306,13 @@ static size_t topic_list_count(ns_client_t *c, int code, const char *const *kv)
     ns_cmd_msg_t m;
     nstest_cmd(&cmd, ext, code, kv);
     ns_cmd_msg_init(&m);
-    int64_t t0 = now_ms();
+    int64_t t0 = nstest_mono_ms();
     int rc = ns_client_call(c, &cmd, LIST_TIMEOUT_MS, &m);
     if (rc != NS_OK)
         ns_cmd_msg_free(&m);
     if (rc != NS_OK)
         fail_msg("topic list %d: %s after %lld ms", code, ns_strerror(rc),
-                 (long long)(now_ms() - t0));
+                 (long long)(nstest_mono_ms() - t0));
     assert_int_equal(m.cmd.code, NS_RSP_SUCCESS);
     char *body = body_dup(&m);
     ns_cmd_msg_free(&m);
@@ -1352,9 +1339,9 @@ static void test_100k_topics(void **state)
     fx->owned[0] = m.t;
     fx->owned[1] = m.names;
     fx->owned_conn = br.conn;
-    int64_t t0 = now_ms();
+    int64_t t0 = nstest_mono_ms();
     register_ok(&br, 1, m.t, m.n, ENC_ZLIB);
-    print_message("100000-topic registration: %lld ms\n", (long long)(now_ms() - t0));
+    print_message("100000-topic registration: %lld ms\n", (long long)(nstest_mono_ms() - t0));
     expect_route(c, "BigTopic-000000", ROUTE(BD_BIG, QD("broker-big", 6, 8, 8, 0)));
     expect_route(c, "BigTopic-050000", ROUTE(BD_BIG, QD("broker-big", 6, 8, 8, 0)));
     expect_route_legacy(c, "BigTopic-099999",

@@ -59,28 +59,13 @@ typedef struct {
     const char *scenario; /* alone tests: which one */
 } fx_t;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static int setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
     fx->scenario = *state; /* prestate: NULL or a scenario name */
-    fx->dir = nstest_tmpdir("scenarios");
-    if (fx->dir == NULL || nstest_server_start(&fx->srv, fx->dir, NULL) != 0) {
-        free(fx->dir);
+    if (nstest_server_open(&fx->srv, &fx->dir, "scenarios", NULL) != 0) {
         free(fx);
         return -1;
     }
@@ -91,9 +76,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx_t *fx = *state;
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
 }
@@ -105,7 +88,7 @@ static int read_exact(int fd, uint8_t *p, size_t n, int64_t deadline)
 {
     size_t got = 0;
     while (got < n) {
-        int left = (int)(deadline - now_ms());
+        int left = (int)(deadline - nstest_mono_ms());
         if (left <= 0)
             return NS_ETIMEDOUT;
         struct pollfd pfd = {fd, POLLIN, 0};
@@ -131,7 +114,7 @@ static int read_exact(int fd, uint8_t *p, size_t n, int64_t deadline)
 static int read_frame(ns_client_t *c, int timeout_ms, uint8_t **out, size_t *len)
 {
     int fd = ns_client_fd(c);
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = nstest_mono_ms() + timeout_ms;
     uint8_t pre[4];
     int rc = read_exact(fd, pre, 4, deadline);
     if (rc != NS_OK)
@@ -270,7 +253,7 @@ static int run_scenario(const nstest_server_t *srv, const char *scenario, stats_
     conn_slot_t slots[MAX_CONNS];
     memset(slots, 0, sizeof slots);
     stats_t st = {0};
-    int64_t t0 = now_ms();
+    int64_t t0 = nstest_mono_ms();
 
     char *save = NULL;
     char *text = strndup((const char *)file, flen);
@@ -314,7 +297,7 @@ static int run_scenario(const nstest_server_t *srv, const char *scenario, stats_
         } else {
             assert_non_null(exp);
             st.compared++;
-            int64_t poll_deadline = now_ms() + POLL_LIMIT_MS;
+            int64_t poll_deadline = nstest_mono_ms() + POLL_LIMIT_MS;
             nstest_match_t m = NSTEST_DIFFERENT;
             for (;;) {
                 free(act);
@@ -327,9 +310,9 @@ static int run_scenario(const nstest_server_t *srv, const char *scenario, stats_
                     break;
                 }
                 m = nstest_frame_compare(exp, nexp, act, nact, why, sizeof why);
-                if (m != NSTEST_DIFFERENT || !do_poll || now_ms() >= poll_deadline)
+                if (m != NSTEST_DIFFERENT || !do_poll || nstest_mono_ms() >= poll_deadline)
                     break;
-                sleep_ms(POLL_INTERVAL_MS);
+                nstest_sleep_ms(POLL_INTERVAL_MS);
                 assert_int_equal(ns_client_send_raw(c, req, nreq), NS_OK);
                 st.polled++;
             }
@@ -358,7 +341,7 @@ static int run_scenario(const nstest_server_t *srv, const char *scenario, stats_
     printf("  %-24s %3d compared: %3d byte-identical, %3d equivalent, %d different "
            "(+%d variable, %d one-way; %d poll resends) %lld ms\n",
            scenario, st.compared, st.same, st.equiv, st.different, st.variable, st.oneway,
-           st.polled, (long long)(now_ms() - t0));
+           st.polled, (long long)(nstest_mono_ms() - t0));
     fflush(stdout);
     total->compared += st.compared;
     total->same += st.same;

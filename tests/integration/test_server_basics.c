@@ -25,9 +25,12 @@ typedef struct {
 static int setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
-    fx->dir = nstest_tmpdir("basics");
-    if (fx->dir == NULL || nstest_server_start(&fx->srv, fx->dir, NULL) != 0)
+    if (fx == NULL)
         return -1;
+    if (nstest_server_open(&fx->srv, &fx->dir, "basics", NULL) != 0) {
+        free(fx);
+        return -1;
+    }
     *state = fx;
     return 0;
 }
@@ -35,9 +38,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx_t *fx = *state;
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
 }

@@ -99,7 +99,7 @@ static const cfg_entry_t ns_config_table[] = {
             "initial store map size, bytes"),
     ROW_INT("mapMaxBytes", map_max_bytes, "17179869184", MiB, INT64_MAX, CFG_OURS,
             "hard limit for store map growth, bytes"),
-    ROW_INT("writerBatchMax", writer_batch_max, "1024", 1, 1000000, CFG_OURS,
+    ROW_INT("writerBatchMax", writer_batch_max, "64", 1, 1000000, CFG_OURS,
             "most mutations committed in one write transaction"),
     ROW_INT("auditRetention", audit_retention, "1000", 0, INT64_MAX, CFG_OURS | CFG_MUTABLE,
             "audit history records kept in all (oldest dropped first)"),

@@ -499,10 +499,10 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     /* 10. */
     if (is_master || prime_slave) {
         rc = apply_topics(r, t, a, &g, prime_slave, register_first, res->dv_changed,
-                          res->dv_changed ? &audit : NULL);
+                          res->dv_changed && a->audit_retention > 0 ? &audit : NULL);
         if (rc != NS_OK)
             goto out;
-        if (res->dv_changed &&
+        if (res->dv_changed && a->audit_retention > 0 &&
             (rc = audit_write(t, a, have_prev ? &prev.dv : NULL, &audit)) != NS_OK)
             goto out;
     }

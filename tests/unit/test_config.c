@@ -150,7 +150,7 @@ static void test_defaults(void **state)
     assert_string_equal(cfg.sync_mode, "full");
     assert_int_equal(cfg.map_size_bytes, 64 * 1024 * 1024);
     assert_true(cfg.map_max_bytes == INT64_C(16) * 1024 * 1024 * 1024);
-    assert_int_equal(cfg.writer_batch_max, 1024);
+    assert_int_equal(cfg.writer_batch_max, 64);
     assert_int_equal(cfg.audit_retention, 1000);
     assert_int_equal(cfg.max_inflate_bytes, 256 * 1024 * 1024);
     assert_int_equal(cfg.scan_not_active_broker_interval_ms, 5000);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
@@ -46,6 +48,7 @@ typedef struct {
     int version;
     size_t max_inflate;
     bool decoded;
+    uint32_t fp;      /* fingerprint of the request (header fields and body) */
     char remark[160]; /* why the body was refused, when it was */
 } reg_op_t;
 
@@ -56,6 +59,44 @@ typedef struct {
  * takes ~5 ms to decode and check). Through the writer an unchanged
  * registration still writes nothing: LMDB commits no untouched page. */
 #define LOOP_DECODE_MAX_BYTES (4 * 1024)
+
+/* CRC-32 of everything that decides a registration: version, extFields and
+ * body. A broker re-registering with the same bytes while the store has not
+ * changed since those bytes were found to change nothing gets the same
+ * answer without decoding the body again. */
+static uint32_t request_fingerprint(const ns_cmd_t *cmd)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    uint8_t v[4];
+    ns_be32_write(v, (uint32_t)cmd->version);
+    crc = crc32(crc, v, 4);
+    for (size_t i = 0; i < cmd->n_ext; i++) {
+        crc = crc32(crc, (const Bytef *)cmd->ext[i].key, (uInt)cmd->ext[i].key_len + 1);
+        crc = crc32(crc, (const Bytef *)cmd->ext[i].val, (uInt)cmd->ext[i].val_len + 1);
+    }
+    if (cmd->body_len)
+        crc = crc32(crc, cmd->body, (uInt)cmd->body_len);
+    return (uint32_t)crc;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Remembers that the request with fingerprint fp changed nothing, and the
+ * reply it got, as of the writer's current done count. */
+static void remember_unchanged(ns_server_t *srv, ns_live_entry_t *e, uint32_t fp,
+                               const ns_register_result_t *res)
+{
+    free(e->fp_master);
+    free(e->fp_ha);
+    e->fp_master = dup_or_null(res->master_addr);
+    e->fp_ha = dup_or_null(res->ha_addr);
+    e->fp_valid = (res->master_addr == NULL || e->fp_master) && (res->ha_addr == NULL || e->fp_ha);
+    e->fp = fp;
+    e->fp_gen = ns_writer_done_count(srv->writer);
+}
 
 static void reg_op_free(reg_op_t *op)
 {
@@ -242,6 +283,19 @@ void ns_cmd_register_broker(ns_req_t *req)
     int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
     size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+    op->fp = request_fingerprint(cmd);
+    if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
+        ns_writer_pending(srv->writer) == 0 &&
+        e->fp_gen == ns_writer_done_count(srv->writer)) {
+        /* the very request that changed nothing, and nothing changed since */
+        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
+        ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
+                             op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
+                             ns_now_ms(srv));
+        ns_conn_note_broker(req->conn);
+        reply_registered(srv, &req->to, &same, req->txn);
+        goto drop;
+    }
     if (cmd->body_len > LOOP_DECODE_MAX_BYTES) {
         op->raw = malloc(cmd->body_len);
         if (op->raw == NULL) {
@@ -262,9 +316,11 @@ void ns_cmd_register_broker(ns_req_t *req)
                ns_registry_unchanged(req->txn, &op->args, &op->res)) {
         /* An unchanged re-registration costs no write (only when the writer
          * is idle, so it cannot overtake a queued unregister). */
-        ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
-                             op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
-                             ns_now_ms(srv));
+        e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
+                                 op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
+                                 ns_now_ms(srv));
+        if (e)
+            remember_unchanged(srv, e, op->fp, &op->res);
         ns_conn_note_broker(req->conn);
         reply_registered(srv, &req->to, &op->res, req->txn);
         goto drop;

@@ -47,6 +47,8 @@ static void entry_free(ns_live_entry_t *e)
     free(e->cluster);
     free(e->addr);
     free(e->broker_name);
+    free(e->fp_master);
+    free(e->fp_ha);
     free(e);
 }
 

@@ -21,6 +21,13 @@ typedef struct {
     void *conn;              /* connection of the last registration, NULL if restored */
     uint64_t generation;     /* grows with every registration */
     bool evicting;           /* an unregister for this generation is queued */
+    /* The last registration found to change nothing: a fingerprint of its
+     * header and body, the writer's done count when it was checked, and
+     * the reply it got (heap copies). Owned by cmd_broker.c. */
+    bool fp_valid;
+    uint32_t fp;
+    uint64_t fp_gen;
+    char *fp_master, *fp_ha;
     size_t heap_idx;
 } ns_live_entry_t;
 

@@ -29,6 +29,7 @@ struct ns_writer {
     bool stopping;
     uv_async_t async;
     size_t pending; /* loop thread only */
+    uint64_t done;  /* ops whose done callback ran; loop thread only */
     ns_writer_stats_t stats;
 };
 
@@ -157,6 +158,7 @@ static void drain_done(ns_writer_t *w)
         ns_wop_t *next = op->next;
         op->next = NULL;
         w->pending--;
+        w->done++;
         op->done(op);
         op = next;
     }
@@ -210,6 +212,11 @@ void ns_writer_submit(ns_writer_t *w, ns_wop_t *op)
 size_t ns_writer_pending(const ns_writer_t *w)
 {
     return w->pending;
+}
+
+uint64_t ns_writer_done_count(const ns_writer_t *w)
+{
+    return w->done;
 }
 
 void ns_writer_stats(ns_writer_t *w, ns_writer_stats_t *out)

@@ -50,6 +50,9 @@ int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
 void ns_writer_submit(ns_writer_t *w, ns_wop_t *op);
 /* Ops submitted and not yet done (loop thread). */
 size_t ns_writer_pending(const ns_writer_t *w);
+/* Ops done so far (loop thread): while it and the pending count stay the
+ * same, nothing in the store has changed. */
+uint64_t ns_writer_done_count(const ns_writer_t *w);
 /* Applies everything still queued, joins the thread, runs the remaining done
  * callbacks, frees w. Loop thread. */
 void ns_writer_stop(ns_writer_t *w);

@@ -613,6 +613,34 @@ static bool same_mtime(const struct stat *a, const struct stat *b)
 
 static const broker_t BE = {"LvCluster", "lv-e", "127.0.0.1:23911", 0, 0};
 
+/* A re-registration with the same bytes is answered from what the last one
+ * found (no decode) only while nothing in the store changed: after a topic
+ * is deleted the same bytes bring it back, as in Java. */
+static void test_identical_registration_after_store_change(void **state)
+{
+    fx_t *fx = *state;
+    const char *tf[] = {"LV_F1", "LV_F2"};
+    ns_client_t *c = nstest_connect(&fx->srv);
+    for (int i = 0; i < 3; i++) /* writer, then unchanged check, then same bytes */
+        register_ok(c, &BE, 1, tf, 2);
+    bool has = false;
+    assert_int_equal(route(c, "LV_F1", BE.name, &has), NS_RSP_SUCCESS);
+    const char *kv[] = {"topic", "LV_F1", NULL};
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_DELETE_TOPIC_IN_NAMESRV, kv);
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, 5000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    assert_int_equal(route(c, "LV_F1", BE.name, &has), NS_RSP_TOPIC_NOT_EXIST);
+    register_ok(c, &BE, 1, tf, 2); /* the very same bytes */
+    assert_int_equal(route(c, "LV_F1", BE.name, &has), NS_RSP_SUCCESS);
+    assert_true(has);
+    ns_client_close(c);
+}
+
 static void test_unchanged_registration_writes_nothing(void **state)
 {
     fx_t *fx = *state;
@@ -669,6 +697,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_registration_then_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_silent_broker_evicted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identical_registration_after_store_change, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_registration_writes_nothing, setup,
                                         teardown),
     };

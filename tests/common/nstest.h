@@ -57,6 +57,16 @@ int nstest_server_open(nstest_server_t *s, char **dir, const char *tag,
  * For teardown() functions; the counterpart of nstest_server_open(). */
 void nstest_server_close(nstest_server_t *s, char *dir);
 
+/* The usual cmocka fixture: a temp directory with a server in it. */
+typedef struct {
+    char *dir;
+    nstest_server_t srv;
+} nstest_fx_t;
+/* setup(): *state becomes a new nstest_fx_t (freed by nstest_fx_teardown);
+ * returns -1 and leaves nothing behind on failure. */
+int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args);
+int nstest_fx_teardown(void **state);
+
 /* Runs NS_NAMESRVCTL_PATH with NULL-terminated string arguments (at most
  * 62) for timeout_ms at most; returns its exit code (or -1). *out gets its
  * output (caller frees); out may be NULL. */

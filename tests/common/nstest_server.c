@@ -219,3 +219,24 @@ int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const
     ns_cmd_msg_free(&rsp);
     return rcode;
 }
+
+int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args)
+{
+    nstest_fx_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL)
+        return -1;
+    if (nstest_server_open(&fx->srv, &fx->dir, tag, extra_args) != 0) {
+        free(fx);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+int nstest_fx_teardown(void **state)
+{
+    nstest_fx_t *fx = *state;
+    nstest_server_close(&fx->srv, fx->dir);
+    free(fx);
+    return 0;
+}

@@ -39,10 +39,7 @@
 static const char *const server_args[] = {"--scanNotActiveBrokerInterval=100",
                                           "--brokerGraceWindowMillis=1500", NULL};
 
-typedef struct {
-    char *dir;
-    nstest_server_t srv;
-} fx_t;
+typedef nstest_fx_t fx_t;
 
 typedef struct {
     const char *cluster;
@@ -54,23 +51,12 @@ typedef struct {
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
-        return -1;
-    if (nstest_server_open(&fx->srv, &fx->dir, "liveness", server_args) != 0) {
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
+    return nstest_fx_setup(state, "liveness", server_args);
 }
 
 static int teardown(void **state)
 {
-    fx_t *fx = *state;
-    nstest_server_close(&fx->srv, fx->dir);
-    free(fx);
-    return 0;
+    return nstest_fx_teardown(state);
 }
 
 /* ---- requests ---- */

@@ -17,30 +17,16 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 
-typedef struct {
-    char *dir;
-    nstest_server_t srv;
-} fx_t;
+typedef nstest_fx_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
-        return -1;
-    if (nstest_server_open(&fx->srv, &fx->dir, "basics", NULL) != 0) {
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
+    return nstest_fx_setup(state, "basics", NULL);
 }
 
 static int teardown(void **state)
 {
-    fx_t *fx = *state;
-    nstest_server_close(&fx->srv, fx->dir);
-    free(fx);
-    return 0;
+    return nstest_fx_teardown(state);
 }
 
 static void put_kv(ns_client_t *c, const char *ns, const char *k, const char *v, uint8_t type)

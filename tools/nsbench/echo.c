@@ -119,16 +119,21 @@ static int answer(econn_t *c, int32_t opaque)
     return NS_OK;
 }
 
+void nsb_read_buf(ns_buf_t *rbuf, uv_buf_t *out)
+{
+    if (ns_buf_reserve(rbuf, 65536) != NS_OK) {
+        out->base = NULL;
+        out->len = 0;
+        return;
+    }
+    out->base = (char *)rbuf->data + rbuf->len;
+    out->len = rbuf->cap - rbuf->len - 1;
+}
+
 static void ealloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     econn_t *c = h->data;
-    if (ns_buf_reserve(&c->rbuf, 65536) != NS_OK) {
-        buf->base = NULL;
-        buf->len = 0;
-        return;
-    }
-    buf->base = (char *)c->rbuf.data + c->rbuf.len;
-    buf->len = c->rbuf.cap - c->rbuf.len - 1;
+    nsb_read_buf(&c->rbuf, buf);
 }
 
 static void eread_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)

@@ -779,13 +779,7 @@ static void handle_frame(bconn_t *c, const uint8_t *f, size_t len, uint64_t now)
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     bconn_t *c = h->data;
-    if (ns_buf_reserve(&c->rbuf, 65536) != NS_OK) {
-        buf->base = NULL;
-        buf->len = 0;
-        return;
-    }
-    buf->base = (char *)c->rbuf.data + c->rbuf.len;
-    buf->len = c->rbuf.cap - c->rbuf.len - 1;
+    nsb_read_buf(&c->rbuf, buf);
 }
 
 static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
 
 #include "ns/buf.h"
 #include "ns/model.h"
@@ -210,5 +211,10 @@ typedef struct {
     double p50, p90, p99, p999, max, mean, min;
 } lat_summary_t;
 void lat_summarize(const hist_t *h, lat_summary_t *s);
+
+/* libuv alloc callback body shared by the client and the echo server:
+ * hands out the free tail of rbuf (at least 64 KiB), or an empty buffer on
+ * ENOMEM (libuv then reports UV_ENOBUFS). */
+void nsb_read_buf(ns_buf_t *rbuf, uv_buf_t *out);
 
 #endif

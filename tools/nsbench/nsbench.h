@@ -5,16 +5,23 @@
  *   nsbench --restart-probe --ns HOST:PORT ... -- CMD ARGS...
  *
  * Pieces (one file each):
- *   hist.c   log-linear latency histogram (HdrHistogram-like, 1/128 = 0.8%
- *            relative bucket width), hand-written
- *   topo.c   the benchmark topology: names, which topic lives on which
- *            broker, REGISTER_BROKER bodies and request frames
- *   load.c   the client engine: one libuv loop, many connections, per
- *            connection a pipeline of `depth` requests matched by opaque
- *   echo.c   the echo server (the ceiling of any request/response server)
- *   probe.c  restart-to-first-correct-route probe
- *   report.c text and JSON output, /proc sampling of the server process
- *   main.c   options
+ *   hist.c        log-linear latency histogram (HdrHistogram-like, 1/128 =
+ *                 0.8% relative bucket width), hand-written
+ *   topo.c        the benchmark topology: names, which topic lives on which
+ *                 broker, REGISTER_BROKER bodies and request frames
+ *   load.c        the client engine: one libuv loop, many connections, per
+ *                 connection a pipeline of `depth` requests matched by
+ *                 opaque; load.c sets a run up and runs it (load_run), its
+ *                 internals are shared through load.h with:
+ *   load_phase.c    the phases (set-up, warm-up, measure, drain, hold) and
+ *                   timers (--rate, keep-alive, registration ticks)
+ *   load_conn.c     connections: connecting, issuing, writing, reading and
+ *                   matching responses
+ *   load_out.c      a run's results and their text and JSON output
+ *   echo.c        the echo server (the ceiling of any request/response server)
+ *   probe.c       restart-to-first-correct-route probe
+ *   report.c      latency summaries, /proc sampling of the server process
+ *   main.c        options
  *
  * Everything runs on one thread; nothing here is thread-safe. */
 #ifndef NSBENCH_H

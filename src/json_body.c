@@ -49,11 +49,15 @@ static int jw_finish(jw_t *w, size_t start)
     return w->err;
 }
 
-static void raw(jw_t *w, const char *s)
+static void raw_n(jw_t *w, const char *s, size_t n)
 {
     if (w->err == NS_OK)
-        w->err = ns_buf_append_str(w->b, s);
+        w->err = ns_buf_append(w->b, s, n);
 }
+
+/* Appends a string literal; its length is known at compile time (the "" makes
+ * anything but a literal a compile error). */
+#define RAW(w, lit) raw_n((w), "" lit, sizeof(lit) - 1)
 
 static void str(jw_t *w, const char *s)
 {
@@ -76,49 +80,54 @@ static void lng(jw_t *w, int64_t v)
 {
     bool quote = w->std && (v > JS_SAFE_INT || v < -JS_SAFE_INT);
     if (quote)
-        raw(w, "\"");
+        RAW(w, "\"");
     num(w, v);
     if (quote)
-        raw(w, "\"");
+        RAW(w, "\"");
 }
 
 static void boolean(jw_t *w, bool v)
 {
-    raw(w, v ? "true" : "false");
+    if (v)
+        RAW(w, "true");
+    else
+        RAW(w, "false");
 }
 
-/* Starts member name (an ASCII identifier) of an object; *first tracks
- * whether a separating comma is needed. */
-static void member(jw_t *w, bool *first, const char *name)
+/* Starts a member of an object: sep is `,"name":` (name an ASCII identifier),
+ * written without its comma when *first. */
+static void member_n(jw_t *w, bool *first, const char *sep, size_t n)
 {
-    if (!*first)
-        raw(w, ",");
+    size_t skip = *first ? 1 : 0;
     *first = false;
-    raw(w, "\"");
-    raw(w, name);
-    raw(w, "\":");
+    raw_n(w, sep + skip, n - skip);
 }
+
+#define MEMBER(w, first, name) member_n((w), (first), ",\"" name "\":", sizeof(",\"" name "\":") - 1)
 
 /* Starts a map entry with a string key. */
 static void str_key(jw_t *w, bool *first, const char *key)
 {
     if (!*first)
-        raw(w, ",");
+        RAW(w, ",");
     *first = false;
     str(w, key);
-    raw(w, ":");
+    RAW(w, ":");
 }
 
 /* Starts a map entry with a numeric key: bare (legacy) or quoted (standard). */
 static void num_key(jw_t *w, bool *first, int64_t key)
 {
     if (!*first)
-        raw(w, ",");
+        RAW(w, ",");
     *first = false;
     if (w->std)
-        raw(w, "\"");
+        RAW(w, "\"");
     num(w, key);
-    raw(w, w->std ? "\":" : ":");
+    if (w->std)
+        RAW(w, "\":");
+    else
+        RAW(w, ":");
 }
 
 /* ---- sorting helpers for the standard form ------------------------------ */
@@ -189,7 +198,7 @@ static void addr_map(jw_t *w, const ns_broker_addr_t *addrs, size_t n)
 {
     const void **v = NULL;
     bool first = true;
-    raw(w, "{");
+    RAW(w, "{");
     if (n > 0 && w->err == NS_OK &&
         (v = ordered(w, addrs, n, sizeof *addrs, cmp_addr, w->std)) != NULL) {
         for (size_t i = 0; i < n; i++) {
@@ -200,68 +209,68 @@ static void addr_map(jw_t *w, const ns_broker_addr_t *addrs, size_t n)
             str(w, a->addr);
         }
     }
-    raw(w, "}");
+    RAW(w, "}");
     free(v);
 }
 
 static void broker_data(jw_t *w, const ns_broker_data_t *b)
 {
     bool first = true;
-    raw(w, "{");
-    member(w, &first, "brokerAddrs");
+    RAW(w, "{");
+    MEMBER(w, &first, "brokerAddrs");
     addr_map(w, b->addrs, b->n_addrs);
     if (b->broker_name != NULL) {
-        member(w, &first, "brokerName");
+        MEMBER(w, &first, "brokerName");
         str(w, b->broker_name);
     }
     if (b->cluster != NULL) {
-        member(w, &first, "cluster");
+        MEMBER(w, &first, "cluster");
         str(w, b->cluster);
     }
-    member(w, &first, "enableActingMaster");
+    MEMBER(w, &first, "enableActingMaster");
     boolean(w, b->enable_acting_master);
     if (b->zone_name != NULL) {
-        member(w, &first, "zoneName");
+        MEMBER(w, &first, "zoneName");
         str(w, b->zone_name);
     }
-    raw(w, "}");
+    RAW(w, "}");
 }
 
 static void queue_data(jw_t *w, const ns_queue_data_t *q)
 {
     bool first = true;
-    raw(w, "{");
+    RAW(w, "{");
     if (q->broker_name != NULL) {
-        member(w, &first, "brokerName");
+        MEMBER(w, &first, "brokerName");
         str(w, q->broker_name);
     }
-    member(w, &first, "perm");
+    MEMBER(w, &first, "perm");
     num(w, q->perm);
-    member(w, &first, "readQueueNums");
+    MEMBER(w, &first, "readQueueNums");
     num(w, q->read_queue_nums);
-    member(w, &first, "topicSysFlag");
+    MEMBER(w, &first, "topicSysFlag");
     num(w, q->topic_sys_flag);
-    member(w, &first, "writeQueueNums");
+    MEMBER(w, &first, "writeQueueNums");
     num(w, q->write_queue_nums);
-    raw(w, "}");
+    RAW(w, "}");
 }
 
 static void string_array(jw_t *w, const char *const *s, size_t n)
 {
-    raw(w, "[");
+    RAW(w, "[");
     for (size_t i = 0; i < n; i++) {
         if (i > 0)
-            raw(w, ",");
+            RAW(w, ",");
         str(w, s[i]);
     }
-    raw(w, "]");
+    RAW(w, "]");
 }
 
 static void filter_table(jw_t *w, const ns_filter_entry_t *f, size_t n)
 {
     const void **v = NULL;
     bool first = true;
-    raw(w, "{");
+    RAW(w, "{");
     if (n > 0 && w->err == NS_OK &&
         (v = ordered(w, f, n, sizeof *f, cmp_filter, w->std)) != NULL) {
         for (size_t i = 0; i < n; i++) {
@@ -272,7 +281,7 @@ static void filter_table(jw_t *w, const ns_filter_entry_t *f, size_t n)
             string_array(w, e->servers, e->n_servers);
         }
     }
-    raw(w, "}");
+    RAW(w, "}");
     free(v);
 }
 
@@ -281,13 +290,13 @@ static void mapping_info(jw_t *w, const ns_mapping_info_t *m)
 {
     const void **v = NULL;
     bool first = true, kfirst = true;
-    raw(w, "{");
+    RAW(w, "{");
     if (m->bname != NULL) {
-        member(w, &first, "bname");
+        MEMBER(w, &first, "bname");
         str(w, m->bname);
     }
-    member(w, &first, "currIdMap");
-    raw(w, "{");
+    MEMBER(w, &first, "currIdMap");
+    RAW(w, "{");
     if (m->n_curr_id_map > 0 && w->err == NS_OK &&
         (v = ordered(w, m->curr_id_map, m->n_curr_id_map, sizeof *m->curr_id_map, cmp_id_pair,
                      w->std)) != NULL) {
@@ -297,20 +306,20 @@ static void mapping_info(jw_t *w, const ns_mapping_info_t *m)
             num(w, p->physical);
         }
     }
-    raw(w, "}");
-    member(w, &first, "dirty");
+    RAW(w, "}");
+    MEMBER(w, &first, "dirty");
     boolean(w, m->dirty);
-    member(w, &first, "epoch");
+    MEMBER(w, &first, "epoch");
     lng(w, m->epoch);
-    member(w, &first, "scope");
+    MEMBER(w, &first, "scope");
     str(w, m->scope != NULL ? m->scope : "__global__");
     if (m->topic != NULL) {
-        member(w, &first, "topic");
+        MEMBER(w, &first, "topic");
         str(w, m->topic);
     }
-    member(w, &first, "totalQueues");
+    MEMBER(w, &first, "totalQueues");
     num(w, m->total_queues);
-    raw(w, "}");
+    RAW(w, "}");
     free(v);
 }
 
@@ -318,7 +327,7 @@ static void mapping_table(jw_t *w, const ns_mapping_info_t *m, size_t n)
 {
     const void **v = NULL;
     bool first = true;
-    raw(w, "{");
+    RAW(w, "{");
     if (n > 0 && w->err == NS_OK &&
         (v = ordered(w, m, n, sizeof *m, cmp_mapping, w->std)) != NULL) {
         for (size_t i = 0; i < n; i++) {
@@ -329,7 +338,7 @@ static void mapping_table(jw_t *w, const ns_mapping_info_t *m, size_t n)
             mapping_info(w, e);
         }
     }
-    raw(w, "}");
+    RAW(w, "}");
     free(v);
 }
 
@@ -340,13 +349,13 @@ int ns_json_dataversion_encode(ns_buf_t *out, const ns_dataversion_t *dv)
     jw_t w;
     size_t start = out->len;
     jw_init(&w, out, false);
-    raw(&w, "{\"counter\":");
+    RAW(&w, "{\"counter\":");
     num(&w, dv->counter);
-    raw(&w, ",\"stateVersion\":");
+    RAW(&w, ",\"stateVersion\":");
     num(&w, dv->state_version);
-    raw(&w, ",\"timestamp\":");
+    RAW(&w, ",\"timestamp\":");
     num(&w, dv->timestamp);
-    raw(&w, "}");
+    RAW(&w, "}");
     return jw_finish(&w, start);
 }
 
@@ -364,9 +373,9 @@ int ns_json_order_conf_member(ns_buf_t *out, const char *conf, bool standard)
     jw_t w;
     size_t start = out->len;
     jw_init(&w, out, standard);
-    raw(&w, "\"orderTopicConf\":");
+    RAW(&w, "\"orderTopicConf\":");
     str(&w, conf);
-    raw(&w, ",");
+    RAW(&w, ",");
     return jw_finish(&w, start);
 }
 
@@ -376,33 +385,36 @@ int ns_json_route_encode(ns_buf_t *out, const ns_route_t *r, bool standard, size
     size_t start = out->len;
     size_t at = 0;
     jw_init(&w, out, standard);
-    raw(&w, "{\"brokerDatas\":[");
+    RAW(&w, "{\"brokerDatas\":[");
     for (size_t i = 0; i < r->n_brokers; i++) {
         if (i > 0)
-            raw(&w, ",");
-        broker_data(&w, &r->brokers[i]);
+            RAW(&w, ",");
+        if (r->broker_json != NULL)
+            raw_n(&w, (const char *)r->broker_json[i].ptr, r->broker_json[i].len);
+        else
+            broker_data(&w, &r->brokers[i]);
     }
-    raw(&w, "],\"filterServerTable\":");
+    RAW(&w, "],\"filterServerTable\":");
     filter_table(&w, r->filters, r->n_filters);
-    raw(&w, ",");
+    RAW(&w, ",");
     if (r->order_topic_conf != NULL) {
-        raw(&w, "\"orderTopicConf\":");
+        RAW(&w, "\"orderTopicConf\":");
         str(&w, r->order_topic_conf);
-        raw(&w, ",");
+        RAW(&w, ",");
     }
     at = out->len;
-    raw(&w, "\"queueDatas\":[");
+    RAW(&w, "\"queueDatas\":[");
     for (size_t i = 0; i < r->n_queues; i++) {
         if (i > 0)
-            raw(&w, ",");
+            RAW(&w, ",");
         queue_data(&w, &r->queues[i]);
     }
-    raw(&w, "]");
+    RAW(&w, "]");
     if (r->n_mappings > 0) {
-        raw(&w, ",\"topicQueueMappingByBroker\":");
+        RAW(&w, ",\"topicQueueMappingByBroker\":");
         mapping_table(&w, r->mappings, r->n_mappings);
     }
-    raw(&w, "}");
+    RAW(&w, "}");
     if (w.err == NS_OK && insert_at != NULL)
         *insert_at = at;
     return jw_finish(&w, start);
@@ -415,14 +427,14 @@ int ns_json_cluster_info_encode(ns_buf_t *out, const ns_broker_data_t *brokers, 
     size_t start = out->len;
     bool first = true;
     jw_init(&w, out, false);
-    raw(&w, "{\"brokerAddrTable\":{");
+    RAW(&w, "{\"brokerAddrTable\":{");
     for (size_t i = 0; i < n_brokers; i++) {
         if (brokers[i].broker_name == NULL)
             continue;
         str_key(&w, &first, brokers[i].broker_name);
         broker_data(&w, &brokers[i]);
     }
-    raw(&w, "},\"clusterAddrTable\":{");
+    RAW(&w, "},\"clusterAddrTable\":{");
     first = true;
     for (size_t i = 0; i < n_clusters; i++) {
         if (clusters[i].name == NULL)
@@ -430,7 +442,7 @@ int ns_json_cluster_info_encode(ns_buf_t *out, const ns_broker_data_t *brokers, 
         str_key(&w, &first, clusters[i].name);
         string_array(&w, clusters[i].broker_names, clusters[i].n_broker_names);
     }
-    raw(&w, "}}");
+    RAW(&w, "}}");
     return jw_finish(&w, start);
 }
 
@@ -440,15 +452,15 @@ int ns_json_topic_list_encode(ns_buf_t *out, const char *const *topics, size_t n
     jw_t w;
     size_t start = out->len;
     jw_init(&w, out, false);
-    raw(&w, "{");
+    RAW(&w, "{");
     if (broker_addr != NULL) {
-        raw(&w, "\"brokerAddr\":");
+        RAW(&w, "\"brokerAddr\":");
         str(&w, broker_addr);
-        raw(&w, ",");
+        RAW(&w, ",");
     }
-    raw(&w, "\"topicList\":");
+    RAW(&w, "\"topicList\":");
     string_array(&w, topics, n);
-    raw(&w, "}");
+    RAW(&w, "}");
     return jw_finish(&w, start);
 }
 
@@ -459,14 +471,14 @@ int ns_json_kvtable_encode(ns_buf_t *out, const char *const *keys, const char *c
     size_t start = out->len;
     bool first = true;
     jw_init(&w, out, false);
-    raw(&w, "{\"table\":{");
+    RAW(&w, "{\"table\":{");
     for (size_t i = 0; i < n; i++) {
         if (keys[i] == NULL || vals[i] == NULL)
             continue;
         str_key(&w, &first, keys[i]);
         str(&w, vals[i]);
     }
-    raw(&w, "}}");
+    RAW(&w, "}}");
     return jw_finish(&w, start);
 }
 
@@ -476,17 +488,17 @@ int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *
     jw_t w;
     size_t start = out->len;
     jw_init(&w, out, false);
-    raw(&w, "{\"brokerMemberGroup\":{\"brokerAddrs\":");
+    RAW(&w, "{\"brokerMemberGroup\":{\"brokerAddrs\":");
     addr_map(&w, addrs, n_addrs);
     if (broker_name != NULL) {
-        raw(&w, ",\"brokerName\":");
+        RAW(&w, ",\"brokerName\":");
         str(&w, broker_name);
     }
     if (cluster != NULL) {
-        raw(&w, ",\"cluster\":");
+        RAW(&w, ",\"cluster\":");
         str(&w, cluster);
     }
-    raw(&w, "}}");
+    RAW(&w, "}}");
     return jw_finish(&w, start);
 }
 

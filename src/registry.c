@@ -62,26 +62,40 @@ static int mark_broker(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
 }
 
 struct flush_ctx {
-    ns_registry_t *r;
-    ns_txn_t *t;
-    ns_route_cache_t cache;
-    int rc;
+    const char **topics;
+    size_t n;
 };
 
-static void flush_one(const char *topic, void *val, void *ctx)
+static void collect_dirty(const char *topic, void *val, void *ctx)
 {
     struct flush_ctx *f = ctx;
-    if (f->rc == NS_OK)
-        f->rc = ns_route_materialise(f->t, &f->cache, topic, &f->r->std, &f->r->legacy);
+    f->topics[f->n++] = topic;
 }
 
+static int cmp_topic(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Materialises the routes of the dirty topics in key order: consecutive
+ * puts then land on the same LMDB leaf pages instead of random ones. */
 int ns_registry_before_commit(void *ctx, ns_txn_t *txn)
 {
-    struct flush_ctx f = {ctx, txn, {NS_STRMAP_INIT}, NS_OK};
-    ns_strmap_each(&f.r->dirty, flush_one, &f);
-    ns_route_cache_free(&f.cache);
-    ns_strmap_clear(&f.r->dirty);
-    return f.rc;
+    ns_registry_t *r = ctx;
+    ns_route_cache_t cache;
+    struct flush_ctx f = {calloc(r->dirty.len + 1, sizeof(char *)), 0};
+    int rc = f.topics ? NS_OK : NS_ENOMEM;
+    ns_route_cache_init(&cache);
+    if (rc == NS_OK) {
+        ns_strmap_each(&r->dirty, collect_dirty, &f);
+        qsort(f.topics, f.n, sizeof *f.topics, cmp_topic);
+    }
+    for (size_t i = 0; i < f.n && rc == NS_OK; i++)
+        rc = ns_route_materialise(txn, &cache, f.topics[i], &r->std, &r->legacy);
+    free(f.topics);
+    ns_route_cache_free(&cache);
+    ns_strmap_clear(&r->dirty);
+    return rc;
 }
 
 static int topic_all_cb(const char *topic, const ns_queue_data_t *q, void *ctx)

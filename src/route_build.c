@@ -15,6 +15,7 @@ struct cached_group {
     size_t n_filters;
     ns_live_rec_t *lives; /* the live records the filters borrow from */
     size_t n_lives;
+    ns_buf_t json[2]; /* view encoded: [0] legacy, [1] standard; lazily */
 };
 
 void ns_route_cache_init(ns_route_cache_t *c)
@@ -31,6 +32,8 @@ static void free_cached(const char *key, void *val, void *ctx)
         ns_live_rec_free(&cg->lives[i]);
     free(cg->lives);
     free(cg->filters);
+    ns_buf_free(&cg->json[0]);
+    ns_buf_free(&cg->json[1]);
     free(cg);
 }
 
@@ -230,6 +233,48 @@ void ns_route_parts_free(ns_route_parts_t *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Points json[i] at the encoding of route broker i in the given form, encoding
+ * each group once per cache (a batch re-encodes many topics of one broker).
+ * NS_ENOTFOUND when a broker is not in the cache (then encode it afresh). */
+static int broker_fragments(ns_route_cache_t *cache, const ns_route_t *r, bool standard,
+                            ns_slice_t *json)
+{
+    for (size_t i = 0; i < r->n_brokers; i++) {
+        struct cached_group *cg = ns_strmap_get(&cache->groups, r->brokers[i].broker_name);
+        if (cg == NULL)
+            return NS_ENOTFOUND;
+        ns_buf_t *enc = &cg->json[standard];
+        if (enc->len == 0) {
+            int rc = ns_json_broker_data_encode(enc, &r->brokers[i], standard);
+            if (rc != NS_OK)
+                return rc;
+        }
+        json[i].ptr = enc->data;
+        json[i].len = enc->len;
+    }
+    return NS_OK;
+}
+
+/* Encodes the route in one form into out, reusing the cached broker parts. */
+static int encode_form(ns_route_cache_t *cache, ns_route_t *r, bool standard, ns_buf_t *out,
+                       size_t *insert_at)
+{
+    ns_slice_t small[8], *json = small;
+    if (r->n_brokers > sizeof small / sizeof small[0] &&
+        (json = malloc(r->n_brokers * sizeof *json)) == NULL)
+        return NS_ENOMEM;
+    int rc = broker_fragments(cache, r, standard, json);
+    if (rc == NS_OK || rc == NS_ENOTFOUND) {
+        r->broker_json = rc == NS_OK ? json : NULL;
+        ns_buf_reset(out);
+        rc = ns_json_route_encode(out, r, standard, insert_at);
+        r->broker_json = NULL;
+    }
+    if (json != small)
+        free(json);
+    return rc;
+}
+
 int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                          ns_buf_t *std, ns_buf_t *legacy)
 {
@@ -240,11 +285,9 @@ int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *top
     if (rc != NS_OK)
         return rc;
     size_t std_ins = 0, legacy_ins = 0;
-    ns_buf_reset(std);
-    ns_buf_reset(legacy);
-    rc = ns_json_route_encode(std, &parts.route, true, &std_ins);
+    rc = encode_form(cache, &parts.route, true, std, &std_ins);
     if (rc == NS_OK)
-        rc = ns_json_route_encode(legacy, &parts.route, false, &legacy_ins);
+        rc = encode_form(cache, &parts.route, false, legacy, &legacy_ins);
     if (rc == NS_OK)
         rc = ns_route_put(txn, topic, std, std_ins, legacy, legacy_ins);
     ns_route_parts_free(&parts);

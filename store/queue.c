@@ -11,14 +11,32 @@ static int index_key(ns_buf_t *k, const char *broker_name, const char *topic)
     return ns_key2(k, broker_name, topic);
 }
 
+/* One B-tree search: an existing record is overwritten through the cursor,
+ * and only a new one adds its index entry (which I6 says exists otherwise;
+ * rewriting it would dirty the index pages of every topic re-registered). */
 int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q)
 {
     ns_buf_t k = NS_BUF_INIT;
+    MDB_dbi dbi;
+    MDB_cursor *cur = NULL;
     int32_t v[4] = {q->perm, q->read_queue_nums, q->write_queue_nums, q->topic_sys_flag};
-    int rc = ns_key2(&k, topic, q->broker_name);
-    rc = rc ? rc : ns_db_put(t, NS_DB_QUEUES, &k, v, sizeof v);
-    rc = rc ? rc : index_key(&k, q->broker_name, topic);
-    rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
+    int rc = ns_dbi(t, NS_DB_QUEUES, &dbi);
+    rc = rc ? rc : ns_key2(&k, topic, q->broker_name);
+    if (rc == NS_OK && (rc = ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur))) == NS_OK) {
+        MDB_val mk = ns_val(k.data, k.len), mv;
+        int found = mdb_cursor_get(cur, &mk, &mv, MDB_SET);
+        mv = ns_val(v, sizeof v);
+        if (found == 0) {
+            rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
+        } else if (found == MDB_NOTFOUND) {
+            rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
+            rc = rc ? rc : index_key(&k, q->broker_name, topic);
+            rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
+        } else {
+            rc = ns_lmdb_error(found);
+        }
+        mdb_cursor_close(cur);
+    }
     ns_buf_free(&k);
     return rc;
 }

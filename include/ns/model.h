@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns/buf.h"
+
 /* Permission bits (§9.1) and topic system flags (§9.2). */
 #define NS_PERM_PRIORITY 8
 #define NS_PERM_READ 4
@@ -94,6 +96,9 @@ typedef struct {
     const char *order_topic_conf; /* NULL = omitted */
     const ns_mapping_info_t *mappings; /* keyed by mappings[i].bname */
     size_t n_mappings;
+    /* Optional: brokers[i] already encoded (ns_json_broker_data_encode) in
+     * the form being written; NULL to encode brokers[] afresh. */
+    const ns_slice_t *broker_json;
 } ns_route_t;
 
 /* A topic config as the NameServer uses it (§4.3.9). */

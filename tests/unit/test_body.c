@@ -167,7 +167,7 @@ static void check_single_route(const char *file, int step, bool standard, const 
     ns_broker_addr_t addrs[] = {{0, addr}};
     ns_broker_data_t bd = {cluster, bname, NULL, false, addrs, 1};
     ns_queue_data_t qd = {bname, perm, r, w, 0};
-    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0};
+    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT;
     size_t at = 0;
     assert_int_equal(ns_json_route_encode(&b, &route, standard, &at), NS_OK);
@@ -197,7 +197,7 @@ static void test_route_single_broker_matches_java(void **state)
     ns_broker_addr_t addrs[] = {{0, "127.0.0.1:10911"}};
     ns_broker_data_t bd = {"DefaultCluster", "broker-a", NULL, false, addrs, 1};
     ns_queue_data_t qd = {"broker-a", 6, 4, 4, 0};
-    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0};
+    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT;
     assert_int_equal(ns_json_route_encode(&b, &route, true, NULL), NS_OK);
     assert_bytes(&b, exp, n);
@@ -211,7 +211,7 @@ static void test_route_master_slave_matches_java(void **state)
     ns_broker_addr_t addrs[] = {{0, "127.0.0.1:32911"}, {1, "127.0.0.1:32921"}};
     ns_broker_data_t bd = {"CorpusClusterMS", "broker-ms", NULL, false, addrs, 2};
     ns_queue_data_t qd = {"broker-ms", 6, 8, 8, 0};
-    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0};
+    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT;
     size_t n = 0;
 
@@ -245,12 +245,35 @@ static void test_route_two_brokers_matches_java(void **state)
     ns_broker_data_t bds[] = {{"CorpusClusterZ", "broker-z2", NULL, false, a2, 1},
                               {"CorpusClusterZ", "broker-z1", NULL, false, a1, 1}};
     ns_queue_data_t qds[] = {{"broker-z2", 6, 4, 4, 0}, {"broker-z1", 6, 8, 8, 0}};
-    ns_route_t route = {bds, 2, qds, 2, NULL, 0, NULL, NULL, 0};
+    ns_route_t route = {bds, 2, qds, 2, NULL, 0, NULL, NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT;
     size_t n = 0;
     char *exp = scenario_body("register-compressed.jsonl", 9, true, &n);
     assert_int_equal(ns_json_route_encode(&b, &route, true, NULL), NS_OK);
     assert_bytes(&b, exp, n);
+    /* the writer's path: each broker encoded once, then spliced in, in both
+     * forms, gives the same bytes as encoding the brokers in place */
+    for (int standard = 0; standard <= 1; standard++) {
+        ns_buf_t frag[2] = {NS_BUF_INIT, NS_BUF_INIT}, whole = NS_BUF_INIT;
+        ns_slice_t json[2];
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(ns_json_broker_data_encode(&frag[i], &bds[i], standard), NS_OK);
+            json[i].ptr = frag[i].data;
+            json[i].len = frag[i].len;
+        }
+        size_t at_a = 0, at_b = 0;
+        ns_buf_reset(&b);
+        assert_int_equal(ns_json_route_encode(&whole, &route, standard, &at_a), NS_OK);
+        route.broker_json = json;
+        assert_int_equal(ns_json_route_encode(&b, &route, standard, &at_b), NS_OK);
+        route.broker_json = NULL;
+        assert_int_equal(b.len, whole.len);
+        assert_memory_equal(b.data, whole.data, whole.len);
+        assert_int_equal(at_a, at_b);
+        ns_buf_free(&frag[0]);
+        ns_buf_free(&frag[1]);
+        ns_buf_free(&whole);
+    }
     free(exp);
     ns_buf_free(&b);
 }
@@ -261,7 +284,7 @@ static void test_route_order_conf_matches_java(void **state)
     ns_broker_addr_t addrs[] = {{0, "127.0.0.1:35911"}};
     ns_broker_data_t bd = {"CorpusClusterO", "broker-o", NULL, false, addrs, 1};
     ns_queue_data_t qd = {"broker-o", 6, 4, 4, 0};
-    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0};
+    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, NULL, NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT, conf = NS_BUF_INIT, spliced = NS_BUF_INIT;
     size_t n = 0, at = 0;
 
@@ -310,7 +333,7 @@ static void test_route_empty_brokers_matches_java(void **state)
     (void)state;
     /* REGISTER_TOPIC_IN_NAMESRV bodies written by the Java admin */
     ns_queue_data_t qd = {"broker-p", 6, 4, 4, 0};
-    ns_route_t route = {NULL, 0, &qd, 1, NULL, 0, NULL, NULL, 0};
+    ns_route_t route = {NULL, 0, &qd, 1, NULL, 0, NULL, NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT;
     size_t n = 0;
     char *exp = scenario_body("perms-and-delete.jsonl", 16, false, &n);
@@ -341,7 +364,7 @@ static void test_route_standard_vs_legacy(void **state)
         {"T", "b1", "scope-x", 1, 5, false, NULL, 0},
     };
     ns_queue_data_t qd = {"b", 7, 1, 2, 3};
-    ns_route_t route = {&bd, 1, &qd, 1, filters, 2, NULL, maps, 2};
+    ns_route_t route = {&bd, 1, &qd, 1, filters, 2, NULL, maps, 2, NULL};
     ns_buf_t b = NS_BUF_INIT;
 
     assert_int_equal(ns_json_route_encode(&b, &route, false, NULL), NS_OK);
@@ -396,7 +419,7 @@ static void test_route_ascii_escaping(void **state)
     ns_broker_addr_t addrs[] = {{0, "h:1"}};
     ns_broker_data_t bd = {"c", name, NULL, false, addrs, 1};
     ns_queue_data_t qd = {name, 6, 1, 1, 0};
-    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, "\xe5\xa4\xa7:1", NULL, 0};
+    ns_route_t route = {&bd, 1, &qd, 1, NULL, 0, "\xe5\xa4\xa7:1", NULL, 0, NULL};
     ns_buf_t b = NS_BUF_INIT;
 
     assert_int_equal(ns_json_route_encode(&b, &route, false, NULL), NS_OK);

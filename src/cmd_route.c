@@ -166,7 +166,14 @@ void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     /* The fast path: one lookup of the materialised route. */
     ns_slice_t route, conf;
     size_t insert_at = 0;
-    int rc = ns_route_get(req->txn, topic, standard, &route, &insert_at);
+    bool derive = false;
+    int rc = ns_route_get(req->txn, topic, standard, &route, &insert_at, &derive);
+    if (rc == NS_OK && derive) { /* an old client: its form from the standard one */
+        ns_buf_reset(&srv->derived);
+        rc = ns_json_route_legacy(&srv->derived, route.ptr, route.len, insert_at, &insert_at);
+        route.ptr = srv->derived.data;
+        route.len = srv->derived.len;
+    }
     if (rc == NS_ENOTFOUND) {
         reply_no_route(req, topic);
         return;

@@ -17,7 +17,7 @@
 
 struct ns_registry {
     ns_strmap_t dirty; /* topics whose route must be re-encoded (values unused) */
-    ns_buf_t std, legacy;
+    ns_route_scratch_t scratch;
 };
 
 int ns_registry_new(ns_registry_t **out)
@@ -34,8 +34,7 @@ void ns_registry_free(ns_registry_t *r)
     if (r == NULL)
         return;
     ns_strmap_clear(&r->dirty);
-    ns_buf_free(&r->std);
-    ns_buf_free(&r->legacy);
+    ns_route_scratch_free(&r->scratch);
     free(r);
 }
 
@@ -91,7 +90,7 @@ int ns_registry_before_commit(void *ctx, ns_txn_t *txn)
         qsort(f.topics, f.n, sizeof *f.topics, cmp_topic);
     }
     for (size_t i = 0; i < f.n && rc == NS_OK; i++)
-        rc = ns_route_materialise(txn, &cache, f.topics[i], &r->std, &r->legacy);
+        rc = ns_route_materialise(txn, &cache, f.topics[i], &r->scratch);
     free(f.topics);
     ns_route_cache_free(&cache);
     ns_strmap_clear(&r->dirty);

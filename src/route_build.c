@@ -275,8 +275,26 @@ static int encode_form(ns_route_cache_t *cache, ns_route_t *r, bool standard, ns
     return rc;
 }
 
+void ns_route_scratch_free(ns_route_scratch_t *s)
+{
+    ns_buf_free(&s->std);
+    ns_buf_free(&s->legacy);
+    ns_buf_free(&s->derived);
+}
+
+/* True when the lookup can derive s->legacy from s->std: then only the
+ * standard form is stored, half of what the route would take. */
+static bool legacy_derivable(ns_route_scratch_t *s, size_t std_ins, size_t legacy_ins)
+{
+    size_t ins = 0;
+    ns_buf_reset(&s->derived);
+    return ns_json_route_legacy(&s->derived, s->std.data, s->std.len, std_ins, &ins) == NS_OK &&
+           ins == legacy_ins && s->derived.len == s->legacy.len &&
+           memcmp(s->derived.data, s->legacy.data, s->legacy.len) == 0;
+}
+
 int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
-                         ns_buf_t *std, ns_buf_t *legacy)
+                         ns_route_scratch_t *s)
 {
     ns_route_parts_t parts;
     int rc = ns_route_assemble(txn, cache, topic, &parts);
@@ -285,11 +303,13 @@ int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *top
     if (rc != NS_OK)
         return rc;
     size_t std_ins = 0, legacy_ins = 0;
-    rc = encode_form(cache, &parts.route, true, std, &std_ins);
+    rc = encode_form(cache, &parts.route, true, &s->std, &std_ins);
     if (rc == NS_OK)
-        rc = encode_form(cache, &parts.route, false, legacy, &legacy_ins);
-    if (rc == NS_OK)
-        rc = ns_route_put(txn, topic, std, std_ins, legacy, legacy_ins);
+        rc = encode_form(cache, &parts.route, false, &s->legacy, &legacy_ins);
+    if (rc == NS_OK) {
+        bool derive = legacy_derivable(s, std_ins, legacy_ins);
+        rc = ns_route_put(txn, topic, &s->std, std_ins, derive ? NULL : &s->legacy, legacy_ins);
+    }
     ns_route_parts_free(&parts);
     return rc;
 }

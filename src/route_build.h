@@ -38,9 +38,17 @@ void ns_route_parts_free(ns_route_parts_t *p);
 /* Hands mem to the parts (freed with them); NS_ENOMEM frees mem at once. */
 int ns_route_parts_own(ns_route_parts_t *p, void *mem);
 
-/* Re-encodes the topic's route in both forms and stores it, or deletes the
- * stored route when the topic has none. scratch buffers are reused. */
+/* Buffers ns_route_materialise reuses from topic to topic. */
+typedef struct {
+    ns_buf_t std, legacy, derived;
+} ns_route_scratch_t;
+
+void ns_route_scratch_free(ns_route_scratch_t *s);
+
+/* Re-encodes the topic's route in both forms and stores it (the legacy form
+ * only when it cannot be derived from the standard one), or deletes the
+ * stored route when the topic has none. */
 int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
-                         ns_buf_t *std, ns_buf_t *legacy);
+                         ns_route_scratch_t *s);
 
 #endif

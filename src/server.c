@@ -187,6 +187,7 @@ void ns_server_free(ns_server_t *srv)
     ns_liveness_free(srv->liveness);
     ns_store_close(srv->store);
     ns_buf_free(&srv->scratch);
+    ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
     memset(srv, 0, sizeof *srv);
 }

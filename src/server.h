@@ -39,6 +39,7 @@ struct ns_server {
     bool stopping;
     bool listener_init, handles_init;
     ns_buf_t scratch;        /* reply bodies assembled on the loop thread */
+    ns_buf_t derived;        /* legacy routes derived from the standard form */
     ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
     uint64_t requests;
 };

@@ -16,6 +16,8 @@
  *   broker_topics  brokerName \0 topic -> ""           (reverse index of queues; v2)
  *   routes         topic -> materialised route: [u32 std_insert][u32 std_len][std]
  *                                               [u32 legacy_insert][legacy]
+ *                                  (v4: legacy_insert 0xFFFFFFFF and no legacy
+ *                                   bytes = legacy derived from std on read)
  *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
  *   audit          seq (u64 BE) -> JSON record of one data-version change (v3)
  *

@@ -1,10 +1,15 @@
 /* route.c - materialised routes: routes (topic -> both encodings).
  * Value: [u32 std_insert][u32 std_len][std bytes][u32 legacy_insert][legacy]
- * (u32 little-endian). Written by the writer in the transaction that changes
- * the topic; read with one mdb_get on the lookup path. */
+ * (u32 little-endian). Since schema v4 legacy_insert may be ROUTE_DERIVED
+ * with no legacy bytes: the legacy form is derived from std when read, which
+ * halves what a registration of many topics writes. Written by the writer in
+ * the transaction that changes the topic; read with one mdb_get on the
+ * lookup path. */
 #include <string.h>
 
 #include "internal.h"
+
+#define ROUTE_DERIVED UINT32_MAX
 
 int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std_insert,
                  const ns_buf_t *legacy, size_t legacy_insert)
@@ -13,9 +18,10 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);
     if (rc != NS_OK)
         return rc;
-    if (std->len > UINT32_MAX || legacy->len > UINT32_MAX)
+    size_t legacy_len = legacy ? legacy->len : 0;
+    if (std->len >= UINT32_MAX || legacy_len >= UINT32_MAX)
         return NS_ETOOBIG;
-    size_t total = 12 + std->len + legacy->len;
+    size_t total = 12 + std->len + legacy_len;
     MDB_val k = ns_val(topic, strlen(topic)), v = ns_val(NULL, total);
     rc = mdb_put(t->txn, dbi, &k, &v, MDB_RESERVE); /* write straight into the page */
     if (rc != 0)
@@ -25,15 +31,15 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     memcpy(p, w, 8);
     if (std->len) /* an empty ns_buf_t has data == NULL: memcpy(NULL, 0) is UB */
         memcpy(p + 8, std->data, std->len);
-    uint32_t li = (uint32_t)legacy_insert;
+    uint32_t li = legacy ? (uint32_t)legacy_insert : ROUTE_DERIVED;
     memcpy(p + 8 + std->len, &li, 4);
-    if (legacy->len)
-        memcpy(p + 12 + std->len, legacy->data, legacy->len);
+    if (legacy_len)
+        memcpy(p + 12 + std->len, legacy->data, legacy_len);
     return NS_OK;
 }
 
 int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
-                 size_t *insert_at)
+                 size_t *insert_at, bool *derive)
 {
     MDB_dbi dbi;
     int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);
@@ -44,19 +50,19 @@ int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
     if (rc != 0)
         return ns_lmdb_error(rc);
     const uint8_t *p = v.mv_data;
-    uint32_t w[2];
+    uint32_t w[2], li;
     if (v.mv_size < 12)
         return NS_ECORRUPT;
     memcpy(w, p, 8);
     if ((size_t)w[1] > v.mv_size - 12)
         return NS_ECORRUPT;
-    if (standard) {
+    memcpy(&li, p + 8 + w[1], 4);
+    *derive = !standard && li == ROUTE_DERIVED;
+    if (standard || *derive) {
         out->ptr = p + 8;
         out->len = w[1];
         *insert_at = w[0];
     } else {
-        uint32_t li;
-        memcpy(&li, p + 8 + w[1], 4);
         out->ptr = p + 12 + w[1];
         out->len = v.mv_size - 12 - w[1];
         *insert_at = li;

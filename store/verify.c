@@ -146,7 +146,8 @@ static int topic_cb(const char *topic, const ns_queue_data_t *first, void *ctx)
         return rc;
     ns_slice_t route;
     size_t ins;
-    bool has_route = ns_route_get(v->t, topic, true, &route, &ins) == NS_OK;
+    bool derive = false;
+    bool has_route = ns_route_get(v->t, topic, true, &route, &ins, &derive) == NS_OK;
     if (ts.groups > 0 && !has_route)
         violation(v, "I7 routes: topic '%s' has live queue data but no route%s", topic, NULL);
     if (ts.groups == 0 && has_route)

@@ -31,6 +31,13 @@ int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out
  * (absolute, i.e. counting bytes already in out before the call) where an
  * orderTopicConf member would go: just before "queueDatas". */
 int ns_json_route_encode(ns_buf_t *out, const ns_route_t *r, bool standard, size_t *insert_at);
+/* Appends to out the legacy form of the standard-form route std[0..len),
+ * for routes whose forms differ only in brokerAddrs keys being quoted; the
+ * orderTopicConf offset std_insert (relative to std) becomes *legacy_insert
+ * (relative to the appended bytes). NS_EINVAL for a shape it does not know;
+ * only exact when the writer compared it with ns_json_route_encode(legacy). */
+int ns_json_route_legacy(ns_buf_t *out, const uint8_t *std, size_t len, size_t std_insert,
+                         size_t *legacy_insert);
 /* Appends "orderTopicConf":"<conf>", (with the trailing comma). */
 int ns_json_order_conf_member(ns_buf_t *out, const char *conf, bool standard);
 

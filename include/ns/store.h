@@ -162,12 +162,16 @@ bool ns_topic_exists(ns_txn_t *t, const char *topic);
 size_t ns_topic_count(ns_txn_t *t);
 
 /* ---- materialised routes: topic -> encoded TopicRouteData (both forms) ---- */
+/* legacy NULL: the legacy form is not stored because the caller checked that
+ * ns_json_route_legacy() derives it exactly from std (schema v4). */
 int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std_insert,
                  const ns_buf_t *legacy, size_t legacy_insert);
 /* Borrowed bytes of the standard or legacy form and the offset where an
- * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route. */
+ * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route.
+ * *derive is set when the legacy form was asked for but is not stored: out
+ * is then the standard form, to pass through ns_json_route_legacy(). */
 int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
-                 size_t *insert_at);
+                 size_t *insert_at, bool *derive);
 int ns_route_del(ns_txn_t *t, const char *topic);
 size_t ns_route_count(ns_txn_t *t);
 

@@ -410,6 +410,93 @@ static void test_route_standard_vs_legacy(void **state)
     ns_buf_free(&b);
 }
 
+/* Encodes route in both forms and checks what ns_json_route_legacy derives
+ * from the standard one: *same tells whether it equals the real legacy form
+ * (offsets included); the derivation never fails on our own encoder's output
+ * unless it says NS_EINVAL. */
+static void derive_legacy(const ns_route_t *route, bool *same)
+{
+    ns_buf_t std = NS_BUF_INIT, legacy = NS_BUF_INIT, out = NS_BUF_INIT;
+    size_t std_ins = 0, legacy_ins = 0, ins = 0;
+    assert_int_equal(ns_json_route_encode(&std, route, true, &std_ins), NS_OK);
+    assert_int_equal(ns_json_route_encode(&legacy, route, false, &legacy_ins), NS_OK);
+    ns_buf_append_str(&out, "prefix"); /* appends: earlier bytes are kept */
+    int rc = ns_json_route_legacy(&out, std.data, std.len, std_ins, &ins);
+    assert_true(rc == NS_OK || rc == NS_EINVAL);
+    assert_memory_equal(out.data, "prefix", 6);
+    *same = rc == NS_OK && out.len - 6 == legacy.len &&
+            memcmp(out.data + 6, legacy.data, legacy.len) == 0 && ins == legacy_ins;
+    ns_buf_free(&std);
+    ns_buf_free(&legacy);
+    ns_buf_free(&out);
+}
+
+static void test_route_legacy_derived(void **state)
+{
+    (void)state;
+    bool same = false;
+    /* master + slave in two brokers, orderTopicConf: only the keys differ */
+    ns_broker_addr_t a1[] = {{0, "10.0.0.1:10911"}, {1, "10.0.0.2:10911"}};
+    ns_broker_addr_t a2[] = {{0, "10.0.0.3:10911"}};
+    ns_broker_data_t bds[] = {{"C", "b1", NULL, false, a1, 2}, {"C", "b2", "zone", true, a2, 1}};
+    ns_queue_data_t qds[] = {{"b1", 6, 4, 4, 0}, {"b2", 6, 8, 8, 0}};
+    ns_route_t route = {bds, 2, qds, 2, NULL, 0, "b1:4;b2:8", NULL, 0, NULL};
+    derive_legacy(&route, &same);
+    assert_true(same);
+    /* no addresses at all, and names holding quotes, backslashes and the
+     * very member name the scanner looks for */
+    ns_broker_addr_t a3[] = {{0, "a\"b\\"}, {2, "\"brokerAddrs\":{\"0\":\"x\"}"}};
+    ns_broker_data_t odd[] = {{"C\"brokerAddrs\":{", "b\\", NULL, false, a3, 2},
+                              {"C", "e", NULL, false, NULL, 0}};
+    ns_queue_data_t oq[] = {{"b\\", 6, 1, 1, 0}, {"e", 6, 1, 1, 0}};
+    ns_route_t r2 = {odd, 2, oq, 2, NULL, 0, NULL, NULL, 0, NULL};
+    derive_legacy(&r2, &same);
+    assert_true(same);
+    /* the forms differ elsewhere: non-ASCII is escaped only in the standard
+     * form, and unsorted ids are sorted only there */
+    ns_broker_addr_t a4[] = {{0, "10.0.0.1:10911"}};
+    ns_broker_data_t utf[] = {{"\xe5\xa4\xa7", "b1", NULL, false, a4, 1}};
+    ns_route_t r3 = {utf, 1, qds, 1, NULL, 0, NULL, NULL, 0, NULL};
+    derive_legacy(&r3, &same);
+    assert_false(same);
+    ns_broker_addr_t a5[] = {{1, "10.0.0.2:10911"}, {0, "10.0.0.1:10911"}};
+    ns_broker_data_t unsorted[] = {{"C", "b1", NULL, false, a5, 2}};
+    ns_route_t r4 = {unsorted, 1, qds, 1, NULL, 0, NULL, NULL, 0, NULL};
+    derive_legacy(&r4, &same);
+    assert_false(same);
+}
+
+static void test_route_legacy_refuses_unknown_shapes(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{\"brokerAddrs\":{\"x\":\"a\"}}",   /* key not a number */
+        "{\"brokerAddrs\":{0:\"a\"}}",       /* already bare */
+        "{\"brokerAddrs\":{\"0\":1}}",       /* value not a string */
+        "{\"brokerAddrs\":{\"0\":\"a",       /* truncated value */
+        "{\"brokerAddrs\":{\"0\":\"a\",}}", /* trailing comma */
+        "{\"brokerAddrs\":{",                /* truncated object */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ns_buf_t out = NS_BUF_INIT;
+        size_t ins = 0;
+        ns_buf_append_str(&out, "kept");
+        assert_int_equal(ns_json_route_legacy(&out, (const uint8_t *)bad[i], strlen(bad[i]), 0, &ins),
+                         NS_EINVAL);
+        assert_int_equal(out.len, 4);
+        assert_string_equal((const char *)out.data, "kept");
+        ns_buf_free(&out);
+    }
+    /* text without brokerAddrs is copied as it is */
+    ns_buf_t out = NS_BUF_INIT;
+    size_t ins = 0;
+    const char *plain = "{\"queueDatas\":[]}";
+    assert_int_equal(ns_json_route_legacy(&out, (const uint8_t *)plain, strlen(plain), 1, &ins), NS_OK);
+    assert_string_equal((const char *)out.data, plain);
+    assert_int_equal(ins, 1);
+    ns_buf_free(&out);
+}
+
 static void test_route_ascii_escaping(void **state)
 {
     (void)state;
@@ -723,6 +810,8 @@ int main(void)
         cmocka_unit_test(test_route_order_conf_matches_java),
         cmocka_unit_test(test_route_empty_brokers_matches_java),
         cmocka_unit_test(test_route_standard_vs_legacy),
+        cmocka_unit_test(test_route_legacy_derived),
+        cmocka_unit_test(test_route_legacy_refuses_unknown_shapes),
         cmocka_unit_test(test_route_ascii_escaping),
         cmocka_unit_test(test_cluster_info_matches_java),
         cmocka_unit_test(test_topic_list_matches_java),

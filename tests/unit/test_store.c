@@ -603,30 +603,32 @@ static void test_routes(void **state)
         (size_t)(strstr((const char *)legacy.data, "\"queueDatas\"") - (char *)legacy.data);
     ns_slice_t v;
     size_t ins = 0;
+    bool derive = true;
     ns_txn_t *t = wbegin(fx);
     assert_int_equal(ns_route_count(t), 0);
-    assert_int_equal(ns_route_get(t, "T", true, &v, &ins), NS_ENOTFOUND);
+    assert_int_equal(ns_route_get(t, "T", true, &v, &ins, &derive), NS_ENOTFOUND);
     assert_int_equal(ns_route_put(t, "T", &std, std_ins, &legacy, legacy_ins), NS_OK);
     assert_int_equal(ns_route_put(t, "U", &empty, 0, &empty, 0), NS_OK);
     assert_int_equal(ns_txn_commit(t), NS_OK);
 
     t = rbegin(fx);
     assert_int_equal(ns_route_count(t), 2);
-    assert_int_equal(ns_route_get(t, "T", true, &v, &ins), NS_OK);
+    assert_int_equal(ns_route_get(t, "T", true, &v, &ins, &derive), NS_OK);
     assert_int_equal(v.len, std.len);
     assert_memory_equal(v.ptr, std.data, std.len);
     assert_int_equal(ins, std_ins);
     assert_memory_equal(v.ptr + ins, "\"queueDatas\"", 12);
-    assert_int_equal(ns_route_get(t, "T", false, &v, &ins), NS_OK);
+    assert_int_equal(ns_route_get(t, "T", false, &v, &ins, &derive), NS_OK);
+    assert_false(derive);
     assert_int_equal(v.len, legacy.len);
     assert_memory_equal(v.ptr, legacy.data, legacy.len);
     assert_int_equal(ins, legacy_ins);
     assert_memory_equal(v.ptr + ins, "\"queueDatas\"", 12);
-    assert_int_equal(ns_route_get(t, "U", true, &v, &ins), NS_OK);
+    assert_int_equal(ns_route_get(t, "U", true, &v, &ins, &derive), NS_OK);
     assert_int_equal(v.len, 0);
-    assert_int_equal(ns_route_get(t, "U", false, &v, &ins), NS_OK);
+    assert_int_equal(ns_route_get(t, "U", false, &v, &ins, &derive), NS_OK);
     assert_int_equal(v.len, 0);
-    assert_int_equal(ns_route_get(t, "T1", false, &v, &ins), NS_ENOTFOUND);
+    assert_int_equal(ns_route_get(t, "T1", false, &v, &ins, &derive), NS_ENOTFOUND);
     ns_txn_abort(t);
 
     /* replace with a longer value, then delete */
@@ -635,18 +637,29 @@ static void test_routes(void **state)
     for (int i = 0; i < 5000; i++)
         ns_buf_append_str(&big, "x");
     assert_int_equal(ns_route_put(t, "T", &big, 4999, &std, 3), NS_OK);
-    assert_int_equal(ns_route_get(t, "T", true, &v, &ins), NS_OK);
+    assert_int_equal(ns_route_get(t, "T", true, &v, &ins, &derive), NS_OK);
     assert_int_equal(v.len, 5000);
     assert_int_equal(ins, 4999);
-    assert_int_equal(ns_route_get(t, "T", false, &v, &ins), NS_OK);
+    assert_int_equal(ns_route_get(t, "T", false, &v, &ins, &derive), NS_OK);
     assert_int_equal(v.len, std.len);
     assert_int_equal(ins, 3);
+    /* a route stored without its legacy form hands out the standard one */
+    assert_int_equal(ns_route_put(t, "D", &std, std_ins, NULL, 0), NS_OK);
+    assert_int_equal(ns_route_get(t, "D", true, &v, &ins, &derive), NS_OK);
+    assert_false(derive);
+    assert_int_equal(v.len, std.len);
+    assert_int_equal(ns_route_get(t, "D", false, &v, &ins, &derive), NS_OK);
+    assert_true(derive);
+    assert_int_equal(v.len, std.len);
+    assert_memory_equal(v.ptr, std.data, std.len);
+    assert_int_equal(ins, std_ins);
+    assert_int_equal(ns_route_del(t, "D"), NS_OK);
     assert_int_equal(ns_route_del(t, "U"), NS_OK);
     assert_int_equal(ns_route_del(t, "U"), NS_OK);
     assert_int_equal(ns_txn_commit(t), NS_OK);
     t = rbegin(fx);
     assert_int_equal(ns_route_count(t), 1);
-    assert_int_equal(ns_route_get(t, "U", true, &v, &ins), NS_ENOTFOUND);
+    assert_int_equal(ns_route_get(t, "U", true, &v, &ins, &derive), NS_ENOTFOUND);
     ns_txn_abort(t);
     ns_buf_free(&big);
     ns_buf_free(&std);

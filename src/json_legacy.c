@@ -9,14 +9,16 @@
 #include "ns/body.h"
 #include "ns/err.h"
 
-static const char ADDRS_KEY[] = "\"brokerAddrs\":{";
+/* brokerAddrs is the first member of a BrokerData object in our encoding;
+ * anchoring on the `{` skips the many quotes in between. */
+static const char ADDRS_KEY[] = "{\"brokerAddrs\":{";
 #define ADDRS_KEY_LEN (sizeof ADDRS_KEY - 1)
 
-/* Offset of the next `"brokerAddrs":{` at or after i, or n. */
+/* Offset of the next `{"brokerAddrs":{` at or after i, or n. */
 static size_t next_addrs(const uint8_t *s, size_t n, size_t i)
 {
     while (i + ADDRS_KEY_LEN <= n) {
-        const uint8_t *q = memchr(s + i, '"', n - i - ADDRS_KEY_LEN + 1);
+        const uint8_t *q = memchr(s + i, '{', n - i - ADDRS_KEY_LEN + 1);
         if (q == NULL)
             break;
         i = (size_t)(q - s);
@@ -45,7 +47,8 @@ static int copy_addrs(ns_buf_t *out, const uint8_t *s, size_t n, size_t *i, size
             d++;
         if (d == digits || d + 2 >= n || s[d] != '"' || s[d + 1] != ':' || s[d + 2] != '"')
             return NS_EINVAL;
-        if (ns_buf_append(out, s + p + 1, d - p - 1) != NS_OK || ns_buf_append(out, ":", 1) != NS_OK)
+        if (ns_buf_append(out, s + p + 1, d - p - 1) != NS_OK ||
+            ns_buf_append(out, ":", 1) != NS_OK)
             return NS_ENOMEM;
         *removed += (p < mark) + (d < mark);
         size_t v = d + 3; /* value: a JSON string */

@@ -155,7 +155,8 @@ static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
     char *topic = strdup(m->topic), *bname = strdup(m->bname);
     char *scope = m->scope ? strdup(m->scope) : NULL;
     ns_id_pair_t *pairs = malloc((m->n_curr_id_map + 1) * sizeof *pairs);
-    if (ns_route_parts_own(p, topic) || ns_route_parts_own(p, bname) || (m->scope && ns_route_parts_own(p, scope)) || ns_route_parts_own(p, pairs))
+    if (ns_route_parts_own(p, topic) || ns_route_parts_own(p, bname) ||
+        (m->scope && ns_route_parts_own(p, scope)) || ns_route_parts_own(p, pairs))
         return NS_ENOMEM;
     memcpy(pairs, m->curr_id_map, m->n_curr_id_map * sizeof *pairs);
     d->topic = topic;

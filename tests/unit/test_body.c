@@ -445,8 +445,8 @@ static void test_route_legacy_derived(void **state)
     assert_true(same);
     /* no addresses at all, and names holding quotes, backslashes and the
      * very member name the scanner looks for */
-    ns_broker_addr_t a3[] = {{0, "a\"b\\"}, {2, "\"brokerAddrs\":{\"0\":\"x\"}"}};
-    ns_broker_data_t odd[] = {{"C\"brokerAddrs\":{", "b\\", NULL, false, a3, 2},
+    ns_broker_addr_t a3[] = {{0, "a\"b\\"}, {2, "{\"brokerAddrs\":{\"0\":\"x\"}"}};
+    ns_broker_data_t odd[] = {{"C{\"brokerAddrs\":{", "b\\", NULL, false, a3, 2},
                               {"C", "e", NULL, false, NULL, 0}};
     ns_queue_data_t oq[] = {{"b\\", 6, 1, 1, 0}, {"e", 6, 1, 1, 0}};
     ns_route_t r2 = {odd, 2, oq, 2, NULL, 0, NULL, NULL, 0, NULL};
@@ -470,12 +470,12 @@ static void test_route_legacy_refuses_unknown_shapes(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "{\"brokerAddrs\":{\"x\":\"a\"}}",   /* key not a number */
-        "{\"brokerAddrs\":{0:\"a\"}}",       /* already bare */
-        "{\"brokerAddrs\":{\"0\":1}}",       /* value not a string */
-        "{\"brokerAddrs\":{\"0\":\"a",       /* truncated value */
-        "{\"brokerAddrs\":{\"0\":\"a\",}}", /* trailing comma */
-        "{\"brokerAddrs\":{",                /* truncated object */
+        "{\"brokerDatas\":[{\"brokerAddrs\":{\"x\":\"a\"}}",   /* key not a number */
+        "[{\"brokerAddrs\":{0:\"a\"}}",       /* already bare */
+        "[{\"brokerAddrs\":{\"0\":1}}",       /* value not a string */
+        "[{\"brokerAddrs\":{\"0\":\"a",       /* truncated value */
+        "[{\"brokerAddrs\":{\"0\":\"a\",}}", /* trailing comma */
+        "[{\"brokerAddrs\":{",                /* truncated object */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ns_buf_t out = NS_BUF_INIT;

@@ -90,7 +90,8 @@ static const cfg_entry_t ns_config_table[] = {
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
             "close connections idle this long, seconds; 0 = never"),
-    ROW_INT("ioThreads", io_threads, "1", 1, 64, CFG_OURS, "I/O loop threads"),
+    ROW_INT("ioThreads", io_threads, "1", 1, 1, CFG_OURS,
+            "I/O loop threads; only 1 for now (one loop serves every connection)"),
     /* store */
     ROW_STR("dataDir", data_dir, "./data", CFG_OURS, "directory of the store"),
     ROW_ENUM("syncMode", sync_mode, "full", sync_modes, CFG_OURS,

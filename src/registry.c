@@ -13,12 +13,27 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "route_build.h"
-#include "strmap.h"
+
+/* Topics whose route must be re-encoded, in marking order and possibly
+ * repeated: NUL-terminated names back to back in `names`, found by offset
+ * (the arena moves as it grows). Sorted and deduplicated at flush time;
+ * cheaper than a hash set when one registration marks 10,000 topics. */
+typedef struct {
+    ns_buf_t names;
+    size_t *offs;
+    size_t n;
+} dirty_t;
 
 struct ns_registry {
-    ns_strmap_t dirty; /* topics whose route must be re-encoded (values unused) */
+    dirty_t dirty;
     ns_route_scratch_t scratch;
 };
+
+static void dirty_clear(dirty_t *d)
+{
+    ns_buf_reset(&d->names);
+    d->n = 0;
+}
 
 int ns_registry_new(ns_registry_t **out)
 {
@@ -33,7 +48,8 @@ void ns_registry_free(ns_registry_t *r)
 {
     if (r == NULL)
         return;
-    ns_strmap_clear(&r->dirty);
+    ns_buf_free(&r->dirty.names);
+    free(r->dirty.offs);
     ns_route_scratch_free(&r->scratch);
     free(r);
 }
@@ -41,12 +57,21 @@ void ns_registry_free(ns_registry_t *r)
 void ns_registry_batch_reset(void *ctx)
 {
     ns_registry_t *r = ctx;
-    ns_strmap_clear(&r->dirty);
+    dirty_clear(&r->dirty);
 }
 
 static int mark(ns_registry_t *r, const char *topic)
 {
-    return ns_strmap_put(&r->dirty, topic, r);
+    dirty_t *d = &r->dirty;
+    size_t *offs = ns_array_grow(d->offs, d->n, sizeof *offs);
+    if (offs == NULL)
+        return NS_ENOMEM;
+    d->offs = offs;
+    d->offs[d->n] = d->names.len;
+    if (ns_buf_append(&d->names, topic, strlen(topic) + 1) != NS_OK)
+        return NS_ENOMEM;
+    d->n++;
+    return NS_OK;
 }
 
 static int mark_cb(const char *topic, void *ctx)
@@ -60,40 +85,32 @@ static int mark_broker(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
     return ns_queue_iter_broker(t, broker_name, mark_cb, r);
 }
 
-struct flush_ctx {
-    const char **topics;
-    size_t n;
-};
-
-static void collect_dirty(const char *topic, void *val, void *ctx)
-{
-    struct flush_ctx *f = ctx;
-    f->topics[f->n++] = topic;
-}
-
 static int cmp_topic(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Materialises the routes of the dirty topics in key order: consecutive
- * puts then land on the same LMDB leaf pages instead of random ones. */
+/* Materialises the routes of the dirty topics once each, in key order:
+ * consecutive puts then land on the same LMDB leaf pages instead of random
+ * ones. */
 int ns_registry_before_commit(void *ctx, ns_txn_t *txn)
 {
     ns_registry_t *r = ctx;
+    dirty_t *d = &r->dirty;
     ns_route_cache_t cache;
-    struct flush_ctx f = {calloc(r->dirty.len + 1, sizeof(char *)), 0};
-    int rc = f.topics ? NS_OK : NS_ENOMEM;
+    const char **topics = calloc(d->n + 1, sizeof *topics);
+    int rc = topics ? NS_OK : NS_ENOMEM;
     ns_route_cache_init(&cache);
-    if (rc == NS_OK) {
-        ns_strmap_each(&r->dirty, collect_dirty, &f);
-        qsort(f.topics, f.n, sizeof *f.topics, cmp_topic);
-    }
-    for (size_t i = 0; i < f.n && rc == NS_OK; i++)
-        rc = ns_route_materialise(txn, &cache, f.topics[i], &r->scratch);
-    free(f.topics);
+    for (size_t i = 0; i < d->n && rc == NS_OK; i++)
+        topics[i] = (const char *)d->names.data + d->offs[i];
+    if (rc == NS_OK)
+        qsort(topics, d->n, sizeof *topics, cmp_topic);
+    for (size_t i = 0; i < d->n && rc == NS_OK; i++)
+        if (i == 0 || strcmp(topics[i], topics[i - 1]) != 0)
+            rc = ns_route_materialise(txn, &cache, topics[i], &r->scratch);
+    free(topics);
     ns_route_cache_free(&cache);
-    ns_strmap_clear(&r->dirty);
+    dirty_clear(d);
     return rc;
 }
 

@@ -261,7 +261,7 @@ static void test_set_int(void **state)
     assert_set_fails(&cfg, "ioThreads", "0", "ioThreads: 0 is out of range [1, 1]");
     assert_set_fails(&cfg, "ioThreads", "2", "ioThreads: 2 is out of range [1, 1]");
     assert_set_ok(&cfg, "ioThreads", "1");
-    assert_int_equal(cfg.io_threads, 64);
+    assert_int_equal(cfg.io_threads, 1);
 
     assert_set_fails(&cfg, "maxFrameBytes", "1023",
                      "maxFrameBytes: 1023 is out of range [1024, 1073741824]");

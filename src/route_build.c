@@ -176,7 +176,8 @@ int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
     if (rc != NS_OK)
         goto fail;
     out->brokers = calloc(out->n_queues + 1, sizeof *out->brokers);
-    if (out->brokers == NULL) {
+    out->groups = calloc(out->n_queues + 1, sizeof *out->groups);
+    if (out->brokers == NULL || out->groups == NULL) {
         rc = NS_ENOMEM;
         goto fail;
     }
@@ -187,6 +188,7 @@ int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
             goto fail;
         if (cg->missing)
             continue;
+        out->groups[out->n_brokers] = cg;
         out->brokers[out->n_brokers++] = cg->view;
         n_filters += cg->n_filters;
     }
@@ -201,7 +203,7 @@ int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
             goto fail;
         }
         for (size_t i = 0; i < out->n_brokers; i++) {
-            struct cached_group *cg = ns_strmap_get(&cache->groups, out->brokers[i].broker_name);
+            const struct cached_group *cg = out->groups[i];
             for (size_t k = 0; k < cg->n_filters; k++)
                 out->filters[out->n_filters++] = cg->filters[k];
         }
@@ -229,24 +231,20 @@ void ns_route_parts_free(ns_route_parts_t *p)
     free(p->owned);
     free(p->queues);
     free(p->brokers);
+    free(p->groups);
     free(p->filters);
     free(p->mappings);
     memset(p, 0, sizeof *p);
 }
 
 /* Points json[i] at the encoding of route broker i in the given form, encoding
- * each group once per cache (a batch re-encodes many topics of one broker).
- * NS_ENOTFOUND when a broker is not in the cache (then encode it afresh). */
-static int broker_fragments(ns_route_cache_t *cache, const ns_route_t *r, bool standard,
-                            ns_slice_t *json)
+ * each group once per cache (a batch re-encodes many topics of one broker). */
+static int broker_fragments(const ns_route_parts_t *p, bool standard, ns_slice_t *json)
 {
-    for (size_t i = 0; i < r->n_brokers; i++) {
-        struct cached_group *cg = ns_strmap_get(&cache->groups, r->brokers[i].broker_name);
-        if (cg == NULL)
-            return NS_ENOTFOUND;
-        ns_buf_t *enc = &cg->json[standard];
+    for (size_t i = 0; i < p->n_brokers; i++) {
+        ns_buf_t *enc = &p->groups[i]->json[standard];
         if (enc->len == 0) {
-            int rc = ns_json_broker_data_encode(enc, &r->brokers[i], standard);
+            int rc = ns_json_broker_data_encode(enc, &p->brokers[i], standard);
             if (rc != NS_OK)
                 return rc;
         }
@@ -257,19 +255,18 @@ static int broker_fragments(ns_route_cache_t *cache, const ns_route_t *r, bool s
 }
 
 /* Encodes the route in one form into out, reusing the cached broker parts. */
-static int encode_form(ns_route_cache_t *cache, ns_route_t *r, bool standard, ns_buf_t *out,
-                       size_t *insert_at)
+static int encode_form(ns_route_parts_t *p, bool standard, ns_buf_t *out, size_t *insert_at)
 {
     ns_slice_t small[8], *json = small;
-    if (r->n_brokers > sizeof small / sizeof small[0] &&
-        (json = malloc(r->n_brokers * sizeof *json)) == NULL)
+    if (p->n_brokers > sizeof small / sizeof small[0] &&
+        (json = malloc(p->n_brokers * sizeof *json)) == NULL)
         return NS_ENOMEM;
-    int rc = broker_fragments(cache, r, standard, json);
-    if (rc == NS_OK || rc == NS_ENOTFOUND) {
-        r->broker_json = rc == NS_OK ? json : NULL;
+    int rc = broker_fragments(p, standard, json);
+    if (rc == NS_OK) {
+        p->route.broker_json = json;
         ns_buf_reset(out);
-        rc = ns_json_route_encode(out, r, standard, insert_at);
-        r->broker_json = NULL;
+        rc = ns_json_route_encode(out, &p->route, standard, insert_at);
+        p->route.broker_json = NULL;
     }
     if (json != small)
         free(json);
@@ -304,9 +301,9 @@ int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *top
     if (rc != NS_OK)
         return rc;
     size_t std_ins = 0, legacy_ins = 0;
-    rc = encode_form(cache, &parts.route, true, &s->std, &std_ins);
+    rc = encode_form(&parts, true, &s->std, &std_ins);
     if (rc == NS_OK)
-        rc = encode_form(cache, &parts.route, false, &s->legacy, &legacy_ins);
+        rc = encode_form(&parts, false, &s->legacy, &legacy_ins);
     if (rc == NS_OK) {
         bool derive = legacy_derivable(s, std_ins, legacy_ins);
         rc = ns_route_put(txn, topic, &s->std, std_ins, derive ? NULL : &s->legacy, legacy_ins);

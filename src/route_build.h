@@ -16,11 +16,14 @@ typedef struct {
 void ns_route_cache_init(ns_route_cache_t *c);
 void ns_route_cache_free(ns_route_cache_t *c);
 
+struct cached_group;
+
 /* An assembled route: `route` views the arrays below, which the parts own. */
 typedef struct {
     ns_route_t route;
     ns_queue_data_t *queues;
     ns_broker_data_t *brokers;
+    struct cached_group **groups; /* the cache entry of each of brokers[] */
     ns_filter_entry_t *filters;
     ns_mapping_info_t *mappings;
     size_t n_queues, n_brokers, n_filters, n_mappings;

@@ -362,25 +362,30 @@ static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t 
                 goto out;
         }
     }
+    /* With the same DataVersion an existing topic keeps what is stored (§6.3);
+     * otherwise each topic's record is compared and replaced in one step. */
+    bool keep_existing = !register_first && !dv_changed;
     for (size_t i = 0; i < body->n_topics; i++) {
         const ns_topic_config_t *tc = &body->topics[i];
         ns_queue_data_t want, have;
-        rc = ns_queue_get(t, tc->topic_name, a->broker_name, &have);
-        if (rc != NS_OK && rc != NS_ENOTFOUND)
-            goto out;
-        bool exists = rc == NS_OK;
-        rc = NS_OK;
-        if (audit && !exists)
-            rc = audit_list_add(&audit->added, &audit->n_added, tc->topic_name, tc, NULL);
+        bool exists = false, wrote = false;
         queue_for(a, g, prime_slave, tc, &want);
-        if (exists && !register_first && !dv_changed)
-            continue; /* topic not changed (§6.3): keep what is stored */
-        if (exists && queue_eq(&want, &have))
-            continue;
-        if (audit && exists && rc == NS_OK)
+        if (keep_existing) {
+            rc = ns_queue_get(t, tc->topic_name, a->broker_name, &have);
+            if (rc != NS_OK && rc != NS_ENOTFOUND)
+                goto out;
+            exists = rc == NS_OK;
+            rc = exists ? NS_OK : ns_queue_put(t, tc->topic_name, &want);
+            wrote = !exists;
+        } else {
+            rc = ns_queue_update(t, tc->topic_name, &want, &have, &exists, &wrote);
+        }
+        if (rc == NS_OK && audit && !exists)
+            rc = audit_list_add(&audit->added, &audit->n_added, tc->topic_name, tc, NULL);
+        else if (rc == NS_OK && audit && wrote)
             rc = audit_list_add(&audit->changed, &audit->n_changed, tc->topic_name, tc, &have);
-        rc = rc ? rc : ns_queue_put(t, tc->topic_name, &want);
-        rc = rc ? rc : mark(r, tc->topic_name);
+        if (rc == NS_OK && wrote)
+            rc = mark(r, tc->topic_name);
         if (rc != NS_OK)
             goto out;
     }

@@ -11,27 +11,48 @@ static int index_key(ns_buf_t *k, const char *broker_name, const char *topic)
     return ns_key2(k, broker_name, topic);
 }
 
-/* One B-tree search: an existing record is overwritten through the cursor,
- * and only a new one adds its index entry (which I6 says exists otherwise;
- * rewriting it would dirty the index pages of every topic re-registered). */
-int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q)
+static void queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
+{
+    int32_t f[4] = {0, 0, 0, 0};
+    memcpy(f, v, vl < sizeof f ? vl : sizeof f);
+    out->perm = f[0];
+    out->read_queue_nums = f[1];
+    out->write_queue_nums = f[2];
+    out->topic_sys_flag = f[3];
+}
+
+/* One B-tree search: an existing record is compared and overwritten through
+ * the cursor, and only a new one adds its index entry (which I6 says exists
+ * otherwise; rewriting it would dirty the index pages of every topic
+ * re-registered). */
+int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q,
+                    ns_queue_data_t *had, bool *existed, bool *wrote)
 {
     ns_buf_t k = NS_BUF_INIT;
     MDB_dbi dbi;
     MDB_cursor *cur = NULL;
     int32_t v[4] = {q->perm, q->read_queue_nums, q->write_queue_nums, q->topic_sys_flag};
+    *existed = *wrote = false;
     int rc = ns_dbi(t, NS_DB_QUEUES, &dbi);
     rc = rc ? rc : ns_key2(&k, topic, q->broker_name);
     if (rc == NS_OK && (rc = ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur))) == NS_OK) {
         MDB_val mk = ns_val(k.data, k.len), mv;
-        int found = mdb_cursor_get(cur, &mk, &mv, MDB_SET);
-        mv = ns_val(v, sizeof v);
+        int found = mdb_cursor_get(cur, &mk, &mv, MDB_SET_KEY);
         if (found == 0) {
-            rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
+            *existed = true;
+            queue_decode(mv.mv_data, mv.mv_size, had);
+            had->broker_name = q->broker_name;
+            if (mv.mv_size != sizeof v || memcmp(mv.mv_data, v, sizeof v) != 0) {
+                mv = ns_val(v, sizeof v);
+                rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
+                *wrote = rc == NS_OK;
+            }
         } else if (found == MDB_NOTFOUND) {
+            mv = ns_val(v, sizeof v);
             rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
             rc = rc ? rc : index_key(&k, q->broker_name, topic);
             rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
+            *wrote = rc == NS_OK;
         } else {
             rc = ns_lmdb_error(found);
         }
@@ -41,14 +62,11 @@ int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q)
     return rc;
 }
 
-static void queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
+int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q)
 {
-    int32_t f[4] = {0, 0, 0, 0};
-    memcpy(f, v, vl < sizeof f ? vl : sizeof f);
-    out->perm = f[0];
-    out->read_queue_nums = f[1];
-    out->write_queue_nums = f[2];
-    out->topic_sys_flag = f[3];
+    ns_queue_data_t had;
+    bool existed, wrote;
+    return ns_queue_update(t, topic, q, &had, &existed, &wrote);
 }
 
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out)

@@ -149,6 +149,12 @@ void ns_live_rec_free(ns_live_rec_t *r);
 
 /* ---- queue data: topic -> broker name -> QueueData (+ reverse index) ---- */
 int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q);
+/* Stores q unless the record stored for (topic, q->broker_name) already
+ * equals it, with one B-tree search: *existed says whether there was a
+ * record (then *had holds it; had->broker_name is q's), *wrote whether q
+ * was written. */
+int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q,
+                    ns_queue_data_t *had, bool *existed, bool *wrote);
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out);
 int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name);
 /* Queue data of one topic in broker-name order; q->broker_name is borrowed. */

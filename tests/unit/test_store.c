@@ -512,6 +512,44 @@ static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
     return l->stop_after && l->n >= l->stop_after ? 7 : 0;
 }
 
+/* ns_queue_update: insert, no-op on the same record, replace on a change;
+ * the reverse index follows (I6) and the store stays verifiable. */
+static void test_queue_update(void **state)
+{
+    fx_t *fx = *state;
+    ns_queue_data_t q = {"bA", 6, 8, 8, 0}, had = {0};
+    bool existed = true, wrote = false;
+    ns_txn_t *t = wbegin(fx);
+    assert_int_equal(ns_queue_update(t, "T1", &q, &had, &existed, &wrote), NS_OK);
+    assert_false(existed);
+    assert_true(wrote);
+    assert_int_equal(ns_queue_update(t, "T1", &q, &had, &existed, &wrote), NS_OK);
+    assert_true(existed);
+    assert_false(wrote);
+    assert_int_equal(had.perm, 6);
+    ns_queue_data_t q2 = {"bA", 4, 16, 8, 1};
+    assert_int_equal(ns_queue_update(t, "T1", &q2, &had, &existed, &wrote), NS_OK);
+    assert_true(existed);
+    assert_true(wrote);
+    assert_string_equal(had.broker_name, "bA");
+    assert_int_equal(had.perm, 6);
+    assert_int_equal(had.read_queue_nums, 8);
+    assert_int_equal(had.topic_sys_flag, 0);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+
+    t = rbegin(fx);
+    ns_queue_data_t got;
+    assert_int_equal(ns_queue_get(t, "T1", "bA", &got), NS_OK);
+    assert_int_equal(got.perm, 4);
+    assert_int_equal(got.read_queue_nums, 16);
+    assert_int_equal(got.topic_sys_flag, 1);
+    names_t l = {NS_BUF_INIT, 0, 0};
+    assert_int_equal(ns_queue_iter_broker(t, "bA", name_cb, &l), NS_OK);
+    assert_string_equal(names_str(&l), "T1");
+    ns_buf_free(&l.b);
+    ns_txn_abort(t);
+}
+
 static void test_queues(void **state)
 {
     fx_t *fx = *state;
@@ -1043,6 +1081,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mappings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit, setup, teardown),

@@ -25,8 +25,8 @@ static void queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
  * the cursor, and only a new one adds its index entry (which I6 says exists
  * otherwise; rewriting it would dirty the index pages of every topic
  * re-registered). */
-int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q,
-                    ns_queue_data_t *had, bool *existed, bool *wrote)
+int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns_queue_data_t *had,
+                    bool *existed, bool *wrote)
 {
     ns_buf_t k = NS_BUF_INIT;
     MDB_dbi dbi;

@@ -45,7 +45,7 @@ int ns_buf_reserve(ns_buf_t *b, size_t extra)
     return NS_OK;
 }
 
-int ns_buf_append(ns_buf_t *b, const void *p, size_t n)
+int ns_buf_append_grow(ns_buf_t *b, const void *p, size_t n)
 {
     if (ns_buf_reserve(b, n) != NS_OK)
         return NS_ENOMEM;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     uint8_t *data;
@@ -29,7 +30,20 @@ void ns_buf_init(ns_buf_t *b);
 void ns_buf_free(ns_buf_t *b);
 void ns_buf_reset(ns_buf_t *b); /* len = 0, keeps capacity */
 int ns_buf_reserve(ns_buf_t *b, size_t extra);
-int ns_buf_append(ns_buf_t *b, const void *p, size_t n);
+/* Appends n bytes and keeps a NUL after them. Inline when they fit (the
+ * encoders call it for every fragment), else ns_buf_append_grow. */
+int ns_buf_append_grow(ns_buf_t *b, const void *p, size_t n);
+static inline int ns_buf_append(ns_buf_t *b, const void *p, size_t n)
+{
+    if (b->cap > b->len && n < b->cap - b->len) {
+        if (n)
+            memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = 0;
+        return 0;
+    }
+    return ns_buf_append_grow(b, p, n);
+}
 int ns_buf_append_str(ns_buf_t *b, const char *s);
 int ns_buf_append_u8(ns_buf_t *b, uint8_t v);
 int ns_buf_append_be16(ns_buf_t *b, uint16_t v);

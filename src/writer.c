@@ -1,13 +1,15 @@
 /* writer.c - the writer thread (see writer.h for the contract).
  *
  * Queues: `in` (loop -> writer, under mu/cond) and `out` (writer -> loop,
- * under mu, announced with uv_async_send). Ops are applied in submission
+ * under mu, announced on an eventfd the loop polls). Ops are applied in submission
  * order, which is what fences an eviction against a later re-registration:
  * whatever the loop submitted later is applied later. */
 #include "writer.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,7 +35,13 @@ struct ns_writer {
     ns_wop_t *in_head, *in_tail;
     ns_wop_t *out_head, *out_tail;
     bool stopping;
-    uv_async_t async;
+    /* Batches done, announced to the loop. Not uv_async_t: uv_async_send
+     * marks the handle busy, writes the eventfd and only then marks it done,
+     * and the loop spins (then sched_yields) on a busy handle; the woken loop
+     * preempts the nice-19 writer between those steps and burns its slice.
+     * A plain eventfd under uv_poll has no such window. */
+    int done_fd;
+    uv_poll_t done_poll;
     size_t pending; /* loop thread only */
     uint64_t done;  /* ops whose done callback ran; loop thread only */
     ns_writer_stats_t stats;
@@ -100,6 +108,15 @@ fail:
     return rc;
 }
 
+/* Writer thread: wakes the loop to run the done callbacks. */
+static void announce(ns_writer_t *w)
+{
+    uint64_t one = 1;
+    while (write(w->done_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+    /* EAGAIN: the counter is saturated, the loop has a wake-up pending */
+}
+
 static void *writer_main(void *arg)
 {
     ns_writer_t *w = arg;
@@ -135,7 +152,8 @@ static void *writer_main(void *arg)
             grows++;
             if (ns_store_grow(w->store) != NS_OK) {
                 NS_LOG_ERROR("writer: store map is full at its configured limit (mapMaxBytes); "
-                             "%zu write(s) refused", n);
+                             "%zu write(s) refused",
+                             n);
                 set_rc_all(batch, NS_EMAPFULL);
                 break;
             }
@@ -149,7 +167,7 @@ static void *writer_main(void *arg)
         w->stats.failed_batches += failed;
         append(&w->out_head, &w->out_tail, batch, last);
         pthread_mutex_unlock(&w->mu);
-        uv_async_send(&w->async);
+        announce(w);
     }
     return NULL;
 }
@@ -170,9 +188,24 @@ static void drain_done(ns_writer_t *w)
     }
 }
 
-static void async_cb(uv_async_t *h)
+static void done_cb(uv_poll_t *h, int status, int events)
 {
-    drain_done(h->data);
+    ns_writer_t *w = h->data;
+    uint64_t n;
+    while (read(w->done_fd, &n, sizeof n) < 0 && errno == EINTR)
+        ; /* EAGAIN: a spurious wake-up, nothing to reset */
+    drain_done(w);
+}
+
+/* Frees w once its poll handle is closed (the loop may still reference the
+ * handle until then). */
+static void free_writer_cb(uv_handle_t *h)
+{
+    ns_writer_t *w = h->data;
+    close(w->done_fd);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cond);
+    free(w);
 }
 
 int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
@@ -187,16 +220,20 @@ int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
         w->hooks = *hooks;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cond, NULL);
-    if (uv_async_init(loop, &w->async, async_cb) != 0)
+    w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->done_fd < 0 || uv_poll_init(loop, &w->done_poll, w->done_fd) != 0)
         goto fail;
-    w->async.data = w;
-    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-        uv_close((uv_handle_t *)&w->async, NULL);
-        goto fail;
+    w->done_poll.data = w;
+    if (uv_poll_start(&w->done_poll, UV_READABLE, done_cb) != 0 ||
+        pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        uv_close((uv_handle_t *)&w->done_poll, free_writer_cb); /* frees w */
+        return NS_EINTERNAL;
     }
     *out = w;
     return NS_OK;
 fail:
+    if (w->done_fd >= 0)
+        close(w->done_fd);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cond);
     free(w);
@@ -232,11 +269,6 @@ void ns_writer_stats(ns_writer_t *w, ns_writer_stats_t *out)
     pthread_mutex_unlock(&w->mu);
 }
 
-static void free_writer_cb(uv_handle_t *h)
-{
-    free(h->data);
-}
-
 void ns_writer_stop(ns_writer_t *w)
 {
     if (w == NULL)
@@ -247,7 +279,5 @@ void ns_writer_stop(ns_writer_t *w)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     drain_done(w);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cond);
-    uv_close((uv_handle_t *)&w->async, free_writer_cb); /* frees w */
+    uv_close((uv_handle_t *)&w->done_poll, free_writer_cb); /* frees w */
 }

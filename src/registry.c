@@ -176,11 +176,25 @@ static void queue_for(const ns_register_args_t *a, const ns_group_rec_t *g, bool
 
 /* ---- audit record of a data-version change ---- */
 
+/* "readQueueNums":r,"writeQueueNums":w,"perm":p,"topicSysFlag":f, without
+ * printf (a first registration lists 1000 topics). */
+static int audit_queue_nums(ns_buf_t *b, int32_t r, int32_t w, int32_t perm, int32_t flag)
+{
+    static const char *const names[4] = {"\"readQueueNums\":", ",\"writeQueueNums\":",
+                                          ",\"perm\":", ",\"topicSysFlag\":"};
+    const int32_t v[4] = {r, w, perm, flag};
+    int rc = NS_OK;
+    for (int i = 0; i < 4 && rc == NS_OK; i++) {
+        rc = ns_buf_append_str(b, names[i]);
+        rc = rc ? rc : ns_buf_append_i64_dec(b, v[i]);
+    }
+    return rc;
+}
+
 static int audit_queue(ns_buf_t *b, const ns_topic_config_t *tc)
 {
-    return ns_buf_printf(b, "\"readQueueNums\":%d,\"writeQueueNums\":%d,\"perm\":%d,"
-                         "\"topicSysFlag\":%d",
-                         tc->read_queue_nums, tc->write_queue_nums, tc->perm, tc->topic_sys_flag);
+    return audit_queue_nums(b, tc->read_queue_nums, tc->write_queue_nums, tc->perm,
+                            tc->topic_sys_flag);
 }
 
 static int audit_dv(ns_buf_t *b, const char *name, const ns_dataversion_t *dv)
@@ -212,10 +226,12 @@ static int audit_list_add(ns_buf_t *list, size_t *n, const char *topic, const ns
         rc = ns_buf_append_u8(list, ',');
         rc = rc ? rc : audit_queue(list, tc);
     }
-    if (rc == NS_OK && old)
-        rc = ns_buf_printf(list, ",\"old\":{\"readQueueNums\":%d,\"writeQueueNums\":%d,\"perm\":%d,"
-                           "\"topicSysFlag\":%d}",
-                           old->read_queue_nums, old->write_queue_nums, old->perm, old->topic_sys_flag);
+    if (rc == NS_OK && old) {
+        rc = ns_buf_append_str(list, ",\"old\":{");
+        rc = rc ? rc : audit_queue_nums(list, old->read_queue_nums, old->write_queue_nums, old->perm,
+                                        old->topic_sys_flag);
+        rc = rc ? rc : ns_buf_append_u8(list, '}');
+    }
     rc = rc ? rc : ns_buf_append_u8(list, '}');
     (*n)++;
     return rc;

@@ -180,8 +180,8 @@ static void queue_for(const ns_register_args_t *a, const ns_group_rec_t *g, bool
  * printf (a first registration lists 1000 topics). */
 static int audit_queue_nums(ns_buf_t *b, int32_t r, int32_t w, int32_t perm, int32_t flag)
 {
-    static const char *const names[4] = {"\"readQueueNums\":", ",\"writeQueueNums\":",
-                                          ",\"perm\":", ",\"topicSysFlag\":"};
+    static const char *const names[4] = {
+        "\"readQueueNums\":", ",\"writeQueueNums\":", ",\"perm\":", ",\"topicSysFlag\":"};
     const int32_t v[4] = {r, w, perm, flag};
     int rc = NS_OK;
     for (int i = 0; i < 4 && rc == NS_OK; i++) {
@@ -228,8 +228,9 @@ static int audit_list_add(ns_buf_t *list, size_t *n, const char *topic, const ns
     }
     if (rc == NS_OK && old) {
         rc = ns_buf_append_str(list, ",\"old\":{");
-        rc = rc ? rc : audit_queue_nums(list, old->read_queue_nums, old->write_queue_nums, old->perm,
-                                        old->topic_sys_flag);
+        rc = rc ? rc
+                : audit_queue_nums(list, old->read_queue_nums, old->write_queue_nums, old->perm,
+                                   old->topic_sys_flag);
         rc = rc ? rc : ns_buf_append_u8(list, '}');
     }
     rc = rc ? rc : ns_buf_append_u8(list, '}');
@@ -262,16 +263,19 @@ static int audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_datave
     rc = rc ? rc : ns_buf_printf(&b, ",\"brokerId\":%lld", (long long)a->broker_id);
     rc = rc ? rc : audit_dv(&b, "oldVersion", old);
     rc = rc ? rc : audit_dv(&b, "newVersion", nv);
-    rc = rc ? rc : ns_buf_printf(&b, ",\"backwards\":%s,\"topicCount\":%zu,\"added\":[",
-                                 backwards ? "true" : "false", a->body->n_topics);
+    rc = rc ? rc
+            : ns_buf_printf(&b, ",\"backwards\":%s,\"topicCount\":%zu,\"added\":[",
+                            backwards ? "true" : "false", a->body->n_topics);
     rc = rc ? rc : ns_buf_append(&b, d->added.data, d->added.len);
     rc = rc ? rc : ns_buf_append_str(&b, "],\"changed\":[");
     rc = rc ? rc : ns_buf_append(&b, d->changed.data, d->changed.len);
     rc = rc ? rc : ns_buf_append_str(&b, "],\"removed\":[");
     rc = rc ? rc : ns_buf_append(&b, d->removed.data, d->removed.len);
-    rc = rc ? rc : ns_buf_printf(&b, "],\"addedCount\":%zu,\"changedCount\":%zu,"
-                                 "\"removedCount\":%zu}",
-                                 d->n_added, d->n_changed, d->n_removed);
+    rc = rc ? rc
+            : ns_buf_printf(&b,
+                            "],\"addedCount\":%zu,\"changedCount\":%zu,"
+                            "\"removedCount\":%zu}",
+                            d->n_added, d->n_changed, d->n_removed);
     rc = rc ? rc : ns_audit_append(t, (const char *)b.data, b.len, NULL);
     rc = rc ? rc : audit_trim(t, a->audit_retention);
     if (backwards)
@@ -515,8 +519,8 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
             ns_live_rec_free(&other);
             if (stale) {
                 NS_LOG_WARN("broker %s: registration of %s (id %lld) has an older stateVersion "
-                            "than live %s; ignored", a->broker_name, a->addr,
-                            (long long)a->broker_id, old);
+                            "than live %s; ignored",
+                            a->broker_name, a->addr, (long long)a->broker_id, old);
                 rc = ns_live_del(t, a->cluster, a->addr);
                 res->conflict = true;
                 goto save_group;
@@ -540,8 +544,8 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     }
     /* 9. */
     bool is_master = a->broker_id == NS_MASTER_ID;
-    bool prime_slave = !a->old_version && !is_master && g.n_addrs > 0 &&
-                       a->broker_id == g.addrs[0].id;
+    bool prime_slave =
+        !a->old_version && !is_master && g.n_addrs > 0 && a->broker_id == g.addrs[0].id;
     rc = ns_live_get(t, a->cluster, a->addr, &prev);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         goto out;
@@ -598,9 +602,9 @@ bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register
     for (size_t i = 0; i < g.n_addrs; i++)
         if (g.addrs[i].id != a->broker_id && strcmp(g.addrs[i].addr, a->addr) == 0)
             goto out;
-    if (!ns_dataversion_equal(&prev.dv, &a->body->data_version) ||
-        prev.broker_id != a->broker_id || !str_eq(prev.broker_name, a->broker_name) ||
-        !str_eq(prev.ha_addr, a->ha_addr) || prev.heartbeat_timeout_ms != a->heartbeat_timeout_ms)
+    if (!ns_dataversion_equal(&prev.dv, &a->body->data_version) || prev.broker_id != a->broker_id ||
+        !str_eq(prev.broker_name, a->broker_name) || !str_eq(prev.ha_addr, a->ha_addr) ||
+        prev.heartbeat_timeout_ms != a->heartbeat_timeout_ms)
         goto out;
     if (a->body->has_filter_server_list &&
         !filters_eq(a->body->filter_servers, a->body->n_filter_servers, prev.filter_servers,
@@ -687,7 +691,8 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
     rc = NS_OK;
     if (have_group && broker_id >= 0 && moved_to_other_id(&g, addr, broker_id)) {
         NS_LOG_INFO("unregister of %s id %lld in %s is stale (the address registered under "
-                    "another id since); ignored", addr, (long long)broker_id, broker_name);
+                    "another id since); ignored",
+                    addr, (long long)broker_id, broker_name);
         goto out;
     }
     /* 1. */
@@ -755,8 +760,7 @@ static int collect_broker_cb(const char *topic, const ns_queue_data_t *q, void *
     return collect_cb(q->broker_name, c);
 }
 
-int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
-                             const char *cluster)
+int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster)
 {
     struct perm_ctx c = {r, t, NULL, 0};
     int rc;

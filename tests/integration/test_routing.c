@@ -607,6 +607,46 @@ static void test_standard_vs_legacy(void **state)
 #undef BD_N_LEG
 }
 
+/* The store keeps only the standard form when the legacy one derives from
+ * it; a non-ASCII name makes the forms differ elsewhere (\uXXXX against raw
+ * UTF-8), so that route keeps both. Old and new clients get their own form
+ * either way, also in one topic's route holding both kinds of broker. */
+static void test_legacy_stored_or_derived(void **state)
+{
+    fx_t *fx = *state;
+    ns_client_t *c = fx->c;
+    broker_t brs[] = {
+        {"ClusterP", "broker-p", "10.0.8.1:10911", "10.0.8.1:10912", 0, NULL},
+        {"Cluster\xe9\x9b\x86", "broker-u", "10.0.8.2:10911", "10.0.8.2:10912", 0, NULL},
+    };
+    const tdef_t t[] = {{"TopicP", 4, 4, 6, 0}, {"TopicShared", 2, 2, 6, 0}};
+    const tdef_t u[] = {{"TopicU", 8, 8, 6, 0}, {"TopicShared", 2, 2, 6, 0}};
+    connect_brokers(fx, brs, NT(brs));
+    register_ok(&brs[0], 1, t, NT(t), ENC_JSON);
+    register_ok(&brs[1], 1, u, NT(u), ENC_ZLIB);
+#define BD_P_STD BD("broker-p", "ClusterP", S(0, "10.0.8.1:10911"))
+#define BD_P_LEG BD("broker-p", "ClusterP", L(0, "10.0.8.1:10911"))
+#define BD_U_STD BD("broker-u", "Cluster\\u96C6", S(0, "10.0.8.2:10911"))
+#define BD_U_LEG BD("broker-u", "Cluster\xe9\x9b\x86", L(0, "10.0.8.2:10911"))
+    expect_route_v(c, "TopicP", NS_VERSION_V5_3_3, false,
+                   ROUTE(BD_P_STD, QD("broker-p", 6, 4, 4, 0)));
+    expect_route_v(c, "TopicP", V_LEGACY, false, ROUTE(BD_P_LEG, QD("broker-p", 6, 4, 4, 0)));
+    expect_route_v(c, "TopicU", NS_VERSION_V5_3_3, false,
+                   ROUTE(BD_U_STD, QD("broker-u", 6, 8, 8, 0)));
+    expect_route_v(c, "TopicU", V_LEGACY, false, ROUTE(BD_U_LEG, QD("broker-u", 6, 8, 8, 0)));
+    expect_route_v(c, "TopicShared", NS_VERSION_V5_3_3, false,
+                   ROUTE(BD_P_STD "," BD_U_STD,
+                         QD("broker-p", 6, 2, 2, 0) "," QD("broker-u", 6, 2, 2, 0)));
+    expect_route_v(c, "TopicShared", V_LEGACY, false,
+                   ROUTE(BD_P_LEG "," BD_U_LEG,
+                         QD("broker-p", 6, 2, 2, 0) "," QD("broker-u", 6, 2, 2, 0)));
+#undef BD_P_STD
+#undef BD_P_LEG
+#undef BD_U_STD
+#undef BD_U_LEG
+    close_brokers(brs, NT(brs));
+}
+
 /* Re-registration: same DataVersion adds missing topics only, a new one
  * overwrites; QUERY_DATA_VERSION and BROKER_HEARTBEAT. */
 static void test_data_version(void **state)
@@ -1414,6 +1454,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_two_clusters),
         T(test_standard_vs_legacy),
+        T(test_legacy_stored_or_derived),
         T(test_data_version),
         T(test_delete_topic),
         T(test_unregister_master_then_slave),

@@ -497,6 +497,50 @@ static void test_route_legacy_refuses_unknown_shapes(void **state)
     ns_buf_free(&out);
 }
 
+/* Mutated and truncated routes (seeded): the scanner reads only the bytes
+ * it is given (ASan checks), refuses or derives, and never moves the
+ * orderTopicConf offset past the end. */
+static void test_route_legacy_mutations(void **state)
+{
+    (void)state;
+    static const char seed[] =
+        "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"10.0.0.1:10911\",\"1\":\"a\\\"b\"},"
+        "\"brokerName\":\"b1\",\"cluster\":\"C\",\"enableActingMaster\":false},"
+        "{\"brokerAddrs\":{},\"brokerName\":\"x\"}],\"filterServerTable\":{},\"queueDatas\":[]}";
+    static const char alphabet[] = "{}\":,\\0123456789ab-";
+    const size_t n = sizeof seed - 1;
+    uint64_t x = 88172645463325252ull;
+    size_t derived = 0;
+    for (int it = 0; it < 20000; it++) {
+        uint8_t *buf = malloc(n);
+        assert_non_null(buf);
+        memcpy(buf, seed, n);
+        size_t len = n;
+        for (int m = 0; m < 1 + it % 4; m++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            buf[x % n] = (uint8_t)alphabet[(x >> 20) % (sizeof alphabet - 1)];
+        }
+        if (it % 3 == 0)
+            len = (size_t)(x >> 7) % (n + 1);
+        ns_buf_t out = NS_BUF_INIT;
+        size_t ins = 0;
+        ns_buf_append_str(&out, "kept");
+        int rc = ns_json_route_legacy(&out, buf, len, len / 2, &ins);
+        assert_true(rc == NS_OK || rc == NS_EINVAL);
+        if (rc == NS_OK) {
+            derived++;
+            assert_true(ins <= out.len - 4);
+        } else {
+            assert_int_equal(out.len, 4);
+        }
+        ns_buf_free(&out);
+        free(buf);
+    }
+    assert_true(derived > 0);
+}
+
 static void test_route_ascii_escaping(void **state)
 {
     (void)state;
@@ -812,6 +856,7 @@ int main(void)
         cmocka_unit_test(test_route_standard_vs_legacy),
         cmocka_unit_test(test_route_legacy_derived),
         cmocka_unit_test(test_route_legacy_refuses_unknown_shapes),
+        cmocka_unit_test(test_route_legacy_mutations),
         cmocka_unit_test(test_route_ascii_escaping),
         cmocka_unit_test(test_cluster_info_matches_java),
         cmocka_unit_test(test_topic_list_matches_java),

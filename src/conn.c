@@ -3,9 +3,9 @@
  * State machine:
  *   OPEN     reading; every whole frame in the buffer is decoded and
  *            dispatched in arrival order (pipelining); replies are appended
- *            to `out` and written once per loop iteration (uv_check), as one
- *            uv_write per connection, while the previous write is in flight
- *            they keep accumulating.
+ *            to `wq.out` and written once per loop iteration (uv_check) by
+ *            ns_wq_flush, as one write per connection; while the previous
+ *            write is in flight they keep accumulating.
  *   CLOSING  after a protocol error, EOF, idle timeout or shutdown: uv_close
  *            was called; queued writes are cancelled; nothing is dispatched.
  *   CLOSED   close callback ran: the connection left the server's list, the
@@ -19,6 +19,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "ns/wqueue.h"
 #include "server.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -29,14 +30,11 @@ struct ns_conn {
     ns_server_t *srv;
     int refs;
     bool closing;
-    bool writing;
     bool in_dirty;
     int brokers; /* registrations seen on this connection */
     uint64_t last_active_ms;
     ns_buf_t rbuf;
-    ns_buf_t out;  /* replies waiting for the next write */
-    ns_buf_t wbuf; /* the write in flight */
-    uv_write_t wreq;
+    ns_wq_t wq; /* replies waiting for the next write, and the one in flight */
     ns_cmd_msg_t msg;
     ns_conn_t *prev, *next;
     ns_conn_t *dirty_next;
@@ -53,8 +51,7 @@ void ns_conn_unref(ns_conn_t *c)
     if (--c->refs > 0)
         return;
     ns_buf_free(&c->rbuf);
-    ns_buf_free(&c->out);
-    ns_buf_free(&c->wbuf);
+    ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
     free(c);
 }
@@ -243,10 +240,10 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
 {
     if (c->closing)
         return NS_ECONN;
-    int rc = ns_remoting_encode(&c->out, rsp);
+    int rc = ns_remoting_encode(&c->wq.out, rsp);
     if (rc != NS_OK)
         return rc;
-    if (c->out.len > MAX_PENDING_OUT) {
+    if (c->wq.out.len > MAX_PENDING_OUT) {
         ns_conn_close(c, "peer does not read its replies");
         return NS_ECONN;
     }
@@ -259,13 +256,12 @@ static void flush(ns_conn_t *c);
 static void write_cb(uv_write_t *req, int status)
 {
     ns_conn_t *c = req->data;
-    c->writing = false;
-    ns_buf_reset(&c->wbuf);
+    ns_wq_done(&c->wq);
     if (status < 0) {
         ns_conn_close(c, uv_strerror(status));
     } else {
         c->last_active_ms = uv_now(c->srv->loop);
-        if (c->out.len > 0)
+        if (c->wq.out.len > 0)
             flush(c);
     }
     ns_conn_unref(c);
@@ -273,37 +269,15 @@ static void write_cb(uv_write_t *req, int status)
 
 static void flush(ns_conn_t *c)
 {
-    if (c->closing || c->writing || c->out.len == 0)
+    if (c->closing)
         return;
-    ns_buf_t t = c->wbuf;
-    c->wbuf = c->out;
-    c->out = t;
-    ns_buf_reset(&c->out);
-    uv_buf_t b = uv_buf_init((char *)c->wbuf.data, (unsigned)c->wbuf.len);
-    /* Try to write synchronously first; queue only what the socket refused. */
-    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-    if (n == (int)c->wbuf.len) {
-        ns_buf_reset(&c->wbuf);
+    int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+    if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
-        return;
-    }
-    if (n < 0 && n != UV_EAGAIN) {
-        ns_conn_close(c, uv_strerror(n));
-        return;
-    }
-    if (n > 0) {
-        b.base += n;
-        b.len -= (unsigned)n;
-    }
-    c->writing = true;
-    c->wreq.data = c;
-    ns_conn_ref(c);
-    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, write_cb);
-    if (rc != 0) {
-        c->writing = false;
-        ns_conn_unref(c);
+    else if (rc == NS_WQ_QUEUED)
+        ns_conn_ref(c); /* dropped by write_cb */
+    else if (rc < 0)
         ns_conn_close(c, uv_strerror(rc));
-    }
 }
 
 void ns_conn_flush_all(ns_server_t *srv)

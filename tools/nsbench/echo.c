@@ -19,12 +19,13 @@
 #include "nsbench.h"
 #include "ns/err.h"
 #include "ns/remoting.h"
+#include "ns/wqueue.h"
 
 typedef struct {
     uv_tcp_t tcp;
-    uv_write_t wreq;
-    ns_buf_t rbuf, out, wbuf;
-    bool writing, closing;
+    ns_buf_t rbuf;
+    ns_wq_t wq; /* written the way namesrvd writes (ns_wq_flush) */
+    bool closing;
 } econn_t;
 
 static const char RSP_PRE[] = "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":";
@@ -39,8 +40,7 @@ static void econn_close_cb(uv_handle_t *h)
 {
     econn_t *c = h->data;
     ns_buf_free(&c->rbuf);
-    ns_buf_free(&c->out);
-    ns_buf_free(&c->wbuf);
+    ns_wq_free(&c->wq);
     free(c);
 }
 
@@ -57,8 +57,7 @@ static void eflush(econn_t *c);
 static void ewrite_cb(uv_write_t *req, int status)
 {
     econn_t *c = req->data;
-    c->writing = false;
-    ns_buf_reset(&c->wbuf);
+    ns_wq_done(&c->wq);
     if (status < 0) {
         econn_close(c);
         return;
@@ -68,32 +67,8 @@ static void ewrite_cb(uv_write_t *req, int status)
 
 static void eflush(econn_t *c)
 {
-    if (c->closing || c->writing || c->out.len == 0)
-        return;
-    ns_buf_t t = c->wbuf;
-    c->wbuf = c->out;
-    c->out = t;
-    ns_buf_reset(&c->out);
-    uv_buf_t b = uv_buf_init((char *)c->wbuf.data, (unsigned)c->wbuf.len);
-    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-    if (n == (int)c->wbuf.len) {
-        ns_buf_reset(&c->wbuf);
-        return;
-    }
-    if (n < 0 && n != UV_EAGAIN) {
+    if (!c->closing && ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, ewrite_cb) < 0)
         econn_close(c);
-        return;
-    }
-    if (n > 0) {
-        b.base += n;
-        b.len -= (unsigned)n;
-    }
-    c->writing = true;
-    c->wreq.data = c;
-    if (uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, ewrite_cb) != 0) {
-        c->writing = false;
-        econn_close(c);
-    }
 }
 
 static int answer(econn_t *c, int32_t opaque)
@@ -101,9 +76,9 @@ static int answer(econn_t *c, int32_t opaque)
     char num[16];
     int nl = snprintf(num, sizeof num, "%d", (int)opaque);
     size_t hlen = (sizeof RSP_PRE - 1) + (size_t)nl + (sizeof RSP_POST - 1);
-    if (ns_buf_reserve(&c->out, 8 + hlen + g_body_len + 1) != NS_OK)
+    if (ns_buf_reserve(&c->wq.out, 8 + hlen + g_body_len + 1) != NS_OK)
         return NS_ENOMEM;
-    uint8_t *p = c->out.data + c->out.len;
+    uint8_t *p = c->wq.out.data + c->wq.out.len;
     ns_be32_write(p, (uint32_t)(4 + hlen + g_body_len));
     ns_be32_write(p + 4, (uint32_t)hlen);
     p += 8;
@@ -115,7 +90,7 @@ static int answer(econn_t *c, int32_t opaque)
     p += sizeof RSP_POST - 1;
     if (g_body_len)
         memcpy(p, g_body, g_body_len);
-    c->out.len += 8 + hlen + g_body_len;
+    c->wq.out.len += 8 + hlen + g_body_len;
     return NS_OK;
 }
 

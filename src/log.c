@@ -10,6 +10,11 @@
 
 ns_log_level_t ns_log_level = NS_LOG_LEVEL_INFO;
 
+void ns_log_set_level(ns_log_level_t level)
+{
+    __atomic_store_n(&ns_log_level, level, __ATOMIC_RELAXED);
+}
+
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
 
 int ns_log_level_parse(const char *name)

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     }
     int level = ns_log_level_parse(cfg.log_level);
     if (level >= 0)
-        ns_log_level = (ns_log_level_t)level;
+        ns_log_set_level((ns_log_level_t)level);
     if (print) {
         ns_buf_t out = NS_BUF_INIT;
         ns_config_dump(&cfg, &out);

@@ -9,7 +9,10 @@
 
 typedef enum { NS_LOG_LEVEL_DEBUG = 0, NS_LOG_LEVEL_INFO, NS_LOG_LEVEL_WARN, NS_LOG_LEVEL_ERROR } ns_log_level_t;
 
+/* Set with ns_log_set_level: it changes at run time (UPDATE_NAMESRV_CONFIG)
+ * while other threads log, so it is read and written atomically. */
 extern ns_log_level_t ns_log_level;
+void ns_log_set_level(ns_log_level_t level);
 
 /* Parses "debug", "info", "warn", "error"; returns -1 when unknown. */
 int ns_log_level_parse(const char *name);
@@ -18,7 +21,7 @@ void ns_log_write(ns_log_level_t level, const char *file, int line, const char *
 
 #define NS_LOG(level, ...)                                               \
     do {                                                                 \
-        if ((level) >= ns_log_level)                                     \
+        if ((level) >= __atomic_load_n(&ns_log_level, __ATOMIC_RELAXED)) \
             ns_log_write((level), __FILE__, __LINE__, __VA_ARGS__);      \
     } while (0)
 #define NS_LOG_DEBUG(...) NS_LOG(NS_LOG_LEVEL_DEBUG, __VA_ARGS__)

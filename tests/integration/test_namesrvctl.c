@@ -604,7 +604,7 @@ static void test_audit_history(void **state)
 
 typedef struct {
     int port;
-    volatile int stop;
+    int stop; /* set by the test thread: read and written atomically */
     int puts;
 } load_t;
 
@@ -614,7 +614,7 @@ static void *load_main(void *arg)
     ns_client_t *c = NULL;
     if (ns_client_connect("127.0.0.1", l->port, 5000, &c) != NS_OK)
         return NULL;
-    while (!l->stop) {
+    while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
         char k[32], v[64];
         snprintf(k, sizeof k, "k%d", l->puts);
         snprintf(v, sizeof v, "value-%d-%0*d", l->puts, 32, l->puts);
@@ -676,7 +676,7 @@ static void test_backup_under_load(void **state)
         free(bk);
         nstest_sleep_ms(100);
     }
-    load.stop = 1;
+    __atomic_store_n(&load.stop, 1, __ATOMIC_RELAXED);
     pthread_join(th, NULL);
     assert_true(load.puts > 10);
     print_message("backup under load: %d PUT_KV_CONFIG during 3 backups\n", load.puts);

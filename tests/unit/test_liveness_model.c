@@ -514,7 +514,7 @@ static void test_restart_grace(void **state)
 
 int main(void)
 {
-    ns_log_level = NS_LOG_LEVEL_ERROR;
+    ns_log_set_level(NS_LOG_LEVEL_ERROR);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_regression_11043),
         cmocka_unit_test(test_regression_5374),

@@ -74,7 +74,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    ns_log_level = NS_LOG_LEVEL_WARN; /* the store's info lines are noise here */
+    ns_log_set_level(NS_LOG_LEVEL_WARN); /* the store's info lines are noise here */
     if (argc < 2) {
         usage(stderr);
         return CTL_USAGE;

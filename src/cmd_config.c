@@ -119,9 +119,10 @@ void ns_cmd_update_namesrv_config(ns_req_t *req)
             ns_config_set(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK) {
             NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
             if (strcmp(u.keys[i], "logLevel") == 0 && ns_log_level_parse(u.vals[i]) >= 0)
-                ns_log_level = (ns_log_level_t)ns_log_level_parse(u.vals[i]);
+                ns_log_set_level((ns_log_level_t)ns_log_level_parse(u.vals[i]));
         }
     }
+    ns_io_config_changed(srv);
     const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
     if (path && *path && ns_config_write_file(srv->cfg, path) != NS_OK)
         NS_LOG_WARN("config: could not persist the settings to %s", path);

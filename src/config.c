@@ -90,8 +90,9 @@ static const cfg_entry_t ns_config_table[] = {
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
             "close connections idle this long, seconds; 0 = never"),
-    ROW_INT("ioThreads", io_threads, "1", 1, 1, CFG_OURS,
-            "I/O loop threads; only 1 for now (one loop serves every connection)"),
+    ROW_INT("ioThreads", io_threads, "1", 1, 64, CFG_OURS,
+            "event loops serving connections (route lookups run on all of them; "
+            "every other request on the first)"),
     /* store */
     ROW_STR("dataDir", data_dir, "./data", CFG_OURS, "directory of the store"),
     ROW_ENUM("syncMode", sync_mode, "full", sync_modes, CFG_OURS,
@@ -368,6 +369,17 @@ void ns_config_free(ns_config_t *cfg)
     }
     free(cfg->config_file);
     cfg->config_file = NULL;
+}
+
+void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
+{
+    *dst = *src;
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+        const cfg_entry_t *e = &ns_config_table[i];
+        if (e->type == CFG_STRING || e->type == CFG_ENUM)
+            *(char **)slot_of(dst, e) = NULL;
+    }
+    dst->config_file = NULL;
 }
 
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)

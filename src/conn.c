@@ -13,9 +13,18 @@
  *            handle's reference was dropped.
  * The struct is freed when the last reference goes: the handle holds one,
  * and every write operation still waiting for the writer holds one (so a
- * late reply finds a CLOSED conn and is dropped, never a dangling pointer). */
+ * late reply finds a CLOSED conn and is dropped, never a dangling pointer).
+ *
+ * With ioThreads > 1 a connection may live on an I/O loop (ioloop.c). Its
+ * main-loop proxy has no socket: forwarded frames are dispatched against it,
+ * its flush sends the reply bytes to the I/O loop, closing it asks the I/O
+ * loop to close, and it is CLOSED when the I/O loop reports the close. The
+ * I/O loop's connection holds one more reference, for the proxy's link,
+ * until the main loop has finished the proxy and can no longer name it. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ns/err.h"
 #include "ns/log.h"
@@ -31,13 +40,17 @@ struct ns_conn {
     int refs;
     bool closing;
     bool in_dirty;
-    int brokers; /* registrations seen on this connection */
+    bool proxy;    /* a main-loop stand-in for a connection of an I/O loop */
+    bool finished; /* proxy: the I/O loop reported the close */
+    int brokers;   /* registrations seen on this connection */
     uint64_t last_active_ms;
     ns_buf_t rbuf;
     ns_wq_t wq; /* replies waiting for the next write, and the one in flight */
     ns_cmd_msg_t msg;
     ns_conn_t *prev, *next;
     ns_conn_t *dirty_next;
+    ns_io_t *home;   /* proxy: the I/O loop that owns the socket */
+    ns_conn_t *link; /* the other half: a token, dereferenced only by its own loop */
     char peer[64];
 };
 
@@ -71,9 +84,18 @@ void ns_conn_note_broker(ns_conn_t *c)
     c->brokers++;
 }
 
-static void close_cb(uv_handle_t *h)
+static void mark_dirty(ns_conn_t *c)
 {
-    ns_conn_t *c = h->data;
+    if (c->in_dirty)
+        return;
+    c->in_dirty = true;
+    ns_conn_ref(c);
+    c->dirty_next = c->srv->dirty;
+    c->srv->dirty = c;
+}
+
+static void unlink_conn(ns_conn_t *c)
+{
     ns_server_t *srv = c->srv;
     if (c->prev)
         c->prev->next = c->next;
@@ -81,7 +103,17 @@ static void close_cb(uv_handle_t *h)
         srv->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    if (c->brokers > 0 && !srv->stopping)
+    c->prev = c->next = NULL;
+}
+
+static void close_cb(uv_handle_t *h)
+{
+    ns_conn_t *c = h->data;
+    ns_server_t *srv = c->srv;
+    unlink_conn(c);
+    if (srv->io)
+        ns_io_closed(srv, c, c->link); /* the proxy's brokers are the main loop's */
+    else if (c->brokers > 0 && !srv->stopping)
         ns_broker_conn_closed(srv, c);
     ns_conn_unref(c);
 }
@@ -93,6 +125,11 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
     c->closing = true;
     if (reason)
         NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
+    if (c->proxy) {
+        if (c->link && c->srv->n_ios > 0) /* else told when it next forwards (or gone) */
+            ns_io_close_remote(c->home, c->link);
+        return;
+    }
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
@@ -126,6 +163,8 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     ns_server_t *srv = c->srv;
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
     ns_txn_t *txn = NULL;
+    if (srv->io)
+        ns_io_sync(srv);
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
     while (!c->closing) {
         size_t flen = 0;
@@ -149,7 +188,10 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             ns_conn_close(c, "malformed header");
             break;
         }
-        ns_dispatch(srv, c, &c->msg.cmd);
+        if (srv->io && !ns_io_serves(&c->msg.cmd))
+            ns_io_forward(srv, c, c->link, data + off, flen);
+        else
+            ns_dispatch(srv, c, &c->msg.cmd);
         off += flen;
     }
     if (reading)
@@ -185,55 +227,152 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         ns_buf_free(&c->rbuf); /* back to the shared buffer */
 }
 
-void ns_conn_accept(ns_server_t *srv)
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outlen)
+{
+    char host[48] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        uv_ip4_name((const struct sockaddr_in *)ss, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        uv_ip6_name((const struct sockaddr_in6 *)ss, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    }
+    snprintf(out, outlen, "%s:%d", host, port);
+}
+
+/* Allocates a connection of srv with one reference (the handle's or, for a
+ * proxy, the link's) and puts it on srv's list. NULL when out of memory. */
+static ns_conn_t *conn_new(ns_server_t *srv)
 {
     ns_conn_t *c = calloc(1, sizeof *c);
     if (c == NULL)
-        return;
+        return NULL;
     c->srv = srv;
-    c->refs = 1; /* the handle's */
-    uv_tcp_init(srv->loop, &c->tcp);
-    c->tcp.data = c;
+    c->refs = 1;
     ns_cmd_msg_init(&c->msg);
-    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
-        c->closing = true;
-        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
-        ns_cmd_msg_free(&c->msg);
-        return;
-    }
     c->next = srv->conns;
     if (srv->conns)
         srv->conns->prev = c;
     srv->conns = c;
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    char host[48] = "?";
-    int port = 0;
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
-        if (ss.ss_family == AF_INET) {
-            uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
-            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        } else if (ss.ss_family == AF_INET6) {
-            uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
-            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-        }
-    }
-    snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
-    uv_tcp_nodelay(&c->tcp, 1);
     c->last_active_ms = uv_now(srv->loop);
+    return c;
+}
+
+/* Names the peer and starts reading an accepted or adopted socket. */
+static void conn_start(ns_conn_t *c)
+{
+    struct sockaddr_storage ss = {0};
+    int len = sizeof ss;
+    uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
+    peer_name(&ss, c->peer, sizeof c->peer);
+    uv_tcp_nodelay(&c->tcp, 1);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close(c, "read start failed");
 }
 
-static void mark_dirty(ns_conn_t *c)
+void ns_conn_accept(ns_server_t *srv)
 {
-    if (c->in_dirty)
+    ns_conn_t *c = conn_new(srv);
+    if (c == NULL)
         return;
-    c->in_dirty = true;
-    ns_conn_ref(c);
-    c->dirty_next = c->srv->dirty;
-    c->srv->dirty = c;
+    uv_tcp_init(srv->loop, &c->tcp);
+    c->tcp.data = c;
+    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
+        c->closing = true;
+        uv_close((uv_handle_t *)&c->tcp, close_cb);
+        return;
+    }
+    conn_start(c);
+}
+
+bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy)
+{
+    ns_conn_t *c = conn_new(shard);
+    if (c == NULL) {
+        close(fd);
+        return false;
+    }
+    c->link = proxy;
+    uv_tcp_init(shard->loop, &c->tcp);
+    c->tcp.data = c;
+    if (uv_tcp_open(&c->tcp, fd) != 0) {
+        close(fd);
+        c->closing = true;
+        unlink_conn(c);
+        c->link = NULL;
+        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
+        ns_cmd_msg_free(&c->msg);
+        return false;
+    }
+    ns_conn_ref(c); /* the proxy's link, dropped when the main loop releases it */
+    conn_start(c);
+    return true;
+}
+
+ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd)
+{
+    ns_conn_t *c = conn_new(srv);
+    if (c == NULL)
+        return NULL;
+    c->proxy = true;
+    c->home = home;
+    struct sockaddr_storage ss = {0};
+    socklen_t len = sizeof ss;
+    getpeername(fd, (struct sockaddr *)&ss, &len);
+    peer_name(&ss, c->peer, sizeof c->peer);
+    return c;
+}
+
+void ns_conn_proxy_request(ns_conn_t *p, ns_conn_t *remote, const uint8_t *frame, size_t len)
+{
+    if (p->link == NULL) {
+        p->link = remote;
+        if (p->closing) /* closed before the main loop could name the socket */
+            ns_io_close_remote(p->home, remote);
+    }
+    if (p->closing)
+        return;
+    int rc = ns_remoting_decode(frame, len, &p->msg);
+    if (rc != NS_OK) { /* the I/O loop decoded it already: not expected */
+        NS_LOG_WARN("conn %s: undecodable frame header (%s)", p->peer, ns_strerror(rc));
+        ns_conn_close(p, "malformed header");
+        return;
+    }
+    p->last_active_ms = uv_now(p->srv->loop);
+    ns_dispatch(p->srv, p, &p->msg.cmd);
+}
+
+void ns_conn_proxy_finish(ns_conn_t *p)
+{
+    if (p->finished)
+        return;
+    p->finished = true;
+    p->closing = true;
+    unlink_conn(p);
+    if (p->brokers > 0 && !p->srv->stopping)
+        ns_broker_conn_closed(p->srv, p);
+    ns_conn_unref(p);
+}
+
+void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
+{
+    if (c->closing)
+        return;
+    if (c->wq.out.len == 0) {
+        ns_buf_t t = c->wq.out;
+        c->wq.out = *bytes;
+        *bytes = t;
+    } else if (ns_buf_append(&c->wq.out, bytes->data, bytes->len) != NS_OK) {
+        ns_conn_close(c, "out of memory");
+        return;
+    }
+    if (c->wq.out.len > MAX_PENDING_OUT) {
+        ns_conn_close(c, "peer does not read its replies");
+        return;
+    }
+    mark_dirty(c);
 }
 
 int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
@@ -271,6 +410,11 @@ static void flush(ns_conn_t *c)
 {
     if (c->closing)
         return;
+    if (c->proxy) {
+        if (c->link && c->wq.out.len > 0)
+            ns_io_reply(c->home, c->link, &c->wq.out);
+        return;
+    }
     int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
@@ -298,8 +442,8 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 {
     if (idle_s <= 0)
         return;
-    for (ns_conn_t *c = srv->conns; c; c = c->next)
-        if (!c->closing && now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
+    for (ns_conn_t *c = srv->conns; c; c = c->next) /* proxies: their I/O loop sweeps */
+        if (!c->closing && !c->proxy && now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
             ns_conn_close(c, "idle timeout");
 }
 

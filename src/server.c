@@ -20,7 +20,7 @@ static void on_connection(uv_stream_t *listener, int status)
         NS_LOG_WARN("accept failed: %s", uv_strerror(status));
         return;
     }
-    if (!srv->stopping)
+    if (!srv->stopping && !ns_io_take_connection(srv))
         ns_conn_accept(srv);
 }
 
@@ -140,6 +140,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
     uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
     srv->handles_init = true;
+    if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
+        return rc;
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
@@ -174,7 +176,9 @@ void ns_server_stop(ns_server_t *srv)
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
     ns_conn_flush_all(srv);
-    /* 3. close every connection and handle; the loop then ends */
+    /* 3. the I/O loops write out their replies and close their connections */
+    ns_io_stop(srv);
+    /* 4. close every connection and handle; the loop then ends */
     ns_conn_close_all(srv);
     uv_walk(srv->loop, close_walk_cb, NULL);
 }
@@ -189,5 +193,6 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
+    ns_io_free(srv);
     memset(srv, 0, sizeof *srv);
 }

@@ -17,6 +17,8 @@
 
 typedef struct ns_server ns_server_t;
 typedef struct ns_conn ns_conn_t;
+typedef struct ns_io ns_io_t;           /* one extra I/O loop (ioloop.c) */
+typedef struct ns_mailbox ns_mailbox_t; /* messages between loops (ioloop.c) */
 
 struct ns_server {
     uv_loop_t *loop;
@@ -42,6 +44,14 @@ struct ns_server {
     ns_buf_t derived;        /* legacy routes derived from the standard form */
     ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
     uint64_t requests;
+    /* ioThreads > 1 (ioloop.c). The main server owns the extra loops; each
+     * of them runs its own ns_server_t, which has its own loop, read
+     * transaction, buffers and connections, and no writer, registry or
+     * liveness: it serves route lookups and forwards the rest here. */
+    ns_io_t *io;             /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;           /* main: the extra loops */
+    size_t n_ios, next_io;
+    ns_mailbox_t *inbox;     /* main: messages from the I/O loops */
 };
 
 /* Opens the store, restores liveness, starts the writer and listens.
@@ -72,6 +82,50 @@ void ns_conn_close_all(ns_server_t *srv);
 void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s);
 /* Number of brokers that registered over c and may still be live. */
 void ns_conn_note_broker(ns_conn_t *c);
+
+/* A connection an I/O loop owns is served on the main loop through a proxy:
+ * requests the I/O loop does not serve itself arrive here as frames and run
+ * against the proxy; its replies go back as bytes; its close arrives as a
+ * message. `remote` is the I/O loop's connection: a token the main loop
+ * hands back, never dereferences. */
+/* Main loop: a proxy for the accepted socket fd, which `home` will own; the
+ * proxy holds one reference, dropped by ns_conn_proxy_finish. */
+ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd);
+/* Main loop: decodes and dispatches one forwarded frame (learning remote). */
+void ns_conn_proxy_request(ns_conn_t *p, ns_conn_t *remote, const uint8_t *frame, size_t len);
+/* Main loop: the I/O loop closed the connection; unregisters its brokers. */
+void ns_conn_proxy_finish(ns_conn_t *p);
+/* I/O loop: serves the socket fd (from the main loop) for proxy p; false
+ * when it cannot (fd is then closed). */
+bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy);
+/* I/O loop: queues reply bytes from the main loop (bytes is emptied). */
+void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
+
+/* ---- extra I/O loops (ioloop.c) ---- */
+
+/* Starts cfg->io_threads - 1 extra loops; nothing with ioThreads=1. */
+int ns_io_start(ns_server_t *srv, char *err, size_t errlen);
+/* Main loop, on a new connection: hands it to the next I/O loop in turn
+ * (the main loop takes its turn too); false = accept it here. */
+bool ns_io_take_connection(ns_server_t *srv);
+/* Main loop, at shutdown after the writer stopped: every I/O loop writes
+ * what it holds, closes its connections and ends; their proxies finish. */
+void ns_io_stop(ns_server_t *srv);
+/* Frees the main loop's mailbox (after its loop has ended). */
+void ns_io_free(ns_server_t *srv);
+/* Main loop: UPDATE_NAMESRV_CONFIG changed settings; the loops take them. */
+void ns_io_config_changed(ns_server_t *srv);
+/* I/O loop, before serving what it read: takes settings changed since. */
+void ns_io_sync(ns_server_t *shard);
+/* True when an I/O loop answers this request itself (route lookups). */
+bool ns_io_serves(const ns_cmd_t *cmd);
+/* I/O loop -> main: a frame for the proxy / the connection closed. */
+void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uint8_t *frame,
+                   size_t len);
+void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy);
+/* Main -> I/O loop: reply bytes for remote (out is emptied) / close it. */
+void ns_io_reply(ns_io_t *home, ns_conn_t *remote, ns_buf_t *out);
+void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote);
 
 /* ---- requests (dispatch.c) ---- */
 

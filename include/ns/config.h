@@ -19,7 +19,7 @@ typedef struct {
     char *port_file;                  /* portFile: write the bound port here (ours) */
     int64_t max_frame_bytes;          /* maxFrameBytes, 16 MiB (ours) */
     int64_t idle_timeout_s;           /* serverChannelMaxIdleTimeSeconds, 120 */
-    int64_t io_threads;               /* ioThreads, 1 (ours) */
+    int64_t io_threads;               /* ioThreads, 1: event loops serving connections (ours) */
     /* store */
     char *data_dir;                   /* dataDir (ours), default "./data" */
     char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */
@@ -61,6 +61,10 @@ typedef struct {
 int ns_config_init(ns_config_t *cfg);
 /* Frees the strings (config_file too) and NULLs them; safe to call twice. */
 void ns_config_free(ns_config_t *cfg);
+
+/* Copies every setting but the strings into dst, whose string fields are
+ * NULL: a copy another thread may read while src changes. Owns nothing. */
+void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src);
 
 /* Sets one key from text. Unknown key or bad value (not a number, out of
  * bounds, not a boolean, bad enum) -> NS_EINVAL with a message naming the

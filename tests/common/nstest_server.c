@@ -36,6 +36,14 @@ int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *
     const char *argv[64] = {NS_NAMESRVD_PATH, "--bindAddress=127.0.0.1", "--listenPort=0",
                             a_data, a_port, a_store};
     int argc = 6;
+    /* NSTEST_IO_THREADS=N runs every test server with N event loops (the
+     * _io3 variants of the integration tests); a test's own args win. */
+    char a_io[32];
+    const char *io = getenv("NSTEST_IO_THREADS");
+    if (io && *io) {
+        snprintf(a_io, sizeof a_io, "--ioThreads=%s", io);
+        argv[argc++] = a_io;
+    }
     for (int i = 0; extra_args && extra_args[i] && argc < 62; i++)
         argv[argc++] = extra_args[i];
     argv[argc] = NULL;

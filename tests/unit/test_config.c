@@ -258,10 +258,10 @@ static void test_set_int(void **state)
                      "listenPort: 99999999999999999999 is out of range [0, 65535]");
     assert_int_equal(cfg.listen_port, 7); /* failed sets changed nothing */
 
-    assert_set_fails(&cfg, "ioThreads", "0", "ioThreads: 0 is out of range [1, 1]");
-    assert_set_fails(&cfg, "ioThreads", "2", "ioThreads: 2 is out of range [1, 1]");
-    assert_set_ok(&cfg, "ioThreads", "1");
-    assert_int_equal(cfg.io_threads, 1);
+    assert_set_fails(&cfg, "ioThreads", "0", "ioThreads: 0 is out of range [1, 64]");
+    assert_set_fails(&cfg, "ioThreads", "65", "ioThreads: 65 is out of range [1, 64]");
+    assert_set_ok(&cfg, "ioThreads", "4");
+    assert_int_equal(cfg.io_threads, 4);
 
     assert_set_fails(&cfg, "maxFrameBytes", "1023",
                      "maxFrameBytes: 1023 is out of range [1024, 1073741824]");

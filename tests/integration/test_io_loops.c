@@ -1,0 +1,271 @@
+/* test_io_loops.c - namesrvd with ioThreads=4: connections are dealt out to
+ * four event loops in turn, so eight connections cover every loop twice.
+ * Route lookups are answered by the connection's own loop, everything else
+ * is forwarded to the main loop; these tests check that the two paths give
+ * the same answers, that a setting changed on one loop is seen on all of
+ * them, that a broker's connection closing on an I/O loop unregisters it,
+ * and that the server still stops cleanly (exit 0, which under ASan also
+ * means no leak). The rest of the integration suite runs against three
+ * loops too (its _io3 variants). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/model.h"
+
+#define N_CONNS 8
+#define TIMEOUT_MS 5000
+
+static const char *const k_args[] = {"--ioThreads=4", NULL};
+
+typedef struct {
+    char *dir;
+    nstest_server_t srv;
+    ns_client_t *c[N_CONNS];
+} fx_t;
+
+static int setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL || nstest_server_open(&fx->srv, &fx->dir, "ioloops", k_args) != 0) {
+        free(fx);
+        return -1;
+    }
+    for (int i = 0; i < N_CONNS; i++) /* one after another: loop i % 4 */
+        fx->c[i] = nstest_connect(&fx->srv);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *fx = *state;
+    for (int i = 0; i < N_CONNS; i++)
+        if (fx->c[i])
+            ns_client_close(fx->c[i]);
+    nstest_server_close(&fx->srv, fx->dir);
+    free(fx);
+    return 0;
+}
+
+/* Sends code with ext pairs kv and body; returns the reply (caller frees). */
+static ns_cmd_msg_t call(ns_client_t *c, int code, const char *const *kv, const void *body,
+                         size_t n)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    nstest_cmd(&cmd, ext, code, kv);
+    cmd.version = NS_VERSION_V5_3_3;
+    cmd.body = body;
+    cmd.body_len = n;
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &cmd, TIMEOUT_MS, &rsp), NS_OK);
+    return rsp;
+}
+
+/* REGISTER_BROKER of broker `name` with topics T0..T<n-1> (n >= 2: a first
+ * registration of one topic is refused as an increment, as Java does). */
+static void register_broker(ns_client_t *c, const char *name, const char *addr, int n)
+{
+    ns_regbody_t b;
+    memset(&b, 0, sizeof b);
+    b.data_version.counter = 1;
+    b.data_version.timestamp = 1700000000000LL;
+    b.topics = calloc((size_t)n, sizeof *b.topics);
+    assert_non_null(b.topics);
+    char names[16][16];
+    for (int i = 0; i < n && i < 16; i++) {
+        snprintf(names[i], sizeof names[i], "T%d", i);
+        b.topics[i].topic_name = names[i];
+        b.topics[i].read_queue_nums = b.topics[i].write_queue_nums = 4;
+        b.topics[i].perm = 6;
+    }
+    b.n_topics = (size_t)n;
+    b.has_filter_server_list = true;
+    ns_buf_t body = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
+    char crc[16];
+    snprintf(crc, sizeof crc, "%u", ns_body_crc32(body.data, body.len));
+    const char *kv[] = {
+        "bodyCrc32",  crc,          "brokerAddr",   addr,          "brokerId",
+        "0",          "brokerName", name,           "clusterName", "IoCluster",
+        "compressed", "false",      "haServerAddr", addr,          "heartbeatTimeoutMillis",
+        "120000",     NULL};
+    ns_cmd_msg_t rsp = call(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len);
+    if (rsp.cmd.code != NS_RSP_SUCCESS)
+        fail_msg("register %s: code %d (%s)", name, rsp.cmd.code,
+                 rsp.cmd.remark ? rsp.cmd.remark : "");
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&body);
+    free(b.topics);
+}
+
+/* The route body of topic on c (caller frees), or NULL with *code set. */
+static char *route(ns_client_t *c, const char *topic, int *code)
+{
+    const char *kv[] = {"topic", topic, NULL};
+    ns_cmd_msg_t rsp = call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0);
+    *code = rsp.cmd.code;
+    char *out = NULL;
+    if (rsp.cmd.code == NS_RSP_SUCCESS) {
+        out = strndup((const char *)rsp.cmd.body, rsp.cmd.body_len);
+        assert_non_null(out);
+    }
+    ns_cmd_msg_free(&rsp);
+    return out;
+}
+
+static void update_config(ns_client_t *c, const char *props)
+{
+    ns_cmd_msg_t rsp = call(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, strlen(props));
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+}
+
+/* Every connection (every loop) answers the same route bytes. */
+static void test_same_route_on_every_loop(void **state)
+{
+    fx_t *fx = *state;
+    register_broker(fx->c[0], "io-broker-a", "10.0.9.1:10911", 3);
+    int code;
+    char *want = route(fx->c[3], "T1", &code); /* the main loop's connection */
+    assert_int_equal(code, NS_RSP_SUCCESS);
+    assert_non_null(strstr(want, "\"brokerName\":\"io-broker-a\""));
+    for (int i = 0; i < N_CONNS; i++) {
+        char *got = route(fx->c[i], "T1", &code);
+        assert_int_equal(code, NS_RSP_SUCCESS);
+        assert_string_equal(got, want);
+        free(got);
+        assert_null(route(fx->c[i], "NoSuchTopic", &code));
+        assert_int_equal(code, NS_RSP_TOPIC_NOT_EXIST);
+    }
+    free(want);
+}
+
+/* One write of 60 frames mixing lookups (answered on the I/O loop), KV
+ * reads (forwarded) and an unknown code: each answered once, correctly. */
+static void test_pipelined_mix_on_an_io_loop(void **state)
+{
+    fx_t *fx = *state;
+    ns_client_t *c = fx->c[1];
+    register_broker(c, "io-broker-b", "10.0.9.2:10911", 2);
+    const char *put[] = {"namespace", "IO", "key", "k", "value", "v", NULL};
+    ns_cmd_msg_t rsp = call(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_buf_t all = NS_BUF_INIT;
+    for (int i = 0; i < 60; i++) {
+        ns_cmd_t cmd;
+        ns_ext_field_t ext[16];
+        const char *lookup[] = {"topic", "T0", NULL};
+        const char *get[] = {"namespace", "IO", "key", "k", NULL};
+        int code = i % 3 == 0   ? NS_REQ_GET_ROUTEINFO_BY_TOPIC
+                   : i % 3 == 1 ? NS_REQ_GET_KV_CONFIG
+                                : 99999;
+        nstest_cmd(&cmd, ext, code, i % 3 == 0 ? lookup : i % 3 == 1 ? get : NULL);
+        cmd.opaque = 5000 + i;
+        assert_int_equal(ns_remoting_encode(&all, &cmd), NS_OK);
+    }
+    assert_int_equal(ns_client_send_raw(c, all.data, all.len), NS_OK);
+    bool seen[60] = {false};
+    for (int n = 0; n < 60; n++) {
+        assert_int_equal(ns_client_recv(c, TIMEOUT_MS, &rsp), NS_OK);
+        int i = rsp.cmd.opaque - 5000;
+        assert_true(i >= 0 && i < 60);
+        assert_false(seen[i]);
+        seen[i] = true;
+        if (i % 3 == 0) {
+            assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+            assert_non_null(rsp.cmd.body);
+        } else if (i % 3 == 1) {
+            assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+            assert_string_equal(ns_cmd_ext_get(&rsp.cmd, "value"), "v");
+        } else {
+            assert_int_equal(rsp.cmd.code, NS_RSP_REQUEST_CODE_NOT_SUPPORTED);
+        }
+    }
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&all);
+}
+
+/* orderMessageEnable set through one loop changes the next lookup on all. */
+static void test_setting_reaches_every_loop(void **state)
+{
+    fx_t *fx = *state;
+    register_broker(fx->c[0], "io-broker-c", "10.0.9.3:10911", 2);
+    const char *put[] = {"namespace", NS_ORDER_TOPIC_CONFIG_NS, "key", "T0",
+                         "value",     "io-broker-c:4",          NULL};
+    ns_cmd_msg_t rsp = call(fx->c[0], NS_REQ_PUT_KV_CONFIG, put, NULL, 0);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    for (int round = 0; round < 3; round++) {
+        bool on = round % 2 == 0;
+        update_config(fx->c[round % N_CONNS],
+                      on ? "orderMessageEnable=true\n" : "orderMessageEnable=false\n");
+        for (int i = 0; i < N_CONNS; i++) {
+            int code;
+            char *got = route(fx->c[i], "T0", &code);
+            assert_int_equal(code, NS_RSP_SUCCESS);
+            if ((strstr(got, "\"orderTopicConf\":\"io-broker-c:4\"") != NULL) != on)
+                fail_msg("round %d, connection %d: %s", round, i, got);
+            free(got);
+        }
+    }
+}
+
+/* A broker whose connection lives on an I/O loop goes when it closes. */
+static void test_close_on_io_loop_unregisters(void **state)
+{
+    fx_t *fx = *state;
+    register_broker(fx->c[2], "io-broker-d", "10.0.9.4:10911", 2);
+    int code;
+    char *r = route(fx->c[5], "T1", &code);
+    assert_int_equal(code, NS_RSP_SUCCESS);
+    free(r);
+    ns_client_close(fx->c[2]);
+    fx->c[2] = NULL;
+    int64_t deadline = nstest_mono_ms() + TIMEOUT_MS;
+    while ((r = route(fx->c[5], "T1", &code)) != NULL && nstest_mono_ms() < deadline) {
+        free(r);
+        nstest_sleep_ms(20);
+    }
+    free(r);
+    assert_int_equal(code, NS_RSP_TOPIC_NOT_EXIST);
+}
+
+/* SIGTERM with connections open on every loop: exit status 0. */
+static void test_sigterm_with_open_loops(void **state)
+{
+    fx_t *fx = *state;
+    register_broker(fx->c[0], "io-broker-e", "10.0.9.5:10911", 2);
+    int code;
+    for (int i = 0; i < N_CONNS; i++)
+        free(route(fx->c[i], "T0", &code));
+    int status = nstest_server_stop(&fx->srv, SIGTERM);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("namesrvd did not exit cleanly on SIGTERM (status 0x%x)", status);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_same_route_on_every_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined_mix_on_an_io_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_setting_reaches_every_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_on_io_loop_unregisters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_with_open_loops, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -93,6 +93,9 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_INT("ioThreads", io_threads, "1", 1, 64, CFG_OURS,
             "event loops serving connections (route lookups run on all of them; "
             "every other request on the first)"),
+    ROW_INT("ioBacklogBytes", io_backlog_bytes, "8388608", 65536, 1 * GiB, CFG_OURS,
+            "with ioThreads > 1: request bytes a loop may forward to the first one before "
+            "its connections pause reading"),
     /* store */
     ROW_STR("dataDir", data_dir, "./data", CFG_OURS, "directory of the store"),
     ROW_ENUM("syncMode", sync_mode, "full", sync_modes, CFG_OURS,

@@ -40,6 +40,7 @@ struct ns_conn {
     int refs;
     bool closing;
     bool in_dirty;
+    bool paused;   /* I/O loop: not reading while the main loop catches up */
     bool proxy;    /* a main-loop stand-in for a connection of an I/O loop */
     bool finished; /* proxy: the I/O loop reported the close */
     int brokers;   /* registrations seen on this connection */
@@ -156,6 +157,15 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
 }
 
+/* I/O loop: the main loop has too many of this loop's frames to handle;
+ * stop reading until it catches up (ns_conn_resume_all). */
+static void pause_reading(ns_conn_t *c)
+{
+    c->paused = true;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    NS_LOG_DEBUG("conn %s: reading paused until the main loop catches up", c->peer);
+}
+
 /* Splits [data, data+len) into frames and dispatches each one; returns how
  * many bytes were consumed (whole frames). */
 static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
@@ -166,7 +176,7 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     if (srv->io)
         ns_io_sync(srv);
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
-    while (!c->closing) {
+    while (!c->closing && !c->paused) {
         size_t flen = 0;
         int rc = ns_frame_peek(data + off, len - off, max, &flen);
         if (rc == NS_EAGAIN)
@@ -188,15 +198,32 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             ns_conn_close(c, "malformed header");
             break;
         }
-        if (srv->io && !ns_io_serves(&c->msg.cmd))
+        if (srv->io && !ns_io_serves(&c->msg.cmd)) {
+            if (ns_io_backlogged(srv)) { /* this frame waits in c->rbuf */
+                pause_reading(c);
+                break;
+            }
             ns_io_forward(srv, c, c->link, data + off, flen);
-        else
+        } else {
             ns_dispatch(srv, c, &c->msg.cmd);
+        }
         off += flen;
     }
     if (reading)
         ns_read_end(srv);
     return off;
+}
+
+/* Runs the whole frames in c's own buffer and keeps the rest there. */
+static void process_rbuf(ns_conn_t *c)
+{
+    size_t used = process(c, c->rbuf.data, c->rbuf.len);
+    if (used > 0 && !c->closing) {
+        memmove(c->rbuf.data, c->rbuf.data + used, c->rbuf.len - used);
+        c->rbuf.len -= used;
+    }
+    if (c->rbuf.len == 0)
+        ns_buf_free(&c->rbuf); /* back to the shared buffer */
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -218,13 +245,21 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     c->rbuf.len += (size_t)nread;
-    size_t used = process(c, c->rbuf.data, c->rbuf.len);
-    if (used > 0 && !c->closing) {
-        memmove(c->rbuf.data, c->rbuf.data + used, c->rbuf.len - used);
-        c->rbuf.len -= used;
+    process_rbuf(c);
+}
+
+void ns_conn_resume_all(ns_server_t *shard)
+{
+    for (ns_conn_t *c = shard->conns; c; c = c->next) {
+        if (!c->paused || c->closing)
+            continue;
+        c->paused = false;
+        NS_LOG_DEBUG("conn %s: reading again", c->peer);
+        process_rbuf(c);
+        if (!c->closing && !c->paused &&
+            uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+            ns_conn_close(c, "read start failed");
     }
-    if (c->rbuf.len == 0)
-        ns_buf_free(&c->rbuf); /* back to the shared buffer */
 }
 
 static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outlen)

@@ -16,6 +16,12 @@
  * stop flag and the latest settings. I/O loop -> main: a frame, a closed
  * connection.
  *
+ * Flow control: a loop counts the bytes of the frames it forwarded that the
+ * main loop has not handled yet. Above ioBacklogBytes a connection with a
+ * frame to forward stops reading, as one loop would stop reading while it
+ * is busy (TCP then holds the client back); the main loop wakes the loop
+ * once the backlog is below half of that, and the paused connections go on.
+ *
  * Settings changed by UPDATE_NAMESRV_CONFIG are published to each loop
  * before the update is answered, and a loop checks for new ones (one atomic
  * load) before it serves what it has read: a lookup sent after the answer
@@ -72,6 +78,9 @@ struct ns_io {
     ns_config_t posted;   /* the newest settings, under in.mu */
     uint64_t cfg_posted;  /* bumped (atomic) under in.mu when posted changes */
     uint64_t cfg_applied; /* the I/O loop's: the generation in cfg */
+    size_t backlog;       /* atomic: forwarded frame bytes the main loop has not handled */
+    size_t backlog_max;   /* ioBacklogBytes */
+    bool paused;          /* atomic: some connection stopped reading for the backlog */
     uv_loop_t loop;
     ns_mailbox_t in;
     uv_thread_t thread;
@@ -192,6 +201,11 @@ static void io_wake_cb(uv_async_t *a)
         io_handle(io, m);
         msg_free(m);
     }
+    if (!io->shard.stopping && __atomic_load_n(&io->paused, __ATOMIC_SEQ_CST) &&
+        __atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max / 2) {
+        __atomic_store_n(&io->paused, false, __ATOMIC_SEQ_CST);
+        ns_conn_resume_all(&io->shard);
+    }
     if (stop && !io->shard.stopping)
         io_stop(io);
 }
@@ -238,6 +252,18 @@ bool ns_io_serves(const ns_cmd_t *cmd)
     return cmd->code == NS_REQ_GET_ROUTEINFO_BY_TOPIC && !(cmd->flag & NS_FLAG_RESPONSE);
 }
 
+bool ns_io_backlogged(ns_server_t *shard)
+{
+    ns_io_t *io = shard->io;
+    if (__atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max)
+        return false;
+    __atomic_store_n(&io->paused, true, __ATOMIC_SEQ_CST);
+    /* the main loop may have drained it before it could see the flag */
+    if (__atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max / 2)
+        uv_async_send(&io->in.wake);
+    return true;
+}
+
 void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uint8_t *frame,
                    size_t len)
 {
@@ -249,6 +275,7 @@ void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uin
         return;
     }
     m->from = shard->io;
+    __atomic_add_fetch(&shard->io->backlog, len, __ATOMIC_SEQ_CST);
     mb_post(shard->io->main->inbox, m);
 }
 
@@ -263,14 +290,25 @@ void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy)
 
 /* ---- the main loop's side ---- */
 
+/* A forwarded frame of len bytes was handled: wakes the loop when it paused
+ * reading and the backlog is down to half. */
+static void backlog_handled(ns_io_t *io, size_t len)
+{
+    if (__atomic_sub_fetch(&io->backlog, len, __ATOMIC_SEQ_CST) < io->backlog_max / 2 &&
+        __atomic_load_n(&io->paused, __ATOMIC_SEQ_CST))
+        uv_async_send(&io->in.wake);
+}
+
 /* Handles one message from an I/O loop; io_alive is false after the loops
  * were joined, when the main thread releases their connections itself. */
 static void main_handle(msg_t *m, bool io_alive)
 {
     switch (m->kind) {
     case MSG_REQ:
-        if (io_alive)
-            ns_conn_proxy_request(m->proxy, m->conn, m->bytes.data, m->bytes.len);
+        if (!io_alive)
+            break;
+        ns_conn_proxy_request(m->proxy, m->conn, m->bytes.data, m->bytes.len);
+        backlog_handled(m->from, m->bytes.len);
         break;
     case MSG_CLOSED:
         ns_conn_proxy_finish(m->proxy);
@@ -369,6 +407,7 @@ static int io_init(ns_server_t *srv, ns_io_t *io, int index)
     io->index = index;
     ns_config_copy_scalars(&io->cfg, srv->cfg);
     io->posted = io->cfg;
+    io->backlog_max = (size_t)srv->cfg->io_backlog_bytes;
     if (uv_loop_init(&io->loop) != 0)
         return NS_ENOMEM;
     ns_server_t *sh = &io->shard;

@@ -100,6 +100,8 @@ void ns_conn_proxy_finish(ns_conn_t *p);
 bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy);
 /* I/O loop: queues reply bytes from the main loop (bytes is emptied). */
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
+/* I/O loop: connections paused by ns_io_backlogged read again. */
+void ns_conn_resume_all(ns_server_t *shard);
 
 /* ---- extra I/O loops (ioloop.c) ---- */
 
@@ -119,6 +121,9 @@ void ns_io_config_changed(ns_server_t *srv);
 void ns_io_sync(ns_server_t *shard);
 /* True when an I/O loop answers this request itself (route lookups). */
 bool ns_io_serves(const ns_cmd_t *cmd);
+/* I/O loop: true when the main loop has too many of this loop's frames
+ * still to handle; the connection then stops reading until it catches up. */
+bool ns_io_backlogged(ns_server_t *shard);
 /* I/O loop -> main: a frame for the proxy / the connection closed. */
 void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uint8_t *frame,
                    size_t len);

@@ -20,6 +20,7 @@ typedef struct {
     int64_t max_frame_bytes;          /* maxFrameBytes, 16 MiB (ours) */
     int64_t idle_timeout_s;           /* serverChannelMaxIdleTimeSeconds, 120 */
     int64_t io_threads;               /* ioThreads, 1: event loops serving connections (ours) */
+    int64_t io_backlog_bytes;         /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* store */
     char *data_dir;                   /* dataDir (ours), default "./data" */
     char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */

@@ -4,7 +4,8 @@
  * is forwarded to the main loop; these tests check that the two paths give
  * the same answers, that a setting changed on one loop is seen on all of
  * them, that a broker's connection closing on an I/O loop unregisters it,
- * and that the server still stops cleanly (exit 0, which under ASan also
+ * that a flood of forwarded frames pauses reading instead of queueing
+ * without bound, and that the server still stops cleanly (exit 0, which under ASan also
  * means no leak). The rest of the integration suite runs against three
  * loops too (its _io3 variants). */
 #include <setjmp.h>
@@ -28,7 +29,9 @@
 #define N_CONNS 8
 #define TIMEOUT_MS 5000
 
-static const char *const k_args[] = {"--ioThreads=4", NULL};
+/* a small backlog, so that the flood test pauses for sure */
+static const char *const k_args[] = {"--ioThreads=4", "--logLevel=debug", "--ioBacklogBytes=65536",
+                                     NULL};
 
 typedef struct {
     char *dir;
@@ -245,6 +248,69 @@ static void test_close_on_io_loop_unregisters(void **state)
     assert_int_equal(code, NS_RSP_TOPIC_NOT_EXIST);
 }
 
+/* Counts the lines of the server's log that contain needle. */
+static int log_count(const fx_t *fx, const char *needle)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/namesrvd.log", fx->dir);
+    uint8_t *log = NULL;
+    size_t n = 0;
+    assert_int_equal(nstest_read_file(path, &log, &n), 0);
+    int count = 0;
+    for (const char *p = (const char *)log; (p = strstr(p, needle)) != NULL; p++)
+        count++;
+    free(log);
+    return count;
+}
+
+/* 24 MiB of forwarded frames in one write, 384 times what an I/O loop
+ * lets wait for the main loop here (ioBacklogBytes): the connection stops
+ * reading and goes on when the main loop has caught up, and every frame is
+ * answered once. */
+static void test_flood_pauses_and_resumes(void **state)
+{
+    fx_t *fx = *state;
+    ns_client_t *c = fx->c[0];
+    const char *put[] = {"namespace", "IO", "key", "k", "value", "v", NULL};
+    ns_cmd_msg_t rsp = call(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    enum { N = 6000, PAD = 4096 };
+    char *pad = malloc(PAD + 1);
+    assert_non_null(pad);
+    memset(pad, 'x', PAD);
+    pad[PAD] = '\0';
+    ns_buf_t all = NS_BUF_INIT;
+    for (int i = 0; i < N; i++) {
+        ns_cmd_t cmd;
+        ns_ext_field_t ext[16];
+        const char *get[] = {"namespace", "IO", "key", "k", "pad", pad, NULL};
+        nstest_cmd(&cmd, ext, NS_REQ_GET_KV_CONFIG, get);
+        cmd.opaque = 100000 + i;
+        assert_int_equal(ns_remoting_encode(&all, &cmd), NS_OK);
+    }
+    free(pad);
+    assert_true(all.len > 24u << 20);
+    assert_int_equal(ns_client_send_raw(c, all.data, all.len), NS_OK);
+    ns_buf_free(&all);
+    bool *seen = calloc(N, sizeof *seen);
+    assert_non_null(seen);
+    for (int n = 0; n < N; n++) {
+        assert_int_equal(ns_client_recv(c, TIMEOUT_MS, &rsp), NS_OK);
+        int i = rsp.cmd.opaque - 100000;
+        assert_true(i >= 0 && i < N);
+        assert_false(seen[i]);
+        seen[i] = true;
+        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+        assert_string_equal(ns_cmd_ext_get(&rsp.cmd, "value"), "v");
+    }
+    free(seen);
+    ns_cmd_msg_free(&rsp);
+    int paused = log_count(fx, "reading paused"), again = log_count(fx, "reading again");
+    print_message("flood: reading paused %d time(s), resumed %d time(s)\n", paused, again);
+    assert_true(paused > 0);
+    assert_int_equal(again, paused);
+}
+
 /* SIGTERM with connections open on every loop: exit status 0. */
 static void test_sigterm_with_open_loops(void **state)
 {
@@ -265,6 +331,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipelined_mix_on_an_io_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_setting_reaches_every_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_on_io_loop_unregisters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flood_pauses_and_resumes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_with_open_loops, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

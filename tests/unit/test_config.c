@@ -17,11 +17,12 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 32
+#define NKEYS 33
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
-    "ioThreads", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes", "writerBatchMax",
+    "ioThreads", "ioBacklogBytes", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
+    "writerBatchMax",
     "auditRetention", "maxInflateBytes", "scanNotActiveBrokerInterval",
     "brokerGraceWindowMillis", "rocketmqHome", "kvConfigPath", "configStorePath",
     "productEnvName", "clusterTest", "orderMessageEnable", "returnOrderTopicConfigToBroker",
@@ -217,7 +218,8 @@ static void test_keys_and_mutability(void **state)
         "maxInflateBytes"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "portFile", "maxFrameBytes", "writerBatchMax", "rocketmqHome",
+        "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
+        "rocketmqHome",
         "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));

@@ -37,7 +37,8 @@ int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *
                             a_data, a_port, a_store};
     int argc = 6;
     /* NSTEST_IO_THREADS=N runs every test server with N event loops (the
-     * _io3 variants of the integration tests); a test's own args win. */
+     * _io3 variants of the integration and crash tests); a test's own args
+     * win. */
     char a_io[32];
     const char *io = getenv("NSTEST_IO_THREADS");
     if (io && *io) {

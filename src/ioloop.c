@@ -187,7 +187,7 @@ void ns_io_sync(ns_server_t *shard)
         return;
     pthread_mutex_lock(&io->in.mu);
     io->cfg = io->posted;
-    io->cfg_applied = io->cfg_posted;
+    io->cfg_applied = __atomic_load_n(&io->cfg_posted, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&io->in.mu);
 }
 

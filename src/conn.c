@@ -50,6 +50,7 @@ struct ns_conn {
     ns_cmd_msg_t msg;
     ns_conn_t *prev, *next;
     ns_conn_t *dirty_next;
+    ns_conn_t *paused_next;
     ns_io_t *home;   /* proxy: the I/O loop that owns the socket */
     ns_conn_t *link; /* the other half: a token, dereferenced only by its own loop */
     char peer[64];
@@ -161,9 +162,30 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
  * stop reading until it catches up (ns_conn_resume_all). */
 static void pause_reading(ns_conn_t *c)
 {
+    ns_server_t *srv = c->srv;
     c->paused = true;
     uv_read_stop((uv_stream_t *)&c->tcp);
+    ns_conn_ref(c); /* the queue's, dropped when it leaves */
+    if (srv->paused_tail)
+        srv->paused_tail->paused_next = c;
+    else
+        srv->paused_head = c;
+    srv->paused_tail = c;
     NS_LOG_DEBUG("conn %s: reading paused until the main loop catches up", c->peer);
+}
+
+/* Takes the oldest paused connection off the queue (its reference with it). */
+static ns_conn_t *paused_pop(ns_server_t *srv)
+{
+    ns_conn_t *c = srv->paused_head;
+    if (c == NULL)
+        return NULL;
+    srv->paused_head = c->paused_next;
+    if (srv->paused_head == NULL)
+        srv->paused_tail = NULL;
+    c->paused_next = NULL;
+    c->paused = false;
+    return c;
 }
 
 /* Splits [data, data+len) into frames and dispatches each one; returns how
@@ -250,15 +272,20 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 void ns_conn_resume_all(ns_server_t *shard)
 {
-    for (ns_conn_t *c = shard->conns; c; c = c->next) {
-        if (!c->paused || c->closing)
-            continue;
-        c->paused = false;
-        NS_LOG_DEBUG("conn %s: reading again", c->peer);
-        process_rbuf(c);
-        if (!c->closing && !c->paused &&
-            uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
-            ns_conn_close(c, "read start failed");
+    ns_conn_t *c;
+    while ((c = paused_pop(shard)) != NULL) {
+        if (!c->closing) {
+            NS_LOG_DEBUG("conn %s: reading again", c->peer);
+            c->last_active_ms = uv_now(shard->loop);
+            process_rbuf(c);
+            if (!c->closing && !c->paused &&
+                uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+                ns_conn_close(c, "read start failed");
+        }
+        bool full_again = c->paused;
+        ns_conn_unref(c);
+        if (full_again) /* the rest keep their place in the queue: first next time */
+            break;
     }
 }
 
@@ -477,8 +504,10 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 {
     if (idle_s <= 0)
         return;
-    for (ns_conn_t *c = srv->conns; c; c = c->next) /* proxies: their I/O loop sweeps */
-        if (!c->closing && !c->proxy && now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
+    /* proxies: their I/O loop sweeps; paused connections have frames waiting */
+    for (ns_conn_t *c = srv->conns; c; c = c->next)
+        if (!c->closing && !c->proxy && !c->paused &&
+            now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
             ns_conn_close(c, "idle timeout");
 }
 
@@ -486,4 +515,7 @@ void ns_conn_close_all(ns_server_t *srv)
 {
     for (ns_conn_t *c = srv->conns; c; c = c->next)
         ns_conn_close(c, NULL);
+    ns_conn_t *p;
+    while ((p = paused_pop(srv)) != NULL)
+        ns_conn_unref(p);
 }

@@ -8,7 +8,10 @@
  * every other frame to the main loop, which alone owns the writer, the
  * registry, liveness and the configuration, and which answers them against
  * a proxy of the connection (conn.c). So everything that changes state
- * still happens on one thread, in arrival order per connection.
+ * still happens on one thread, in arrival order per connection. A lookup,
+ * though, does not wait for a forwarded request sent before it on the same
+ * connection (as in Java, where route queries run on their own executor):
+ * its answer may come first and may not reflect that request yet.
  *
  * Loops talk by messages: a mutex-guarded FIFO per receiving loop, drained
  * by a uv_async_t. Main -> I/O loop: a new socket, reply bytes, a close
@@ -341,7 +344,7 @@ void ns_io_reply(ns_io_t *home, ns_conn_t *remote, ns_buf_t *out)
 {
     msg_t *m = msg_new(MSG_OUT, remote, NULL);
     if (m == NULL)
-        return; /* these replies are lost; the client times them out */
+        return; /* out stays as it is: the next flush tries again */
     m->bytes = *out;
     ns_buf_init(out);
     mb_post(&home->in, m);
@@ -417,7 +420,11 @@ static int io_init(ns_server_t *srv, ns_io_t *io, int index)
     sh->start_ms = srv->start_ms;
     sh->io = io;
     mb_init(&io->in);
-    uv_async_init(&io->loop, &io->in.wake, io_wake_cb);
+    if (uv_async_init(&io->loop, &io->in.wake, io_wake_cb) != 0) {
+        pthread_mutex_destroy(&io->in.mu);
+        uv_loop_close(&io->loop);
+        return NS_ENOMEM;
+    }
     io->in.wake.data = io;
     io->in.wake_init = true;
     uv_timer_init(&io->loop, &sh->idle_timer);
@@ -434,12 +441,12 @@ int ns_io_start(ns_server_t *srv, char *err, size_t errlen)
     size_t n = srv->cfg->io_threads > 1 ? (size_t)srv->cfg->io_threads - 1 : 0;
     if (n == 0)
         return NS_OK;
-    srv->inbox = calloc(1, sizeof *srv->inbox);
-    srv->ios = calloc(n, sizeof *srv->ios);
-    if (srv->inbox == NULL || srv->ios == NULL)
+    if ((srv->inbox = calloc(1, sizeof *srv->inbox)) == NULL)
         goto nomem;
     mb_init(srv->inbox);
-    uv_async_init(srv->loop, &srv->inbox->wake, main_wake_cb);
+    if ((srv->ios = calloc(n, sizeof *srv->ios)) == NULL ||
+        uv_async_init(srv->loop, &srv->inbox->wake, main_wake_cb) != 0)
+        goto nomem;
     srv->inbox->wake.data = srv;
     srv->inbox->wake_init = true;
     for (size_t i = 0; i < n; i++) {

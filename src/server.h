@@ -36,6 +36,7 @@ struct ns_server {
     uv_signal_t sig_int, sig_term;
     ns_conn_t *conns;        /* all open connections */
     ns_conn_t *dirty;        /* connections with replies to write */
+    ns_conn_t *paused_head, *paused_tail; /* I/O loop: waiting to read again, oldest first */
     uint64_t start_ms;
     int bound_port;
     bool stopping;
@@ -100,7 +101,8 @@ void ns_conn_proxy_finish(ns_conn_t *p);
 bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy);
 /* I/O loop: queues reply bytes from the main loop (bytes is emptied). */
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
-/* I/O loop: connections paused by ns_io_backlogged read again. */
+/* I/O loop: connections paused by ns_io_backlogged read again, oldest
+ * first, until one fills the backlog again; the rest keep their turn. */
 void ns_conn_resume_all(ns_server_t *shard);
 
 /* ---- extra I/O loops (ioloop.c) ---- */

@@ -53,6 +53,7 @@ struct ns_conn {
     ns_conn_t *paused_next;
     ns_io_t *home;   /* proxy: the I/O loop that owns the socket */
     ns_conn_t *link; /* the other half: a token, dereferenced only by its own loop */
+    void *spare;     /* the message the close path will send (ioloop.c), kept so it cannot fail */
     char peer[64];
 };
 
@@ -68,6 +69,7 @@ void ns_conn_unref(ns_conn_t *c)
     ns_buf_free(&c->rbuf);
     ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
+    ns_io_msg_free(c->spare);
     free(c);
 }
 
@@ -96,6 +98,13 @@ static void mark_dirty(ns_conn_t *c)
     c->srv->dirty = c;
 }
 
+static void *take_spare(ns_conn_t *c)
+{
+    void *s = c->spare;
+    c->spare = NULL;
+    return s;
+}
+
 static void unlink_conn(ns_conn_t *c)
 {
     ns_server_t *srv = c->srv;
@@ -114,7 +123,7 @@ static void close_cb(uv_handle_t *h)
     ns_server_t *srv = c->srv;
     unlink_conn(c);
     if (srv->io)
-        ns_io_closed(srv, c, c->link); /* the proxy's brokers are the main loop's */
+        ns_io_closed(srv, c, c->link, take_spare(c)); /* its brokers are the main loop's */
     else if (c->brokers > 0 && !srv->stopping)
         ns_broker_conn_closed(srv, c);
     ns_conn_unref(c);
@@ -129,7 +138,7 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
         NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
     if (c->proxy) {
         if (c->link && c->srv->n_ios > 0) /* else told when it next forwards (or gone) */
-            ns_io_close_remote(c->home, c->link);
+            ns_io_close_remote(c->home, c->link, take_spare(c));
         return;
     }
     uv_read_stop((uv_stream_t *)&c->tcp);
@@ -349,7 +358,7 @@ void ns_conn_accept(ns_server_t *srv)
     conn_start(c);
 }
 
-bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy)
+bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy, void *spare)
 {
     ns_conn_t *c = conn_new(shard);
     if (c == NULL) {
@@ -369,17 +378,19 @@ bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy)
         return false;
     }
     ns_conn_ref(c); /* the proxy's link, dropped when the main loop releases it */
+    c->spare = spare;
     conn_start(c);
     return true;
 }
 
-ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd)
+ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd, void *spare)
 {
     ns_conn_t *c = conn_new(srv);
     if (c == NULL)
         return NULL;
     c->proxy = true;
     c->home = home;
+    c->spare = spare;
     struct sockaddr_storage ss = {0};
     socklen_t len = sizeof ss;
     getpeername(fd, (struct sockaddr *)&ss, &len);
@@ -392,7 +403,7 @@ void ns_conn_proxy_request(ns_conn_t *p, ns_conn_t *remote, const uint8_t *frame
     if (p->link == NULL) {
         p->link = remote;
         if (p->closing) /* closed before the main loop could name the socket */
-            ns_io_close_remote(p->home, remote);
+            ns_io_close_remote(p->home, remote, take_spare(p));
     }
     if (p->closing)
         return;

@@ -159,16 +159,18 @@ static void msg_free(msg_t *m)
 
 static void io_stop(ns_io_t *io);
 
-static void io_handle(ns_io_t *io, msg_t *m)
+/* Handles one message from the main loop; true when the message was kept
+ * (as a connection's spare, or sent on) and must not be freed. */
+static bool io_handle(ns_io_t *io, msg_t *m)
 {
     switch (m->kind) {
-    case MSG_CONN:
-        if (io->shard.stopping || !ns_conn_adopt(&io->shard, m->fd, m->proxy)) {
-            if (io->shard.stopping)
-                close(m->fd);
-            ns_io_closed(&io->shard, NULL, m->proxy);
-        }
-        break;
+    case MSG_CONN: /* the message then reports the close, now or later */
+        if (!io->shard.stopping && ns_conn_adopt(&io->shard, m->fd, m->proxy, m))
+            return true;
+        if (io->shard.stopping)
+            close(m->fd);
+        ns_io_closed(&io->shard, NULL, m->proxy, m);
+        return true;
     case MSG_OUT:
         ns_conn_deliver(m->conn, &m->bytes);
         break;
@@ -181,6 +183,7 @@ static void io_handle(ns_io_t *io, msg_t *m)
     default:
         break;
     }
+    return false;
 }
 
 void ns_io_sync(ns_server_t *shard)
@@ -201,8 +204,8 @@ static void io_wake_cb(uv_async_t *a)
     ns_io_sync(&io->shard);
     for (msg_t *m = mb_take(&io->in, &stop), *next; m; m = next) {
         next = m->next;
-        io_handle(io, m);
-        msg_free(m);
+        if (!io_handle(io, m))
+            msg_free(m);
     }
     if (!io->shard.stopping && __atomic_load_n(&io->paused, __ATOMIC_SEQ_CST) &&
         __atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max / 2) {
@@ -282,10 +285,30 @@ void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uin
     mb_post(shard->io->main->inbox, m);
 }
 
-void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy)
+/* Turns a kept message into one of kind, or allocates it; NULL when out
+ * of memory. */
+static msg_t *msg_reuse(void *spare, msg_kind_t kind, ns_conn_t *conn, ns_conn_t *proxy)
 {
-    msg_t *m = msg_new(MSG_CLOSED, c, proxy);
-    if (m == NULL) /* the proxy (and c's link) stay until shutdown */
+    msg_t *m = spare;
+    if (m == NULL)
+        return msg_new(kind, conn, proxy);
+    m->kind = kind;
+    m->conn = conn;
+    m->proxy = proxy;
+    m->fd = -1;
+    return m;
+}
+
+void ns_io_msg_free(void *spare)
+{
+    if (spare)
+        msg_free(spare);
+}
+
+void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, void *spare)
+{
+    msg_t *m = msg_reuse(spare, MSG_CLOSED, c, proxy);
+    if (m == NULL) /* only without a spare: the proxy (and c's link) stay */
         return;
     m->from = shard->io;
     mb_post(shard->io->main->inbox, m);
@@ -303,8 +326,9 @@ static void backlog_handled(ns_io_t *io, size_t len)
 }
 
 /* Handles one message from an I/O loop; io_alive is false after the loops
- * were joined, when the main thread releases their connections itself. */
-static void main_handle(msg_t *m, bool io_alive)
+ * were joined, when the main thread releases their connections itself.
+ * True when the message was sent on and must not be freed. */
+static bool main_handle(msg_t *m, bool io_alive)
 {
     switch (m->kind) {
     case MSG_REQ:
@@ -321,13 +345,12 @@ static void main_handle(msg_t *m, bool io_alive)
             ns_conn_unref(m->conn);
             break;
         }
-        msg_t *r = msg_new(MSG_RELEASE, m->conn, NULL);
-        if (r)
-            mb_post(&m->from->in, r);
-        break;
+        mb_post(&m->from->in, msg_reuse(m, MSG_RELEASE, m->conn, NULL)); /* back it goes */
+        return true;
     default:
         break;
     }
+    return false;
 }
 
 static void main_wake_cb(uv_async_t *a)
@@ -335,8 +358,8 @@ static void main_wake_cb(uv_async_t *a)
     ns_server_t *srv = a->data;
     for (msg_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
         next = m->next;
-        main_handle(m, true);
-        msg_free(m);
+        if (!main_handle(m, true))
+            msg_free(m);
     }
 }
 
@@ -350,9 +373,9 @@ void ns_io_reply(ns_io_t *home, ns_conn_t *remote, ns_buf_t *out)
     mb_post(&home->in, m);
 }
 
-void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote)
+void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote, void *spare)
 {
-    msg_t *m = msg_new(MSG_CLOSE, remote, NULL);
+    msg_t *m = msg_reuse(spare, MSG_CLOSE, remote, NULL);
     if (m)
         mb_post(&home->in, m);
 }
@@ -379,14 +402,18 @@ bool ns_io_take_connection(ns_server_t *srv)
         NS_LOG_WARN("accept failed: cannot hand the connection to an I/O loop");
         return true;
     }
-    ns_conn_t *p = ns_conn_proxy_new(srv, io, dup_fd);
-    msg_t *m = p ? msg_new(MSG_CONN, NULL, p) : NULL;
-    if (m == NULL) {
+    /* every message the connection's close needs is allocated here, so
+     * that closing never fails: m travels on as MSG_CLOSED and MSG_RELEASE,
+     * the proxy keeps one for MSG_CLOSE */
+    msg_t *m = msg_new(MSG_CONN, NULL, NULL), *close_m = msg_new(MSG_CLOSE, NULL, NULL);
+    ns_conn_t *p = m && close_m ? ns_conn_proxy_new(srv, io, dup_fd, close_m) : NULL;
+    if (p == NULL) {
         close(dup_fd);
-        if (p)
-            ns_conn_proxy_finish(p);
+        ns_io_msg_free(m);
+        ns_io_msg_free(close_m);
         return true;
     }
+    m->proxy = p;
     m->fd = dup_fd;
     mb_post(&io->in, m);
     return true;
@@ -510,8 +537,8 @@ void ns_io_stop(ns_server_t *srv)
     if (srv->inbox)
         for (msg_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
             next = m->next;
-            main_handle(m, false);
-            msg_free(m);
+            if (!main_handle(m, false))
+                msg_free(m);
         }
     for (size_t i = 0; i < srv->n_ios; i++)
         io_free(srv->ios[i]);

@@ -90,15 +90,18 @@ void ns_conn_note_broker(ns_conn_t *c);
  * message. `remote` is the I/O loop's connection: a token the main loop
  * hands back, never dereferences. */
 /* Main loop: a proxy for the accepted socket fd, which `home` will own; the
- * proxy holds one reference, dropped by ns_conn_proxy_finish. */
-ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd);
+ * proxy holds one reference, dropped by ns_conn_proxy_finish. It takes
+ * `spare`, the message its close request will travel in (ioloop.c), so that
+ * closing cannot fail for want of memory; on NULL the caller keeps it. */
+ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd, void *spare);
 /* Main loop: decodes and dispatches one forwarded frame (learning remote). */
 void ns_conn_proxy_request(ns_conn_t *p, ns_conn_t *remote, const uint8_t *frame, size_t len);
 /* Main loop: the I/O loop closed the connection; unregisters its brokers. */
 void ns_conn_proxy_finish(ns_conn_t *p);
-/* I/O loop: serves the socket fd (from the main loop) for proxy p; false
- * when it cannot (fd is then closed). */
-bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy);
+/* I/O loop: serves the socket fd (from the main loop) for proxy p and keeps
+ * `spare` for the message that will report its close; false when it cannot
+ * (fd is then closed, spare still the caller's). */
+bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy, void *spare);
 /* I/O loop: queues reply bytes from the main loop (bytes is emptied). */
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
 /* I/O loop: connections paused by ns_io_backlogged read again, oldest
@@ -129,10 +132,12 @@ bool ns_io_backlogged(ns_server_t *shard);
 /* I/O loop -> main: a frame for the proxy / the connection closed. */
 void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uint8_t *frame,
                    size_t len);
-void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy);
+void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, void *spare);
 /* Main -> I/O loop: reply bytes for remote (out is emptied) / close it. */
 void ns_io_reply(ns_io_t *home, ns_conn_t *remote, ns_buf_t *out);
-void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote);
+void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote, void *spare);
+/* Frees a message a connection kept in reserve and never sent (NULL: none). */
+void ns_io_msg_free(void *spare);
 
 /* ---- requests (dispatch.c) ---- */
 

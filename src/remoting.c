@@ -748,6 +748,23 @@ int ns_remoting_encode(ns_buf_t *out, const ns_cmd_t *cmd)
 
 /* ---- lookup ------------------------------------------------------------- */
 
+void ns_cmd_request_init(ns_cmd_t *cmd, int32_t code, const ns_ext_field_t *ext, size_t n_ext)
+{
+    memset(cmd, 0, sizeof *cmd);
+    cmd->code = code;
+    cmd->language = NS_LANG_JAVA;
+    cmd->version = NS_VERSION_V5_3_3;
+    cmd->serialize_type = NS_SERIALIZE_JSON;
+    cmd->has_ext = ext != NULL;
+    cmd->ext = ext;
+    cmd->n_ext = n_ext;
+}
+
+ns_ext_field_t ns_ext_field(const char *key, const char *val)
+{
+    return (ns_ext_field_t){key, strlen(key), val, strlen(val)};
+}
+
 const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key)
 {
     size_t klen = strlen(key);

@@ -101,6 +101,14 @@ int ns_remoting_encode(ns_buf_t *out, const ns_cmd_t *cmd);
  * so a large body is never copied. */
 int ns_remoting_encode_header(ns_buf_t *out, const ns_cmd_t *cmd);
 
+/* Fills cmd as a request the way RocketMQ 5.3.3 Java clients send one: all
+ * fields zero except code, language JAVA, version 5.3.3, a JSON header and
+ * the n_ext extFields (borrowed; has_ext is ext != NULL, so NULL sends no
+ * extFields at all). Callers then set opaque, flag and body as they need. */
+void ns_cmd_request_init(ns_cmd_t *cmd, int32_t code, const ns_ext_field_t *ext, size_t n_ext);
+/* An extFields entry over two NUL-terminated strings (borrowed). */
+ns_ext_field_t ns_ext_field(const char *key, const char *val);
+
 /* Value of an extFields key (NUL-terminated, borrowed from cmd), or NULL. */
 const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key);
 

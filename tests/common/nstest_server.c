@@ -196,21 +196,10 @@ struct ns_client *nstest_connect(const nstest_server_t *s)
 
 void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const *kv)
 {
-    memset(cmd, 0, sizeof *cmd);
-    cmd->code = code;
-    cmd->language = NS_LANG_JAVA;
-    cmd->version = NS_VERSION_V5_3_3;
-    cmd->serialize_type = NS_SERIALIZE_JSON;
     size_t n = 0;
-    for (size_t i = 0; kv && kv[i] && kv[i + 1] && n < 16; i += 2, n++) {
-        ext[n].key = kv[i];
-        ext[n].key_len = strlen(kv[i]);
-        ext[n].val = kv[i + 1];
-        ext[n].val_len = strlen(kv[i + 1]);
-    }
-    cmd->has_ext = kv != NULL;
-    cmd->ext = ext;
-    cmd->n_ext = n;
+    for (size_t i = 0; kv && kv[i] && kv[i + 1] && n < 16; i += 2, n++)
+        ext[n] = ns_ext_field(kv[i], kv[i + 1]);
+    ns_cmd_request_init(cmd, code, kv ? ext : NULL, n);
 }
 
 int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,

@@ -188,6 +188,28 @@ static void test_encode_ext_fields(void **state)
     ns_buf_free(&b);
 }
 
+/* ns_cmd_request_init: a Java 5.3.3 client's request, with or without
+ * extFields; a stale command is wiped first. */
+static void test_request_init(void **state)
+{
+    (void)state;
+    ns_buf_t b = NS_BUF_INIT;
+    ns_ext_field_t ext[] = {ns_ext_field("topic", "TopicTest")};
+    ns_cmd_t c = {.code = 7, .flag = 3, .opaque = 9, .remark = "stale", .remark_len = 5};
+    ns_cmd_request_init(&c, 105, ext, 1);
+    c.opaque = 5;
+    assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
+    assert_json_header(&b, "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\"},\"flag\":0,"
+                           "\"language\":\"JAVA\",\"opaque\":5,\"serializeTypeCurrentRPC\":"
+                           "\"JSON\",\"version\":479}", 0);
+    ns_buf_reset(&b);
+    ns_cmd_request_init(&c, 206, NULL, 0);
+    assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
+    assert_json_header(&b, "{\"code\":206,\"flag\":0,\"language\":\"JAVA\",\"opaque\":0,"
+                           "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}", 0);
+    ns_buf_free(&b);
+}
+
 static void test_encode_language_and_numbers(void **state)
 {
     (void)state;
@@ -905,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_encode_success_response),
         cmocka_unit_test(test_encode_error_response),
         cmocka_unit_test(test_encode_ext_fields),
+        cmocka_unit_test(test_request_init),
         cmocka_unit_test(test_encode_language_and_numbers),
         cmocka_unit_test(test_encode_header_and_body),
         cmocka_unit_test(test_encode_bad_serialize_type),

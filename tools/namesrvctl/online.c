@@ -112,18 +112,11 @@ static int call(session_t *s, const char *addr, const request_t *r, bool try_nex
                 ns_cmd_msg_t *rsp)
 {
     ns_ext_field_t ext[MAX_EXT];
-    ns_cmd_t req = {0};
-    req.code = r->code;
-    req.language = NS_LANG_JAVA;
-    req.version = NS_VERSION_V5_3_3;
-    req.serialize_type = NS_SERIALIZE_JSON;
-    for (size_t i = 0; r->kv[2 * i] && i < MAX_EXT; i++) {
-        ext[i] = (ns_ext_field_t){r->kv[2 * i], strlen(r->kv[2 * i]), r->kv[2 * i + 1],
-                                  strlen(r->kv[2 * i + 1])};
-        req.n_ext = i + 1;
-    }
-    req.has_ext = req.n_ext > 0;
-    req.ext = ext;
+    size_t n = 0;
+    for (; n < MAX_EXT && r->kv[2 * n]; n++)
+        ext[n] = ns_ext_field(r->kv[2 * n], r->kv[2 * n + 1]);
+    ns_cmd_t req;
+    ns_cmd_request_init(&req, r->code, n ? ext : NULL, n);
     req.body = r->body;
     req.body_len = r->body_len;
     int rc = ns_client_connect_addr(addr, s->timeout_ms, c);

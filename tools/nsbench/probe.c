@@ -110,15 +110,9 @@ int probe_run(const nsb_opts_t *o, char **argv)
             if (t_conn < 0)
                 t_conn = now_ms() - t0;
         }
-        ns_ext_field_t ext = {"topic", 5, topic, strlen(topic)};
+        ns_ext_field_t ext = ns_ext_field("topic", topic);
         ns_cmd_t req;
-        memset(&req, 0, sizeof req);
-        req.code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
-        req.language = NS_LANG_JAVA;
-        req.version = NS_VERSION_V5_3_3;
-        req.has_ext = true;
-        req.ext = &ext;
-        req.n_ext = 1;
+        ns_cmd_request_init(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, &ext, 1);
         attempts++;
         int rc = ns_client_call(c, &req, 2000, &rsp);
         if (rc != NS_OK) {

@@ -201,14 +201,6 @@ cleanup:
     return rc;
 }
 
-static void ext_set(ns_ext_field_t *e, const char *k, const char *v)
-{
-    e->key = k;
-    e->key_len = strlen(k);
-    e->val = v;
-    e->val_len = strlen(v);
-}
-
 int topo_register_frame(ns_buf_t *out, uint32_t broker, bool reg, const ns_buf_t *body,
                         int32_t opaque)
 {
@@ -218,25 +210,18 @@ int topo_register_frame(ns_buf_t *out, uint32_t broker, bool reg, const ns_buf_t
     topo_broker_addr(addr, sizeof addr, broker, reg);
     snprintf(ha, sizeof ha, "127.0.0.1:%u", (reg ? 41000u : 30000u) + broker);
     snprintf(crc, sizeof crc, "%u", ns_body_crc32(body->data, body->len));
-    ext_set(&ext[0], "brokerName", name);
-    ext_set(&ext[1], "brokerAddr", addr);
-    ext_set(&ext[2], "clusterName", TOPO_CLUSTER);
-    ext_set(&ext[3], "haServerAddr", ha);
-    ext_set(&ext[4], "brokerId", "0");
-    ext_set(&ext[5], "enableActingMaster", "false");
-    ext_set(&ext[6], "heartbeatTimeoutMillis", "600000");
-    ext_set(&ext[7], "compressed", "true");
-    ext_set(&ext[8], "bodyCrc32", crc);
+    ext[0] = ns_ext_field("brokerName", name);
+    ext[1] = ns_ext_field("brokerAddr", addr);
+    ext[2] = ns_ext_field("clusterName", TOPO_CLUSTER);
+    ext[3] = ns_ext_field("haServerAddr", ha);
+    ext[4] = ns_ext_field("brokerId", "0");
+    ext[5] = ns_ext_field("enableActingMaster", "false");
+    ext[6] = ns_ext_field("heartbeatTimeoutMillis", "600000");
+    ext[7] = ns_ext_field("compressed", "true");
+    ext[8] = ns_ext_field("bodyCrc32", crc);
     ns_cmd_t c;
-    memset(&c, 0, sizeof c);
-    c.code = NS_REQ_REGISTER_BROKER;
-    c.language = NS_LANG_JAVA;
-    c.version = NS_VERSION_V5_3_3;
+    ns_cmd_request_init(&c, NS_REQ_REGISTER_BROKER, ext, 9);
     c.opaque = opaque;
-    c.serialize_type = NS_SERIALIZE_JSON;
-    c.has_ext = true;
-    c.ext = ext;
-    c.n_ext = 9;
     c.body = body->data;
     c.body_len = body->len;
     return ns_remoting_encode(out, &c);
@@ -248,21 +233,14 @@ int topo_heartbeat_frame(ns_buf_t *out, uint32_t broker, bool reg, int32_t opaqu
     ns_ext_field_t ext[4];
     topo_broker_name(name, sizeof name, broker, reg);
     topo_broker_addr(addr, sizeof addr, broker, reg);
-    ext_set(&ext[0], "clusterName", TOPO_CLUSTER);
-    ext_set(&ext[1], "brokerAddr", addr);
-    ext_set(&ext[2], "brokerName", name);
-    ext_set(&ext[3], "brokerId", "0");
+    ext[0] = ns_ext_field("clusterName", TOPO_CLUSTER);
+    ext[1] = ns_ext_field("brokerAddr", addr);
+    ext[2] = ns_ext_field("brokerName", name);
+    ext[3] = ns_ext_field("brokerId", "0");
     ns_cmd_t c;
-    memset(&c, 0, sizeof c);
-    c.code = NS_REQ_BROKER_HEARTBEAT;
-    c.language = NS_LANG_JAVA;
-    c.version = NS_VERSION_V5_3_3;
+    ns_cmd_request_init(&c, NS_REQ_BROKER_HEARTBEAT, ext, 4);
     c.opaque = opaque;
     c.flag = oneway ? NS_FLAG_ONEWAY : 0;
-    c.serialize_type = NS_SERIALIZE_JSON;
-    c.has_ext = true;
-    c.ext = ext;
-    c.n_ext = 4;
     return ns_remoting_encode(out, &c);
 }
 
@@ -270,15 +248,8 @@ static int route_frame_slow(ns_buf_t *out, const char *topic, size_t topic_len, 
 {
     ns_ext_field_t ext = {"topic", 5, topic, topic_len};
     ns_cmd_t c;
-    memset(&c, 0, sizeof c);
-    c.code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
-    c.language = NS_LANG_JAVA;
-    c.version = NS_VERSION_V5_3_3;
+    ns_cmd_request_init(&c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, &ext, 1);
     c.opaque = opaque;
-    c.serialize_type = NS_SERIALIZE_JSON;
-    c.has_ext = true;
-    c.ext = &ext;
-    c.n_ext = 1;
     return ns_remoting_encode(out, &c);
 }
 

@@ -97,9 +97,14 @@ struct ns_client *nstest_connect(const nstest_server_t *s);
 #include "ns/remoting.h"
 void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const *kv);
 
-/* Sends request `code` (ext pairs kv as for nstest_cmd, body of n bytes, may
- * be NULL) on c, waits timeout_ms at most for the reply and returns the
- * reply's code; fails the test if the call itself fails. */
+/* Sends request `code` at the given request version (ext pairs kv as for
+ * nstest_cmd, body of n bytes, may be NULL) on c and waits timeout_ms at
+ * most for the reply, into rsp (initialised by the caller); fails the test,
+ * naming the code, if the call itself fails. */
+void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
+                 int version, int timeout_ms, ns_cmd_msg_t *rsp);
+
+/* The same at version 5.3.3, returning only the reply's code. */
 int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
                      size_t n, int timeout_ms);
 

@@ -202,17 +202,26 @@ void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const 
     ns_cmd_request_init(cmd, code, kv ? ext : NULL, n);
 }
 
-int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
-                     size_t n, int timeout_ms)
+void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
+                 int version, int timeout_ms, ns_cmd_msg_t *rsp)
 {
     ns_cmd_t cmd;
     ns_ext_field_t ext[16];
     nstest_cmd(&cmd, ext, code, kv);
+    cmd.version = version;
     cmd.body = body;
     cmd.body_len = n;
+    int rc = ns_client_call(c, &cmd, timeout_ms, rsp);
+    if (rc != NS_OK)
+        fail_msg("request %d: %s", code, ns_strerror(rc));
+}
+
+int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
+                     size_t n, int timeout_ms)
+{
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
-    assert_int_equal(ns_client_call(c, &cmd, timeout_ms, &rsp), NS_OK);
+    nstest_call(c, code, kv, body, n, NS_VERSION_V5_3_3, timeout_ms, &rsp);
     int rcode = rsp.cmd.code;
     ns_cmd_msg_free(&rsp);
     return rcode;

@@ -67,15 +67,9 @@ static int teardown(void **state)
 static ns_cmd_msg_t call(ns_client_t *c, int code, const char *const *kv, const void *body,
                          size_t n)
 {
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
-    nstest_cmd(&cmd, ext, code, kv);
-    cmd.version = NS_VERSION_V5_3_3;
-    cmd.body = body;
-    cmd.body_len = n;
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
-    assert_int_equal(ns_client_call(c, &cmd, TIMEOUT_MS, &rsp), NS_OK);
+    nstest_call(c, code, kv, body, n, NS_VERSION_V5_3_3, TIMEOUT_MS, &rsp);
     return rsp;
 }
 

@@ -126,15 +126,7 @@ static int teardown(void **state)
 static void request(ns_client_t *c, int code, const char *const *kv, const void *body, size_t n,
                     int version, ns_cmd_msg_t *rsp)
 {
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
-    nstest_cmd(&cmd, ext, code, kv);
-    cmd.version = version;
-    cmd.body = body;
-    cmd.body_len = n;
-    int rc = ns_client_call(c, &cmd, CALL_TIMEOUT_MS, rsp);
-    if (rc != NS_OK)
-        fail_msg("request %d: %s", code, ns_strerror(rc));
+    nstest_call(c, code, kv, body, n, version, CALL_TIMEOUT_MS, rsp);
 }
 
 static char *body_dup(const ns_cmd_msg_t *m)

@@ -21,8 +21,8 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/store.h"
-#include "src/liveness.h"
-#include "src/registry.h"
+#include "src/daemon/liveness.h"
+#include "src/daemon/registry.h"
 
 #define NB 4
 #define TIMEOUT_MS 1000

@@ -27,7 +27,7 @@
 
 #include <cJSON.h>
 
-#include "src/registry.h" /* route materialisation */
+#include "src/daemon/registry.h" /* route materialisation */
 #include "ctl.h"
 #include "doc.h"
 #include "ns/err.h"

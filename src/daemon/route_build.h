@@ -5,7 +5,7 @@
 
 #include "ns/model.h"
 #include "ns/store.h"
-#include "strmap.h"
+#include "src/base/strmap.h"
 
 /* Groups (and their members' filter servers) looked up once per
  * transaction. Valid only for the transaction it was filled in. */

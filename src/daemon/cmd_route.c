@@ -12,7 +12,7 @@
 #include "ns/log.h"
 #include "route_build.h"
 #include "server.h"
-#include "strmap.h"
+#include "src/base/strmap.h"
 
 static const char TOPIC_NOT_EXIST_FAQ[] =
     "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";

@@ -109,3 +109,8 @@ int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx)
     ns_buf_free(&w.tmp);
     return rc;
 }
+
+size_t ns_kv_count(ns_txn_t *t)
+{
+    return ns_db_count(t, NS_DB_KV);
+}

@@ -13,7 +13,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev"
+# libmicrohttpd-dev: the HTTP endpoint (httpListen); prometheus: promtool checks the
+# alert rules and every scrape in the tests; jq: the dashboard JSON lint
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev
+libmicrohttpd-dev prometheus jq"
 
 install_missing() {
     local missing=()

@@ -185,7 +185,7 @@ static int reg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
     return ns_registry_register(hook_ctx, txn, &op->args, &op->res);
 }
 
-static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why);
+static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict);
 
 static void reg_done(ns_wop_t *w)
 {
@@ -198,7 +198,8 @@ static void reg_done(ns_wop_t *w)
         if (e && e->conn == op->to.conn) {
             e->conn = op->prev_conn && !ns_conn_is_closed(op->prev_conn) ? op->prev_conn : NULL;
             if (op->prev_conn && e->conn == NULL && !e->evicting)
-                unregister_entry(srv, e, "its registration connection closed");
+                unregister_entry(srv, e, "its registration connection closed",
+                                 NS_M_EVICT_CONN_CLOSED);
         }
     }
     if (w->rc != NS_OK) {
@@ -212,6 +213,10 @@ static void reg_done(ns_wop_t *w)
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         reply_registered(srv, &op->to, &op->res, NULL);
     } else {
+        if (op->res.dv_changed)
+            NS_M_INC(srv->m.reg_changed);
+        else
+            NS_M_INC(srv->m.reg_unchanged);
         ns_live_entry_t *e = ns_liveness_register(
             srv->liveness, op->cluster, op->addr, op->broker_name, op->args.broker_id,
             op->args.heartbeat_timeout_ms, op->to.conn, ns_now_ms(srv));
@@ -220,7 +225,8 @@ static void reg_done(ns_wop_t *w)
         reply_registered(srv, &op->to, &op->res, NULL);
         /* registered over a connection that closed meanwhile: it is gone */
         if (e && op->to.conn && ns_conn_is_closed(op->to.conn))
-            unregister_entry(srv, e, "its connection closed during registration");
+            unregister_entry(srv, e, "its connection closed during registration",
+                             NS_M_EVICT_CONN_CLOSED);
     }
     reg_op_free(op);
 }
@@ -289,6 +295,7 @@ void ns_cmd_register_broker(ns_req_t *req)
         e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
         ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
+        NS_M_INC(srv->m.reg_unchanged);
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                              ns_now_ms(srv));
@@ -321,6 +328,7 @@ void ns_cmd_register_broker(ns_req_t *req)
                                  ns_now_ms(srv));
         if (e)
             remember_unchanged(srv, e, op->fp, &op->res);
+        NS_M_INC(srv->m.reg_unchanged);
         ns_conn_note_broker(req->conn);
         reply_registered(srv, &req->to, &op->res, req->txn);
         goto drop;
@@ -359,6 +367,7 @@ typedef struct {
     int64_t broker_id;
     bool removed;
     const char *why;
+    int evict; /* NS_M_EVICT_* for evictions, -1 for UNREGISTER_BROKER */
 } unreg_op_t;
 
 static int unreg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
@@ -373,8 +382,13 @@ static void unreg_done(ns_wop_t *w)
     unreg_op_t *op = (unreg_op_t *)w;
     ns_server_t *srv = op->srv;
     if (w->rc == NS_OK) {
-        if (op->removed)
+        if (op->removed) {
             ns_liveness_remove(srv->liveness, op->cluster, op->addr);
+            if (op->evict >= 0)
+                NS_M_INC(srv->m.evictions[op->evict]);
+            else
+                NS_M_INC(srv->m.unregistrations);
+        }
         if (op->why && op->removed)
             NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
                         op->addr, op->cluster, op->why);
@@ -394,7 +408,7 @@ static void unreg_done(ns_wop_t *w)
 
 static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
                               const char *addr, const char *broker_name, int64_t broker_id,
-                              const char *why)
+                              const char *why, int evict)
 {
     unreg_op_t *op = calloc(1, sizeof *op);
     if (op == NULL || !(op->cluster = strdup(cluster)) || !(op->addr = strdup(addr)) ||
@@ -417,13 +431,14 @@ static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const c
     }
     op->broker_id = broker_id;
     op->why = why;
+    op->evict = evict;
     ns_writer_submit(srv->writer, &op->op);
 }
 
-static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why)
+static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict)
 {
     e->evicting = true;
-    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why);
+    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why, evict);
 }
 
 void ns_cmd_unregister_broker(ns_req_t *req)
@@ -438,7 +453,7 @@ void ns_cmd_unregister_broker(ns_req_t *req)
     if (e)
         e->evicting = true;
     submit_unregister(req->srv, &req->to, cluster, addr, name, ns_req_i64(req, "brokerId", -1),
-                      "UNREGISTER_BROKER request");
+                      "UNREGISTER_BROKER request", -1);
 }
 
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
@@ -447,7 +462,8 @@ void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
     size_t n;
     while ((n = ns_liveness_by_conn(srv->liveness, conn, found, 64)) > 0)
         for (size_t i = 0; i < n; i++)
-            unregister_entry(srv, found[i], "its registration connection closed");
+            unregister_entry(srv, found[i], "its registration connection closed",
+                             NS_M_EVICT_CONN_CLOSED);
     ns_liveness_forget_conn(srv->liveness, conn);
 }
 
@@ -466,7 +482,7 @@ void ns_broker_scan(ns_server_t *srv)
                         (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");
-            unregister_entry(srv, e, "heartbeat timeout");
+            unregister_entry(srv, e, "heartbeat timeout", NS_M_EVICT_TIMEOUT);
         }
     }
 }
@@ -512,6 +528,7 @@ void ns_cmd_broker_heartbeat(ns_req_t *req)
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
     if (cluster && addr)
         ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    NS_M_INC(req->srv->m.heartbeats);
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
 }
 
@@ -531,8 +548,10 @@ void ns_cmd_query_data_version(ns_req_t *req)
     }
     bool known = rc == NS_OK;
     bool changed = !known || !have_body || !ns_dataversion_equal(&rec.dv, &dv);
-    if (known)
+    if (known) {
         ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+        NS_M_INC(req->srv->m.heartbeats);
+    }
     ns_rsp_ext(&rsp, "changed", changed ? "true" : "false");
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);

@@ -73,6 +73,11 @@ void ns_conn_unref(ns_conn_t *c)
     free(c);
 }
 
+ns_server_t *ns_conn_server(const ns_conn_t *c)
+{
+    return c->srv;
+}
+
 bool ns_conn_is_closed(const ns_conn_t *c)
 {
     return c->closing;
@@ -122,6 +127,8 @@ static void close_cb(uv_handle_t *h)
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
     unlink_conn(c);
+    if (c->peer[0]) /* started: counted as accepted */
+        NS_M_INC(srv->m.conn_closed);
     if (srv->io)
         ns_io_closed(srv, c, c->link, take_spare(c)); /* its brokers are the main loop's */
     else if (c->brokers > 0 && !srv->stopping)
@@ -215,17 +222,20 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
         if (rc == NS_ETOOBIG) {
             NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
                         ns_be32_read(data + off), max);
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
             ns_conn_close(c, "oversized frame");
             break;
         }
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: malformed frame length", c->peer);
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
             ns_conn_close(c, "malformed frame");
             break;
         }
         rc = ns_remoting_decode(data + off, flen, &c->msg);
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
             ns_conn_close(c, "malformed header");
             break;
         }
@@ -268,6 +278,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     c->last_active_ms = uv_now(srv->loop);
+    NS_M_ADD(srv->m.bytes_in, nread);
     if (buf->base == (char *)srv->rshared.data) {
         size_t used = process(c, srv->rshared.data, (size_t)nread);
         if (!c->closing && used < (size_t)nread &&
@@ -338,6 +349,7 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
     peer_name(&ss, c->peer, sizeof c->peer);
     uv_tcp_nodelay(&c->tcp, 1);
+    NS_M_INC(c->srv->m.conn_accepted);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close(c, "read start failed");
@@ -351,6 +363,7 @@ void ns_conn_accept(ns_server_t *srv)
     uv_tcp_init(srv->loop, &c->tcp);
     c->tcp.data = c;
     if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
+        NS_M_INC(srv->m.refused[NS_M_REFUSE_ACCEPT_FAILED]);
         c->closing = true;
         uv_close((uv_handle_t *)&c->tcp, close_cb);
         return;
@@ -442,6 +455,7 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
         return;
     }
     if (c->wq.out.len > MAX_PENDING_OUT) {
+        NS_M_INC(c->srv->m.refused[NS_M_REFUSE_SLOW_READER]);
         ns_conn_close(c, "peer does not read its replies");
         return;
     }
@@ -456,6 +470,7 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
     if (rc != NS_OK)
         return rc;
     if (c->wq.out.len > MAX_PENDING_OUT) {
+        NS_M_INC(c->srv->m.refused[NS_M_REFUSE_SLOW_READER]);
         ns_conn_close(c, "peer does not read its replies");
         return NS_ECONN;
     }
@@ -488,7 +503,10 @@ static void flush(ns_conn_t *c)
             ns_io_reply(c->home, c->link, &c->wq.out);
         return;
     }
+    size_t n = c->wq.out.len;
     int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+    if (rc > 0)
+        NS_M_ADD(c->srv->m.bytes_out, n);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
     else if (rc == NS_WQ_QUEUED)

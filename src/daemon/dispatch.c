@@ -67,6 +67,15 @@ static const ns_cmd_row_t cmd_table[] = {
 };
 
 #define SLOW_REQUEST_MS 100
+#define N_ROWS (sizeof cmd_table / sizeof cmd_table[0])
+_Static_assert(N_ROWS < NS_M_ROW_UNKNOWN, "NS_M_ROWS too small for the request table");
+
+const char *ns_dispatch_row_name(int m_row)
+{
+    if (m_row >= 1 && (size_t)m_row <= N_ROWS)
+        return cmd_table[m_row - 1].name;
+    return m_row == NS_M_ROW_UNKNOWN ? "UNSUPPORTED" : NULL;
+}
 
 static const ns_cmd_row_t *find_row(int code)
 {
@@ -108,8 +117,10 @@ int64_t ns_wall_ms(void)
 
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
+    uint64_t t0 = uv_hrtime();
     ns_req_t req = {srv, conn, cmd, NULL,
-                    {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0}};
+                    {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0,
+                     false, NS_M_ROW_UNKNOWN, t0}};
     srv->requests++;
     if (cmd->flag & NS_FLAG_RESPONSE) {
         NS_LOG_DEBUG("conn %s: unexpected response frame (opaque %d) dropped", ns_conn_peer(conn),
@@ -124,7 +135,8 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
         return;
     }
-    uint64_t t0 = uv_hrtime();
+    req.to.m_row = (uint8_t)(row - cmd_table + 1);
+    srv->m_replied = false;
     int rc = row->kind == NS_CMD_READ ? ns_read_begin(srv, &req.txn) : NS_OK;
     if (rc != NS_OK) {
         NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
@@ -134,14 +146,29 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
     }
     if (req.txn)
         ns_read_end(srv);
-    uint64_t ms = (uv_hrtime() - t0) / 1000000;
+    uint64_t ns = uv_hrtime() - t0, ms = ns / 1000000;
+    if (srv->m_replied) /* else the writer answers it: timed in ns_reply */
+        ns_hist_observe(&srv->m.latency[NS_M_LAT_READ], NS_HIST_LATENCY, ns);
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
                     (unsigned long long)ms);
 }
 
+/* Counts the reply of a request in the metrics of the loop it runs on. */
+static void count_reply(const ns_reply_to_t *to, int code)
+{
+    ns_server_t *srv = ns_conn_server(to->conn);
+    NS_M_INC(srv->m.req[to->m_row][ns_metrics_rsp_index(code)]);
+    if (to->async)
+        ns_hist_observe(&srv->m.latency[NS_M_LAT_WRITE], NS_HIST_LATENCY, uv_hrtime() - to->t0_ns);
+    else
+        srv->m_replied = true;
+}
+
 void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp)
 {
+    if (to->m_row && to->conn)
+        count_reply(to, rsp->code);
     if (to->oneway || to->conn == NULL || ns_conn_is_closed(to->conn))
         return;
     ns_cmd_t c = {0};
@@ -185,6 +212,7 @@ void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val)
 
 void ns_reply_to_hold(ns_reply_to_t *to)
 {
+    to->async = true;
     if (to->conn)
         ns_conn_ref(to->conn);
 }

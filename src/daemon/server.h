@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "liveness.h"
+#include "metrics.h"
 #include "ns/config.h"
 #include "ns/remoting.h"
 #include "ns/store.h"
@@ -53,6 +54,10 @@ struct ns_server {
     ns_io_t **ios;           /* main: the extra loops */
     size_t n_ios, next_io;
     ns_mailbox_t *inbox;     /* main: messages from the I/O loops */
+    /* metrics (metrics.h): this loop's counters, written by this loop only */
+    ns_metrics_loop_t m;
+    bool m_replied;          /* the request being dispatched was answered */
+    struct ns_http *http;    /* main: the HTTP endpoint (http.h); NULL when off */
 };
 
 /* Opens the store, restores liveness, starts the writer and listens.
@@ -81,6 +86,8 @@ void ns_conn_flush_all(ns_server_t *srv);
 void ns_conn_close_all(ns_server_t *srv);
 /* Closes connections idle for more than idle_s seconds. */
 void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s);
+/* The server (loop) c belongs to. */
+ns_server_t *ns_conn_server(const ns_conn_t *c);
 /* Number of brokers that registered over c and may still be live. */
 void ns_conn_note_broker(ns_conn_t *c);
 
@@ -136,6 +143,8 @@ void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, void *spar
 /* Main -> I/O loop: reply bytes for remote (out is emptied) / close it. */
 void ns_io_reply(ns_io_t *home, ns_conn_t *remote, ns_buf_t *out);
 void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote, void *spare);
+/* The server of an extra loop (metrics). */
+ns_server_t *ns_io_server(ns_io_t *io);
 /* Frees a message a connection kept in reserve and never sent (NULL: none). */
 void ns_io_msg_free(void *spare);
 
@@ -148,6 +157,9 @@ typedef struct {
     int32_t opaque;
     uint8_t serialize_type;
     bool oneway;
+    bool async;     /* answered after the writer (set by ns_reply_to_hold) */
+    uint8_t m_row;  /* metrics: request row (metrics.h), 0 = none */
+    uint64_t t0_ns; /* uv_hrtime() when dispatched */
 } ns_reply_to_t;
 
 typedef struct {
@@ -169,6 +181,8 @@ typedef struct {
     size_t body_len;
 } ns_rsp_t;
 
+/* Request name of a metrics row (metrics.h): NULL for rows not in use. */
+const char *ns_dispatch_row_name(int m_row);
 /* Dispatches one decoded frame read from conn. */
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd);
 /* Sends rsp to `to` (nothing for one-way requests or closed conns). */

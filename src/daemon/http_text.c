@@ -24,7 +24,7 @@ static void head(ns_buf_t *out, const char *name, const char *type, const char *
 static void one(ns_buf_t *out, const char *name, const char *type, const char *help, double v)
 {
     head(out, name, type, help);
-    ns_buf_printf(out, "%s %.17g\n", name, v);
+    ns_buf_printf(out, "%s %.15g\n", name, v);
 }
 
 /* Sum of one counter over every loop's block (GNU statement expression). */

@@ -17,10 +17,10 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 33
+#define NKEYS 35
 
 static const char *const all_keys[NKEYS] = {
-    "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
+    "bindAddress", "listenPort", "portFile", "httpListen", "httpPortFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
     "ioThreads", "ioBacklogBytes", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
     "writerBatchMax",
     "auditRetention", "maxInflateBytes", "scanNotActiveBrokerInterval",

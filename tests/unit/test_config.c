@@ -218,7 +218,8 @@ static void test_keys_and_mutability(void **state)
         "maxInflateBytes"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
+        "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
+        "writerBatchMax",
         "rocketmqHome",
         "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)

@@ -3,41 +3,15 @@
 
 #include <stdio.h>
 
-/* Latency bounds in ns: 2.5 us .. 5 s. A route lookup takes 1-3 us on the
- * loop, a commit with fsync milliseconds; both ends need resolution. */
-static const uint64_t latency_bounds[] = {
-    2500,      5000,      10000,     25000,      50000,      100000,     250000,
-    500000,    1000000,   2500000,   5000000,    10000000,   25000000,   50000000,
-    100000000, 250000000, 500000000, 1000000000, 2500000000, 5000000000,
-};
-static const uint64_t batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+_Static_assert(NS_HIST_LATENCY_BOUNDS < NS_M_HIST_MAX, "too many latency buckets");
 
-#define NBOUNDS(a) (sizeof(a) / sizeof(a)[0])
-_Static_assert(NBOUNDS(latency_bounds) <= NS_M_HIST_MAX, "too many latency buckets");
-_Static_assert(NBOUNDS(batch_bounds) <= NS_M_HIST_MAX, "too many batch buckets");
-
-static const uint64_t *bounds_of(ns_hist_kind_t kind, size_t *n)
+/* Bound i of a histogram, in its raw unit. */
+static uint64_t bound_of(ns_hist_kind_t kind, size_t i)
 {
-    if (kind == NS_HIST_BATCH) {
-        *n = NBOUNDS(batch_bounds);
-        return batch_bounds;
-    }
-    *n = NBOUNDS(latency_bounds);
-    return latency_bounds;
+    return (kind == NS_HIST_LATENCY ? UINT64_C(1000) : UINT64_C(1)) << i;
 }
 
-void ns_hist_observe(ns_hist_t *h, ns_hist_kind_t kind, uint64_t v)
-{
-    size_t n, i = 0;
-    const uint64_t *b = bounds_of(kind, &n);
-    while (i < n && v > b[i])
-        i++;
-    NS_M_INC(h->bucket[i]);
-    NS_M_INC(h->count);
-    NS_M_ADD(h->sum, v);
-}
-
-int ns_metrics_rsp_index(int code)
+int ns_metrics_rsp_index_slow(int code)
 {
     switch (code) {
 #define NS_M_RSP_CASE(name, value)                                                                 \
@@ -89,8 +63,7 @@ static void bound_text(char *out, size_t len, uint64_t v, double scale)
 void ns_metrics_hist_render(ns_buf_t *out, const char *name, const char *labels,
                             ns_hist_kind_t kind, double scale, ns_hist_t *const *hs, size_t n)
 {
-    size_t nb;
-    const uint64_t *b = bounds_of(kind, &nb);
+    size_t nb = kind == NS_HIST_LATENCY ? NS_HIST_LATENCY_BOUNDS : NS_HIST_BATCH_BOUNDS;
     const char *sep = labels[0] ? "," : "";
     uint64_t cum = 0, count = 0, sum = 0;
     char le[32];
@@ -98,7 +71,7 @@ void ns_metrics_hist_render(ns_buf_t *out, const char *name, const char *labels,
         for (size_t k = 0; k < n; k++)
             cum += NS_M_GET(hs[k]->bucket[i]);
         if (i < nb)
-            bound_text(le, sizeof le, b[i], scale);
+            bound_text(le, sizeof le, bound_of(kind, i), scale);
         else
             snprintf(le, sizeof le, "+Inf");
         ns_buf_printf(out, "%s_bucket{%s%sle=\"%s\"} %llu\n", name, labels, sep, le,
@@ -113,7 +86,7 @@ void ns_metrics_hist_render(ns_buf_t *out, const char *name, const char *labels,
     if (count != cum)
         count = cum;
     const char *open = labels[0] ? "{" : "", *close = labels[0] ? "}" : "";
-    ns_buf_printf(out, "%s_sum%s%s%s %.9g\n", name, open, labels, close, (double)sum * scale);
+    ns_buf_printf(out, "%s_sum%s%s%s %.15g\n", name, open, labels, close, (double)sum * scale);
     ns_buf_printf(out, "%s_count%s%s%s %llu\n", name, open, labels, close,
                   (unsigned long long)count);
 }

@@ -42,11 +42,30 @@ typedef struct {
     ns_counter_t sum; /* in the histogram's raw unit (ns, or items) */
 } ns_hist_t;
 
-/* Bucket bounds: latencies in nanoseconds, batch sizes in operations. */
+/* Bucket bounds are powers of two, so that an observation finds its bucket
+ * with one count-leading-zeros instead of a scan: latencies 1 us * 2^k
+ * (1 us .. 4.19 s, in ns), batch sizes 2^k (1 .. 1024). */
 typedef enum { NS_HIST_LATENCY, NS_HIST_BATCH } ns_hist_kind_t;
+#define NS_HIST_LATENCY_BOUNDS 23
+#define NS_HIST_BATCH_BOUNDS 11
+
+/* Smallest k with v <= unit * 2^k, at most nb (the +Inf bucket). */
+static inline unsigned ns_hist_index(uint64_t v, uint64_t unit, unsigned nb)
+{
+    uint64_t q = (v + unit - 1) / unit;
+    unsigned k = q <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(q - 1);
+    return k < nb ? k : nb;
+}
 
 /* Owner thread: one observation of v (ns or items). */
-void ns_hist_observe(ns_hist_t *h, ns_hist_kind_t kind, uint64_t v);
+static inline void ns_hist_observe(ns_hist_t *h, ns_hist_kind_t kind, uint64_t v)
+{
+    unsigned i = kind == NS_HIST_LATENCY ? ns_hist_index(v, 1000, NS_HIST_LATENCY_BOUNDS)
+                                         : ns_hist_index(v, 1, NS_HIST_BATCH_BOUNDS);
+    NS_M_INC(h->bucket[i]);
+    NS_M_INC(h->count);
+    NS_M_ADD(h->sum, v);
+}
 
 /* ---- request results: the response code sent ---- */
 
@@ -58,7 +77,11 @@ enum {
         NS_M_RSP_OTHER,
     NS_M_RSP_N
 };
-int ns_metrics_rsp_index(int code);
+int ns_metrics_rsp_index_slow(int code);
+static inline int ns_metrics_rsp_index(int code)
+{
+    return code == 0 ? NS_M_RSP_SUCCESS : ns_metrics_rsp_index_slow(code);
+}
 
 /* Request rows: 0 = not a request (no counting), 1..NS_M_ROWS-2 = the
  * dispatcher's table rows + 1, NS_M_ROW_UNKNOWN = a code we do not serve. */

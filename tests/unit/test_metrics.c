@@ -14,25 +14,29 @@
 static void test_latency_buckets(void **state)
 {
     ns_hist_t h = {0};
-    ns_hist_observe(&h, NS_HIST_LATENCY, 1000);       /* 1 us: first bucket (<= 2.5 us) */
-    ns_hist_observe(&h, NS_HIST_LATENCY, 2500);       /* on the bound: still the first */
-    ns_hist_observe(&h, NS_HIST_LATENCY, 2501);       /* the next one */
+    ns_hist_observe(&h, NS_HIST_LATENCY, 1);          /* 1 ns: first bucket (<= 1 us) */
+    ns_hist_observe(&h, NS_HIST_LATENCY, 1000);       /* on the bound: still the first */
+    ns_hist_observe(&h, NS_HIST_LATENCY, 1001);       /* the next one (<= 2 us) */
+    ns_hist_observe(&h, NS_HIST_LATENCY, 3000);       /* <= 4 us */
     ns_hist_observe(&h, NS_HIST_LATENCY, 9000000000); /* 9 s: +Inf */
     assert_int_equal(NS_M_GET(h.bucket[0]), 2);
     assert_int_equal(NS_M_GET(h.bucket[1]), 1);
-    assert_int_equal(NS_M_GET(h.count), 4);
-    assert_int_equal(NS_M_GET(h.sum), 1000 + 2500 + 2501 + 9000000000ull);
+    assert_int_equal(NS_M_GET(h.bucket[2]), 1);
+    assert_int_equal(NS_M_GET(h.bucket[NS_HIST_LATENCY_BOUNDS]), 1);
+    assert_int_equal(NS_M_GET(h.count), 5);
+    assert_int_equal(NS_M_GET(h.sum), 1 + 1000 + 1001 + 3000 + 9000000000ull);
     ns_hist_t *hs[2] = {&h, &h};
     ns_buf_t out = NS_BUF_INIT;
     ns_metrics_hist_render(&out, "x_seconds", "kind=\"read\"", NS_HIST_LATENCY, 1e-9, hs, 2);
     ns_buf_append_u8(&out, 0);
     const char *t = (const char *)out.data;
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"2.5e-06\"} 4\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"5e-06\"} 6\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"5\"} 6\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"+Inf\"} 8\n"));
-    assert_non_null(strstr(t, "x_seconds_count{kind=\"read\"} 8\n"));
-    assert_non_null(strstr(t, "x_seconds_sum{kind=\"read\"} 18.000012"));
+    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"1e-06\"} 4\n"));
+    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"2e-06\"} 6\n"));
+    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"4e-06\"} 8\n"));
+    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"4.194304\"} 8\n"));
+    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"+Inf\"} 10\n"));
+    assert_non_null(strstr(t, "x_seconds_count{kind=\"read\"} 10\n"));
+    assert_non_null(strstr(t, "x_seconds_sum{kind=\"read\"} 18.000010004"));
     ns_buf_free(&out);
 }
 

@@ -51,6 +51,8 @@ test)
     start=$(date +%s)
     echo "== build (Debug, -Werror)"
     build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
+    echo "== monitoring files (alert rules, dashboard)"
+    "$top/tools/check_monitoring.sh"
     echo "== tests"
     (cd "$top/build-test" && ctest --output-on-failure -j "$jobs")
     echo "== build (ASan+UBSan, -Werror)"

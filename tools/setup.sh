@@ -14,9 +14,10 @@ cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # libmicrohttpd-dev: the HTTP endpoint (httpListen); prometheus: promtool checks the
-# alert rules and every scrape in the tests; jq: the dashboard JSON lint
+# alert rules and every scrape in the tests; jq: the dashboard JSON lint; gnuplot-nox:
+# tools/render_dashboard.sh (by hand, not in the tests)
 packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev
-libmicrohttpd-dev prometheus jq"
+libmicrohttpd-dev prometheus jq gnuplot-nox"
 
 install_missing() {
     local missing=()

@@ -114,8 +114,7 @@ static int count_cb(const char *name, void *ctx)
 
 typedef struct {
     uint64_t n;
-    const char *last;
-    char prev[256];
+    char prev[256]; /* the last cluster seen: pairs come sorted by cluster */
 } clusters_t;
 
 static int cluster_cb(const char *cluster, const char *broker, void *ctx)
@@ -163,7 +162,7 @@ static void store_totals(ns_snap_t *s, ns_server_t *srv, ns_txn_t *txn)
         return;
     s->topics = ns_route_count(txn);
     s->kv_keys = ns_kv_count(txn);
-    clusters_t c = {0, NULL, ""};
+    clusters_t c = {0, ""};
     ns_cluster_iter(txn, cluster_cb, &c);
     s->clusters = c.n;
 }

@@ -62,7 +62,7 @@ PIDS+=($!)
 sleep 3
 bench --mode route --no-setup --topics 100 --conns 8 --depth 4 --rate 20000 --duration 25 --warmup 0
 echo "render_dashboard: registrations with changing data versions beside lookups" >&2
-bench --mode mixed --setup-brokers 10 --setup-topics 100 --reg-brokers 2 --reg-topics 2000 \
+bench --mode mixed --no-setup --topics 100 --reg-brokers 2 --reg-topics 2000 \
     --reg-interval-ms 500 --conns 8 --rate 10000 --duration 25 --warmup 0
 bench --mode route --no-setup --topics 100 --conns 8 --depth 4 --rate 40000 --duration 15 --warmup 0
 echo "render_dashboard: kill -9, restart: the brokers wait in the grace window" >&2
@@ -85,7 +85,8 @@ query() { # file expr legendFormat
     q=${q//\$instance/.*}
     curl -s -G "http://127.0.0.1:$PPORT/api/v1/query_range" --data-urlencode "query=$q" \
         --data-urlencode "start=$T0" --data-urlencode "end=$T1" --data-urlencode "step=2" >"$W/q.json"
-    jq -r --arg l "$3" --argjson t0 "$T0" '.data.result[] | .metric as $m |
+    jq -r --arg l "$3" --argjson t0 "$T0" '.data.result[] |
+        select([.values[][1] | tonumber? // 0] | max > 0) | .metric as $m |
         "# " + ($l | gsub("\\{\\{(?<k>[a-z_]+)\\}\\}"; ($m[.k] // ""))),
         (.values[] | "\(.[0] - $t0) \(.[1])"), "", ""' "$W/q.json" >>"$1"
 }
@@ -111,9 +112,9 @@ plot_panel 6 "Grace window remaining (s), connections open" "" "Grace window" 0 
 
 # legends: the label values of each series (from the "# k=v,..." lines)
 {
-    echo "set terminal pngcairo size 1600,1000 font 'DejaVu Sans,9' background rgb '#181b1f'"
+    echo "set terminal pngcairo noenhanced size 1600,1000 font 'DejaVu Sans,9' background rgb '#181b1f'"
     echo "set output '$OUT'"
-    echo "set multiplot layout 3,2 title 'namesrvd on loopback, scraped by Prometheus every 1 s (x: seconds since start; kill -9 and restart at ~70 s)' textcolor rgb '#d8d9da'"
+    echo "set multiplot layout 3,2 title 'namesrvd on loopback, scraped by Prometheus every 1 s (x: seconds since start; kill -9 and restart at ~70 s, grace window 30 s)' textcolor rgb '#d8d9da'"
     echo "set border lc rgb '#555555'; set grid lc rgb '#333333'; set key textcolor rgb '#d8d9da' top left"
     echo "set xtics textcolor rgb '#d8d9da'; set ytics textcolor rgb '#d8d9da'; set style data lines"
     for n in 1 2 3 4 5 6; do

@@ -252,6 +252,12 @@ void ns_http_stop(ns_server_t *srv)
     }
 }
 
+void ns_http_note_backup(ns_server_t *srv, bool ok)
+{
+    if (srv->http)
+        ns_metrics_backup_done(&srv->http->backup, ok, ns_wall_ms());
+}
+
 void ns_http_free(ns_server_t *srv)
 {
     ns_http_t *h = srv->http;

@@ -130,7 +130,7 @@ static int cluster_cb(const char *cluster, const char *broker, void *ctx)
 /* Data version and topics of b from the store, or from prev. */
 static void store_fields(ns_snap_broker_t *b, ns_txn_t *txn, const ns_snap_t *prev)
 {
-    if (prev) {
+    if (prev && prev->n_brokers > 0) {
         const ns_snap_broker_t *o =
             bsearch(b, prev->brokers, prev->n_brokers, sizeof *b, cmp_broker);
         if (o && strcmp(o->broker_name, b->broker_name) == 0) {
@@ -185,7 +185,8 @@ ns_snap_t *ns_snap_build(ns_server_t *srv, const ns_snap_t *prev)
         b->addr = s->pool + (uintptr_t)b->addr;
         b->broker_name = s->pool + (uintptr_t)b->broker_name;
     }
-    qsort(c.rows, c.n, sizeof *c.rows, cmp_broker);
+    if (c.n > 1)
+        qsort(c.rows, c.n, sizeof *c.rows, cmp_broker);
     s->brokers = c.rows;
     s->n_brokers = c.n;
     c.rows = NULL;

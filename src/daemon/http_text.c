@@ -9,6 +9,15 @@
 #include "http.h"
 #include "server.h"
 
+/* The memory and connection budgets of issue 14 (src/daemon/budget.h, not on
+ * main yet): their refusals and usage are exported as soon as it lands. */
+#if defined(__has_include)
+#if __has_include("budget.h")
+#include "budget.h"
+#define NS_HAVE_BUDGET 1
+#endif
+#endif
+
 #ifndef NS_VERSION
 #define NS_VERSION "unknown"
 #endif
@@ -84,6 +93,30 @@ static void connections(ns_http_t *h, ns_buf_t *out)
     for (int r = 0; r < NS_M_REFUSE_N; r++)
         ns_buf_printf(out, "namesrv_refusals_total{reason=\"%s\"} %llu\n",
                       ns_metrics_refusal_name(r), (unsigned long long)SUM(h, refused[r]));
+#ifdef NS_HAVE_BUDGET
+    ns_budget_stats_t b;
+    ns_budget_snapshot(&b);
+    for (int r = 0; r < NS_REFUSE_COUNT; r++)
+        ns_buf_printf(out, "namesrv_refusals_total{reason=\"budget_%s\"} %llu\n",
+                      ns_refusal_name((ns_refuse_t)r), (unsigned long long)b.refused[r]);
+    head(out, "namesrv_budget_used", "gauge",
+         "Use of the server-wide budgets (maxConnections etc.).");
+    const struct {
+        const char *name;
+        uint64_t used, max;
+    } rows[] = {{"connections", b.connections, b.max_connections},
+                {"unfinished_frame_bytes", b.unfinished_bytes, b.max_unfinished_bytes},
+                {"unsent_reply_bytes", b.unsent_bytes, b.max_unsent_bytes},
+                {"writer_queue_bytes", b.writer_bytes, b.max_writer_bytes},
+                {"writer_queue_ops", b.writer_ops, b.max_writer_ops}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ns_buf_printf(out, "namesrv_budget_used{budget=\"%s\"} %llu\n", rows[i].name,
+                      (unsigned long long)rows[i].used);
+    head(out, "namesrv_budget_limit", "gauge", "Limits of the server-wide budgets.");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ns_buf_printf(out, "namesrv_budget_limit{budget=\"%s\"} %llu\n", rows[i].name,
+                      (unsigned long long)rows[i].max);
+#endif
     one(out, "namesrv_received_bytes_total", "counter", "Bytes read from remoting connections.",
         (double)SUM(h, bytes_in));
     one(out, "namesrv_sent_bytes_total", "counter", "Bytes written to remoting connections.",

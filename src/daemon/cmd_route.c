@@ -10,9 +10,8 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "route_build.h"
 #include "server.h"
-#include "src/base/strmap.h"
+#include "ns/strmap.h"
 
 static const char TOPIC_NOT_EXIST_FAQ[] =
     "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";

@@ -24,7 +24,7 @@
 
 #include "ns/buf.h"
 #include "ns/err.h"
-#include "src/base/strmap.h"
+#include "ns/strmap.h"
 
 struct ns_liveness {
     ns_strmap_t by_key; /* "cluster\naddr" -> entry */

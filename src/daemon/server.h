@@ -12,7 +12,6 @@
 #include "ns/config.h"
 #include "ns/remoting.h"
 #include "ns/store.h"
-#include "registry.h"
 #include "writer.h"
 
 typedef struct ns_server ns_server_t;

@@ -22,7 +22,6 @@
 #include "ns/log.h"
 #include "ns/store.h"
 #include "src/daemon/liveness.h"
-#include "src/daemon/registry.h"
 
 #define NB 4
 #define TIMEOUT_MS 1000

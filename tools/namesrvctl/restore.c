@@ -27,7 +27,6 @@
 
 #include <cJSON.h>
 
-#include "src/daemon/registry.h" /* route materialisation */
 #include "ctl.h"
 #include "doc.h"
 #include "ns/err.h"

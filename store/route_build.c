@@ -1,5 +1,5 @@
-/* route_build.c - assembling and materialising routes (see route_build.h). */
-#include "route_build.h"
+/* route_build.c - assembling and materialising routes (include/ns/store.h). */
+#include "ns/store.h"
 
 #include <stdlib.h>
 #include <string.h>

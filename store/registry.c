@@ -4,7 +4,7 @@
  * read side by side with the spec. Writes are skipped whenever the stored
  * value is already the one we would write: an unchanged re-registration
  * dirties no page. */
-#include "registry.h"
+#include "ns/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,6 @@
 #include "ns/body.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "route_build.h"
 
 /* Topics whose route must be re-encoded, in marking order and possibly
  * repeated: NUL-terminated names back to back in `names`, found by offset

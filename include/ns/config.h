@@ -77,6 +77,12 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src);
  * unchanged. The value is copied. */
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen);
 
+/* ns_config_set, then whatever the row needs for the value to take effect
+ * (its apply hook: the log threshold for logLevel). */
+int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err,
+                     size_t errlen);
+/* Runs every row's apply hook (at startup, once the settings are read). */
+void ns_config_apply_all(const ns_config_t *cfg);
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
 /* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
@@ -102,6 +108,8 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
  * missing parent directories (as Java does). NS_EIO or NS_ENOMEM; a failure
  * before the rename leaves path untouched and removes path.tmp. */
 int ns_config_write_file(const ns_config_t *cfg, const char *path);
+/* The same for text already dumped (any thread: touches no ns_config_t). */
+int ns_config_write_text(const ns_buf_t *text, const char *path);
 
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */

@@ -25,7 +25,10 @@
     X(NS_ECONN, -13, "connection failed")                               \
     X(NS_ETIMEDOUT, -14, "timed out")                                   \
     X(NS_EEXIST, -15, "already exists")                                 \
-    X(NS_EINTERNAL, -16, "internal error")
+    X(NS_EINTERNAL, -16, "internal error")                              \
+    X(NS_EFALLBACK, -17, "fast path declined; take the general one")    \
+    X(NS_ERETRY, -18, "run again")                                      \
+    X(NS_EREFUSED, -19, "refused; the reply says why")
 
 typedef enum {
 #define NS_ERR_ENUM(name, value, msg) name = value,

@@ -1,9 +1,13 @@
-/* dispatch.c - the request table and the one wrapper around every handler.
+/* dispatch.c - the request table and the one wrapper around every handler
+ * (the contract is in dispatch.h).
  *
- * A request is a row: code, name, read/write, handler. The wrapper does the
- * cross-cutting work: unknown codes, the read transaction of read rows,
- * timing and slow-request logging. Handlers read their arguments, call the
- * store (reads) or queue a write, and reply. */
+ * The wrapper does the cross-cutting work: unknown codes, required header
+ * fields, the read transaction, mapping a handler's NS_E* to the RocketMQ
+ * reply, timing and slow-request logging; and, for write operations,
+ * holding the reply target until the writer committed. */
+#include "dispatch.h"
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,57 +17,64 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
 
-typedef enum { NS_CMD_READ, NS_CMD_WRITE } ns_cmd_kind_t;
+#define NS_ROW_ANY_LOOP 0x1u /* served by the loop that owns the connection */
+#define NS_ROW_EXT 0x2u      /* Java answers with a (maybe empty) header object */
 
 typedef struct {
     int code;
     const char *name;
     ns_cmd_kind_t kind;
+    unsigned flags;
+    const char *need[4]; /* required header fields, NULL-terminated */
+    const char *missing; /* remark when one is missing (%s: its name, if present) */
     ns_handler_fn handler;
 } ns_cmd_row_t;
 
-/* Write rows queue their mutation on the writer and reply after commit;
- * the ones that only touch liveness (heartbeats) are reads of the store. */
+#define ROW(name, kind, flags, fn, missing, ...) \
+    {NS_REQ_##name, #name, kind, flags, {__VA_ARGS__}, missing, ns_cmd_##fn}
+#define NONE NULL
+
+/* Heartbeats only touch liveness: reads of the store. REGISTER_BROKER is a
+ * write: an unchanged one is answered from the read snapshot, any other
+ * goes to the writer. */
 static const ns_cmd_row_t cmd_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", NS_CMD_WRITE, ns_cmd_put_kv_config},
-    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", NS_CMD_READ, ns_cmd_get_kv_config},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", NS_CMD_WRITE, ns_cmd_delete_kv_config},
-    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", NS_CMD_READ, ns_cmd_register_broker},
-    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", NS_CMD_WRITE, ns_cmd_unregister_broker},
-    {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", NS_CMD_READ,
-     ns_cmd_get_routeinfo_by_topic},
-    {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", NS_CMD_READ,
-     ns_cmd_get_broker_cluster_info},
-    {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", NS_CMD_WRITE,
-     ns_cmd_wipe_write_perm_of_broker},
-    {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER", NS_CMD_READ,
-     ns_cmd_get_all_topic_list},
-    {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", NS_CMD_WRITE,
-     ns_cmd_delete_topic_in_namesrv},
-    {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", NS_CMD_WRITE,
-     ns_cmd_register_topic_in_namesrv},
-    {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", NS_CMD_READ,
-     ns_cmd_get_kvlist_by_namespace},
-    {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", NS_CMD_READ,
-     ns_cmd_get_topics_by_cluster},
-    {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS", NS_CMD_READ,
-     ns_cmd_get_system_topic_list},
-    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", NS_CMD_READ, ns_cmd_get_unit_topic_list},
-    {NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST", NS_CMD_READ,
-     ns_cmd_get_has_unit_sub_topic_list},
-    {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST", NS_CMD_READ,
-     ns_cmd_get_has_unit_sub_ununit_topic_list},
-    {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", NS_CMD_WRITE,
-     ns_cmd_update_namesrv_config},
-    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", NS_CMD_READ, ns_cmd_get_namesrv_config},
-    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", NS_CMD_READ, ns_cmd_query_data_version},
-    {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", NS_CMD_WRITE,
-     ns_cmd_add_write_perm_of_broker},
-    {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", NS_CMD_READ,
-     ns_cmd_get_broker_member_group},
-    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", NS_CMD_READ, ns_cmd_broker_heartbeat},
+    ROW(PUT_KV_CONFIG, NS_CMD_WRITE, 0, put_kv_config, "namespace or key is null", "namespace",
+        "key"),
+    ROW(GET_KV_CONFIG, NS_CMD_READ, NS_ROW_EXT, get_kv_config, "namespace or key is null",
+        "namespace", "key"),
+    ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, 0, delete_kv_config, "namespace or key is null",
+        "namespace", "key"),
+    ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT, register_broker,
+        "register broker failed: header field %s is missing", "clusterName", "brokerAddr",
+        "brokerName"),
+    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, unregister_broker, "clusterName or brokerAddr is null",
+        "clusterName", "brokerAddr"),
+    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, get_routeinfo_by_topic,
+        "topic is null", "topic"),
+    ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, get_broker_cluster_info, NULL, NONE),
+    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, wipe_write_perm_of_broker,
+        "brokerName is null", "brokerName"),
+    ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, get_all_topic_list, NULL, NONE),
+    ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, delete_topic_in_namesrv, "topic is null",
+        "topic"),
+    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, register_topic_in_namesrv, "topic is null",
+        "topic"),
+    ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, get_kvlist_by_namespace, "namespace is null",
+        "namespace"),
+    ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, get_topics_by_cluster, NULL, NONE),
+    ROW(GET_SYSTEM_TOPIC_LIST_FROM_NS, NS_CMD_READ, 0, get_system_topic_list, NULL, NONE),
+    ROW(GET_UNIT_TOPIC_LIST, NS_CMD_READ, 0, get_unit_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, 0, get_has_unit_sub_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, 0, get_has_unit_sub_ununit_topic_list,
+        NULL, NONE),
+    ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, update_namesrv_config, NULL, NONE),
+    ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, get_namesrv_config, NULL, NONE),
+    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, query_data_version, NULL, NONE),
+    ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, add_write_perm_of_broker, "brokerName is null",
+        "brokerName"),
+    ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, get_broker_member_group, NULL, NONE),
+    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, broker_heartbeat, NULL, NONE),
 };
 
 #define SLOW_REQUEST_MS 100
@@ -106,10 +117,58 @@ int64_t ns_wall_ms(void)
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
+bool ns_dispatch_any_loop(const ns_cmd_t *cmd)
+{
+    const ns_cmd_row_t *row = find_row(cmd->code);
+    return (row && (row->flags & NS_ROW_ANY_LOOP)) || (cmd->flag & NS_FLAG_RESPONSE);
+}
+
+/* The first required field the request lacks, or NULL. */
+static const char *missing_field(const ns_cmd_row_t *row, const ns_cmd_t *cmd)
+{
+    for (size_t i = 0; i < sizeof row->need / sizeof row->need[0] && row->need[i]; i++)
+        if (ns_cmd_ext_get(cmd, row->need[i]) == NULL)
+            return row->need[i];
+    return NULL;
+}
+
+/* Runs the row's handler in the wrapper: fields, transaction, errors. */
+static void call(const ns_cmd_row_t *row, ns_req_t *req)
+{
+    const char *missing = missing_field(row, req->cmd);
+    int rc = NS_OK;
+    if (missing) {
+        char remark[160];
+        const char *at = strstr(row->missing, "%s"); /* where the field's name goes */
+        if (at)
+            snprintf(remark, sizeof remark, "%.*s%s%s", (int)(at - row->missing), row->missing,
+                     missing, at + 2);
+        else
+            snprintf(remark, sizeof remark, "%s", row->missing);
+        ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, remark);
+        ns_reply_error(&req->to, NS_EREFUSED);
+        return;
+    }
+    if (row->kind != NS_CMD_ADMIN && (rc = ns_read_begin(req->srv, &req->txn)) != NS_OK) {
+        NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
+        ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "store unavailable");
+        rc = NS_EREFUSED;
+    } else {
+        rc = row->handler(req);
+    }
+    if (rc != NS_OK)
+        ns_reply_error(&req->to, rc);
+    if (req->txn)
+        ns_read_end(req->srv);
+}
+
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
-    ns_req_t req = {srv, conn, cmd, NULL,
-                    {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0}};
+    ns_req_t req = {srv, conn, cmd, NULL, {0}};
+    req.to.conn = conn;
+    req.to.opaque = cmd->opaque;
+    req.to.serialize_type = cmd->serialize_type;
+    req.to.oneway = (cmd->flag & NS_FLAG_ONEWAY) != 0;
     srv->requests++;
     if (cmd->flag & NS_FLAG_RESPONSE) {
         NS_LOG_DEBUG("conn %s: unexpected response frame (opaque %d) dropped", ns_conn_peer(conn),
@@ -124,16 +183,14 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
         return;
     }
-    uint64_t t0 = uv_hrtime();
-    int rc = row->kind == NS_CMD_READ ? ns_read_begin(srv, &req.txn) : NS_OK;
-    if (rc != NS_OK) {
-        NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
-        ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "store unavailable");
-    } else {
-        row->handler(&req);
+    /* an I/O loop forwards what it may not run: a broken invariant, not a crash */
+    if (!(row->flags & NS_ROW_ANY_LOOP) && NS_FAILS_ASSERT(srv->io == NULL)) {
+        ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "internal error");
+        return;
     }
-    if (req.txn)
-        ns_read_end(srv);
+    req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
+    uint64_t t0 = uv_hrtime();
+    call(row, &req);
     uint64_t ms = (uv_hrtime() - t0) / 1000000;
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
@@ -171,6 +228,40 @@ void ns_reply_code(const ns_reply_to_t *to, int code, const char *remark)
     ns_reply(to, &rsp);
 }
 
+void ns_reply_error(const ns_reply_to_t *to, int rc)
+{
+    ns_rsp_t rsp = {0};
+    rsp.has_ext = to->ext_always;
+    if (rc == NS_EREFUSED) {
+        rsp.code = to->fail_code;
+        rsp.remark = to->fail_remark;
+    } else {
+        rsp.code = NS_RSP_SYSTEM_ERROR;
+        rsp.remark = ns_err_remark(rc);
+    }
+    ns_reply(to, &rsp);
+}
+
+int ns_fail(ns_reply_to_t *to, int code, const char *remark)
+{
+    to->fail_code = code;
+    to->fail_remark = remark;
+    return NS_EREFUSED;
+}
+
+int ns_failf(ns_req_t *req, int code, const char *fmt, ...)
+{
+    ns_buf_t *b = &req->srv->remark;
+    va_list ap;
+    ns_buf_reset(b);
+    va_start(ap, fmt);
+    int rc = ns_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    if (rc != NS_OK)
+        return rc;
+    return ns_fail(&req->to, code, (const char *)b->data);
+}
+
 void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val)
 {
     if (rsp->n_ext >= sizeof rsp->ext / sizeof rsp->ext[0])
@@ -181,19 +272,6 @@ void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val)
     e->val = val;
     e->val_len = strlen(val);
     rsp->has_ext = true;
-}
-
-void ns_reply_to_hold(ns_reply_to_t *to)
-{
-    if (to->conn)
-        ns_conn_ref(to->conn);
-}
-
-void ns_reply_to_release(ns_reply_to_t *to)
-{
-    if (to->conn)
-        ns_conn_unref(to->conn);
-    to->conn = NULL;
 }
 
 const char *ns_req_str(const ns_req_t *req, const char *key)
@@ -232,61 +310,53 @@ const char *ns_err_remark(int rc)
     }
 }
 
-static int sop_apply(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx)
+/* ---- the write operation ---- */
+
+ns_wreq_t *ns_wreq_new(const ns_wreq_ops_t *ops, size_t payload_size)
 {
-    ns_sop_t *sop = (ns_sop_t *)op;
-    sop->count = 0;
-    return sop->run(sop, txn, hook_ctx);
+    ns_wreq_t *w = calloc(1, sizeof *w + payload_size);
+    if (w)
+        w->ops = ops;
+    return w;
 }
 
-static void sop_free(ns_sop_t *sop)
+void ns_wreq_free(ns_wreq_t *w)
 {
-    for (int i = 0; i < 3; i++)
-        free(sop->s[i]);
-    if (sop->free_extra)
-        sop->free_extra(sop->extra);
-    ns_reply_to_release(&sop->to);
-    free(sop);
-}
-
-static void sop_done(ns_wop_t *op)
-{
-    ns_sop_t *sop = (ns_sop_t *)op;
-    if (op->rc != NS_OK)
-        ns_reply_code(&sop->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(op->rc));
-    else if (sop->reply)
-        sop->reply(sop);
-    else
-        ns_reply_code(&sop->to, NS_RSP_SUCCESS, NULL);
-    sop_free(sop);
-}
-
-void ns_sop_submit(ns_req_t *req, int (*run)(ns_sop_t *, ns_txn_t *, ns_registry_t *),
-                   void (*reply)(ns_sop_t *), const char *s0, const char *s1, const char *s2,
-                   void *extra, void (*free_extra)(void *))
-{
-    ns_sop_t *sop = calloc(1, sizeof *sop);
-    const char *in[3] = {s0, s1, s2};
-    bool ok = sop != NULL;
-    for (int i = 0; ok && i < 3; i++)
-        if (in[i] && (sop->s[i] = strdup(in[i])) == NULL)
-            ok = false;
-    if (!ok) {
-        if (sop)
-            sop_free(sop);
-        else if (free_extra)
-            free_extra(extra);
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
+    if (w == NULL)
         return;
+    if (w->ops->free)
+        w->ops->free(w->payload);
+    if (w->to.conn)
+        ns_conn_unref(w->to.conn);
+    free(w);
+}
+
+static int wreq_apply(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx)
+{
+    ns_wreq_t *w = (ns_wreq_t *)op;
+    return w->ops->apply(w, txn, hook_ctx);
+}
+
+static void wreq_done(ns_wop_t *op)
+{
+    ns_wreq_t *w = (ns_wreq_t *)op;
+    int rc = w->ops->done ? w->ops->done(w, op->rc) : op->rc;
+    if (rc == NS_OK && w->ops->done == NULL)
+        ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
+    else if (rc != NS_OK)
+        ns_reply_error(&w->to, rc);
+    ns_wreq_free(w);
+}
+
+void ns_wreq_submit(ns_server_t *srv, ns_wreq_t *w, const ns_reply_to_t *to)
+{
+    w->op.apply = wreq_apply;
+    w->op.done = wreq_done;
+    w->srv = srv;
+    if (to) {
+        w->to = *to;
+        if (w->to.conn)
+            ns_conn_ref(w->to.conn);
     }
-    sop->op.apply = sop_apply;
-    sop->op.done = sop_done;
-    sop->srv = req->srv;
-    sop->to = req->to;
-    ns_reply_to_hold(&sop->to);
-    sop->run = run;
-    sop->reply = reply;
-    sop->extra = extra;
-    sop->free_extra = free_extra;
-    ns_writer_submit(req->srv->writer, &sop->op);
+    ns_writer_submit(srv->writer, &w->op);
 }

@@ -1,28 +1,26 @@
-/* ioloop.c - ioThreads > 1: extra libuv loops that serve route lookups.
+/* ioloop.c - ioThreads > 1: extra libuv loops, and the mail between loops
+ * (the model is in ioloop.h).
  *
  * The main loop listens. Each new connection goes, in turn, to the main loop
  * or to one of the ioThreads - 1 extra loops; a connection stays on its loop
  * for life. An extra loop runs its own ns_server_t over the shared store:
  * its own read transaction (LMDB readers never wait), buffers, idle sweep
- * and reply batching. It answers GET_ROUTEINFO_BY_TOPIC itself and forwards
- * every other frame to the main loop, which alone owns the writer, the
- * registry, liveness and the configuration, and which answers them against
- * a proxy of the connection (conn.c). So everything that changes state
- * still happens on one thread, in arrival order per connection. A lookup,
- * though, does not wait for a forwarded request sent before it on the same
- * connection (as in Java, where route queries run on their own executor):
- * its answer may come first and may not reflect that request yet.
+ * and reply batching. It answers the rows that may run on any loop (route
+ * lookups) itself and forwards every other request, decoded, to the main
+ * loop, which alone owns the writer, the registry, liveness and the
+ * configuration. So everything that changes state still happens on one
+ * thread, in arrival order per connection. A lookup, though, does not wait
+ * for a forwarded request sent before it on the same connection (as in
+ * Java, where route queries run on their own executor): its answer may come
+ * first and may not reflect that request yet.
  *
- * Loops talk by messages: a mutex-guarded FIFO per receiving loop, drained
- * by a uv_async_t. Main -> I/O loop: a new socket, reply bytes, a close
- * request, the release of a closed connection; and, beside the queue, a
- * stop flag and the latest settings. I/O loop -> main: a frame, a closed
- * connection.
+ * Mailboxes: a mutex-guarded FIFO per receiving loop, drained by a
+ * uv_async_t. Beside the queue, a stop flag and the latest settings.
  *
- * Flow control: a loop counts the bytes of the frames it forwarded that the
- * main loop has not handled yet. Above ioBacklogBytes a connection with a
- * frame to forward stops reading, as one loop would stop reading while it
- * is busy (TCP then holds the client back); the main loop wakes the loop
+ * Flow control: a loop counts the bytes of the requests it forwarded that
+ * the main loop has not handled yet. Above ioBacklogBytes a connection with
+ * a request to forward stops reading, as one loop would stop reading while
+ * it is busy (TCP then holds the client back); the main loop wakes the loop
  * once the backlog is below half of that, and the paused connections go on.
  *
  * Settings changed by UPDATE_NAMESRV_CONFIG are published to each loop
@@ -31,10 +29,12 @@
  * sees the new settings, on any connection.
  *
  * Shutdown (ns_io_stop, main loop, after the writer has committed what was
- * queued and the replies are flushed to the proxies): each loop is told to
- * stop, writes out its replies, closes its connections and ends; the main
- * thread joins them and then handles what is left in every mailbox on its
- * own, since no other thread runs any more. */
+ * queued): each loop is told to stop, writes out its replies, closes its
+ * connections and ends; the main thread joins them, closes their mailboxes
+ * and then handles what is left in every mailbox on its own, since no
+ * other thread runs any more. */
+#include "ioloop.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -42,36 +42,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ns/codes.h"
+#include "dispatch.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
-
-typedef enum {
-    MSG_CONN,    /* main -> io: serve socket fd for proxy */
-    MSG_OUT,     /* main -> io: reply bytes for conn */
-    MSG_CLOSE,   /* main -> io: close conn */
-    MSG_RELEASE, /* main -> io: the proxy of conn is finished; drop its link */
-    MSG_REQ,     /* io -> main: a frame of conn for proxy */
-    MSG_CLOSED,  /* io -> main: conn (NULL: never opened) of proxy closed */
-} msg_kind_t;
-
-typedef struct msg {
-    struct msg *next;
-    msg_kind_t kind;
-    ns_io_t *from;    /* io -> main: the sending loop */
-    ns_conn_t *conn;  /* the I/O loop's connection */
-    ns_conn_t *proxy; /* its main-loop proxy */
-    int fd;
-    ns_buf_t bytes;
-} msg_t;
 
 struct ns_mailbox {
     pthread_mutex_t mu;
-    msg_t *head, *tail;
+    ns_mail_t *head, *tail;
     uv_async_t wake;
     bool wake_init;
-    bool stop; /* I/O loops: end once the messages before it are handled */
+    bool stop;   /* I/O loops: end once the mail before it is handled */
+    bool closed; /* the loop has ended: no more mail */
 };
 
 struct ns_io {
@@ -81,7 +62,7 @@ struct ns_io {
     ns_config_t posted;   /* the newest settings, under in.mu */
     uint64_t cfg_posted;  /* bumped (atomic) under in.mu when posted changes */
     uint64_t cfg_applied; /* the I/O loop's: the generation in cfg */
-    size_t backlog;       /* atomic: forwarded frame bytes the main loop has not handled */
+    size_t backlog;       /* atomic: forwarded request bytes the main loop has not handled */
     size_t backlog_max;   /* ioBacklogBytes */
     bool paused;          /* atomic: some connection stopped reading for the backlog */
     uv_loop_t loop;
@@ -91,7 +72,19 @@ struct ns_io {
     int index;
 };
 
-/* ---- mailboxes ---- */
+static _Thread_local ns_server_t *current;
+
+ns_server_t *ns_io_current(void)
+{
+    return current;
+}
+
+void ns_io_set_current(ns_server_t *srv)
+{
+    current = srv;
+}
+
+/* ---- mail ---- */
 
 static void mb_init(ns_mailbox_t *mb)
 {
@@ -99,25 +92,33 @@ static void mb_init(ns_mailbox_t *mb)
     mb->head = mb->tail = NULL;
 }
 
-static void mb_post(ns_mailbox_t *mb, msg_t *m)
+bool ns_io_post(ns_server_t *srv, ns_mail_t *m)
 {
+    ns_mailbox_t *mb = srv->inbox;
+    if (mb == NULL)
+        return false;
     m->next = NULL;
     pthread_mutex_lock(&mb->mu);
-    if (mb->tail)
-        mb->tail->next = m;
-    else
-        mb->head = m;
-    mb->tail = m;
+    bool open = !mb->closed;
+    if (open) {
+        if (mb->tail)
+            mb->tail->next = m;
+        else
+            mb->head = m;
+        mb->tail = m;
+    }
     pthread_mutex_unlock(&mb->mu);
-    uv_async_send(&mb->wake);
+    if (open)
+        uv_async_send(&mb->wake);
+    return open;
 }
 
-/* Takes every message, oldest first; the caller owns the list. *stop (may
- * be NULL) tells whether a stop was asked for before them. */
-static msg_t *mb_take(ns_mailbox_t *mb, bool *stop)
+/* Takes all the mail, oldest first; the caller owns the list. *stop (may
+ * be NULL) tells whether a stop was asked for before it. */
+static ns_mail_t *mb_take(ns_mailbox_t *mb, bool *stop)
 {
     pthread_mutex_lock(&mb->mu);
-    msg_t *m = mb->head;
+    ns_mail_t *m = mb->head;
     mb->head = mb->tail = NULL;
     if (stop)
         *stop = mb->stop;
@@ -125,65 +126,64 @@ static msg_t *mb_take(ns_mailbox_t *mb, bool *stop)
     return m;
 }
 
-static void mb_stop(ns_mailbox_t *mb)
+static void mb_set(ns_mailbox_t *mb, bool *flag)
 {
     pthread_mutex_lock(&mb->mu);
-    mb->stop = true;
+    *flag = true;
     pthread_mutex_unlock(&mb->mu);
-    uv_async_send(&mb->wake);
 }
 
-/* A new message of kind; NULL (logged) when out of memory. Owned by the
- * caller until posted, then by the receiver (msg_free). */
-static msg_t *msg_new(msg_kind_t kind, ns_conn_t *conn, ns_conn_t *proxy)
+ns_mail_t *ns_mail_new(ns_mail_kind_t kind, ns_conn_t *conn)
 {
-    msg_t *m = calloc(1, sizeof *m);
+    ns_mail_t *m = calloc(1, sizeof *m);
     if (m == NULL) {
         NS_LOG_ERROR("ioThreads: out of memory for a message between loops");
         return NULL;
     }
     m->kind = kind;
-    m->conn = conn;
-    m->proxy = proxy;
     m->fd = -1;
+    m->conn = conn;
+    if (conn)
+        ns_conn_ref(conn);
     return m;
 }
 
-static void msg_free(msg_t *m)
+void ns_mail_free(ns_mail_t *m)
 {
+    ns_conn_t *conn = m->conn;
     ns_buf_free(&m->bytes);
-    free(m);
+    free(m->cmd);
+    m->cmd = NULL;
+    m->conn = NULL;
+    if (!m->embedded)
+        free(m);
+    if (conn) /* last: an embedded mail goes with its connection */
+        ns_conn_unref(conn);
 }
 
 /* ---- the I/O loop's side ---- */
 
 static void io_stop(ns_io_t *io);
 
-/* Handles one message from the main loop; true when the message was kept
- * (as a connection's spare, or sent on) and must not be freed. */
-static bool io_handle(ns_io_t *io, msg_t *m)
+static void io_handle(ns_io_t *io, ns_mail_t *m)
 {
     switch (m->kind) {
-    case MSG_CONN: /* the message then reports the close, now or later */
-        if (!io->shard.stopping && ns_conn_adopt(&io->shard, m->fd, m->proxy, m))
-            return true;
+    case NS_MAIL_CONN:
         if (io->shard.stopping)
             close(m->fd);
-        ns_io_closed(&io->shard, NULL, m->proxy, m);
-        return true;
-    case MSG_OUT:
+        else
+            ns_conn_adopt(&io->shard, m->fd);
+        break;
+    case NS_MAIL_OUT:
         ns_conn_deliver(m->conn, &m->bytes);
         break;
-    case MSG_CLOSE:
-        ns_conn_close(m->conn, "closed by the main loop");
-        break;
-    case MSG_RELEASE:
-        ns_conn_unref(m->conn);
+    case NS_MAIL_CLOSE:
+        ns_conn_close(m->conn, NULL); /* the sender logged why */
         break;
     default:
         break;
     }
-    return false;
+    ns_mail_free(m);
 }
 
 void ns_io_sync(ns_server_t *shard)
@@ -202,10 +202,9 @@ static void io_wake_cb(uv_async_t *a)
     ns_io_t *io = a->data;
     bool stop = false;
     ns_io_sync(&io->shard);
-    for (msg_t *m = mb_take(&io->in, &stop), *next; m; m = next) {
+    for (ns_mail_t *m = mb_take(&io->in, &stop), *next; m; m = next) {
         next = m->next;
-        if (!io_handle(io, m))
-            msg_free(m);
+        io_handle(io, m);
     }
     if (!io->shard.stopping && __atomic_load_n(&io->paused, __ATOMIC_SEQ_CST) &&
         __atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max / 2) {
@@ -248,14 +247,10 @@ static void io_stop(ns_io_t *io)
 static void io_main(void *arg)
 {
     ns_io_t *io = arg;
+    ns_io_set_current(&io->shard);
     uv_run(&io->loop, UV_RUN_DEFAULT);
     ns_txn_abort(io->shard.rtxn);
     io->shard.rtxn = NULL;
-}
-
-bool ns_io_serves(const ns_cmd_t *cmd)
-{
-    return cmd->code == NS_REQ_GET_ROUTEINFO_BY_TOPIC && !(cmd->flag & NS_FLAG_RESPONSE);
 }
 
 bool ns_io_backlogged(ns_server_t *shard)
@@ -270,54 +265,26 @@ bool ns_io_backlogged(ns_server_t *shard)
     return true;
 }
 
-void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uint8_t *frame,
-                   size_t len)
+void ns_io_forward(ns_server_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
-    msg_t *m = msg_new(MSG_REQ, c, proxy);
-    if (m == NULL || ns_buf_append(&m->bytes, frame, len) != NS_OK) {
+    ns_mail_t *m = ns_mail_new(NS_MAIL_CMD, c);
+    if (m == NULL || (m->cmd = ns_cmd_dup(cmd)) == NULL) {
         if (m)
-            msg_free(m);
+            ns_mail_free(m);
         ns_conn_close(c, "out of memory");
         return;
     }
-    m->from = shard->io;
-    __atomic_add_fetch(&shard->io->backlog, len, __ATOMIC_SEQ_CST);
-    mb_post(shard->io->main->inbox, m);
-}
-
-/* Turns a kept message into one of kind, or allocates it; NULL when out
- * of memory. */
-static msg_t *msg_reuse(void *spare, msg_kind_t kind, ns_conn_t *conn, ns_conn_t *proxy)
-{
-    msg_t *m = spare;
-    if (m == NULL)
-        return msg_new(kind, conn, proxy);
-    m->kind = kind;
-    m->conn = conn;
-    m->proxy = proxy;
-    m->fd = -1;
-    return m;
-}
-
-void ns_io_msg_free(void *spare)
-{
-    if (spare)
-        msg_free(spare);
-}
-
-void ns_io_closed(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, void *spare)
-{
-    msg_t *m = msg_reuse(spare, MSG_CLOSED, c, proxy);
-    if (m == NULL) /* only without a spare: the proxy (and c's link) stay */
-        return;
-    m->from = shard->io;
-    mb_post(shard->io->main->inbox, m);
+    m->from = shard;
+    m->cost = frame_len;
+    __atomic_add_fetch(&shard->io->backlog, frame_len, __ATOMIC_SEQ_CST);
+    if (!ns_io_post(shard->main, m))
+        ns_mail_free(m);
 }
 
 /* ---- the main loop's side ---- */
 
-/* A forwarded frame of len bytes was handled: wakes the loop when it paused
- * reading and the backlog is down to half. */
+/* A forwarded request of len bytes was handled: wakes the loop when it
+ * paused reading and the backlog is down to half. */
 static void backlog_handled(ns_io_t *io, size_t len)
 {
     if (__atomic_sub_fetch(&io->backlog, len, __ATOMIC_SEQ_CST) < io->backlog_max / 2 &&
@@ -325,59 +292,39 @@ static void backlog_handled(ns_io_t *io, size_t len)
         uv_async_send(&io->in.wake);
 }
 
-/* Handles one message from an I/O loop; io_alive is false after the loops
- * were joined, when the main thread releases their connections itself.
- * True when the message was sent on and must not be freed. */
-static bool main_handle(msg_t *m, bool io_alive)
+/* Handles one mail from an I/O loop; io_alive is false after the loops
+ * were joined, when only what must be released is done. */
+static void main_handle(ns_server_t *srv, ns_mail_t *m, bool io_alive)
 {
     switch (m->kind) {
-    case MSG_REQ:
-        if (!io_alive)
-            break;
-        ns_conn_proxy_request(m->proxy, m->conn, m->bytes.data, m->bytes.len);
-        backlog_handled(m->from, m->bytes.len);
-        break;
-    case MSG_CLOSED:
-        ns_conn_proxy_finish(m->proxy);
-        if (m->conn == NULL)
-            break;
-        if (!io_alive) {
-            ns_conn_unref(m->conn);
-            break;
+    case NS_MAIL_CMD:
+        if (io_alive) {
+            if (!ns_conn_is_closed(m->conn))
+                ns_dispatch(srv, m->conn, m->cmd);
+            backlog_handled(m->from->io, m->cost);
         }
-        mb_post(&m->from->in, msg_reuse(m, MSG_RELEASE, m->conn, NULL)); /* back it goes */
-        return true;
+        break;
+    case NS_MAIL_CLOSED:
+        if (ns_conn_brokers(m->conn) > 0) {
+            if (!srv->stopping)
+                ns_broker_conn_closed(srv, m->conn);
+            else
+                ns_liveness_forget_conn(srv->liveness, m->conn);
+        }
+        break;
     default:
         break;
     }
-    return false;
+    ns_mail_free(m);
 }
 
 static void main_wake_cb(uv_async_t *a)
 {
     ns_server_t *srv = a->data;
-    for (msg_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
+    for (ns_mail_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
         next = m->next;
-        if (!main_handle(m, true))
-            msg_free(m);
+        main_handle(srv, m, true);
     }
-}
-
-void ns_io_reply(ns_io_t *home, ns_conn_t *remote, ns_buf_t *out)
-{
-    msg_t *m = msg_new(MSG_OUT, remote, NULL);
-    if (m == NULL)
-        return; /* out stays as it is: the next flush tries again */
-    m->bytes = *out;
-    ns_buf_init(out);
-    mb_post(&home->in, m);
-}
-
-void ns_io_close_remote(ns_io_t *home, ns_conn_t *remote, void *spare)
-{
-    msg_t *m = msg_reuse(spare, MSG_CLOSE, remote, NULL);
-    if (m)
-        mb_post(&home->in, m);
 }
 
 bool ns_io_take_connection(ns_server_t *srv)
@@ -402,20 +349,14 @@ bool ns_io_take_connection(ns_server_t *srv)
         NS_LOG_WARN("accept failed: cannot hand the connection to an I/O loop");
         return true;
     }
-    /* every message the connection's close needs is allocated here, so
-     * that closing never fails: m travels on as MSG_CLOSED and MSG_RELEASE,
-     * the proxy keeps one for MSG_CLOSE */
-    msg_t *m = msg_new(MSG_CONN, NULL, NULL), *close_m = msg_new(MSG_CLOSE, NULL, NULL);
-    ns_conn_t *p = m && close_m ? ns_conn_proxy_new(srv, io, dup_fd, close_m) : NULL;
-    if (p == NULL) {
+    ns_mail_t *m = ns_mail_new(NS_MAIL_CONN, NULL);
+    if (m)
+        m->fd = dup_fd;
+    if (m == NULL || !ns_io_post(&io->shard, m)) {
         close(dup_fd);
-        ns_io_msg_free(m);
-        ns_io_msg_free(close_m);
-        return true;
+        if (m)
+            ns_mail_free(m);
     }
-    m->proxy = p;
-    m->fd = dup_fd;
-    mb_post(&io->in, m);
     return true;
 }
 
@@ -446,6 +387,8 @@ static int io_init(ns_server_t *srv, ns_io_t *io, int index)
     sh->store = srv->store;
     sh->start_ms = srv->start_ms;
     sh->io = io;
+    sh->main = srv;
+    sh->inbox = &io->in;
     mb_init(&io->in);
     if (uv_async_init(&io->loop, &io->in.wake, io_wake_cb) != 0) {
         pthread_mutex_destroy(&io->in.mu);
@@ -501,44 +444,50 @@ nomem:
 /* After the loop's thread ended: what is left in its mailbox, its memory. */
 static void io_free(ns_io_t *io)
 {
-    for (msg_t *m = mb_take(&io->in, NULL), *next; m; m = next) {
+    for (ns_mail_t *m = mb_take(&io->in, NULL), *next; m; m = next) {
         next = m->next;
-        if (m->kind == MSG_CONN) {
+        if (m->kind == NS_MAIL_CONN)
             close(m->fd);
-            ns_conn_proxy_finish(m->proxy);
-        } else if (m->kind == MSG_RELEASE) {
-            ns_conn_unref(m->conn);
-        }
-        msg_free(m);
+        ns_mail_free(m);
     }
     if (!io->running && io->in.wake_init) { /* never ran: close its handles here */
+        ns_server_t *prev = ns_io_current();
+        ns_io_set_current(&io->shard);
         io_stop(io);
         uv_run(&io->loop, UV_RUN_DEFAULT);
+        ns_io_set_current(prev);
     }
     uv_loop_close(&io->loop);
     pthread_mutex_destroy(&io->in.mu);
     ns_buf_free(&io->shard.scratch);
     ns_buf_free(&io->shard.derived);
     ns_buf_free(&io->shard.rshared);
+    ns_buf_free(&io->shard.remark);
     free(io);
 }
 
 void ns_io_stop(ns_server_t *srv)
 {
-    for (size_t i = 0; i < srv->n_ios; i++)
-        if (srv->ios[i]->running)
-            mb_stop(&srv->ios[i]->in);
-    for (size_t i = 0; i < srv->n_ios; i++)
-        if (srv->ios[i]->running) {
-            uv_thread_join(&srv->ios[i]->thread);
-            srv->ios[i]->running = false;
-            srv->ios[i]->in.wake_init = false; /* closed by io_stop */
+    for (size_t i = 0; i < srv->n_ios; i++) {
+        ns_io_t *io = srv->ios[i];
+        if (io->running) {
+            mb_set(&io->in, &io->in.stop);
+            uv_async_send(&io->in.wake);
         }
+    }
+    for (size_t i = 0; i < srv->n_ios; i++) {
+        ns_io_t *io = srv->ios[i];
+        if (io->running) {
+            uv_thread_join(&io->thread);
+            io->running = false;
+            io->in.wake_init = false; /* closed by io_stop */
+        }
+        mb_set(&io->in, &io->in.closed);
+    }
     if (srv->inbox)
-        for (msg_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
+        for (ns_mail_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
             next = m->next;
-            if (!main_handle(m, false))
-                msg_free(m);
+            main_handle(srv, m, false);
         }
     for (size_t i = 0; i < srv->n_ios; i++)
         io_free(srv->ios[i]);

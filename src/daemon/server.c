@@ -11,7 +11,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "dispatch.h"
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -104,6 +104,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     memset(srv, 0, sizeof *srv);
     srv->loop = loop;
     srv->cfg = cfg;
+    srv->main = srv;
+    ns_io_set_current(srv);
     srv->start_ms = uv_now(loop);
     ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
                             sync_mode(cfg->sync_mode), false, true, 0};
@@ -193,6 +195,7 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
+    ns_buf_free(&srv->remark);
     ns_io_free(srv);
     memset(srv, 0, sizeof *srv);
 }

@@ -27,7 +27,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "dispatch.h"
+#include "cmd.h"
 
 /* ---- REGISTER_BROKER ---- */
 
@@ -413,6 +413,12 @@ void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
 {
     ns_live_entry_t *found[64];
     size_t n;
+    if (ns_conn_brokers(conn) == 0)
+        return;
+    if (srv->stopping) { /* a shutdown is not an unregistration */
+        ns_liveness_forget_conn(srv->liveness, conn);
+        return;
+    }
     while ((n = ns_liveness_by_conn(srv->liveness, conn, found, 64)) > 0)
         for (size_t i = 0; i < n; i++)
             unregister_entry(srv, found[i], "its registration connection closed");

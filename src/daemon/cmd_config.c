@@ -9,7 +9,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "dispatch.h"
+#include "cmd.h"
 
 typedef struct {
     const ns_config_t *cfg;
@@ -168,7 +168,8 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
         if (ns_config_has_key(u.keys[i]) &&
             ns_config_update(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK)
             NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
-    ns_io_config_changed(srv);
+    if (srv->on_config_changed)
+        srv->on_config_changed(srv);
     rc = persist(req);
 out:
     update_free(&u);

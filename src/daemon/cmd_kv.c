@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "cmd.h"
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"

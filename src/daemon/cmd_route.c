@@ -10,7 +10,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "dispatch.h"
+#include "cmd.h"
 #include "ns/strmap.h"
 
 static const char TOPIC_NOT_EXIST_FAQ[] =

@@ -5,20 +5,19 @@
  *   OPEN     reading; every whole frame in the buffer is decoded once and
  *            dispatched in arrival order (pipelining): here when the row may
  *            run on any loop, else forwarded to the main loop as a decoded
- *            command (ioloop.c). Replies are appended to `wq.out` and
+ *            command (the loop's on_request hook decides). Replies are appended to `wq.out` and
  *            written once per loop iteration (uv_check) by ns_wq_flush, as
  *            one write per connection; while the previous write is in
  *            flight they keep accumulating.
- *   PAUSED   (I/O loop) the main loop has too many of this loop's requests
- *            to handle: not reading; the frame that did not fit waits in
+ *   PAUSED   on_request refused a frame for now (an I/O loop whose
+ *            forwarded requests pile up): not reading; the frame waits in
  *            rbuf; ns_conn_resume_all takes it up again.
  *   CLOSING  after a protocol error, EOF, idle timeout, a close request
  *            or shutdown: uv_close was called; nothing more is dispatched;
  *            replies that still arrive are dropped.
  *   CLOSED   close callback ran: the connection left its loop's list; on
- *            the main loop the brokers it registered are unregistered
- *            (cmd_broker.c), on an I/O loop a close notice carries the
- *            handle's reference to the main loop, which does that there.
+ *            the on_closed hook runs (the main loop unregisters the brokers
+ *            it registered; an I/O loop sends a close notice there).
  * The struct is freed when the last reference goes: the handle holds one,
  * and so does every write operation still waiting for the writer and every
  * message naming the connection (a late reply then finds a CLOSING conn and
@@ -34,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dispatch.h"
+#include "ioloop.h"
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/wqueue.h"
@@ -66,7 +65,7 @@ struct ns_conn {
 
 static bool on_own_loop(const ns_conn_t *c)
 {
-    return c->srv == ns_io_current();
+    return c->srv == ns_loop_current();
 }
 
 void ns_conn_ref(ns_conn_t *c)
@@ -99,6 +98,11 @@ const char *ns_conn_peer(const ns_conn_t *c)
 ns_server_t *ns_conn_loop(const ns_conn_t *c)
 {
     return c->srv;
+}
+
+struct ns_mail *ns_conn_notice(ns_conn_t *c)
+{
+    return &c->closed_mail;
 }
 
 void ns_conn_note_broker(ns_conn_t *c)
@@ -149,15 +153,8 @@ static void close_cb(uv_handle_t *h)
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
     unlink_conn(c);
-    if (srv->io) { /* its brokers are the main loop's: the handle's reference goes along */
-        c->closed_mail.kind = NS_MAIL_CLOSED;
-        c->closed_mail.conn = c;
-        c->closed_mail.from = srv;
-        if (ns_io_post(srv->main, &c->closed_mail))
-            return;
-    } else if (c->brokers > 0 && !srv->stopping) {
-        ns_broker_conn_closed(srv, c);
-    }
+    if (srv->on_closed)
+        srv->on_closed(srv, c);
     ns_conn_unref(c);
 }
 
@@ -186,7 +183,7 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
     c->close_mail.kind = NS_MAIL_CLOSE;
     c->close_mail.conn = c;
     ns_conn_ref(c); /* the mail's */
-    if (!ns_io_post(c->srv, &c->close_mail))
+    if (!ns_loop_post(c->srv, &c->close_mail))
         ns_conn_unref(c); /* its loop has ended: it is closed already */
 }
 
@@ -213,8 +210,7 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
 }
 
-/* I/O loop: the main loop has too many of this loop's requests to handle;
- * stop reading until it catches up (ns_conn_resume_all). */
+/* on_request refused a frame for now: stop reading until ns_conn_resume_all. */
 static void pause_reading(ns_conn_t *c)
 {
     ns_server_t *srv = c->srv;
@@ -243,8 +239,9 @@ static ns_conn_t *paused_pop(ns_server_t *srv)
     return c;
 }
 
-/* Decodes one frame and runs it here or on the main loop; false when the
- * connection must stop (closed, or paused with the frame not taken). */
+/* Decodes one frame (the only decode it gets) and hands it to the loop's
+ * on_request; false when the connection must stop (closed, or paused with
+ * the frame not taken). */
 static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
 {
     ns_server_t *srv = c->srv;
@@ -254,16 +251,10 @@ static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
         close_here(c, "malformed header");
         return false;
     }
-    if (srv->io == NULL || ns_dispatch_any_loop(&c->msg.cmd)) {
-        ns_dispatch(srv, c, &c->msg.cmd);
+    if (srv->on_request(srv, c, &c->msg.cmd, flen))
         return true;
-    }
-    if (ns_io_backlogged(srv)) { /* this frame waits in c->rbuf */
-        pause_reading(c);
-        return false;
-    }
-    ns_io_forward(srv, c, &c->msg.cmd, flen);
-    return true;
+    pause_reading(c); /* this frame waits in c->rbuf */
+    return false;
 }
 
 /* Splits [data, data+len) into frames and handles each one; returns how
@@ -273,8 +264,6 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     ns_server_t *srv = c->srv;
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
     ns_txn_t *txn = NULL;
-    if (srv->io)
-        ns_io_sync(srv);
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
     while (!c->closing && !c->paused) {
         size_t flen = 0;
@@ -489,15 +478,20 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
         return rc != NS_OK ? rc : queue_out(c);
     }
     ns_mail_t *m = ns_mail_new(NS_MAIL_OUT, c); /* the reply travels to c's loop */
-    int rc = m ? ns_remoting_encode(&m->bytes, rsp) : NS_ENOMEM;
-    if (rc == NS_OK && !ns_io_post(c->srv, m))
+    if (m == NULL)
+        return NS_ENOMEM;
+    int rc = ns_remoting_encode(&m->bytes, rsp);
+    ns_conn_ref(c); /* the mail's */
+    if (rc == NS_OK && !ns_loop_post(c->srv, m))
         rc = NS_ECONN;
-    if (rc != NS_OK && m)
+    if (rc != NS_OK) {
         ns_mail_free(m);
+        ns_conn_unref(c);
+    }
     return rc;
 }
 
-static void flush(ns_conn_t *c);
+static void conn_flush(ns_conn_t *c);
 
 static void write_cb(uv_write_t *req, int status)
 {
@@ -508,7 +502,7 @@ static void write_cb(uv_write_t *req, int status)
     } else {
         c->last_active_ms = uv_now(c->srv->loop);
         if (c->wq.out.len > 0)
-            flush(c);
+            conn_flush(c);
     }
     ns_conn_unref(c);
 }
@@ -527,7 +521,7 @@ static int conn_bytes_out(ns_conn_t *c)
     return ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
 }
 
-static void flush(ns_conn_t *c)
+static void conn_flush(ns_conn_t *c)
 {
     if (c->closing)
         return;
@@ -548,7 +542,7 @@ void ns_conn_flush_all(ns_server_t *srv)
         ns_conn_t *next = c->dirty_next;
         c->in_dirty = false;
         c->dirty_next = NULL;
-        flush(c);
+        conn_flush(c);
         ns_conn_unref(c);
         c = next;
     }

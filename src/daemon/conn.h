@@ -4,7 +4,7 @@
  *
  * Threads: a connection's socket, buffers and lists belong to its loop
  * (ns_conn_loop). Other loops may hold a reference, send it replies and ask
- * it to close: those calls travel to its loop as messages (ioloop.c). The
+ * it to close: those calls travel to its loop as mail (ioloop.h). The
  * reference count and the closing flag are atomic for that reason.
  *
  * The byte seam: every byte read from the socket enters through one
@@ -26,6 +26,7 @@
 
 typedef struct ns_server ns_server_t;
 typedef struct ns_conn ns_conn_t;
+struct ns_mail;
 
 /* A byte filter on a connection (TLS, PROXY protocol). Both hooks run on the
  * connection's loop. */
@@ -76,6 +77,10 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp);
 /* On c's loop: appends encoded replies from another loop (bytes emptied). */
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
 
+/* The mail kept inside c for its close notice to the main loop, so that
+ * sending it cannot fail (one use, from the on_closed hook). */
+struct ns_mail *ns_conn_notice(ns_conn_t *c);
+
 /* Main loop: a broker registered over c (its close then unregisters it). */
 void ns_conn_note_broker(ns_conn_t *c);
 /* Main loop: brokers that registered over c (to decide on its close). */
@@ -86,9 +91,9 @@ void ns_conn_flush_all(ns_server_t *srv);
 void ns_conn_close_all(ns_server_t *srv);
 /* Closes connections idle for more than idle_s seconds. */
 void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s);
-/* I/O loop: connections that stopped reading while the main loop caught up
- * with their requests read again, oldest first, until one fills the
- * backlog again; the rest keep their turn. */
+/* Connections that stopped reading (their on_request said "not now") read
+ * again, oldest first, until one is refused again; the rest keep their
+ * turn. */
 void ns_conn_resume_all(ns_server_t *srv);
 
 #endif

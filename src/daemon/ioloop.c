@@ -1,48 +1,11 @@
-/* ioloop.c - ioThreads > 1: extra libuv loops, and the mail between loops
- * (the model is in ioloop.h).
- *
- * The main loop listens. Each new connection goes, in turn, to the main loop
- * or to one of the ioThreads - 1 extra loops; a connection stays on its loop
- * for life. An extra loop runs its own ns_server_t over the shared store:
- * its own read transaction (LMDB readers never wait), buffers, idle sweep
- * and reply batching. It answers the rows that may run on any loop (route
- * lookups) itself and forwards every other request, decoded, to the main
- * loop, which alone owns the writer, the registry, liveness and the
- * configuration. So everything that changes state still happens on one
- * thread, in arrival order per connection. A lookup, though, does not wait
- * for a forwarded request sent before it on the same connection (as in
- * Java, where route queries run on their own executor): its answer may come
- * first and may not reflect that request yet.
- *
- * Mailboxes: a mutex-guarded FIFO per receiving loop, drained by a
- * uv_async_t. Beside the queue, a stop flag and the latest settings.
- *
- * Flow control: a loop counts the bytes of the requests it forwarded that
- * the main loop has not handled yet. Above ioBacklogBytes a connection with
- * a request to forward stops reading, as one loop would stop reading while
- * it is busy (TCP then holds the client back); the main loop wakes the loop
- * once the backlog is below half of that, and the paused connections go on.
- *
- * Settings changed by UPDATE_NAMESRV_CONFIG are published to each loop
- * before the update is answered, and a loop checks for new ones (one atomic
- * load) before it serves what it has read: a lookup sent after the answer
- * sees the new settings, on any connection.
- *
- * Shutdown (ns_io_stop, main loop, after the writer has committed what was
- * queued): each loop is told to stop, writes out its replies, closes its
- * connections and ends; the main thread joins them, closes their mailboxes
- * and then handles what is left in every mailbox on its own, since no
- * other thread runs any more. */
+/* ioloop.c - what every event loop has: its read transaction, its clock,
+ * and its mailbox (ioloop.h). Calls nothing above it. */
 #include "ioloop.h"
 
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include <sys/time.h>
 
-#include "dispatch.h"
 #include "ns/err.h"
 #include "ns/log.h"
 
@@ -50,49 +13,123 @@ struct ns_mailbox {
     pthread_mutex_t mu;
     ns_mail_t *head, *tail;
     uv_async_t wake;
-    bool wake_init;
-    bool stop;   /* I/O loops: end once the mail before it is handled */
+    void (*cb)(void *data);
+    void *data;
+    bool stop;   /* end once the mail before it is handled */
     bool closed; /* the loop has ended: no more mail */
-};
-
-struct ns_io {
-    ns_server_t *main;
-    ns_server_t shard;    /* this loop's server */
-    ns_config_t cfg;      /* the main configuration's scalars; strings NULL */
-    ns_config_t posted;   /* the newest settings, under in.mu */
-    uint64_t cfg_posted;  /* bumped (atomic) under in.mu when posted changes */
-    uint64_t cfg_applied; /* the I/O loop's: the generation in cfg */
-    size_t backlog;       /* atomic: forwarded request bytes the main loop has not handled */
-    size_t backlog_max;   /* ioBacklogBytes */
-    bool paused;          /* atomic: some connection stopped reading for the backlog */
-    uv_loop_t loop;
-    ns_mailbox_t in;
-    uv_thread_t thread;
-    bool running;
-    int index;
+    bool handle_closed;
 };
 
 static _Thread_local ns_server_t *current;
 
-ns_server_t *ns_io_current(void)
+ns_server_t *ns_loop_current(void)
 {
     return current;
 }
 
-void ns_io_set_current(ns_server_t *srv)
+void ns_loop_set_current(ns_server_t *srv)
 {
     current = srv;
 }
 
-/* ---- mail ---- */
-
-static void mb_init(ns_mailbox_t *mb)
+int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
 {
-    pthread_mutex_init(&mb->mu, NULL);
-    mb->head = mb->tail = NULL;
+    if (srv->rtxn_users == 0) {
+        int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
+        if (rc != NS_OK)
+            return rc;
+    }
+    srv->rtxn_users++;
+    *txn = srv->rtxn;
+    return NS_OK;
 }
 
-bool ns_io_post(ns_server_t *srv, ns_mail_t *m)
+void ns_read_end(ns_server_t *srv)
+{
+    if (--srv->rtxn_users == 0)
+        ns_txn_read_reset(srv->rtxn);
+}
+
+uint64_t ns_now_ms(ns_server_t *srv)
+{
+    return uv_now(srv->loop);
+}
+
+int64_t ns_wall_ms(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* ---- mailboxes ---- */
+
+static void wake_cb(uv_async_t *a)
+{
+    ns_mailbox_t *mb = a->data;
+    mb->cb(mb->data);
+}
+
+ns_mailbox_t *ns_mailbox_new(uv_loop_t *loop, void (*cb)(void *data), void *data)
+{
+    ns_mailbox_t *mb = calloc(1, sizeof *mb);
+    if (mb == NULL)
+        return NULL;
+    if (uv_async_init(loop, &mb->wake, wake_cb) != 0) {
+        free(mb);
+        return NULL;
+    }
+    pthread_mutex_init(&mb->mu, NULL);
+    mb->wake.data = mb;
+    mb->cb = cb;
+    mb->data = data;
+    return mb;
+}
+
+void ns_mailbox_free(ns_mailbox_t *mb)
+{
+    if (mb == NULL)
+        return;
+    pthread_mutex_destroy(&mb->mu);
+    free(mb);
+}
+
+ns_mail_t *ns_mailbox_take(ns_mailbox_t *mb, bool *stop)
+{
+    pthread_mutex_lock(&mb->mu);
+    ns_mail_t *m = mb->head;
+    mb->head = mb->tail = NULL;
+    if (stop)
+        *stop = mb->stop;
+    pthread_mutex_unlock(&mb->mu);
+    return m;
+}
+
+void ns_mailbox_stop(ns_mailbox_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->stop = true;
+    bool wake = !mb->closed;
+    pthread_mutex_unlock(&mb->mu);
+    if (wake)
+        uv_async_send(&mb->wake);
+}
+
+void ns_mailbox_close(ns_mailbox_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->closed = true;
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void ns_mailbox_close_handle(ns_mailbox_t *mb)
+{
+    if (!mb->handle_closed && !uv_is_closing((uv_handle_t *)&mb->wake))
+        uv_close((uv_handle_t *)&mb->wake, NULL);
+    mb->handle_closed = true;
+}
+
+bool ns_loop_post(ns_server_t *srv, ns_mail_t *m)
 {
     ns_mailbox_t *mb = srv->inbox;
     if (mb == NULL)
@@ -106,30 +143,19 @@ bool ns_io_post(ns_server_t *srv, ns_mail_t *m)
         else
             mb->head = m;
         mb->tail = m;
+        /* under the lock: the receiver cannot close the handle meanwhile */
+        uv_async_send(&mb->wake);
     }
     pthread_mutex_unlock(&mb->mu);
-    if (open)
-        uv_async_send(&mb->wake);
     return open;
 }
 
-/* Takes all the mail, oldest first; the caller owns the list. *stop (may
- * be NULL) tells whether a stop was asked for before it. */
-static ns_mail_t *mb_take(ns_mailbox_t *mb, bool *stop)
+void ns_loop_wake(ns_server_t *srv)
 {
+    ns_mailbox_t *mb = srv->inbox;
     pthread_mutex_lock(&mb->mu);
-    ns_mail_t *m = mb->head;
-    mb->head = mb->tail = NULL;
-    if (stop)
-        *stop = mb->stop;
-    pthread_mutex_unlock(&mb->mu);
-    return m;
-}
-
-static void mb_set(ns_mailbox_t *mb, bool *flag)
-{
-    pthread_mutex_lock(&mb->mu);
-    *flag = true;
+    if (!mb->closed)
+        uv_async_send(&mb->wake);
     pthread_mutex_unlock(&mb->mu);
 }
 
@@ -143,364 +169,15 @@ ns_mail_t *ns_mail_new(ns_mail_kind_t kind, ns_conn_t *conn)
     m->kind = kind;
     m->fd = -1;
     m->conn = conn;
-    if (conn)
-        ns_conn_ref(conn);
     return m;
 }
 
 void ns_mail_free(ns_mail_t *m)
 {
-    ns_conn_t *conn = m->conn;
     ns_buf_free(&m->bytes);
     free(m->cmd);
     m->cmd = NULL;
     m->conn = NULL;
     if (!m->embedded)
         free(m);
-    if (conn) /* last: an embedded mail goes with its connection */
-        ns_conn_unref(conn);
-}
-
-/* ---- the I/O loop's side ---- */
-
-static void io_stop(ns_io_t *io);
-
-static void io_handle(ns_io_t *io, ns_mail_t *m)
-{
-    switch (m->kind) {
-    case NS_MAIL_CONN:
-        if (io->shard.stopping)
-            close(m->fd);
-        else
-            ns_conn_adopt(&io->shard, m->fd);
-        break;
-    case NS_MAIL_OUT:
-        ns_conn_deliver(m->conn, &m->bytes);
-        break;
-    case NS_MAIL_CLOSE:
-        ns_conn_close(m->conn, NULL); /* the sender logged why */
-        break;
-    default:
-        break;
-    }
-    ns_mail_free(m);
-}
-
-void ns_io_sync(ns_server_t *shard)
-{
-    ns_io_t *io = shard->io;
-    if (__atomic_load_n(&io->cfg_posted, __ATOMIC_ACQUIRE) == io->cfg_applied)
-        return;
-    pthread_mutex_lock(&io->in.mu);
-    io->cfg = io->posted;
-    io->cfg_applied = __atomic_load_n(&io->cfg_posted, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&io->in.mu);
-}
-
-static void io_wake_cb(uv_async_t *a)
-{
-    ns_io_t *io = a->data;
-    bool stop = false;
-    ns_io_sync(&io->shard);
-    for (ns_mail_t *m = mb_take(&io->in, &stop), *next; m; m = next) {
-        next = m->next;
-        io_handle(io, m);
-    }
-    if (!io->shard.stopping && __atomic_load_n(&io->paused, __ATOMIC_SEQ_CST) &&
-        __atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max / 2) {
-        __atomic_store_n(&io->paused, false, __ATOMIC_SEQ_CST);
-        ns_conn_resume_all(&io->shard);
-    }
-    if (stop && !io->shard.stopping)
-        io_stop(io);
-}
-
-static void io_idle_cb(uv_timer_t *t)
-{
-    ns_server_t *shard = t->data;
-    ns_io_sync(shard);
-    ns_conn_sweep_idle(shard, uv_now(shard->loop), shard->cfg->idle_timeout_s);
-}
-
-static void io_check_cb(uv_check_t *c)
-{
-    ns_conn_flush_all(c->data);
-}
-
-static void close_walk_cb(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-/* Writes out what is queued, closes every connection and handle; the
- * loop then ends. */
-static void io_stop(ns_io_t *io)
-{
-    io->shard.stopping = true;
-    ns_conn_flush_all(&io->shard);
-    ns_conn_close_all(&io->shard);
-    uv_walk(&io->loop, close_walk_cb, NULL);
-}
-
-static void io_main(void *arg)
-{
-    ns_io_t *io = arg;
-    ns_io_set_current(&io->shard);
-    uv_run(&io->loop, UV_RUN_DEFAULT);
-    ns_txn_abort(io->shard.rtxn);
-    io->shard.rtxn = NULL;
-}
-
-bool ns_io_backlogged(ns_server_t *shard)
-{
-    ns_io_t *io = shard->io;
-    if (__atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max)
-        return false;
-    __atomic_store_n(&io->paused, true, __ATOMIC_SEQ_CST);
-    /* the main loop may have drained it before it could see the flag */
-    if (__atomic_load_n(&io->backlog, __ATOMIC_SEQ_CST) < io->backlog_max / 2)
-        uv_async_send(&io->in.wake);
-    return true;
-}
-
-void ns_io_forward(ns_server_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
-{
-    ns_mail_t *m = ns_mail_new(NS_MAIL_CMD, c);
-    if (m == NULL || (m->cmd = ns_cmd_dup(cmd)) == NULL) {
-        if (m)
-            ns_mail_free(m);
-        ns_conn_close(c, "out of memory");
-        return;
-    }
-    m->from = shard;
-    m->cost = frame_len;
-    __atomic_add_fetch(&shard->io->backlog, frame_len, __ATOMIC_SEQ_CST);
-    if (!ns_io_post(shard->main, m))
-        ns_mail_free(m);
-}
-
-/* ---- the main loop's side ---- */
-
-/* A forwarded request of len bytes was handled: wakes the loop when it
- * paused reading and the backlog is down to half. */
-static void backlog_handled(ns_io_t *io, size_t len)
-{
-    if (__atomic_sub_fetch(&io->backlog, len, __ATOMIC_SEQ_CST) < io->backlog_max / 2 &&
-        __atomic_load_n(&io->paused, __ATOMIC_SEQ_CST))
-        uv_async_send(&io->in.wake);
-}
-
-/* Handles one mail from an I/O loop; io_alive is false after the loops
- * were joined, when only what must be released is done. */
-static void main_handle(ns_server_t *srv, ns_mail_t *m, bool io_alive)
-{
-    switch (m->kind) {
-    case NS_MAIL_CMD:
-        if (io_alive) {
-            if (!ns_conn_is_closed(m->conn))
-                ns_dispatch(srv, m->conn, m->cmd);
-            backlog_handled(m->from->io, m->cost);
-        }
-        break;
-    case NS_MAIL_CLOSED:
-        if (ns_conn_brokers(m->conn) > 0) {
-            if (!srv->stopping)
-                ns_broker_conn_closed(srv, m->conn);
-            else
-                ns_liveness_forget_conn(srv->liveness, m->conn);
-        }
-        break;
-    default:
-        break;
-    }
-    ns_mail_free(m);
-}
-
-static void main_wake_cb(uv_async_t *a)
-{
-    ns_server_t *srv = a->data;
-    for (ns_mail_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
-        next = m->next;
-        main_handle(srv, m, true);
-    }
-}
-
-bool ns_io_take_connection(ns_server_t *srv)
-{
-    if (srv->n_ios == 0)
-        return false;
-    size_t turn = srv->next_io++ % (srv->n_ios + 1);
-    if (turn == srv->n_ios)
-        return false; /* the main loop's turn */
-    ns_io_t *io = srv->ios[turn];
-    uv_tcp_t *tmp = malloc(sizeof *tmp);
-    if (tmp == NULL)
-        return false;
-    uv_tcp_init(srv->loop, tmp);
-    uv_os_fd_t fd = -1;
-    int dup_fd = -1;
-    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)tmp) == 0 &&
-        uv_fileno((uv_handle_t *)tmp, &fd) == 0)
-        dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    uv_close((uv_handle_t *)tmp, (uv_close_cb)free);
-    if (dup_fd < 0) {
-        NS_LOG_WARN("accept failed: cannot hand the connection to an I/O loop");
-        return true;
-    }
-    ns_mail_t *m = ns_mail_new(NS_MAIL_CONN, NULL);
-    if (m)
-        m->fd = dup_fd;
-    if (m == NULL || !ns_io_post(&io->shard, m)) {
-        close(dup_fd);
-        if (m)
-            ns_mail_free(m);
-    }
-    return true;
-}
-
-void ns_io_config_changed(ns_server_t *srv)
-{
-    for (size_t i = 0; i < srv->n_ios; i++) {
-        ns_io_t *io = srv->ios[i];
-        pthread_mutex_lock(&io->in.mu);
-        ns_config_copy_scalars(&io->posted, srv->cfg); /* the loops never read strings */
-        __atomic_add_fetch(&io->cfg_posted, 1, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&io->in.mu);
-    }
-}
-
-/* Sets up loop i's server and handles; the thread starts afterwards. */
-static int io_init(ns_server_t *srv, ns_io_t *io, int index)
-{
-    io->main = srv;
-    io->index = index;
-    ns_config_copy_scalars(&io->cfg, srv->cfg);
-    io->posted = io->cfg;
-    io->backlog_max = (size_t)srv->cfg->io_backlog_bytes;
-    if (uv_loop_init(&io->loop) != 0)
-        return NS_ENOMEM;
-    ns_server_t *sh = &io->shard;
-    sh->loop = &io->loop;
-    sh->cfg = &io->cfg;
-    sh->store = srv->store;
-    sh->start_ms = srv->start_ms;
-    sh->io = io;
-    sh->main = srv;
-    sh->inbox = &io->in;
-    mb_init(&io->in);
-    if (uv_async_init(&io->loop, &io->in.wake, io_wake_cb) != 0) {
-        pthread_mutex_destroy(&io->in.mu);
-        uv_loop_close(&io->loop);
-        return NS_ENOMEM;
-    }
-    io->in.wake.data = io;
-    io->in.wake_init = true;
-    uv_timer_init(&io->loop, &sh->idle_timer);
-    sh->idle_timer.data = sh;
-    uv_timer_start(&sh->idle_timer, io_idle_cb, 1000, 1000);
-    uv_check_init(&io->loop, &sh->flush_check);
-    sh->flush_check.data = sh;
-    uv_check_start(&sh->flush_check, io_check_cb);
-    return NS_OK;
-}
-
-int ns_io_start(ns_server_t *srv, char *err, size_t errlen)
-{
-    size_t n = srv->cfg->io_threads > 1 ? (size_t)srv->cfg->io_threads - 1 : 0;
-    if (n == 0)
-        return NS_OK;
-    if ((srv->inbox = calloc(1, sizeof *srv->inbox)) == NULL)
-        goto nomem;
-    mb_init(srv->inbox);
-    if ((srv->ios = calloc(n, sizeof *srv->ios)) == NULL ||
-        uv_async_init(srv->loop, &srv->inbox->wake, main_wake_cb) != 0)
-        goto nomem;
-    srv->inbox->wake.data = srv;
-    srv->inbox->wake_init = true;
-    for (size_t i = 0; i < n; i++) {
-        ns_io_t *io = calloc(1, sizeof *io);
-        if (io == NULL)
-            goto nomem;
-        if (io_init(srv, io, (int)i + 1) != NS_OK) {
-            free(io);
-            goto nomem;
-        }
-        srv->ios[srv->n_ios++] = io;
-        if (uv_thread_create(&io->thread, io_main, io) != 0) {
-            snprintf(err, errlen, "cannot start I/O thread %zu", i + 1);
-            return NS_EIO;
-        }
-        io->running = true;
-    }
-    NS_LOG_INFO("ioThreads=%zu: route lookups served on %zu loops", n + 1, n + 1);
-    return NS_OK;
-nomem:
-    snprintf(err, errlen, "out of memory");
-    return NS_ENOMEM;
-}
-
-/* After the loop's thread ended: what is left in its mailbox, its memory. */
-static void io_free(ns_io_t *io)
-{
-    for (ns_mail_t *m = mb_take(&io->in, NULL), *next; m; m = next) {
-        next = m->next;
-        if (m->kind == NS_MAIL_CONN)
-            close(m->fd);
-        ns_mail_free(m);
-    }
-    if (!io->running && io->in.wake_init) { /* never ran: close its handles here */
-        ns_server_t *prev = ns_io_current();
-        ns_io_set_current(&io->shard);
-        io_stop(io);
-        uv_run(&io->loop, UV_RUN_DEFAULT);
-        ns_io_set_current(prev);
-    }
-    uv_loop_close(&io->loop);
-    pthread_mutex_destroy(&io->in.mu);
-    ns_buf_free(&io->shard.scratch);
-    ns_buf_free(&io->shard.derived);
-    ns_buf_free(&io->shard.rshared);
-    ns_buf_free(&io->shard.remark);
-    free(io);
-}
-
-void ns_io_stop(ns_server_t *srv)
-{
-    for (size_t i = 0; i < srv->n_ios; i++) {
-        ns_io_t *io = srv->ios[i];
-        if (io->running) {
-            mb_set(&io->in, &io->in.stop);
-            uv_async_send(&io->in.wake);
-        }
-    }
-    for (size_t i = 0; i < srv->n_ios; i++) {
-        ns_io_t *io = srv->ios[i];
-        if (io->running) {
-            uv_thread_join(&io->thread);
-            io->running = false;
-            io->in.wake_init = false; /* closed by io_stop */
-        }
-        mb_set(&io->in, &io->in.closed);
-    }
-    if (srv->inbox)
-        for (ns_mail_t *m = mb_take(srv->inbox, NULL), *next; m; m = next) {
-            next = m->next;
-            main_handle(srv, m, false);
-        }
-    for (size_t i = 0; i < srv->n_ios; i++)
-        io_free(srv->ios[i]);
-    free(srv->ios);
-    srv->ios = NULL;
-    srv->n_ios = 0;
-}
-
-void ns_io_free(ns_server_t *srv)
-{
-    if (srv->inbox == NULL)
-        return;
-    pthread_mutex_destroy(&srv->inbox->mu);
-    free(srv->inbox);
-    srv->inbox = NULL;
 }

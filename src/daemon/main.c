@@ -14,7 +14,7 @@
 #include "ns/config.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "dispatch.h"
+#include "daemon.h"
 
 static void usage(FILE *out)
 {

@@ -11,7 +11,12 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "daemon.h"
+
+#include "cmd.h"
+#include "conn.h"
 #include "dispatch.h"
+#include "iothreads.h"
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -22,6 +27,13 @@ static void on_connection(uv_stream_t *listener, int status)
     }
     if (!srv->stopping && !ns_io_take_connection(srv))
         ns_conn_accept(srv);
+}
+
+/* The main loop's on_request: every row runs here. */
+static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
+{
+    ns_dispatch(srv, c, cmd);
+    return true;
 }
 
 static void scan_cb(uv_timer_t *t)
@@ -105,7 +117,9 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->loop = loop;
     srv->cfg = cfg;
     srv->main = srv;
-    ns_io_set_current(srv);
+    srv->on_request = main_request;
+    srv->on_closed = ns_broker_conn_closed;
+    ns_loop_set_current(srv);
     srv->start_ms = uv_now(loop);
     ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
                             sync_mode(cfg->sync_mode), false, true, 0};

@@ -18,7 +18,8 @@ const char *const ns_db_names[NS_DB_COUNT] = {
     "routes", "mappings", "audit",
 };
 
-int ns_lmdb_error(int rc)
+/* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */
+static int translate(int rc)
 {
     switch (rc) {
     case 0:
@@ -50,6 +51,16 @@ int ns_lmdb_error(int rc)
     default:
         return NS_EINTERNAL;
     }
+}
+
+int ns_lmdb_error(int rc)
+{
+    int ns = translate(rc);
+    /* the answers callers expect are not trouble; the rest is logged with
+     * LMDB's own code and words, which ours would otherwise lose */
+    if (ns != NS_OK && ns != NS_ENOTFOUND && ns != NS_EEXIST && ns != NS_EMAPFULL)
+        NS_LOG_ERROR("lmdb: %s (%d) -> %s", mdb_strerror(rc), rc, ns_errname(ns));
+    return ns;
 }
 
 uint32_t ns_store_latest_schema(void)

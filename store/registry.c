@@ -472,8 +472,10 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     memset(res, 0, sizeof *res);
 
     /* 1. cluster membership */
-    if (!ns_cluster_has(t, a->cluster, a->broker_name) &&
-        (rc = ns_cluster_add(t, a->cluster, a->broker_name)) != NS_OK)
+    rc = ns_cluster_has(t, a->cluster, a->broker_name);
+    if (rc == NS_ENOTFOUND)
+        rc = ns_cluster_add(t, a->cluster, a->broker_name);
+    if (rc != NS_OK)
         goto out;
     /* 2. the broker group */
     rc = ns_group_get(t, a->broker_name, &g);
@@ -589,9 +591,9 @@ bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register
     ns_live_rec_t prev = {0};
     bool same = false;
     memset(res, 0, sizeof *res);
-    if (!ns_cluster_has(t, a->cluster, a->broker_name) ||
+    if (ns_cluster_has(t, a->cluster, a->broker_name) != NS_OK ||
         ns_group_get(t, a->broker_name, &g) != NS_OK)
-        return false;
+        return false; /* an error too: the writer then decides */
     if (ns_live_get(t, a->cluster, a->addr, &prev) != NS_OK)
         goto out;
     const char *mine = ns_group_addr_of(&g, a->broker_id);

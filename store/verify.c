@@ -71,7 +71,10 @@ static bool live_for_group(vctx_t *v, const ns_group_rec_t *g, const char *addr)
 static int group_cb(ns_group_rec_t *g, void *ctx)
 {
     vctx_t *v = ctx;
-    if (!ns_cluster_has(v->t, g->cluster, g->broker_name))
+    int rc = ns_cluster_has(v->t, g->cluster, g->broker_name);
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        return rc;
+    if (rc == NS_ENOTFOUND)
         violation(v, "I3 groups: group '%s' is not listed under its cluster '%s'", g->broker_name,
                   g->cluster);
     for (size_t i = 0; i < g->n_addrs; i++) {
@@ -108,10 +111,11 @@ static int live_cb(const ns_live_rec_t *r, void *ctx)
     else if (mine == NULL || strcmp(mine, r->addr) != 0)
         violation(v, "I4 live: registration %s has another id in group '%s'", r->addr,
                   r->broker_name);
-    if (!ns_cluster_has(v->t, r->cluster, r->broker_name))
+    int crc = ns_cluster_has(v->t, r->cluster, r->broker_name);
+    if (crc == NS_ENOTFOUND)
         violation(v, "I4 live: cluster '%s' does not list group '%s'", r->cluster, r->broker_name);
     ns_group_rec_free(&g);
-    return 0;
+    return crc == NS_ENOTFOUND ? 0 : crc;
 }
 
 /* I6 (queues -> index) and I7/I8 per topic */

@@ -96,8 +96,10 @@ int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
 /* ---- clusters: cluster -> set of broker names ---- */
 int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);
 int ns_cluster_del(ns_txn_t *t, const char *cluster, const char *broker_name);
-bool ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name);
-bool ns_cluster_exists(ns_txn_t *t, const char *cluster);
+/* NS_OK when the pair / the cluster is stored, NS_ENOTFOUND when not, or
+ * the store's error. */
+int ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name);
+int ns_cluster_exists(ns_txn_t *t, const char *cluster);
 typedef int (*ns_pair_cb)(const char *a, const char *b, void *ctx);
 /* All (cluster, broker name) pairs, sorted. */
 int ns_cluster_iter(ns_txn_t *t, ns_pair_cb cb, void *ctx);
@@ -166,7 +168,8 @@ int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, vo
 /* Every topic once, in order, with its first QueueData. */
 int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx);
 bool ns_topic_exists(ns_txn_t *t, const char *topic);
-size_t ns_topic_count(ns_txn_t *t);
+/* *out = topics with queue data (as far as counted on error). */
+int ns_topic_count(ns_txn_t *t, size_t *out);
 
 /* ---- materialised routes: topic -> encoded TopicRouteData (both forms) ---- */
 /* legacy NULL: the legacy form is not stored because the caller checked that
@@ -180,7 +183,8 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
 int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
                  size_t *insert_at, bool *derive);
 int ns_route_del(ns_txn_t *t, const char *topic);
-size_t ns_route_count(ns_txn_t *t);
+/* *out = stored routes (0 on error). */
+int ns_route_count(ns_txn_t *t, size_t *out);
 
 /* ---- static-topic mappings: topic -> bname -> TopicQueueMappingInfo ---- */
 int ns_mapping_put(ns_txn_t *t, const ns_mapping_info_t *m);

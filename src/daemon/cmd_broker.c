@@ -470,7 +470,9 @@ int ns_broker_restore(ns_server_t *srv)
     if (rc != NS_OK)
         return rc;
     rc = ns_live_iter(txn, restore_cb, &c);
-    size_t topics = ns_route_count(txn);
+    size_t topics = 0;
+    if (rc == NS_OK)
+        rc = ns_route_count(txn, &topics);
     ns_txn_abort(txn);
     if (rc == NS_OK)
         NS_LOG_INFO("restored %zu broker address(es) and %zu routed topic(s) from the store; "

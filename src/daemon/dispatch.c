@@ -137,7 +137,6 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
     req.to.opaque = cmd->opaque;
     req.to.serialize_type = cmd->serialize_type;
     req.to.oneway = (cmd->flag & NS_FLAG_ONEWAY) != 0;
-    srv->requests++;
     if (cmd->flag & NS_FLAG_RESPONSE) {
         NS_LOG_DEBUG("conn %s: unexpected response frame (opaque %d) dropped", ns_conn_peer(conn),
                      cmd->opaque);

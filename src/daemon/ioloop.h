@@ -84,7 +84,6 @@ struct ns_server {
     ns_buf_t derived;        /* legacy routes derived from the standard form */
     ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
     ns_buf_t remark;         /* formatted error remarks (request.c) */
-    uint64_t requests;
     ns_io_t *io;             /* on an I/O loop's server: that loop; NULL on main */
     ns_io_t **ios;           /* main: the extra loops */
     size_t n_ios, next_io;

@@ -61,7 +61,6 @@ struct ns_io {
     uv_loop_t loop;
     uv_thread_t thread;
     bool running, stopped;
-    int index;
 };
 
 /* ---- the I/O loop's side ---- */
@@ -316,10 +315,9 @@ static void config_changed(ns_server_t *srv)
 }
 
 /* Sets up loop i's server and handles; the thread starts afterwards. */
-static int io_init(ns_server_t *srv, ns_io_t *io, int index)
+static int io_init(ns_server_t *srv, ns_io_t *io)
 {
     io->main = srv;
-    io->index = index;
     ns_config_copy_scalars(&io->cfg, srv->cfg);
     io->posted = io->cfg;
     io->backlog_max = (size_t)srv->cfg->io_backlog_bytes;
@@ -361,7 +359,7 @@ int ns_io_start(ns_server_t *srv, char *err, size_t errlen)
         ns_io_t *io = calloc(1, sizeof *io);
         if (io == NULL)
             goto nomem;
-        if (io_init(srv, io, (int)i + 1) != NS_OK) {
+        if (io_init(srv, io) != NS_OK) {
             free(io);
             goto nomem;
         }

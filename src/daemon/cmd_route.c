@@ -137,7 +137,7 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
 int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
-    const char *topic = ns_req_str(req, "topic");
+    const char *topic = req->need[0]; /* the row's one required field */
     if (srv->cfg->need_wait_for_service &&
         ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");

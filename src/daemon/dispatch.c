@@ -91,11 +91,12 @@ bool ns_dispatch_any_loop(const ns_cmd_t *cmd)
     return (row && (row->flags & NS_ROW_ANY_LOOP)) || (cmd->flag & NS_FLAG_RESPONSE);
 }
 
-/* The first required field the request lacks, or NULL. */
-static const char *missing_field(const ns_cmd_row_t *row, const ns_cmd_t *cmd)
+/* Fills req->need with the row's required fields; returns the first one
+ * the request lacks, or NULL. */
+static const char *missing_field(const ns_cmd_row_t *row, ns_req_t *req)
 {
     for (size_t i = 0; i < sizeof row->need / sizeof row->need[0] && row->need[i]; i++)
-        if (ns_cmd_ext_get(cmd, row->need[i]) == NULL)
+        if ((req->need[i] = ns_cmd_ext_get(req->cmd, row->need[i])) == NULL)
             return row->need[i];
     return NULL;
 }
@@ -103,7 +104,7 @@ static const char *missing_field(const ns_cmd_row_t *row, const ns_cmd_t *cmd)
 /* Runs the row's handler in the wrapper: fields, transaction, errors. */
 static void call(const ns_cmd_row_t *row, ns_req_t *req)
 {
-    const char *missing = missing_field(row, req->cmd);
+    const char *missing = missing_field(row, req);
     int rc = NS_OK;
     if (missing) {
         char remark[160];
@@ -132,7 +133,7 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
 
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
-    ns_req_t req = {srv, conn, cmd, NULL, {0}};
+    ns_req_t req = {srv, conn, cmd, NULL, {NULL}, {0}};
     req.to.conn = conn;
     req.to.opaque = cmd->opaque;
     req.to.serialize_type = cmd->serialize_type;

@@ -1,5 +1,5 @@
-/* ioloop.c - what every event loop has: its read transaction, its clock,
- * and its mailbox (ioloop.h). Calls nothing above it. */
+/* ioloop.c - what every event loop has: its clock and its mailbox (its
+ * read transaction is inline in ioloop.h). Calls nothing above it. */
 #include "ioloop.h"
 
 #include <pthread.h>
@@ -20,34 +20,11 @@ struct ns_mailbox {
     bool handle_closed;
 };
 
-static _Thread_local ns_server_t *current;
-
-ns_server_t *ns_loop_current(void)
-{
-    return current;
-}
+_Thread_local ns_server_t *ns_loop_running;
 
 void ns_loop_set_current(ns_server_t *srv)
 {
-    current = srv;
-}
-
-int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
-{
-    if (srv->rtxn_users == 0) {
-        int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
-        if (rc != NS_OK)
-            return rc;
-    }
-    srv->rtxn_users++;
-    *txn = srv->rtxn;
-    return NS_OK;
-}
-
-void ns_read_end(ns_server_t *srv)
-{
-    if (--srv->rtxn_users == 0)
-        ns_txn_read_reset(srv->rtxn);
+    ns_loop_running = srv;
 }
 
 uint64_t ns_now_ms(ns_server_t *srv)

@@ -89,15 +89,35 @@ struct ns_server {
     size_t n_ios, next_io;
 };
 
-/* The loop whose thread is running (set when the loop starts). */
-ns_server_t *ns_loop_current(void);
+/* The loop whose thread is running (set when the loop starts). Inline:
+ * every reply asks it. */
+extern _Thread_local ns_server_t *ns_loop_running;
+static inline ns_server_t *ns_loop_current(void)
+{
+    return ns_loop_running;
+}
 void ns_loop_set_current(ns_server_t *srv);
 
 /* The loop's read transaction: renewed by the first user, reset when the
  * last one ends, so all the frames of one read share one snapshot and it is
- * never held across loop iterations. */
-int ns_read_begin(ns_server_t *srv, ns_txn_t **txn);
-void ns_read_end(ns_server_t *srv);
+ * never held across loop iterations. Inline: the lookup path nests them. */
+static inline int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
+{
+    if (srv->rtxn_users == 0) {
+        int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
+        if (rc != 0)
+            return rc;
+    }
+    srv->rtxn_users++;
+    *txn = srv->rtxn;
+    return 0;
+}
+
+static inline void ns_read_end(ns_server_t *srv)
+{
+    if (--srv->rtxn_users == 0)
+        ns_txn_read_reset(srv->rtxn);
+}
 /* Milliseconds on the loop's monotonic clock / the wall clock. */
 uint64_t ns_now_ms(ns_server_t *srv);
 int64_t ns_wall_ms(void);

@@ -15,7 +15,7 @@
 
 void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp)
 {
-    if (to->oneway || to->conn == NULL || ns_conn_is_closed(to->conn))
+    if (to->oneway || to->conn == NULL) /* a closed conn: ns_conn_send says NS_ECONN */
         return;
     ns_cmd_t c = {0};
     c.code = rsp->code;

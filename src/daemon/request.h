@@ -26,6 +26,7 @@ typedef struct {
     ns_conn_t *conn;
     const ns_cmd_t *cmd;     /* valid during the handler call only */
     ns_txn_t *txn;           /* read txn for READ and WRITE rows, during the call */
+    const char *need[4];     /* the row's required fields' values, in the row's order */
     ns_reply_to_t to;
 } ns_req_t;
 

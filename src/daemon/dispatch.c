@@ -85,11 +85,6 @@ static const ns_cmd_row_t *find_row(int code)
     return NULL;
 }
 
-bool ns_dispatch_any_loop(const ns_cmd_t *cmd)
-{
-    const ns_cmd_row_t *row = find_row(cmd->code);
-    return (row && (row->flags & NS_ROW_ANY_LOOP)) || (cmd->flag & NS_FLAG_RESPONSE);
-}
 
 /* Fills req->need with the row's required fields; returns the first one
  * the request lacks, or NULL. */
@@ -131,7 +126,8 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
         ns_read_end(req->srv);
 }
 
-void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+/* Runs cmd against its row (NULL: an unknown code) on srv's loop. */
+static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
 {
     ns_req_t req = {srv, conn, cmd, NULL, {NULL}, {0}};
     req.to.conn = conn;
@@ -143,7 +139,6 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
                      cmd->opaque);
         return;
     }
-    const ns_cmd_row_t *row = find_row(cmd->code);
     if (row == NULL) {
         char remark[64];
         snprintf(remark, sizeof remark, " request type %d not supported", cmd->code);
@@ -163,4 +158,18 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
                     (unsigned long long)ms);
+}
+
+void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+{
+    run(srv, conn, cmd, find_row(cmd->code));
+}
+
+bool ns_dispatch_local(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+{
+    const ns_cmd_row_t *row = find_row(cmd->code);
+    if (row && !(row->flags & NS_ROW_ANY_LOOP) && !(cmd->flag & NS_FLAG_RESPONSE))
+        return false; /* the main loop's */
+    run(srv, conn, cmd, row);
+    return true;
 }

@@ -203,10 +203,8 @@ static bool io_request(ns_server_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, si
 {
     ns_io_t *io = shard->io;
     io_sync(io);
-    if (ns_dispatch_any_loop(cmd)) {
-        ns_dispatch(shard, c, cmd);
+    if (ns_dispatch_local(shard, c, cmd))
         return true;
-    }
     if (backlogged(io))
         return false;
     forward(io, c, cmd, frame_len);

@@ -91,11 +91,12 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
     size_t plen = prefix ? prefix->len : 0;
     MDB_val k = ns_val(plen ? prefix->data : NULL, plen), v;
     int op = plen ? MDB_SET_RANGE : MDB_FIRST;
-    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < plen || (plen && memcmp(k.mv_data, prefix->data, plen) != 0))
             break;
-        int crc = cb((const uint8_t *)k.mv_data + plen, k.mv_size - plen, v.mv_data, v.mv_size,
-                     ctx);
+        int crc =
+            cb((const uint8_t *)k.mv_data + plen, k.mv_size - plen, v.mv_data, v.mv_size, ctx);
         if (crc != 0) {
             mdb_cursor_close(cur);
             return crc;

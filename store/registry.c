@@ -17,7 +17,6 @@
 #include "ns/log.h"
 #include "registry_int.h"
 
-
 static void dirty_clear(dirty_t *d)
 {
     ns_buf_reset(&d->names);

@@ -38,14 +38,13 @@ static int audit_dv(ns_buf_t *b, const char *name, const ns_dataversion_t *dv)
     return rc ? rc : dv ? ns_json_dataversion_encode(b, dv) : ns_buf_append_str(b, "null");
 }
 
-
 /* A history record lists at most this many topics per list (and counts
  * them all), so a broker re-registering 100,000 changed topics does not
  * write megabytes of history per version. */
 #define AUDIT_MAX_LISTED 1000
 
 int ns_audit_list_add(ns_buf_t *list, size_t *n, const char *topic, const ns_topic_config_t *tc,
-                          const ns_queue_data_t *old)
+                      const ns_queue_data_t *old)
 {
     if (*n >= AUDIT_MAX_LISTED) {
         (*n)++;
@@ -79,7 +78,7 @@ void ns_audit_diff_free(audit_diff_t *d)
 static int audit_trim(ns_txn_t *t, int64_t retention);
 
 int ns_audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_dataversion_t *old,
-                       audit_diff_t *d)
+                   audit_diff_t *d)
 {
     ns_buf_t b = NS_BUF_INIT;
     const ns_dataversion_t *nv = &a->body->data_version;

@@ -169,7 +169,8 @@ int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
             break;
         ns_group_rec_free(&g);
         ns_queue_data_t have;
-        if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK && ns_queue_data_eq(&have, &q[i]))
+        if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK &&
+            ns_queue_data_eq(&have, &q[i]))
             continue;
         rc = ns_queue_put(t, topic, &q[i]);
         rc = rc ? rc : ns_registry_mark(r, topic);

@@ -39,8 +39,8 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     return NS_OK;
 }
 
-int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
-                 size_t *insert_at, bool *derive)
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,
+                 bool *derive)
 {
     MDB_dbi dbi;
     int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);

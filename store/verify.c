@@ -80,8 +80,8 @@ static int group_cb(ns_group_rec_t *g, void *ctx)
     for (size_t i = 0; i < g->n_addrs; i++) {
         for (size_t j = i + 1; j < g->n_addrs; j++)
             if (strcmp(g->addrs[i].addr, g->addrs[j].addr) == 0)
-                violation(v, "I5 groups: group '%s' maps address %s under two ids",
-                          g->broker_name, g->addrs[i].addr);
+                violation(v, "I5 groups: group '%s' maps address %s under two ids", g->broker_name,
+                          g->addrs[i].addr);
         if (!live_for_group(v, g, g->addrs[i].addr))
             violation(v, "I5 groups: group '%s' member %s has no registration record",
                       g->broker_name, g->addrs[i].addr);

@@ -31,13 +31,13 @@ typedef struct ns_txn ns_txn_t;
 typedef enum { NS_SYNC_FULL = 0, NS_SYNC_NOMETASYNC, NS_SYNC_NOSYNC } ns_sync_mode_t;
 
 typedef struct {
-    const char *dir;            /* data directory; created if missing (unless read_only) */
-    size_t map_size_bytes;      /* initial map size */
-    size_t map_max_bytes;       /* growth stops here: NS_EMAPFULL */
+    const char *dir;       /* data directory; created if missing (unless read_only) */
+    size_t map_size_bytes; /* initial map size */
+    size_t map_max_bytes;  /* growth stops here: NS_EMAPFULL */
     ns_sync_mode_t sync_mode;
-    bool read_only;             /* offline readers (dump, verify, stat): no lock, no migrations */
-    bool lock;                  /* take the exclusive directory lock (namesrvd, restore) */
-    uint32_t target_schema;     /* migrate up to this version; 0 = latest (tests use older) */
+    bool read_only;         /* offline readers (dump, verify, stat): no lock, no migrations */
+    bool lock;              /* take the exclusive directory lock (namesrvd, restore) */
+    uint32_t target_schema; /* migrate up to this version; 0 = latest (tests use older) */
 } ns_store_opts_t;
 
 /* Opens (creating if needed) the store in opts->dir, takes the directory
@@ -156,8 +156,8 @@ int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q);
  * equals it, with one B-tree search: *existed says whether there was a
  * record (then *had holds it; had->broker_name is q's), *wrote whether q
  * was written. */
-int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q,
-                    ns_queue_data_t *had, bool *existed, bool *wrote);
+int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns_queue_data_t *had,
+                    bool *existed, bool *wrote);
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out);
 int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name);
 /* Queue data of one topic in broker-name order; q->broker_name is borrowed. */
@@ -180,8 +180,8 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
  * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route.
  * *derive is set when the legacy form was asked for but is not stored: out
  * is then the standard form, to pass through ns_json_route_legacy(). */
-int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
-                 size_t *insert_at, bool *derive);
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,
+                 bool *derive);
 int ns_route_del(ns_txn_t *t, const char *topic);
 /* *out = stored routes (0 on error). */
 int ns_route_count(ns_txn_t *t, size_t *out);
@@ -209,7 +209,6 @@ int ns_store_clear(ns_txn_t *t);
  * violation to report. Returns the number of violations (>= 0) or an NS_E*
  * error (< 0). */
 int ns_store_verify(ns_txn_t *t, ns_buf_t *report);
-
 
 /* ---- routes: assembly and materialisation (store/route_build.c) ----
  * Assembling a TopicRouteData from the tables (PROTOCOL.md §6.8) and
@@ -286,21 +285,21 @@ typedef struct {
     const char *broker_name;
     int64_t broker_id;
     const char *ha_addr;
-    const char *zone_name;       /* NULL when the header has no __ZONE_NAME */
+    const char *zone_name; /* NULL when the header has no __ZONE_NAME */
     int64_t heartbeat_timeout_ms;
     bool enable_acting_master;
-    bool old_version;            /* no enableActingMaster header: a 4.x broker */
-    bool delete_absent_topics;   /* deleteTopicWithBrokerRegistration */
-    int64_t now_ms;              /* wall clock, for the audit history */
-    int64_t audit_retention;     /* history records kept in all */
+    bool old_version;          /* no enableActingMaster header: a 4.x broker */
+    bool delete_absent_topics; /* deleteTopicWithBrokerRegistration */
+    int64_t now_ms;            /* wall clock, for the audit history */
+    int64_t audit_retention;   /* history records kept in all */
     const ns_regbody_t *body;
 } ns_register_args_t;
 
 typedef struct {
-    bool failed;        /* §6.2 step 7: answer "register broker failed" */
-    bool conflict;      /* §6.2 step 6: stale stateVersion, answered without master */
+    bool failed;   /* §6.2 step 7: answer "register broker failed" */
+    bool conflict; /* §6.2 step 6: stale stateVersion, answered without master */
     bool dv_changed;
-    char *master_addr;  /* heap, NULL when none (ns_register_result_free) */
+    char *master_addr; /* heap, NULL when none (ns_register_result_free) */
     char *ha_addr;
 } ns_register_result_t;
 
@@ -329,8 +328,7 @@ int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_nam
                            int *count);
 
 /* §3.11: cluster NULL or "" = everywhere. */
-int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
-                             const char *cluster);
+int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster);
 
 /* §3.12 REGISTER_TOPIC_IN_NAMESRV. */
 int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,

@@ -246,4 +246,3 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
     ns_buf_free(&val);
     return rc;
 }
-

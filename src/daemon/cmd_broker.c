@@ -203,9 +203,9 @@ static int reg_done(ns_wreq_t *w, int rc)
         return NS_OK;
     }
     ns_conn_t *conn = w->to.conn;
-    ns_live_entry_t *e =
-        ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
-                             op->args.broker_id, op->args.heartbeat_timeout_ms, conn, ns_now_ms(srv));
+    ns_live_entry_t *e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
+                                              op->args.broker_id, op->args.heartbeat_timeout_ms,
+                                              conn, ns_now_ms(srv));
     if (conn)
         ns_conn_note_broker(conn);
     reply_registered(srv, &w->to, &op->res, NULL);
@@ -266,8 +266,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
-        ns_writer_pending(srv->writer) == 0 &&
-        e->fp_gen == ns_writer_done_count(srv->writer)) {
+        ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
         ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,

@@ -60,18 +60,28 @@ typedef struct {
 } cfg_entry_t;
 
 /* offsetof that refuses to compile unless the field has type T. */
-#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T: offsetof(ns_config_t, field))
+#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T : offsetof(ns_config_t, field))
 
-#define ROW_INT(key, field, def, min, max, flags, help) \
-    {key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL}
-#define ROW_BOOL(key, field, def, flags, help) \
-    {key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help, NULL}
-#define ROW_STR(key, field, def, flags, help) \
-    {key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help, NULL}
-#define ROW_ENUM(key, field, def, values, flags, help) \
-    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, NULL}
-#define ROW_ENUM_APPLY(key, field, def, values, flags, help, apply) \
-    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, apply}
+#define ROW_INT(key, field, def, min, max, flags, help)                                            \
+    {                                                                                              \
+        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL               \
+    }
+#define ROW_BOOL(key, field, def, flags, help)                                                     \
+    {                                                                                              \
+        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help, NULL                       \
+    }
+#define ROW_STR(key, field, def, flags, help)                                                      \
+    {                                                                                              \
+        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help, NULL                   \
+    }
+#define ROW_ENUM(key, field, def, values, flags, help)                                             \
+    {                                                                                              \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, NULL                   \
+    }
+#define ROW_ENUM_APPLY(key, field, def, values, flags, help, apply)                                \
+    {                                                                                              \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, apply                  \
+    }
 
 static void apply_log_level(const ns_config_t *cfg)
 {
@@ -91,7 +101,8 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
     ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
             "TCP port to listen on; 0 = any free port (see portFile)"),
-    ROW_STR("portFile", port_file, "", CFG_OURS, "write the bound port to this file; empty = don't"),
+    ROW_STR("portFile", port_file, "", CFG_OURS,
+            "write the bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
@@ -151,8 +162,8 @@ static const cfg_entry_t ns_config_table[] = {
             "see needWaitForService, seconds"),
     ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
-    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
-            INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
+    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
+            0, "pending UNREGISTER_BROKER queue capacity"),
     /* logging */
     ROW_ENUM_APPLY("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
                    "log threshold", apply_log_level),
@@ -396,8 +407,7 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *er
     return set_entry(cfg, e, value, err, errlen);
 }
 
-int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err,
-                     size_t errlen)
+int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
     int rc = ns_config_set(cfg, key, value, err, errlen);
     const cfg_entry_t *e = rc == NS_OK ? find_entry(key) : NULL;
@@ -423,7 +433,6 @@ bool ns_config_is_mutable(const char *key)
     const cfg_entry_t *e = find_entry(key);
     return e != NULL && (e->flags & CFG_MUTABLE);
 }
-
 
 /* Appends s escaped for a properties value (rules at the top of the file). */
 static int append_escaped(ns_buf_t *out, const char *s)
@@ -499,7 +508,6 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
     }
     return NS_OK;
 }
-
 
 /* ---- --help ----------------------------------------------------------- */
 

@@ -42,10 +42,10 @@
 #define MAX_PENDING_OUT (64u * 1024 * 1024)
 
 struct ns_conn {
-    uv_tcp_t tcp;    /* first member: the handle's data points back at us */
+    uv_tcp_t tcp;     /* first member: the handle's data points back at us */
     ns_server_t *srv; /* the loop it lives on */
-    int refs;        /* atomic */
-    bool closing;    /* atomic: read by other loops */
+    int refs;         /* atomic */
+    bool closing;     /* atomic: read by other loops */
     bool close_asked; /* atomic: another loop posted close_mail */
     bool in_dirty;
     bool paused;

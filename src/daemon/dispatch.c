@@ -7,11 +7,10 @@
  * holding the reply target until the writer committed. */
 #include "dispatch.h"
 
-#include "cmd.h"
-
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
@@ -29,8 +28,10 @@ typedef struct {
     ns_handler_fn handler;
 } ns_cmd_row_t;
 
-#define ROW(name, kind, flags, fn, missing, ...) \
-    {NS_REQ_##name, #name, kind, flags, {__VA_ARGS__}, missing, ns_cmd_##fn}
+#define ROW(name, kind, flags, fn, missing, ...)                                                   \
+    {                                                                                              \
+        NS_REQ_##name, #name, kind, flags, {__VA_ARGS__}, missing, ns_cmd_##fn                     \
+    }
 #define NONE NULL
 
 /* Heartbeats only touch liveness: reads of the store. REGISTER_BROKER is a
@@ -51,8 +52,8 @@ static const ns_cmd_row_t cmd_table[] = {
     ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, get_routeinfo_by_topic,
         "topic is null", "topic"),
     ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, get_broker_cluster_info, NULL, NONE),
-    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, wipe_write_perm_of_broker,
-        "brokerName is null", "brokerName"),
+    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, wipe_write_perm_of_broker, "brokerName is null",
+        "brokerName"),
     ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, get_all_topic_list, NULL, NONE),
     ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, delete_topic_in_namesrv, "topic is null",
         "topic"),
@@ -84,7 +85,6 @@ static const ns_cmd_row_t *find_row(int code)
             return &cmd_table[i];
     return NULL;
 }
-
 
 /* Fills req->need with the row's required fields; returns the first one
  * the request lacks, or NULL. */

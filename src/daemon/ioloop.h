@@ -51,13 +51,13 @@ typedef struct ns_mail {
 
 struct ns_server {
     uv_loop_t *loop;
-    ns_config_t *cfg;        /* the main loop's; an I/O loop's copy of its scalars */
+    ns_config_t *cfg; /* the main loop's; an I/O loop's copy of its scalars */
     ns_store_t *store;
-    ns_writer_t *writer;     /* main loop only (NULL elsewhere), as the next two */
+    ns_writer_t *writer; /* main loop only (NULL elsewhere), as the next two */
     ns_registry_t *registry;
     ns_liveness_t *liveness;
-    ns_server_t *main;       /* the main loop's server (itself on the main loop) */
-    ns_mailbox_t *inbox;     /* mail for this loop; NULL with ioThreads=1 */
+    ns_server_t *main;   /* the main loop's server (itself on the main loop) */
+    ns_mailbox_t *inbox; /* mail for this loop; NULL with ioThreads=1 */
     /* Hooks of the layers above. on_request runs a decoded request of c
      * (cmd valid during the call); false = not taken now: c stops reading
      * and offers it again when resumed. on_closed: c's socket is closed
@@ -66,26 +66,26 @@ struct ns_server {
     bool (*on_request)(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len);
     void (*on_closed)(ns_server_t *srv, ns_conn_t *c);
     void (*on_config_changed)(ns_server_t *srv);
-    ns_txn_t *rtxn;          /* the loop's reusable read transaction */
-    int rtxn_users;          /* open while > 0 (ns_read_begin/ns_read_end) */
-    uv_tcp_t listener;       /* main loop */
-    uv_timer_t scan_timer;   /* main loop: liveness scan */
-    uv_timer_t idle_timer;   /* idle-connection sweep */
-    uv_check_t flush_check;  /* writes out replies once per loop iteration */
+    ns_txn_t *rtxn;         /* the loop's reusable read transaction */
+    int rtxn_users;         /* open while > 0 (ns_read_begin/ns_read_end) */
+    uv_tcp_t listener;      /* main loop */
+    uv_timer_t scan_timer;  /* main loop: liveness scan */
+    uv_timer_t idle_timer;  /* idle-connection sweep */
+    uv_check_t flush_check; /* writes out replies once per loop iteration */
     uv_signal_t sig_int, sig_term;
-    ns_conn_t *conns;        /* all open connections of this loop */
-    ns_conn_t *dirty;        /* connections with replies to write */
+    ns_conn_t *conns;                     /* all open connections of this loop */
+    ns_conn_t *dirty;                     /* connections with replies to write */
     ns_conn_t *paused_head, *paused_tail; /* waiting to read again, oldest first */
     uint64_t start_ms;
     int bound_port;
     bool stopping;
     bool listener_init, handles_init;
-    ns_buf_t scratch;        /* reply bodies assembled on the loop thread */
-    ns_buf_t derived;        /* legacy routes derived from the standard form */
-    ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
-    ns_buf_t remark;         /* formatted error remarks (request.c) */
-    ns_io_t *io;             /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios;           /* main: the extra loops */
+    ns_buf_t scratch; /* reply bodies assembled on the loop thread */
+    ns_buf_t derived; /* legacy routes derived from the standard form */
+    ns_buf_t rshared; /* the read buffer connections share (conn.c) */
+    ns_buf_t remark;  /* formatted error remarks (request.c) */
+    ns_io_t *io;      /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;    /* main: the extra loops */
     size_t n_ios, next_io;
 };
 

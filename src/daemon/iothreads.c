@@ -49,8 +49,8 @@
 
 struct ns_io {
     ns_server_t *main;
-    ns_server_t shard;    /* this loop's server */
-    ns_config_t cfg;      /* the main configuration's scalars; strings NULL */
+    ns_server_t shard; /* this loop's server */
+    ns_config_t cfg;   /* the main configuration's scalars; strings NULL */
     pthread_mutex_t cfg_mu;
     ns_config_t posted;   /* the newest settings, under cfg_mu */
     uint64_t cfg_posted;  /* bumped (atomic) under cfg_mu when posted changes */

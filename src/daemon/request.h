@@ -8,7 +8,6 @@
 #include "conn.h"
 #include "ioloop.h"
 
-
 /* Where a reply goes, and what an error reply looks like there. Holds a
  * reference on conn while a write operation is in flight. */
 typedef struct {
@@ -22,11 +21,11 @@ typedef struct {
 } ns_reply_to_t;
 
 typedef struct {
-    ns_server_t *srv;        /* the loop running the request */
+    ns_server_t *srv; /* the loop running the request */
     ns_conn_t *conn;
-    const ns_cmd_t *cmd;     /* valid during the handler call only */
-    ns_txn_t *txn;           /* read txn for READ and WRITE rows, during the call */
-    const char *need[4];     /* the row's required fields' values, in the row's order */
+    const ns_cmd_t *cmd; /* valid during the handler call only */
+    ns_txn_t *txn;       /* read txn for READ and WRITE rows, during the call */
+    const char *need[4]; /* the row's required fields' values, in the row's order */
     ns_reply_to_t to;
 } ns_req_t;
 
@@ -52,8 +51,7 @@ void ns_reply_error(const ns_reply_to_t *to, int rc);
  * for the error reply; returns NS_EREFUSED for the handler to return. */
 int ns_fail(ns_reply_to_t *to, int code, const char *remark);
 /* The same with a formatted remark (kept in the loop's remark buffer). */
-int ns_failf(ns_req_t *req, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int ns_failf(ns_req_t *req, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Remark for a store or system error (SYSTEM_ERROR). */
 const char *ns_err_remark(int rc);
 /* Sets ext[n_ext] = key/value (value borrowed). */

@@ -26,7 +26,7 @@
 #include "ns/err.h"
 
 #define HEADER_LEN_MAX 0xFFFFFFu /* 24-bit headerLength */
-#define BIN_FIXED_LEN 17          /* code..remarkLength of a binary header */
+#define BIN_FIXED_LEN 17         /* code..remarkLength of a binary header */
 
 /* ---- msg ---------------------------------------------------------------- */
 
@@ -296,7 +296,8 @@ static int json_language(const cJSON *v, int32_t *out)
         *out = ns_language_code(v->valuestring, strlen(v->valuestring));
     } else if (cJSON_IsNumber(v)) { /* fastjson accepts an enum ordinal */
         double d = v->valuedouble;
-        *out = (d >= 0 && d <= 255 && ns_language_name((int)d) != NULL) ? (int32_t)d : NS_LANG_OTHER;
+        *out =
+            (d >= 0 && d <= 255 && ns_language_name((int)d) != NULL) ? (int32_t)d : NS_LANG_OTHER;
     } else if (cJSON_IsNull(v)) {
         *out = NS_LANG_JAVA;
     } else {
@@ -465,8 +466,10 @@ static int decode_json_fast(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
                 key_is(k, kn, "version")) {
                 if (!scan_i32(&s, &num))
                     return NS_EFALLBACK;
-                int32_t *f = k[0] == 'c' ? &m->cmd.code : k[0] == 'f' ? &m->cmd.flag
-                             : k[0] == 'o' ? &m->cmd.opaque : &m->cmd.version;
+                int32_t *f = k[0] == 'c'   ? &m->cmd.code
+                             : k[0] == 'f' ? &m->cmd.flag
+                             : k[0] == 'o' ? &m->cmd.opaque
+                                           : &m->cmd.version;
                 *f = num;
             } else if (key_is(k, kn, "extFields")) {
                 int rc = scan_ext(&s, m);
@@ -672,9 +675,8 @@ static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
             const ns_ext_field_t *e = &c->ext[i];
             if (e->key == NULL || e->val == NULL)
                 continue;
-            if ((!first && PUT_LIT(b, ",")) ||
-                put_json_str(b, e->key, e->key_len) || PUT_LIT(b, ":") ||
-                put_json_str(b, e->val, e->val_len))
+            if ((!first && PUT_LIT(b, ",")) || put_json_str(b, e->key, e->key_len) ||
+                PUT_LIT(b, ":") || put_json_str(b, e->val, e->val_len))
                 return NS_ENOMEM;
             first = false;
         }
@@ -688,8 +690,8 @@ static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
     if (c->remark != NULL &&
         (PUT_LIT(b, ",\"remark\":") || put_json_str(b, c->remark, c->remark_len)))
         return NS_ENOMEM;
-    if (PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") || put_i32(b, c->version) ||
-        PUT_LIT(b, "}"))
+    if (PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
+        put_i32(b, c->version) || PUT_LIT(b, "}"))
         return NS_ENOMEM;
     return NS_OK;
 }

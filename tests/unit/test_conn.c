@@ -30,8 +30,8 @@ typedef struct {
     uv_loop_t loop;
     ns_config_t cfg;
     ns_server_t srv;
-    int client;       /* our end of the socket */
-    int requests;     /* seen by on_request */
+    int client;   /* our end of the socket */
+    int requests; /* seen by on_request */
     int32_t opaques[8];
     size_t filtered_in, filtered_out; /* bytes the filter saw */
 } fx_t;
@@ -196,8 +196,7 @@ static void test_pipelined_frames_in_order(void **state)
     size_t half = out.len / 2 + 3; /* the second frame arrives in two pieces */
     assert_int_equal(write(fx->client, out.data, half), (ssize_t)half);
     serve_until(1);
-    assert_int_equal(write(fx->client, out.data + half, out.len - half),
-                     (ssize_t)(out.len - half));
+    assert_int_equal(write(fx->client, out.data + half, out.len - half), (ssize_t)(out.len - half));
     serve_until(2);
     assert_int_equal(fx->opaques[0], 1);
     assert_int_equal(fx->opaques[1], 2);
@@ -214,7 +213,7 @@ static void test_filter_sees_every_byte(void **state)
     request(&out, 7, "seven");
     request(&out, 8, "eight");
     size_t total = out.len;
-    xor_bytes(out.data, out.len); /* what goes on the wire is "encrypted" */
+    xor_bytes(out.data, out.len);                        /* what goes on the wire is "encrypted" */
     assert_int_equal(write(fx->client, out.data, 5), 5); /* less than a length word */
     uv_run(&fx->loop, UV_RUN_NOWAIT);
     assert_int_equal(write(fx->client, out.data + 5, out.len - 5), (ssize_t)(out.len - 5));

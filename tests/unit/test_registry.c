@@ -216,15 +216,15 @@ static void test_unregister_is_fenced_by_broker_id(void **state)
     route_has(f, "TopicA", "10.0.0.1:10911", true);
     /* unknown brokers are a no-op */
     begin(f, &t);
-    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.9.9.9:1", NULL, -1,
-                                            &removed),
-                     NS_OK);
+    assert_int_equal(
+        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.9.9.9:1", NULL, -1, &removed),
+        NS_OK);
     commit(f, t);
     assert_false(removed);
     begin(f, &t);
-    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911", NULL,
-                                            0, &removed),
-                     NS_OK);
+    assert_int_equal(
+        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911", NULL, 0, &removed),
+        NS_OK);
     commit(f, t);
     assert_true(removed);
     assert_null(route_of(f, "TopicA")); /* the last broker went: so did the routes */

@@ -24,7 +24,7 @@ typedef struct {
     ns_wop_t op;
     const char *key; /* written to kv "t"/key; NULL: nothing */
     size_t value_bytes;
-    int fail_with; /* returned after the write */
+    int fail_with;  /* returned after the write */
     sem_t *gate;    /* waited on in apply (first run only) */
     sem_t *entered; /* posted when apply starts waiting on gate */
     int applies, done_rc, done_order;

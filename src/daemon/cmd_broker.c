@@ -418,10 +418,15 @@ void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
         ns_liveness_forget_conn(srv->liveness, conn);
         return;
     }
+    size_t gone = 0;
     while ((n = ns_liveness_by_conn(srv->liveness, conn, found, 64)) > 0)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++, gone++)
             unregister_entry(srv, found[i], "its registration connection closed");
     ns_liveness_forget_conn(srv->liveness, conn);
+    /* after the unregisters are queued: a test that sees this line and then
+     * a write's answer knows they are committed */
+    NS_LOG_INFO("conn %s closed after %d registration(s) over it; %zu broker(s) to unregister",
+                ns_conn_peer(conn), ns_conn_brokers(conn), gone);
 }
 
 void ns_broker_scan(ns_server_t *srv)

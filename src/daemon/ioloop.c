@@ -4,8 +4,8 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/time.h>
 
+#include "ns/clock.h"
 #include "ns/err.h"
 #include "ns/log.h"
 
@@ -34,9 +34,7 @@ uint64_t ns_now_ms(ns_server_t *srv)
 
 int64_t ns_wall_ms(void)
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    return ns_clock_wall_ms();
 }
 
 /* ---- mailboxes ---- */

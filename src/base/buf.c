@@ -95,6 +95,17 @@ int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v)
     return ns_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+int ns_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 int ns_buf_vprintf(ns_buf_t *b, const char *fmt, va_list ap)
 {
     va_list again;

@@ -23,17 +23,6 @@ static bool is_ws(char c)
 
 /* ---- properties text -------------------------------------------------- */
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads the 4 hex digits of a \u escape at p[0..3] (n bytes available). */
 static int read_u4(const char *p, size_t n, uint32_t *out)
 {
@@ -41,7 +30,7 @@ static int read_u4(const char *p, size_t n, uint32_t *out)
     if (n < 4)
         return NS_EINVAL;
     for (size_t k = 0; k < 4; k++) {
-        int h = hex_value(p[k]);
+        int h = ns_hex_digit(p[k]);
         if (h < 0)
             return NS_EINVAL;
         v = v << 4 | (uint32_t)h;

@@ -3,8 +3,10 @@
 #
 #   tools/setup.sh run    install what is missing, build, run namesrvd in the
 #                         foreground on 127.0.0.1:9876 with ./data as data dir
-#   tools/setup.sh test   install what is missing, build (normal and
-#                         ASan+UBSan, both with -Werror) and run every test
+#   tools/setup.sh test   install what is missing, check the formatting,
+#                         build (normal and ASan+UBSan, both with -Werror)
+#                         and run every test
+#   tools/setup.sh format only the formatting check (clang-format drift)
 #
 # Both are idempotent and work as root on a fresh Debian 12 machine.
 set -euo pipefail
@@ -16,7 +18,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # libmicrohttpd-dev: the HTTP endpoint (httpListen); prometheus: promtool checks the
 # alert rules and every scrape in the tests; jq: the dashboard JSON lint; gnuplot-nox:
 # tools/render_dashboard.sh (by hand, not in the tests)
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format
 libmicrohttpd-dev prometheus jq gnuplot-nox"
 
 install_missing() {
@@ -30,6 +32,20 @@ install_missing() {
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Every C file as the committed .clang-format lays it out; lists the ones
+# that drift (the project's sources, not build trees).
+format_check() {
+    local drift=() f
+    while IFS= read -r f; do
+        clang-format --style=file "$f" | cmp -s - "$f" || drift+=("$f")
+    done < <(git -C "$top" ls-files '*.c' '*.h' 2>/dev/null || find src store migrations include tools tests -name '*.[ch]')
+    if [ ${#drift[@]} -gt 0 ]; then
+        echo "setup: not formatted (run clang-format -i on them):" >&2
+        printf '  %s\n' "${drift[@]}" >&2
+        return 1
+    fi
 }
 
 build() { # dir, cmake args...
@@ -50,6 +66,8 @@ run)
 test)
     install_missing
     start=$(date +%s)
+    echo "== format (clang-format, .clang-format)"
+    format_check
     echo "== build (Debug, -Werror)"
     build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
     echo "== monitoring files (alert rules, dashboard)"
@@ -64,8 +82,11 @@ test)
             ctest --output-on-failure -j "$jobs")
     echo "== all tests passed in $(($(date +%s) - start)) s"
     ;;
+format)
+    format_check
+    ;;
 *)
-    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test" >&2
+    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format" >&2
     exit 2
     ;;
 esac

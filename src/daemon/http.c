@@ -20,7 +20,8 @@
 #include "http.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "dispatch.h"
+#include "iothreads.h"
 
 #define HTTP_CONN_LIMIT 32
 #define HTTP_TIMEOUT_S 10

@@ -19,7 +19,8 @@
 #include "http.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "dispatch.h"
+#include "iothreads.h"
 
 const char *ns_bstate_name(ns_bstate_t s)
 {
@@ -160,8 +161,12 @@ static void store_totals(ns_snap_t *s, ns_server_t *srv, ns_txn_t *txn)
     ns_store_readers(srv->store, &s->readers, &s->readers_max);
     if (txn == NULL)
         return;
-    s->topics = ns_route_count(txn);
-    s->kv_keys = ns_kv_count(txn);
+    size_t n = 0;
+    if (ns_route_count(txn, &n) == NS_OK)
+        s->topics = n;
+    n = 0;
+    if (ns_kv_count(txn, &n) == NS_OK)
+        s->kv_keys = n;
     clusters_t c = {0, ""};
     ns_cluster_iter(txn, cluster_cb, &c);
     s->clusters = c.n;

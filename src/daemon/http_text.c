@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "http.h"
-#include "server.h"
+#include "dispatch.h"
+#include "iothreads.h"
 
 /* The memory and connection budgets of issue 14 (src/daemon/budget.h, not on
  * main yet): their refusals and usage are exported as soon as it lands. */

@@ -5,7 +5,7 @@
 #
 # Every process logs to $SDIR/<name>.*; see README.md for the layout.
 
-declare -gA NS_PORT NS_PID BR_PORT BR_PID BR_REGS
+declare -gA NS_PORT NS_PID BR_PORT BR_PID BR_REGS BR_NS
 
 IT_JVM_SMALL="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -XX:-UsePerfData"
 IT_JVM_BROKER="-Xms256m -Xmx384m -XX:MaxDirectMemorySize=256m $IT_JVM_SMALL"
@@ -64,7 +64,15 @@ nsctl() { "$IT_BIN/namesrvctl" "$@"; }
 # goes nowhere (its list of reachable name servers is filled by a scan that
 # has not run yet), so the first one that arrives is the periodic one, 10 s
 # after start, with the Java NameServer as with namesrvd.
+#
+# broker_launch (same arguments) only starts the JVM, and broker_ready NAME
+# does the waiting: several brokers then boot side by side.
 broker_start() {
+    broker_launch "$@"
+    broker_ready "$1"
+}
+
+broker_launch() {
     local name=$1 nslist=$2 cluster=$3 bname=$4 bid=$5
     shift 5
     local conf="$SDIR/$name.conf" home="$SDIR/$name.home"
@@ -93,6 +101,7 @@ broker_start() {
         echo "timerMaxDelaySec=3600"
         echo "flushDiskType=ASYNC_FLUSH"
         echo "autoCreateTopicEnable=true"
+        echo "registerNameServerPeriod=10000" # the shortest the broker takes
         echo "diskMaxUsedSpaceRatio=95"
         local kv
         for kv in "$@"; do echo "$kv"; done
@@ -107,10 +116,15 @@ broker_start() {
     local pid=$IT_PID
     ln -sf "$(basename "$out")" "$SDIR/$name.out"
     BR_PID[$name]=$pid
+    BR_NS[$name]=$nslist
     it_log "broker $name ($cluster/$bname/$bid) pid $pid on 127.0.0.1:$port, namesrv $nslist"
-    broker_wait_boot "$name" "$out"
+}
+
+broker_ready() {
+    local name=$1 a
+    broker_wait_boot "$name" "$SDIR/$name.out"
     if [ "${IT_REG_WAIT:-1}" = 1 ]; then
-        for a in ${nslist//;/ }; do broker_wait_registered "$name" "$a"; done
+        for a in ${BR_NS[$name]//;/ }; do broker_wait_registered "$name" "$a"; done
     fi
 }
 
@@ -125,7 +139,8 @@ broker_wait_registered() {
 br_registered_since() { (($(br_registrations "$1" "$2") > $3)); }
 
 broker_wait_boot() {
-    local name=$1 out=$2 pid=${BR_PID[$1]}
+    local name=$1 out pid=${BR_PID[$1]}
+    out=$(readlink -f "$2")
     local end=$(($(it_ms) + ${IT_BOOT_TIMEOUT:-180} * 1000))
     while ! grep -q "boot success" "$out" 2>/dev/null; do
         it_alive "$pid" || it_fail "broker $name exited before boot success (see $(basename "$out"))"
@@ -133,6 +148,37 @@ broker_wait_boot() {
         sleep 0.3
     done
     it_log "broker $name booted"
+}
+
+# broker_group_launch PREFIX NSLIST CLUSTER BNAME [key=value ...]
+# Launches a master PREFIX-m (id 0) and a slave PREFIX-s (id 1, SLAVE) of one
+# broker group; the slave finds its master's HA address in namesrvd's answer
+# to its registration. key=value pairs go to both confs; with IT_ACTING=1
+# both get enableSlaveActingMaster=true (heartbeats every second, a 10 s
+# heartbeat timeout, the slave may act as master; start namesrvd with
+# --supportActingMaster=true to see that in routes). Then broker_group_ready
+# PREFIX waits for both. Both have slaveReadEnable=true: a 5.3.3 slave
+# rejects pulls ("system busy") without it.
+broker_group_launch() {
+    local p=$1 nslist=$2 cluster=$3 bname=$4
+    shift 4
+    local extra=(slaveReadEnable=true "$@")
+    [ "${IT_ACTING:-0}" = 1 ] && extra+=(enableSlaveActingMaster=true)
+    broker_launch "$p-m" "$nslist" "$cluster" "$bname" 0 "${extra[@]}"
+    broker_launch "$p-s" "$nslist" "$cluster" "$bname" 1 "${extra[@]}"
+}
+broker_group_ready() {
+    broker_ready "$1-m"
+    broker_ready "$1-s"
+    broker_wait_ha "$1-s"
+}
+
+# broker_wait_ha SLAVE - waits until the slave's HA client has connected to
+# its master (the master's HA address came from namesrvd).
+broker_wait_ha() {
+    local f="$SDIR/$1.home/logs/rocketmqlogs/store.log"
+    it_wait 60 "slave $1 connected to its master's HA port" \
+        grep -q -E "HAClient: connect to master|connect to master" "$f"
 }
 
 br_addr() { echo "127.0.0.1:${BR_PORT[$1]}"; }

@@ -94,6 +94,11 @@ run_scenario() {
         fi
         wait "$spid" || rc=$?
         SDIR=$dir it_cleanup # whatever the subshell left running
+        # a sanitizer report in any namesrvd log (the ASan+UBSan build under
+        # tools/setup.sh test) fails the scenario too
+        local san
+        san=$(grep -l -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$dir"/*.log.* 2>/dev/null | head -1)
+        [ -n "$san" ] && echo "sanitizer report in $(basename "$san")" >>"$dir/failure"
         if [ "$rc" = 0 ] && [ ! -s "$dir/failure" ]; then
             status=PASS
         else

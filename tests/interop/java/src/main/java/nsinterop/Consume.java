@@ -16,9 +16,11 @@ import org.apache.rocketmq.common.message.MessageExt;
  * pull is not exposed, so the store host), then "RECEIVED n of COUNT"; exits
  * 0 only if all arrived within TIMEOUT_S. SLOW_MS > 0 makes it take one
  * message at a time and sleep that long per message (so that a scenario can
- * change the cluster while it reads).
+ * change the cluster while it reads). With GATE_FILE and PAUSE_AFTER, once
+ * PAUSE_AFTER bodies have arrived the listener waits while GATE_FILE exists
+ * (the scenario changes the cluster, then removes the file).
  *
- * usage: Consume NAMESRV TOPIC GROUP PREFIX COUNT TIMEOUT_S [SLOW_MS]
+ * usage: Consume NAMESRV TOPIC GROUP PREFIX COUNT TIMEOUT_S [SLOW_MS [GATE_FILE PAUSE_AFTER]]
  */
 public final class Consume {
     public static void main(String[] args) throws Exception {
@@ -26,6 +28,8 @@ public final class Consume {
         int count = Integer.parseInt(args[4]);
         long timeoutMs = Long.parseLong(args[5]) * 1000;
         long slow = args.length > 6 ? Long.parseLong(args[6]) : 0;
+        java.nio.file.Path gate = args.length > 8 ? java.nio.file.Paths.get(args[7]) : null;
+        int pauseAfter = args.length > 8 ? Integer.parseInt(args[8]) : 0;
 
         Set<String> got = ConcurrentHashMap.newKeySet();
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(group);
@@ -51,12 +55,15 @@ public final class Consume {
                     System.out.flush();
                 }
             }
-            if (slow > 0) {
-                try {
+            try {
+                if (slow > 0) {
                     Thread.sleep(slow);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
                 }
+                while (gate != null && got.size() >= pauseAfter && java.nio.file.Files.exists(gate)) {
+                    Thread.sleep(100);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });

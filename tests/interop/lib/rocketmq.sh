@@ -90,6 +90,7 @@ broker_launch() {
         echo "namesrvAddr=$nslist"
         echo "brokerIP1=127.0.0.1"
         echo "brokerIP2=127.0.0.1"
+        echo "bindAddress=127.0.0.1" # remoting (and its fast port) on loopback only
         echo "listenPort=$port"
         echo "haListenPort=$((port + 1))"
         echo "storePathRootDir=$SDIR/$name.store"

@@ -605,7 +605,7 @@ static void test_audit_history(void **state)
 typedef struct {
     int port;
     int stop; /* set by the test thread: read and written atomically */
-    int puts;
+    int puts; /* committed puts: written by the load thread, read atomically */
 } load_t;
 
 static void *load_main(void *arg)
@@ -629,7 +629,7 @@ static void *load_main(void *arg)
         ns_cmd_msg_free(&rsp);
         if (rc != NS_OK)
             break;
-        l->puts++;
+        __atomic_add_fetch(&l->puts, 1, __ATOMIC_RELAXED);
     }
     ns_client_close(c);
     return NULL;
@@ -647,7 +647,10 @@ static void test_backup_under_load(void **state)
     load_t load = {srv.port, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, load_main, &load), 0);
-    nstest_sleep_ms(200);
+    /* the first put has committed (a fixed sleep was too short on a busy host) */
+    for (int i = 0; i < 1000 && __atomic_load_n(&load.puts, __ATOMIC_RELAXED) == 0; i++)
+        nstest_sleep_ms(10);
+    assert_true(__atomic_load_n(&load.puts, __ATOMIC_RELAXED) > 0);
     for (int i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "backup%d", i);

@@ -166,6 +166,10 @@ static bool body_check(reg_op_t *op, const uint8_t *p, size_t n, int64_t crc, in
                  ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
         return false;
     }
+    /* Java's default DataVersion: counter 0, stateVersion 0, the time the
+     * body was decoded (the request's arrival here) */
+    if (op->body.dv_timestamp_absent)
+        op->body.data_version.timestamp = op->args.now_ms;
     return true;
 }
 
@@ -186,6 +190,7 @@ static int reg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
 }
 
 static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why);
+static void notify_minid(ns_server_t *srv, ns_minid_change_t **change);
 
 static void reg_done(ns_wop_t *w)
 {
@@ -218,6 +223,7 @@ static void reg_done(ns_wop_t *w)
         if (op->to.conn)
             ns_conn_note_broker(op->to.conn);
         reply_registered(srv, &op->to, &op->res, NULL);
+        notify_minid(srv, &op->res.minid_change);
         /* registered over a connection that closed meanwhile: it is gone */
         if (e && op->to.conn && ns_conn_is_closed(op->to.conn))
             unregister_entry(srv, e, "its connection closed during registration");
@@ -288,7 +294,7 @@ void ns_cmd_register_broker(ns_req_t *req)
         ns_writer_pending(srv->writer) == 0 &&
         e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
-        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
+        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha, NULL};
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                              ns_now_ms(srv));
@@ -319,7 +325,9 @@ void ns_cmd_register_broker(ns_req_t *req)
         e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                  op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                                  ns_now_ms(srv));
-        if (e)
+        /* not for a body without a timestamp: the same bytes later mean
+         * another DataVersion (the time of that registration) */
+        if (e && !op->body.dv_timestamp_absent)
             remember_unchanged(srv, e, op->fp, &op->res);
         ns_conn_note_broker(req->conn);
         reply_registered(srv, &req->to, &op->res, req->txn);
@@ -358,14 +366,28 @@ typedef struct {
     char *cluster, *addr, *broker_name;
     int64_t broker_id;
     bool removed;
+    ns_minid_change_t *change; /* the 905 this removal calls for, or NULL */
     const char *why;
 } unreg_op_t;
 
 static int unreg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
 {
     unreg_op_t *op = (unreg_op_t *)w;
+    ns_minid_change_free(op->change); /* from an attempt of the batch that was undone */
     return ns_registry_unregister(hook_ctx, txn, op->cluster, op->addr, op->broker_name,
-                                  op->broker_id, &op->removed);
+                                  op->broker_id, &op->removed, &op->change);
+}
+
+/* Hands a change of a group's smallest broker id to the notifier when
+ * notifyMinBrokerIdChanged is on (Java reads the setting at the same point:
+ * after the tables changed); *change is taken either way. */
+static void notify_minid(ns_server_t *srv, ns_minid_change_t **change)
+{
+    if (*change && srv->cfg->notify_min_broker_id_changed && srv->notifier)
+        ns_notifier_send(srv->notifier, *change);
+    else
+        ns_minid_change_free(*change);
+    *change = NULL;
 }
 
 static void unreg_done(ns_wop_t *w)
@@ -379,12 +401,14 @@ static void unreg_done(ns_wop_t *w)
             NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
                         op->addr, op->cluster, op->why);
         ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
+        notify_minid(srv, &op->change);
     } else {
         ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
         if (e && e->evicting)
             ns_liveness_retry(srv->liveness, e); /* the next scan tries again */
         ns_reply_code(&op->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(w->rc));
     }
+    ns_minid_change_free(op->change);
     free(op->cluster);
     free(op->addr);
     free(op->broker_name);
@@ -507,11 +531,24 @@ int ns_broker_restore(ns_server_t *srv)
 
 /* ---- heartbeats ---- */
 
+/* What Java 5.3.3 answers a BROKER_HEARTBEAT without clusterName or
+ * brokerAddr: the NullPointerException its live-table key throws, as
+ * NettyRemotingAbstract reports it (exception text, first stack frame). */
+#define JAVA_NPE_REMARK(field)                                                                     \
+    "java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"this." field      \
+    "\" is null, org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode("                   \
+    "RouteInfoManager.java:1161)"
+
 void ns_cmd_broker_heartbeat(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
-    if (cluster && addr)
-        ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    if (cluster == NULL || addr == NULL) {
+        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR,
+                      cluster == NULL ? JAVA_NPE_REMARK("clusterName")
+                                      : JAVA_NPE_REMARK("brokerAddr"));
+        return;
+    }
+    ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
 }
 

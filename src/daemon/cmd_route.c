@@ -145,13 +145,13 @@ void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
     const char *topic = ns_req_str(req, "topic");
-    if (topic == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "topic is null");
-        return;
-    }
     if (srv->cfg->need_wait_for_service &&
         ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000) {
         ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
+        return;
+    }
+    if (topic == NULL) { /* Java finds no route for a null topic and prints it */
+        reply_no_route(req, "null");
         return;
     }
     bool standard = req->cmd->version >= NS_VERSION_V4_9_4 ||

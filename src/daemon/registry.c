@@ -129,6 +129,33 @@ void ns_register_result_free(ns_register_result_t *res)
     free(res->master_addr);
     free(res->ha_addr);
     res->master_addr = res->ha_addr = NULL;
+    ns_minid_change_free(res->minid_change);
+    res->minid_change = NULL;
+}
+
+/* The 905 for group g whose smallest id is now g->addrs[0]: offline and ha
+ * as the header carries them (NULL = absent); recipients every member but
+ * the smallest one, or all when skip_min is false. */
+static int minid_change(const ns_group_rec_t *g, const char *offline, const char *ha, bool skip_min,
+                        ns_minid_change_t **out)
+{
+    ns_minid_change_t *c = ns_minid_change_new(g->broker_name);
+    int rc = c ? NS_OK : NS_ENOMEM;
+    if (rc == NS_OK) {
+        c->min_broker_id = g->addrs[0].id;
+        if ((c->min_broker_addr = strdup(g->addrs[0].addr)) == NULL ||
+            (offline && (c->offline_broker_addr = strdup(offline)) == NULL) ||
+            (ha && (c->ha_broker_addr = strdup(ha)) == NULL))
+            rc = NS_ENOMEM;
+    }
+    for (size_t i = skip_min ? 1 : 0; rc == NS_OK && i < g->n_addrs; i++)
+        rc = ns_minid_change_add_to(c, g->addrs[i].addr);
+    if (rc != NS_OK) {
+        ns_minid_change_free(c);
+        c = NULL;
+    }
+    *out = c;
+    return rc;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -489,6 +516,8 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     } else if (rc != NS_OK) {
         goto out;
     }
+    /* Java: the smallest id before this registration (0 for an empty group) */
+    int64_t prev_min_id = g.n_addrs ? g.addrs[0].id : 0;
     /* 3. acting-master flag and zone follow the latest registration */
     if (g.enable_acting_master != a->enable_acting_master) {
         g.enable_acting_master = a->enable_acting_master;
@@ -569,6 +598,11 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
         goto out;
     /* 13. */
     if ((rc = fill_master(t, a, &g, res)) != NS_OK)
+        goto out;
+    /* 14. a lower smallest id: the other members are told (one left: it) */
+    if (a->broker_id < prev_min_id &&
+        (rc = minid_change(&g, NULL, a->ha_addr && *a->ha_addr ? a->ha_addr : NULL, g.n_addrs > 1,
+                           &res->minid_change)) != NS_OK)
         goto out;
 save_group:
     if (rc == NS_OK && group_changed) {
@@ -672,12 +706,15 @@ static bool moved_to_other_id(const ns_group_rec_t *g, const char *addr, int64_t
 }
 
 int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
-                           const char *broker_name, int64_t broker_id, bool *removed)
+                           const char *broker_name, int64_t broker_id, bool *removed,
+                           ns_minid_change_t **change)
 {
     ns_live_rec_t lr = {0};
     ns_group_rec_t g = {0};
     struct perm_ctx c = {r, t, NULL, 0};
     *removed = false;
+    if (change)
+        *change = NULL;
     int rc = ns_live_get(t, cluster, addr, &lr);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         goto out;
@@ -700,6 +737,7 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
         goto out;
     *removed = have_live;
     /* 2. */
+    bool was_min = have_group && g.n_addrs > 0 && g.addrs[0].id == broker_id;
     if (!have_group || ns_group_remove_addr(&g, addr) == 0)
         goto out;
     *removed = true;
@@ -720,6 +758,9 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
     /* 4. an acting-master group without a master loses write permission */
     if (rc == NS_OK && g.enable_acting_master && ns_group_addr_of(&g, NS_MASTER_ID) == NULL)
         rc = clear_write(r, t, broker_name);
+    /* 5. the smallest id went in an acting-master group: the rest are told */
+    if (rc == NS_OK && change && was_min && g.enable_acting_master)
+        rc = minid_change(&g, addr, NULL, false, change);
 out:
     collect_free(&c);
     ns_group_rec_free(&g);
@@ -775,20 +816,41 @@ int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, c
     return rc;
 }
 
+/* NS_OK when a broker group is named broker_name, NS_ENOTFOUND when not. */
+static int group_known(ns_txn_t *t, const char *broker_name)
+{
+    ns_group_rec_t g;
+    int rc = ns_group_get(t, broker_name, &g);
+    if (rc == NS_OK)
+        ns_group_rec_free(&g);
+    return rc;
+}
+
+/* Java (RouteInfoManager.registerTopic): a new topic is taken whole or not
+ * at all; an existing one takes the queue datas in order up to the first
+ * unknown broker. Either way the request is answered SUCCESS. */
 int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
                                const ns_queue_data_t *q, size_t n)
 {
     int rc = NS_OK;
+    bool is_new = !ns_topic_exists(t, topic);
+    for (size_t i = 0; is_new && i < n; i++) {
+        if ((rc = group_known(t, q[i].broker_name)) == NS_ENOTFOUND) {
+            NS_LOG_WARN("REGISTER_TOPIC_IN_NAMESRV %s: unknown broker %s; new topic not registered",
+                        topic, q[i].broker_name);
+            return NS_OK;
+        }
+        if (rc != NS_OK)
+            return rc;
+    }
     for (size_t i = 0; i < n; i++) {
-        ns_group_rec_t g;
-        rc = ns_group_get(t, q[i].broker_name, &g);
-        if (rc == NS_ENOTFOUND) {
-            rc = NS_OK;
-            break; /* the first unknown broker ends the merge (§3.12) */
+        if ((rc = group_known(t, q[i].broker_name)) == NS_ENOTFOUND) {
+            NS_LOG_WARN("REGISTER_TOPIC_IN_NAMESRV %s: unknown broker %s; the rest not merged",
+                        topic, q[i].broker_name);
+            return NS_OK; /* the first unknown broker ends the merge (§3.12) */
         }
         if (rc != NS_OK)
             break;
-        ns_group_rec_free(&g);
         ns_queue_data_t have;
         if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK && queue_eq(&have, &q[i]))
             continue;

@@ -9,6 +9,7 @@
 #ifndef NS_REGISTRY_H
 #define NS_REGISTRY_H
 
+#include "notify.h"
 #include "ns/model.h"
 #include "ns/store.h"
 
@@ -44,6 +45,10 @@ typedef struct {
     bool dv_changed;
     char *master_addr;  /* heap, NULL when none (ns_register_result_free) */
     char *ha_addr;
+    /* The registration lowered the group's smallest broker id: the 905 Java
+     * would send (registerBroker: brokerId < the smallest id before; to
+     * every other member, or to the only one). NULL when not. */
+    ns_minid_change_t *minid_change;
 } ns_register_result_t;
 
 void ns_register_result_free(ns_register_result_t *res);
@@ -62,9 +67,14 @@ bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register
  * the removal: if the group now maps addr under another id (a slave promoted
  * to master at the same address since the unregister was decided), the
  * request is stale and nothing is removed (Apache RocketMQ #5374, #11043).
- * *removed tells whether anything was removed. */
+ * *removed tells whether anything was removed. When change is not NULL,
+ * *change becomes the 905 Java would send (heap, ns_minid_change_free), or
+ * NULL: an address was removed from an enableActingMaster group that keeps
+ * members, and broker_id was the group's smallest id; sent to every member
+ * left. */
 int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
-                           const char *broker_name, int64_t broker_id, bool *removed);
+                           const char *broker_name, int64_t broker_id, bool *removed,
+                           ns_minid_change_t **change);
 
 /* §3.10: wipe (add=false) or add write permission; *count topics touched. */
 int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,

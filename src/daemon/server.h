@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "liveness.h"
+#include "notify.h"
 #include "ns/config.h"
 #include "ns/remoting.h"
 #include "ns/store.h"
@@ -27,6 +28,7 @@ struct ns_server {
     ns_writer_t *writer;
     ns_registry_t *registry;
     ns_liveness_t *liveness;
+    ns_notifier_t *notifier; /* main: outbound 905 notifications (notify.c) */
     ns_txn_t *rtxn;          /* the loop's reusable read transaction */
     int rtxn_users;          /* open while > 0 (ns_read_begin/ns_read_end) */
     uv_tcp_t listener;

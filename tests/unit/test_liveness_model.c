@@ -133,9 +133,9 @@ static void writer_step(model_t *m)
         assert_false(res.failed);
         ns_register_result_free(&res);
     } else {
-        assert_int_equal(ns_registry_unregister(m->reg, t, b->cluster, b->addr, b->name, op->id,
-                                                &removed),
-                         NS_OK);
+        assert_int_equal(
+            ns_registry_unregister(m->reg, t, b->cluster, b->addr, b->name, op->id, &removed, NULL),
+            NS_OK);
     }
     assert_int_equal(ns_registry_before_commit(m->reg, t), NS_OK);
     assert_int_equal(ns_txn_commit(t), NS_OK);

@@ -8,7 +8,11 @@
  *    registered at all, an existing one merges up to the unknown broker;
  *    SUCCESS either way (RouteInfoManager.registerTopic);
  *  - a registration body without a DataVersion (or without its timestamp):
- *    Java's `new DataVersion()`, counter 0 and the registration time. */
+ *    Java's `new DataVersion()`, counter 0 and the registration time.
+ * And three of the differences README lists as deliberate: an
+ * UNREGISTER_BROKER naming another broker id than the registered one is
+ * ignored; a closed connection unregisters every broker it registered; an
+ * UPDATE_NAMESRV_CONFIG value that does not parse is refused. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -280,6 +284,89 @@ static void test_default_data_version(void **state)
     cJSON_Delete(dv);
 }
 
+/* GET_BROKER_CLUSTER_INFO's body. */
+static char *cluster_info(fx_t *f)
+{
+    ns_cmd_msg_t m;
+    ns_cmd_msg_init(&m);
+    nstest_call(f->c, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, 0, NS_VERSION_V5_3_3, CALL_MS,
+                &m);
+    assert_int_equal(m.cmd.code, NS_RSP_SUCCESS);
+    char *body = strndup((const char *)m.cmd.body, m.cmd.body_len);
+    ns_cmd_msg_free(&m);
+    return body;
+}
+
+static bool cluster_info_has(fx_t *f, const char *needle)
+{
+    char *info = cluster_info(f);
+    bool has = strstr(info, needle) != NULL;
+    free(info);
+    return has;
+}
+
+#define TWO_TOPICS(a, b) BODY(DV1, TOPIC(a, 6, 4) "," TOPIC(b, 6, 4))
+
+static void test_unregister_other_id_ignored(void **state)
+{
+    fx_t *f = *state;
+    register_broker(f, "bw", "127.0.0.1:40021", TWO_TOPICS("TopicW1", "TopicW2"));
+    const char *wrong[] = {"brokerAddr", "127.0.0.1:40021", "brokerId", "1", "brokerName",
+                           "bw",         "clusterName",     "EC",       NULL};
+    expect_reply(f, NS_REQ_UNREGISTER_BROKER, wrong, NULL, NS_RSP_SUCCESS, NULL);
+    assert_true(cluster_info_has(f, "\"127.0.0.1:40021\""));
+    char *r = route(f, "TopicW1");
+    assert_non_null(r);
+    free(r);
+    const char *right[] = {"brokerAddr", "127.0.0.1:40021", "brokerId", "0", "brokerName",
+                           "bw",         "clusterName",     "EC",       NULL};
+    expect_reply(f, NS_REQ_UNREGISTER_BROKER, right, NULL, NS_RSP_SUCCESS, NULL);
+    assert_false(cluster_info_has(f, "\"127.0.0.1:40021\""));
+    assert_null(route(f, "TopicW1"));
+}
+
+static void test_close_unregisters_every_broker(void **state)
+{
+    fx_t *f = *state;
+    ns_client_t *shared = nstest_connect(&f->fx->srv);
+    ns_client_t *admin = f->c;
+    f->c = shared; /* both registrations over one connection */
+    register_broker(f, "bx", "127.0.0.1:40031", TWO_TOPICS("TopicX1", "TopicX2"));
+    register_broker(f, "by", "127.0.0.1:40032", TWO_TOPICS("TopicY1", "TopicY2"));
+    f->c = admin;
+    assert_true(cluster_info_has(f, "\"127.0.0.1:40031\""));
+    assert_true(cluster_info_has(f, "\"127.0.0.1:40032\""));
+    ns_client_close(shared);
+    int64_t deadline = nstest_mono_ms() + 10000;
+    while ((cluster_info_has(f, "\"127.0.0.1:40031\"") ||
+            cluster_info_has(f, "\"127.0.0.1:40032\"")) &&
+           nstest_mono_ms() < deadline)
+        nstest_sleep_ms(20);
+    assert_false(cluster_info_has(f, "\"127.0.0.1:40031\""));
+    assert_false(cluster_info_has(f, "\"127.0.0.1:40032\""));
+}
+
+static void test_update_config_bad_value_refused(void **state)
+{
+    fx_t *f = *state;
+    static const char bad[] = "scanNotActiveBrokerInterval=soon";
+    ns_cmd_msg_t m;
+    ns_cmd_msg_init(&m);
+    nstest_call(f->c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, bad, sizeof bad - 1, NS_VERSION_V5_3_3,
+                CALL_MS, &m);
+    assert_int_equal(m.cmd.code, NS_RSP_SYSTEM_ERROR);
+    assert_non_null(m.cmd.remark);
+    assert_non_null(strstr(m.cmd.remark, "scanNotActiveBrokerInterval"));
+    ns_cmd_msg_free(&m);
+    ns_cmd_msg_init(&m);
+    nstest_call(f->c, NS_REQ_GET_NAMESRV_CONFIG, NULL, NULL, 0, NS_VERSION_V5_3_3, CALL_MS, &m);
+    assert_int_equal(m.cmd.code, NS_RSP_SUCCESS);
+    char *props = strndup((const char *)m.cmd.body, m.cmd.body_len);
+    assert_non_null(strstr(props, "scanNotActiveBrokerInterval=5000"));
+    free(props);
+    ns_cmd_msg_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +374,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heartbeat_missing_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_register_topic_unknown_broker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_data_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_other_id_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_unregisters_every_broker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_config_bad_value_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
  * it is written; each recipient gets one log line. */
 #define _GNU_SOURCE
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,8 +27,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -434,6 +437,76 @@ static void test_unreachable_recipients(void **state)
     listener_close(&live);
 }
 
+/* A listener whose accept queue is full: the kernel drops further SYNs, so
+ * a connect to it hangs (on loopback) until the connector gives up. */
+typedef struct {
+    listener_t l;
+    int fillers[3];
+} jammed_t;
+
+static void jammed_open(jammed_t *j)
+{
+    listener_open(&j->l, false);
+    assert_int_equal(listen(j->l.fd, 0), 0);
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(j->l.fd, (struct sockaddr *)&sa, &len), 0);
+    for (int i = 0; i < 3; i++) {
+        j->fillers[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        assert_true(j->fillers[i] >= 0);
+        (void)connect(j->fillers[i], (struct sockaddr *)&sa, sizeof sa); /* EINPROGRESS */
+    }
+    nstest_sleep_ms(50);
+}
+
+static void jammed_close(jammed_t *j)
+{
+    for (int i = 0; i < 3; i++)
+        close(j->fillers[i]);
+    listener_close(&j->l);
+}
+
+/* A recipient that never completes the connect times out after 3 s with a
+ * log line; one still connecting at shutdown is abandoned, and namesrvd
+ * exits cleanly (the sanitizer build checks that nothing leaks). */
+static void test_connect_timeout_and_shutdown(void **state)
+{
+    fx_t *f = *state;
+    jammed_t j;
+    jammed_open(&j);
+    broker_t slave = {"NC", "slow", j.l.addr, "127.0.0.1:12", "1", false, NULL};
+    broker_t master = {"NC", "slow", M_ADDR, M_HA, "0", false, NULL};
+    register_broker(f, &slave);
+    int64_t t0 = nstest_mono_ms();
+    register_broker(f, &master);
+    char line[256];
+    snprintf(line, sizeof line,
+             "NOTIFY_MIN_BROKER_ID_CHANGE to %s not sent (connect timed out): group slow",
+             j.l.addr);
+    expect_log(f, line);
+    int64_t waited = nstest_mono_ms() - t0;
+    if (waited < 2900)
+        fail_msg("gave up after %lld ms, the connect timeout is 3000 ms", (long long)waited);
+    /* the server answered all along */
+    assert_int_equal(
+        nstest_call_code(f->admin, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, 0, CALL_MS),
+        NS_RSP_SUCCESS);
+    /* another one in flight, then SIGTERM */
+    unregister_broker(f, &master);
+    close_broker(&master);
+    register_broker(f, &master);
+    nstest_sleep_ms(100);
+    int status = nstest_server_stop(&f->fx.srv, SIGTERM);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    snprintf(line, sizeof line, "NOTIFY_MIN_BROKER_ID_CHANGE to %s not sent (shutting down)",
+             j.l.addr);
+    expect_log(f, line);
+    close_broker(&slave);
+    close_broker(&master);
+    jammed_close(&j);
+}
+
 /* notifyMinBrokerIdChanged=false (the default): nothing is sent; switched
  * on at run time, the next change is. */
 static void test_setting_off(void **state)
@@ -468,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unregister_acting_master, setup_on, teardown),
         cmocka_unit_test_setup_teardown(test_unregister_plain_group, setup_on, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_recipients, setup_on, teardown),
+        cmocka_unit_test_setup_teardown(test_connect_timeout_and_shutdown, setup_on, teardown),
         cmocka_unit_test_setup_teardown(test_setting_off, setup_off, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,8 @@
  *    the NullPointerException text Java's live-table key throws;
  *  - REGISTER_TOPIC_IN_NAMESRV naming an unknown broker: a new topic is not
  *    registered at all, an existing one merges up to the unknown broker;
- *    SUCCESS either way (RouteInfoManager.registerTopic);
+ *    SUCCESS either way (RouteInfoManager.registerTopic), also without a
+ *    topic at all (its table throws on the null key and Java logs it);
  *  - a registration body without a DataVersion (or without its timestamp):
  *    Java's `new DataVersion()`, counter 0 and the registration time.
  * And three of the differences README lists as deliberate: an
@@ -208,6 +209,17 @@ static void test_register_topic_unknown_broker(void **state)
     expect_route(f, "TopicEA", ROUTE_BA(QD("ba", 6, 4) "," QD("bb", 6, 2)));
     register_topic(f, "TopicEA", QD("nobody", 6, 8) "," QD("ba", 2, 1));
     expect_route(f, "TopicEA", ROUTE_BA(QD("ba", 6, 4) "," QD("bb", 6, 2)));
+    /* no topic at all: Java's table throws on the null key, logs it and
+     * answers SUCCESS; a body that does not parse is its SYSTEM_ERROR */
+    static const char one_qd[] = "{\"queueDatas\":[" QD("ba", 6, 8) "]}";
+    expect_reply(f, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, NULL, one_qd, NS_RSP_SUCCESS, NULL);
+    expect_route(f, "null", NULL);
+    ns_cmd_msg_t m;
+    ns_cmd_msg_init(&m);
+    nstest_call(f->c, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, NULL, "{", 1, NS_VERSION_V5_3_3, CALL_MS,
+                &m);
+    assert_int_equal(m.cmd.code, NS_RSP_SYSTEM_ERROR);
+    ns_cmd_msg_free(&m);
 }
 
 /* QUERY_DATA_VERSION's body for the broker at addr, as a cJSON object. */

@@ -3,7 +3,8 @@
  * RouteInfoManager.notifyMinBrokerIdChanged).
  *
  * The registry (writer thread) describes a change of a group's smallest
- * broker id as an ns_minid_change_t; the loop hands it to the notifier when
+ * broker id as an ns_minid_change_t (registry.h); the loop hands it to the
+ * notifier when
  * notifyMinBrokerIdChanged is on. The notifier sends each recipient one
  * one-way 905 over a fresh outbound libuv connection on the main loop
  * (bounded: NS_NOTIFY_MAX_INFLIGHT attempts at a time, NS_NOTIFY_MAX_QUEUED
@@ -19,6 +20,7 @@
 #include <uv.h>
 
 #include "ns/buf.h"
+#include "registry.h"
 
 /* Java's NettyClientConfig.connectTimeoutMillis. */
 #define NS_NOTIFY_CONNECT_TIMEOUT_MS 3000
@@ -26,25 +28,6 @@
 #define NS_NOTIFY_WRITE_DEADLINE_MS 1000
 #define NS_NOTIFY_MAX_INFLIGHT 8
 #define NS_NOTIFY_MAX_QUEUED 1024
-
-/* One 905 to send: the header fields and who gets it. Every string is heap
- * and owned by the struct (ns_minid_change_free). */
-typedef struct {
-    char *broker_name;         /* the group, for the log (not sent: Java does not) */
-    int64_t min_broker_id;     /* header minBrokerId */
-    char *min_broker_addr;     /* header minBrokerAddr */
-    char *offline_broker_addr; /* header offlineBrokerAddr; NULL on registration */
-    char *ha_broker_addr;      /* header haBrokerAddr; NULL on unregistration */
-    char **to;                 /* the recipients' addresses */
-    size_t n_to;
-} ns_minid_change_t;
-
-/* Allocates an empty change for broker_name (NULL on out of memory). */
-ns_minid_change_t *ns_minid_change_new(const char *broker_name);
-/* Appends a copy of addr to c->to. NS_OK or NS_ENOMEM. */
-int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr);
-/* Frees c and everything it holds; NULL is fine. */
-void ns_minid_change_free(ns_minid_change_t *c);
 
 typedef struct ns_notifier ns_notifier_t;
 

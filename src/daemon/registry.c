@@ -124,6 +124,44 @@ int ns_registry_mark_all(ns_registry_t *r, ns_txn_t *t)
     return ns_topic_iter(t, topic_all_cb, r);
 }
 
+/* ---- NOTIFY_MIN_BROKER_ID_CHANGE descriptions (sent by notify.c) ---- */
+
+ns_minid_change_t *ns_minid_change_new(const char *broker_name)
+{
+    ns_minid_change_t *c = calloc(1, sizeof *c);
+    if (c && (c->broker_name = strdup(broker_name)) == NULL) {
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr)
+{
+    char **to = ns_array_grow(c->to, c->n_to, sizeof *to);
+    if (to == NULL)
+        return NS_ENOMEM;
+    c->to = to;
+    if ((c->to[c->n_to] = strdup(addr)) == NULL)
+        return NS_ENOMEM;
+    c->n_to++;
+    return NS_OK;
+}
+
+void ns_minid_change_free(ns_minid_change_t *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_to; i++)
+        free(c->to[i]);
+    free(c->to);
+    free(c->broker_name);
+    free(c->min_broker_addr);
+    free(c->offline_broker_addr);
+    free(c->ha_broker_addr);
+    free(c);
+}
+
 void ns_register_result_free(ns_register_result_t *res)
 {
     free(res->master_addr);

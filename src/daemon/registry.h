@@ -9,11 +9,30 @@
 #ifndef NS_REGISTRY_H
 #define NS_REGISTRY_H
 
-#include "notify.h"
 #include "ns/model.h"
 #include "ns/store.h"
 
 typedef struct ns_registry ns_registry_t;
+
+/* A change of a group's smallest broker id: the NOTIFY_MIN_BROKER_ID_CHANGE
+ * (905) Java would send, header fields and recipients (notify.c sends it).
+ * Every string is heap and owned by the struct (ns_minid_change_free). */
+typedef struct {
+    char *broker_name;         /* the group, for the log (not sent: Java does not) */
+    int64_t min_broker_id;     /* header minBrokerId */
+    char *min_broker_addr;     /* header minBrokerAddr */
+    char *offline_broker_addr; /* header offlineBrokerAddr; NULL on registration */
+    char *ha_broker_addr;      /* header haBrokerAddr; NULL on unregistration */
+    char **to;                 /* the recipients' addresses */
+    size_t n_to;
+} ns_minid_change_t;
+
+/* Allocates an empty change for broker_name (NULL on out of memory). */
+ns_minid_change_t *ns_minid_change_new(const char *broker_name);
+/* Appends a copy of addr to c->to. NS_OK or NS_ENOMEM. */
+int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr);
+/* Frees c and everything it holds; NULL is fine. */
+void ns_minid_change_free(ns_minid_change_t *c);
 
 /* A registry owns the per-batch dirty-topic set; ns_registry_free(). */
 int ns_registry_new(ns_registry_t **out);

@@ -531,23 +531,33 @@ int ns_broker_restore(ns_server_t *srv)
 
 /* ---- heartbeats ---- */
 
-/* What Java 5.3.3 answers a BROKER_HEARTBEAT without clusterName or
- * brokerAddr: the NullPointerException its live-table key throws, as
- * NettyRemotingAbstract reports it (exception text, first stack frame). */
-#define JAVA_NPE_REMARK(field)                                                                     \
-    "java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"this." field      \
-    "\" is null, org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode("                   \
-    "RouteInfoManager.java:1161)"
+/* What Java 5.3.3 answers BROKER_HEARTBEAT and QUERY_DATA_VERSION without
+ * clusterName or brokerAddr: the NullPointerException its live-table key
+ * (BrokerAddrInfo.hashCode) throws on the null field, as
+ * NettyRemotingAbstract reports it (exception text, first stack frame); on
+ * a one-way request nothing. A format over the field's name. */
+#define JAVA_NULL_KEY_REMARK                                                                       \
+    "java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"this.%s\" is "    \
+    "null, org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:"   \
+    "1161)"
+
+/* Answers Java's SYSTEM_ERROR and returns true when a key field is missing
+ * (clusterName is looked at first, as hashCode does). */
+static bool reply_null_key(ns_req_t *req, const char *cluster, const char *addr)
+{
+    if (cluster && addr)
+        return false;
+    char remark[256];
+    snprintf(remark, sizeof remark, JAVA_NULL_KEY_REMARK, cluster ? "brokerAddr" : "clusterName");
+    ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, remark);
+    return true;
+}
 
 void ns_cmd_broker_heartbeat(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
-    if (cluster == NULL || addr == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR,
-                      cluster == NULL ? JAVA_NPE_REMARK("clusterName")
-                                      : JAVA_NPE_REMARK("brokerAddr"));
+    if (reply_null_key(req, cluster, addr))
         return;
-    }
     ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
 }
@@ -555,13 +565,15 @@ void ns_cmd_broker_heartbeat(ns_req_t *req)
 void ns_cmd_query_data_version(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
+    if (reply_null_key(req, cluster, addr))
+        return;
     ns_live_rec_t rec = {0};
     ns_dataversion_t dv = {0, 0, 0};
     ns_rsp_t rsp = {0};
     rsp.has_ext = true;
     bool have_body = req->cmd->body_len > 0 &&
                      ns_json_dataversion_decode(req->cmd->body, req->cmd->body_len, &dv) == NS_OK;
-    int rc = cluster && addr ? ns_live_get(req->txn, cluster, addr, &rec) : NS_ENOTFOUND;
+    int rc = ns_live_get(req->txn, cluster, addr, &rec);
     if (rc != NS_OK && rc != NS_ENOTFOUND) {
         ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(rc));
         return;

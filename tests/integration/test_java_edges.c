@@ -2,8 +2,9 @@
  * NameServer answers, through the real binary:
  *  - GET_ROUTEINFO_BY_TOPIC without `topic`: TOPIC_NOT_EXIST for "null"
  *    (ClientRequestProcessor prints the null topic, then FAQUrl's text);
- *  - BROKER_HEARTBEAT without clusterName or brokerAddr: SYSTEM_ERROR with
- *    the NullPointerException text Java's live-table key throws;
+ *  - BROKER_HEARTBEAT and QUERY_DATA_VERSION without clusterName or
+ *    brokerAddr: SYSTEM_ERROR with the NullPointerException text Java's
+ *    live-table key throws;
  *  - REGISTER_TOPIC_IN_NAMESRV naming an unknown broker: a new topic is not
  *    registered at all, an existing one merges up to the unknown broker;
  *    SUCCESS either way (RouteInfoManager.registerTopic), also without a
@@ -148,6 +149,11 @@ static void test_heartbeat_missing_fields(void **state)
     expect_reply(f, NS_REQ_BROKER_HEARTBEAT, no_cluster, NULL, NS_RSP_SYSTEM_ERROR,
                  NPE("clusterName"));
     expect_reply(f, NS_REQ_BROKER_HEARTBEAT, NULL, NULL, NS_RSP_SYSTEM_ERROR, NPE("clusterName"));
+    /* QUERY_DATA_VERSION, the other heartbeat, runs into the same key */
+    expect_reply(f, NS_REQ_QUERY_DATA_VERSION, no_addr, NULL, NS_RSP_SYSTEM_ERROR,
+                 NPE("brokerAddr"));
+    expect_reply(f, NS_REQ_QUERY_DATA_VERSION, no_cluster, NULL, NS_RSP_SYSTEM_ERROR,
+                 NPE("clusterName"));
     /* brokerName is never read by Java: its absence is fine */
     const char *no_name[] = {"clusterName", "EC", "brokerAddr", "127.0.0.1:1", NULL};
     expect_reply(f, NS_REQ_BROKER_HEARTBEAT, no_name, NULL, NS_RSP_SUCCESS, NULL);

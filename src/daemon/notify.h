@@ -3,7 +3,7 @@
  * RouteInfoManager.notifyMinBrokerIdChanged).
  *
  * The registry (writer thread) describes a change of a group's smallest
- * broker id as an ns_minid_change_t (registry.h); the loop hands it to the
+ * broker id as an ns_minid_change_t (ns/store.h); the loop hands it to the
  * notifier when
  * notifyMinBrokerIdChanged is on. The notifier sends each recipient one
  * one-way 905 over a fresh outbound libuv connection on the main loop
@@ -20,7 +20,7 @@
 #include <uv.h>
 
 #include "ns/buf.h"
-#include "registry.h"
+#include "ns/store.h"
 
 /* Java's NettyClientConfig.connectTimeoutMillis. */
 #define NS_NOTIFY_CONNECT_TIMEOUT_MS 3000

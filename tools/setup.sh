@@ -23,6 +23,10 @@ packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev z
 # the interop suite: JVM and Maven for Apache RocketMQ 5.3.3, Go for its Go
 # client, mdb_stat to read the store's last transaction id
 packages="$packages openjdk-17-jdk-headless maven golang-go lmdb-utils"
+# libmicrohttpd-dev: the HTTP endpoint (httpListen); prometheus: promtool checks the
+# alert rules and every scrape in the tests; jq: the dashboard JSON lint; gnuplot-nox:
+# tools/render_dashboard.sh (by hand, not in the tests)
+packages="$packages libmicrohttpd-dev prometheus jq gnuplot-nox"
 
 install_missing() {
     local missing=()
@@ -73,6 +77,8 @@ test)
     format_check
     echo "== build (Debug, -Werror)"
     build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
+    echo "== monitoring files (alert rules, dashboard)"
+    "$top/tools/check_monitoring.sh"
     echo "== tests"
     (cd "$top/build-test" && ctest --output-on-failure -j "$jobs")
     echo "== build (ASan+UBSan, -Werror)"

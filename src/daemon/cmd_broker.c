@@ -28,6 +28,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "cmd.h"
+#include "notify.h"
 
 /* ---- REGISTER_BROKER ---- */
 
@@ -154,6 +155,10 @@ static bool body_check(reg_op_t *op, const uint8_t *p, size_t n, int64_t crc, in
                  ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
         return false;
     }
+    /* Java's default DataVersion: counter 0, stateVersion 0, the time the
+     * body was decoded (the request's arrival here) */
+    if (op->body.dv_timestamp_absent)
+        op->body.data_version.timestamp = op->args.now_ms;
     return true;
 }
 
@@ -174,6 +179,18 @@ static int reg_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 }
 
 static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict);
+
+/* Hands a change of a group's smallest broker id to the notifier when
+ * notifyMinBrokerIdChanged is on (Java reads the setting at the same point:
+ * after the tables changed); *change is taken either way. */
+static void notify_minid(ns_server_t *srv, ns_minid_change_t **change)
+{
+    if (*change && srv->cfg->notify_min_broker_id_changed && srv->notifier)
+        ns_notifier_send(srv->notifier, *change);
+    else
+        ns_minid_change_free(*change);
+    *change = NULL;
+}
 
 static int reg_done(ns_wreq_t *w, int rc)
 {
@@ -214,6 +231,7 @@ static int reg_done(ns_wreq_t *w, int rc)
     if (conn)
         ns_conn_note_broker(conn);
     reply_registered(srv, &w->to, &op->res, NULL);
+    notify_minid(srv, &op->res.minid_change);
     /* registered over a connection that closed meanwhile: it is gone */
     if (e && conn && ns_conn_is_closed(conn))
         unregister_entry(srv, e, "its connection closed during registration",
@@ -274,7 +292,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
-        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
+        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha, NULL};
         NS_M_INC(srv->m.reg_unchanged);
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
@@ -305,7 +323,9 @@ int ns_cmd_register_broker(ns_req_t *req)
         e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                  op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                                  ns_now_ms(srv));
-        if (e)
+        /* not for a body without a timestamp: the same bytes later mean
+         * another DataVersion (the time of that registration) */
+        if (e && !op->body.dv_timestamp_absent)
             remember_unchanged(srv, e, op->fp, &op->res);
         NS_M_INC(srv->m.reg_unchanged);
         ns_conn_note_broker(req->conn);
@@ -338,6 +358,7 @@ typedef struct {
     char *cluster, *addr, *broker_name;
     int64_t broker_id;
     bool removed;
+    ns_minid_change_t *change; /* the 905 this removal calls for, or NULL */
     const char *why;
     int evict; /* NS_M_EVICT_* for evictions, -1 for UNREGISTER_BROKER */
 } unreg_op_t;
@@ -345,6 +366,7 @@ typedef struct {
 static void unreg_free(void *p)
 {
     unreg_op_t *op = p;
+    ns_minid_change_free(op->change);
     free(op->cluster);
     free(op->addr);
     free(op->broker_name);
@@ -354,8 +376,10 @@ static int unreg_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     unreg_op_t *op = (unreg_op_t *)w->payload;
     op->removed = false;
+    ns_minid_change_free(op->change); /* from an attempt of the batch that was undone */
+    op->change = NULL;
     return ns_registry_unregister(reg, txn, op->cluster, op->addr, op->broker_name, op->broker_id,
-                                  &op->removed);
+                                  &op->removed, &op->change);
 }
 
 static int unreg_done(ns_wreq_t *w, int rc)
@@ -379,6 +403,7 @@ static int unreg_done(ns_wreq_t *w, int rc)
         NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
                     op->addr, op->cluster, op->why);
     ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
+    notify_minid(srv, &op->change);
     return NS_OK;
 }
 
@@ -503,11 +528,12 @@ int ns_broker_restore(ns_server_t *srv)
 
 /* ---- heartbeats ---- */
 
+/* clusterName and brokerAddr are required by the row (Java's null-key
+ * SYSTEM_ERROR, dispatch.c); brokerName Java never reads. */
 int ns_cmd_broker_heartbeat(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
-    if (cluster && addr)
-        ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
     NS_M_INC(req->srv->m.heartbeats);
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
     return NS_OK;
@@ -522,7 +548,7 @@ int ns_cmd_query_data_version(ns_req_t *req)
     rsp.has_ext = true;
     bool have_body = req->cmd->body_len > 0 &&
                      ns_json_dataversion_decode(req->cmd->body, req->cmd->body_len, &dv) == NS_OK;
-    int rc = cluster && addr ? ns_live_get(req->txn, cluster, addr, &rec) : NS_ENOTFOUND;
+    int rc = ns_live_get(req->txn, cluster, addr, &rec); /* both required by the row */
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         return rc;
     bool known = rc == NS_OK;

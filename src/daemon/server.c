@@ -18,6 +18,7 @@
 #include "dispatch.h"
 #include "http.h"
 #include "iothreads.h"
+#include "notify.h"
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -132,7 +133,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
-        (rc = ns_liveness_new(&srv->liveness)) != NS_OK) {
+        (rc = ns_liveness_new(&srv->liveness)) != NS_OK ||
+        (rc = ns_notifier_new(loop, &srv->notifier)) != NS_OK) {
         snprintf(err, errlen, "out of memory");
         return rc;
     }
@@ -204,6 +206,8 @@ void ns_server_stop(ns_server_t *srv)
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
     ns_conn_flush_all(srv);
+    /* notifications still queued or in flight are abandoned (and logged) */
+    ns_notifier_stop(srv->notifier);
     /* 3. the I/O loops write out their replies and close their connections */
     ns_io_stop(srv);
     /* 4. close every connection and handle; the loop then ends */
@@ -217,6 +221,7 @@ void ns_server_free(ns_server_t *srv)
     srv->rtxn = NULL;
     ns_registry_free(srv->registry);
     ns_liveness_free(srv->liveness);
+    ns_notifier_free(srv->notifier);
     ns_store_close(srv->store);
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);

@@ -53,6 +53,8 @@ uint32_t ns_store_schema_version(const ns_store_t *s);
 uint32_t ns_store_latest_schema(void);
 /* Current map size and bytes in use (last page * page size). */
 void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes);
+/* Reader slots used (high-water mark since open) and available. */
+void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max);
 /* Copies the environment, compacted, into an empty directory (hot backup). */
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen);
 /* Reads the pid recorded in dir's lock file if some process holds the lock;
@@ -92,6 +94,8 @@ typedef int (*ns_kv_cb)(const char *key, const char *val, size_t val_len, void *
 int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx);
 typedef int (*ns_name_cb)(const char *name, void *ctx);
 int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
+/* Keys in all namespaces. */
+int ns_kv_count(ns_txn_t *t, size_t *out);
 
 /* ---- clusters: cluster -> set of broker names ---- */
 int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);

@@ -89,6 +89,15 @@ static const ns_cmd_row_t cmd_table[] = {
 };
 
 #define SLOW_REQUEST_MS 100
+#define N_ROWS (sizeof cmd_table / sizeof cmd_table[0])
+_Static_assert(N_ROWS < NS_M_ROW_UNKNOWN, "NS_M_ROWS too small for the request table");
+
+const char *ns_dispatch_row_name(int m_row)
+{
+    if (m_row >= 1 && (size_t)m_row <= N_ROWS)
+        return cmd_table[m_row - 1].name;
+    return m_row == NS_M_ROW_UNKNOWN ? "UNSUPPORTED" : NULL;
+}
 
 static const ns_cmd_row_t *find_row(int code)
 {
@@ -146,6 +155,7 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     req.to.opaque = cmd->opaque;
     req.to.serialize_type = cmd->serialize_type;
     req.to.oneway = (cmd->flag & NS_FLAG_ONEWAY) != 0;
+    req.to.m_row = NS_M_ROW_UNKNOWN;
     if (cmd->flag & NS_FLAG_RESPONSE) {
         NS_LOG_DEBUG("conn %s: unexpected response frame (opaque %d) dropped", ns_conn_peer(conn),
                      cmd->opaque);
@@ -165,8 +175,13 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     }
     req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
     uint64_t t0 = uv_hrtime();
+    req.to.m_row = (uint8_t)(row - cmd_table + 1);
+    req.to.t0_ns = t0;
+    srv->m_replied = false;
     call(row, &req);
-    uint64_t ms = (uv_hrtime() - t0) / 1000000;
+    uint64_t ns = uv_hrtime() - t0, ms = ns / 1000000;
+    if (srv->m_replied) /* else the writer answers it: timed in ns_reply */
+        ns_hist_observe(&srv->m.latency[NS_M_LAT_READ], NS_HIST_LATENCY, ns);
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
                     (unsigned long long)ms);

@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "liveness.h"
+#include "metrics.h"
 #include "ns/config.h"
 #include "ns/remoting.h"
 #include "ns/store.h"
@@ -89,6 +90,10 @@ struct ns_server {
     ns_io_t *io;      /* on an I/O loop's server: that loop; NULL on main */
     ns_io_t **ios;    /* main: the extra loops */
     size_t n_ios, next_io;
+    /* metrics (metrics.h): this loop's counters, written by this loop only */
+    ns_metrics_loop_t m;
+    bool m_replied;       /* the request being dispatched was answered */
+    struct ns_http *http; /* main: the HTTP endpoint (http.h); NULL when off */
 };
 
 /* The loop whose thread is running (set when the loop starts). Inline:

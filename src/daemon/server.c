@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "conn.h"
 #include "dispatch.h"
+#include "http.h"
 #include "iothreads.h"
 #include "notify.h"
 
@@ -46,6 +47,7 @@ static void idle_cb(uv_timer_t *t)
 {
     ns_server_t *srv = t->data;
     ns_conn_sweep_idle(srv, uv_now(srv->loop), srv->cfg->idle_timeout_s);
+    ns_http_refresh(srv); /* nothing unless httpListen is set */
 }
 
 static void check_cb(uv_check_t *c)
@@ -164,9 +166,12 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->handles_init = true;
     if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
         return rc;
+    if ((rc = ns_http_start(srv, err, errlen)) != NS_OK)
+        return rc;
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
+    ns_http_listening(srv);
     if (cfg->port_file && *cfg->port_file &&
         write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
@@ -187,6 +192,8 @@ void ns_server_stop(ns_server_t *srv)
     if (srv->stopping)
         return;
     srv->stopping = true;
+    /* 0. the HTTP thread reads the loops' and the writer's counters */
+    ns_http_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay
      * registered: a shutdown is not an unregistration. */
     if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))
@@ -221,5 +228,6 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->rshared);
     ns_buf_free(&srv->remark);
     ns_io_free(srv);
+    ns_http_free(srv);
     memset(srv, 0, sizeof *srv);
 }

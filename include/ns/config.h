@@ -52,6 +52,13 @@ typedef struct {
     int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
     /* logging */
     char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
+    char *log_file;                   /* logFile: empty = stderr/journald (ours) */
+    int64_t log_file_max_bytes;       /* logFileMaxBytes, 100 MiB; 0 = no rotation (ours) */
+    int64_t log_file_keep;            /* logFileKeep, 10 rotated files (ours) */
+    int64_t admin_audit_retention;    /* adminAuditRetention, 100000 admin records (ours) */
+    /* Java settings read from the -c file that have no effect here, as one
+     * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
+    char *java_warning;
     /* the file given with -c, if any (not a table entry) */
     char *config_file;
 } ns_config_t;
@@ -81,6 +88,22 @@ bool ns_config_has_key(const char *key);
 /* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
 bool ns_config_is_mutable(const char *key);
 
+/* Like ns_config_set, but also takes the Java NameServer's keys that have
+ * no effect here: *why (static) is then their reason and nothing changes;
+ * *why is also set for our keys that Java acts on and we do not
+ * (kvConfigPath, ...), which are set normally. NULL otherwise. */
+int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const char **why,
+                    char *err, size_t errlen);
+/* The reason a Java key has no effect here, or NULL if it is not one
+ * (src/daemon/config_java.c). */
+const char *ns_config_java_ignored(const char *key);
+const char *ns_config_noeffect(const char *key);
+/* "k1, k2 (why); k3 (why)" grouped by reason (whys compared by pointer). */
+int ns_config_java_warning(const char *const *keys, const char *const *whys, size_t n,
+                           ns_buf_t *out);
+/* Appends "  key: why" for every accepted-without-effect key. */
+int ns_config_java_list(ns_buf_t *out);
+
 /* Java .properties parsing (key=value / key:value / key value, # and !
  * comments, backslash escapes incl. \uXXXX, line continuations; lines end
  * at \n, \r or \r\n). Bytes are passed through as they are (UTF-8); \uXXXX
@@ -93,7 +116,9 @@ typedef int (*ns_properties_cb)(const char *key, const char *value, void *ctx);
 int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx);
 
 /* Loads a properties file into cfg (strict: unknown keys are an error naming
- * the key). On success sets cfg->config_file to a copy of path. Errors, with
+ * the key; Java keys with no effect are collected in cfg->java_warning). On
+ * success sets cfg->config_file and configStorePath to the absolute path (as
+ * Java sets configStorePath to its -c file). Errors, with
  * "<path>: <why>" in err (may be NULL): NS_EIO (cannot read), NS_EINVAL (bad
  * key, value or escape), NS_ENOMEM. Settings before the bad line stay
  * applied; callers treat a failure as fatal. */

@@ -18,6 +18,7 @@
  *     has registered under another id since (a slave promoted to master),
  *     the registry leaves it alone.
  * The liveness entry goes when the store says the broker was removed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "server.h"
+#include "trail.h"
 
 /* ---- REGISTER_BROKER ---- */
 
@@ -50,7 +52,20 @@ typedef struct {
     bool decoded;
     uint32_t fp;      /* fingerprint of the request (header fields and body) */
     char remark[160]; /* why the body was refused, when it was */
+    char peer[64];    /* for the log line */
+    const char *kind; /* "new", "re-registered after restart", "known" */
 } reg_op_t;
+
+/* The INFO line of a registration that changed the store. */
+static void log_registered(const reg_op_t *op, bool dv_changed)
+{
+    if (strcmp(op->kind, "known") == 0 && !dv_changed)
+        return;
+    NS_LOG_INFO("conn %s: broker %s %s (%s, id %lld) registered: %s%s", op->peer,
+                op->broker_name, op->addr, op->cluster, (long long)op->args.broker_id,
+                strcmp(op->kind, "known") == 0 ? "data version changed" : op->kind,
+                strcmp(op->kind, "known") != 0 && dv_changed ? ", data version changed" : "");
+}
 
 /* Bodies up to this size (a few dozen topics, JSON or compressed) are
  * decoded on the loop thread, where an unchanged re-registration can be
@@ -217,6 +232,7 @@ static void reg_done(ns_wop_t *w)
             op->args.heartbeat_timeout_ms, op->to.conn, ns_now_ms(srv));
         if (op->to.conn)
             ns_conn_note_broker(op->to.conn);
+        log_registered(op, op->res.dv_changed);
         reply_registered(srv, &op->to, &op->res, NULL);
         /* registered over a connection that closed meanwhile: it is gone */
         if (e && op->to.conn && ns_conn_is_closed(op->to.conn))
@@ -283,6 +299,8 @@ void ns_cmd_register_broker(ns_req_t *req)
     int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
     size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+    snprintf(op->peer, sizeof op->peer, "%s", req->conn ? ns_conn_peer(req->conn) : "-");
+    op->kind = e == NULL ? "new" : e->conn == NULL ? "re-registered after restart" : "known";
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 &&
@@ -316,6 +334,7 @@ void ns_cmd_register_broker(ns_req_t *req)
                ns_registry_unchanged(req->txn, &op->args, &op->res)) {
         /* An unchanged re-registration costs no write (only when the writer
          * is idle, so it cannot overtake a queued unregister). */
+        log_registered(op, false);
         e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                  op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                                  ns_now_ms(srv));
@@ -359,13 +378,17 @@ typedef struct {
     int64_t broker_id;
     bool removed;
     const char *why;
+    ns_trail_t *trail; /* UNREGISTER_BROKER requests: the admin audit record */
 } unreg_op_t;
 
 static int unreg_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
 {
     unreg_op_t *op = (unreg_op_t *)w;
-    return ns_registry_unregister(hook_ctx, txn, op->cluster, op->addr, op->broker_name,
-                                  op->broker_id, &op->removed);
+    int rc = ns_registry_unregister(hook_ctx, txn, op->cluster, op->addr, op->broker_name,
+                                    op->broker_id, &op->removed);
+    return rc ? rc
+              : ns_trail_write(txn, op->trail, "ok", NS_RSP_SUCCESS, NULL,
+                               op->removed ? "{\"removed\":true}" : "{\"removed\":false}");
 }
 
 static void unreg_done(ns_wop_t *w)
@@ -378,6 +401,7 @@ static void unreg_done(ns_wop_t *w)
         if (op->why && op->removed)
             NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
                         op->addr, op->cluster, op->why);
+        ns_trail_log(op->trail, op->removed ? "unregistered" : "nothing to unregister");
         ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
     } else {
         ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
@@ -388,13 +412,14 @@ static void unreg_done(ns_wop_t *w)
     free(op->cluster);
     free(op->addr);
     free(op->broker_name);
+    ns_trail_free(op->trail);
     ns_reply_to_release(&op->to);
     free(op);
 }
 
 static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
                               const char *addr, const char *broker_name, int64_t broker_id,
-                              const char *why)
+                              const char *why, ns_trail_t *trail)
 {
     unreg_op_t *op = calloc(1, sizeof *op);
     if (op == NULL || !(op->cluster = strdup(cluster)) || !(op->addr = strdup(addr)) ||
@@ -404,6 +429,7 @@ static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const c
             free(op->addr);
             free(op);
         }
+        ns_trail_free(trail);
         if (to)
             ns_reply_code(to, NS_RSP_SYSTEM_ERROR, "out of memory");
         return;
@@ -417,13 +443,14 @@ static void submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const c
     }
     op->broker_id = broker_id;
     op->why = why;
+    op->trail = trail;
     ns_writer_submit(srv->writer, &op->op);
 }
 
 static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why)
 {
     e->evicting = true;
-    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why);
+    submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why, NULL);
 }
 
 void ns_cmd_unregister_broker(ns_req_t *req)
@@ -438,7 +465,7 @@ void ns_cmd_unregister_broker(ns_req_t *req)
     if (e)
         e->evicting = true;
     submit_unregister(req->srv, &req->to, cluster, addr, name, ns_req_i64(req, "brokerId", -1),
-                      "UNREGISTER_BROKER request");
+                      "UNREGISTER_BROKER request", ns_trail_new(req, false));
 }
 
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
@@ -459,10 +486,15 @@ void ns_broker_scan(ns_server_t *srv)
     while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
         for (size_t i = 0; i < n; i++) {
             ns_live_entry_t *e = found[i];
-            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms (timeout %lld ms, "
-                        "registration #%llu)",
+            char deadline[40];
+            ns_format_wall_time(ns_wall_ms() - (int64_t)(now - e->deadline_ms), deadline,
+                                sizeof deadline);
+            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms, deadline %s "
+                        "(timeout %lld ms%s, registration #%llu)",
                         e->broker_name, e->addr, e->cluster,
-                        (unsigned long long)(now - e->last_update_ms), (long long)e->timeout_ms,
+                        (unsigned long long)(now - e->last_update_ms), deadline,
+                        (long long)e->timeout_ms,
+                        e->deadline_ms == e->grace_until_ms ? ", grace window after restart" : "",
                         (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");

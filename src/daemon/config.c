@@ -150,6 +150,15 @@ static const cfg_entry_t ns_config_table[] = {
     /* logging */
     ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
              "log threshold"),
+    ROW_STR("logFile", log_file, "", CFG_OURS,
+            "log to this file (SIGHUP reopens it); empty = stderr (journald under systemd)"),
+    ROW_INT("logFileMaxBytes", log_file_max_bytes, "104857600", 0, INT64_MAX, CFG_OURS,
+            "rotate logFile when it reaches this size, bytes; 0 = never"),
+    ROW_INT("logFileKeep", log_file_keep, "10", 0, 1000, CFG_OURS,
+            "rotated log files kept (logFile.1 is the newest)"),
+    ROW_INT("adminAuditRetention", admin_audit_retention, "100000", 0, INT64_MAX,
+            CFG_OURS | CFG_MUTABLE,
+            "admin audit trail records kept (oldest dropped first); 0 = no trail"),
 };
 
 #define NS_CONFIG_NENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])
@@ -372,6 +381,8 @@ void ns_config_free(ns_config_t *cfg)
     }
     free(cfg->config_file);
     cfg->config_file = NULL;
+    free(cfg->java_warning);
+    cfg->java_warning = NULL;
 }
 
 void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
@@ -383,6 +394,7 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
             *(char **)slot_of(dst, e) = NULL;
     }
     dst->config_file = NULL;
+    dst->java_warning = NULL;
 }
 
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
@@ -393,6 +405,18 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *er
         return NS_EINVAL;
     }
     return set_entry(cfg, e, value, err, errlen);
+}
+
+int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const char **why,
+                    char *err, size_t errlen)
+{
+    *why = NULL;
+    if (find_entry(key) == NULL && (*why = ns_config_java_ignored(key)) != NULL)
+        return NS_OK;
+    int rc = ns_config_set(cfg, key, value, err, errlen);
+    if (rc == NS_OK)
+        *why = ns_config_noeffect(key);
+    return rc;
 }
 
 bool ns_config_has_key(const char *key)
@@ -634,18 +658,52 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
 
 /* ---- files ------------------------------------------------------------ */
 
+#define JAVA_KEYS_MAX 64
+
 typedef struct {
     ns_config_t *cfg;
     char msg[512];
     bool set_failed; /* the error came from ns_config_set, msg says why */
+    char *keys[JAVA_KEYS_MAX]; /* Java keys without effect, in file order */
+    const char *whys[JAVA_KEYS_MAX];
+    size_t n_keys;
 } load_ctx_t;
 
 static int load_pair_cb(const char *key, const char *value, void *ctx)
 {
     load_ctx_t *l = ctx;
-    int rc = ns_config_set(l->cfg, key, value, l->msg, sizeof l->msg);
+    const char *why = NULL;
+    int rc = ns_config_apply(l->cfg, key, value, &why, l->msg, sizeof l->msg);
     if (rc != NS_OK)
         l->set_failed = true;
+    if (rc == NS_OK && why && l->n_keys < JAVA_KEYS_MAX) {
+        for (size_t i = 0; i < l->n_keys; i++)
+            if (strcmp(l->keys[i], key) == 0)
+                return NS_OK; /* a key given twice is named once */
+        if ((l->keys[l->n_keys] = strdup(key)) == NULL)
+            return NS_ENOMEM;
+        l->whys[l->n_keys++] = why;
+    }
+    return rc;
+}
+
+/* Sets cfg->java_warning from the keys collected while loading path. */
+static int java_warning_set(ns_config_t *cfg, const load_ctx_t *l, const char *path)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = NS_OK;
+    if (l->n_keys == 0)
+        return NS_OK;
+    if (ns_buf_printf(&text, "%s: Java settings accepted without effect: ", path) != NS_OK ||
+        ns_config_java_warning((const char *const *)l->keys, l->whys, l->n_keys, &text) != 0) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    free(cfg->java_warning);
+    cfg->java_warning = ns_buf_strdup(&text);
+    rc = cfg->java_warning ? NS_OK : NS_ENOMEM;
+cleanup:
+    ns_buf_free(&text);
     return rc;
 }
 
@@ -696,15 +754,22 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
             set_err(err, errlen, "%s: %s", path, ns_strerror(rc));
         goto cleanup;
     }
-    path_copy = strdup(path);
-    if (path_copy == NULL) {
+    path_copy = realpath(path, NULL);
+    if (path_copy == NULL)
+        path_copy = strdup(path);
+    if (path_copy == NULL || java_warning_set(cfg, &ctx, path_copy) != NS_OK ||
+        replace_str(&cfg->config_store_path, path_copy) != NS_OK) {
         rc = NS_ENOMEM;
         set_err(err, errlen, "%s: out of memory", path);
         goto cleanup;
     }
     free(cfg->config_file);
     cfg->config_file = path_copy;
+    path_copy = NULL;
 cleanup:
+    for (size_t i = 0; i < ctx.n_keys; i++)
+        free(ctx.keys[i]);
+    free(path_copy);
     ns_buf_free(&text);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "server.h"
+#include "trail.h"
 
 typedef enum { NS_CMD_READ, NS_CMD_WRITE } ns_cmd_kind_t;
 
@@ -235,14 +236,18 @@ const char *ns_err_remark(int rc)
 static int sop_apply(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx)
 {
     ns_sop_t *sop = (ns_sop_t *)op;
+    char detail[48];
     sop->count = 0;
-    return sop->run(sop, txn, hook_ctx);
+    int rc = sop->run(sop, txn, hook_ctx);
+    snprintf(detail, sizeof detail, "{\"count\":%d}", sop->count);
+    return rc ? rc : ns_trail_write(txn, sop->trail, "ok", NS_RSP_SUCCESS, NULL, detail);
 }
 
 static void sop_free(ns_sop_t *sop)
 {
     for (int i = 0; i < 3; i++)
         free(sop->s[i]);
+    ns_trail_free(sop->trail);
     if (sop->free_extra)
         sop->free_extra(sop->extra);
     ns_reply_to_release(&sop->to);
@@ -252,6 +257,11 @@ static void sop_free(ns_sop_t *sop)
 static void sop_done(ns_wop_t *op)
 {
     ns_sop_t *sop = (ns_sop_t *)op;
+    char what[96];
+    if (op->rc == NS_OK) {
+        ns_trail_describe(sop->code, sop->count, what, sizeof what);
+        ns_trail_log(sop->trail, what);
+    }
     if (op->rc != NS_OK)
         ns_reply_code(&sop->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(op->rc));
     else if (sop->reply)
@@ -279,6 +289,8 @@ void ns_sop_submit(ns_req_t *req, int (*run)(ns_sop_t *, ns_txn_t *, ns_registry
         ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
         return;
     }
+    sop->trail = ns_trail_new(req, false);
+    sop->code = req->cmd->code;
     sop->op.apply = sop_apply;
     sop->op.done = sop_done;
     sop->srv = req->srv;

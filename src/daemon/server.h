@@ -34,6 +34,8 @@ struct ns_server {
     uv_timer_t idle_timer;   /* idle-connection sweep */
     uv_check_t flush_check;  /* writes out replies once per loop iteration */
     uv_signal_t sig_int, sig_term;
+    uv_signal_t sig_hup;     /* reopens the log file (service.c) */
+    uv_timer_t watchdog_timer; /* systemd watchdog pings (service.c) */
     ns_conn_t *conns;        /* all open connections */
     ns_conn_t *dirty;        /* connections with replies to write */
     ns_conn_t *paused_head, *paused_tail; /* I/O loop: waiting to read again, oldest first */
@@ -62,6 +64,13 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
 void ns_server_stop(ns_server_t *srv);
 /* Releases what ns_server_start allocated (after the loop has ended). */
 void ns_server_free(ns_server_t *srv);
+
+/* ---- service manager (service.c) ---- */
+
+/* After listen: SIGHUP handler, watchdog timer, the start-up line, READY=1. */
+void ns_service_started(ns_server_t *srv);
+/* At the start of a shutdown: STOPPING=1. */
+void ns_service_stopping(ns_server_t *srv);
 
 /* ---- connections (conn.c) ---- */
 
@@ -242,6 +251,8 @@ struct ns_sop {
     ns_reply_to_t to;
     char *s[3];
     int count;
+    struct ns_trail *trail; /* admin audit record (trail.h), written with the effect */
+    int code;               /* request code */
     void *extra; /* owned by the handler: freed with free_extra */
     void (*free_extra)(void *extra);
     int (*run)(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg); /* writer thread */

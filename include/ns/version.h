@@ -1,0 +1,22 @@
+/* version.h - what a binary reports with --version and in its start-up line
+ * (src/daemon/version.c). */
+#ifndef NS_VERSION_H
+#define NS_VERSION_H
+
+#include "ns/buf.h"
+
+/* "1.0.0" (CMake project version) and the git revision it was built from
+ * ("3f2a9c1d0e4b", "-dirty" when the tree had changes, "unknown" outside
+ * git). Static strings. */
+const char *ns_version(void);
+const char *ns_git_rev(void);
+
+/* Appends the --version text of prog: first line "prog VERSION (git REV)",
+ * then the store schema version this binary writes and the versions of the
+ * libraries linked in, one per line. NS_OK or NS_ENOMEM. */
+int ns_version_text(ns_buf_t *out, const char *prog);
+
+/* One line for logs: "VERSION (git REV, schema N, LMDB x, libuv y, ...)". */
+int ns_version_line(ns_buf_t *out);
+
+#endif

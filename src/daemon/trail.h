@@ -1,0 +1,58 @@
+/* trail.h - the admin audit trail and the operator's log lines for admin
+ * changes (src/daemon/trail.c).
+ *
+ * Every mutating admin request (KV put/delete, write-permission wipe/add,
+ * topic delete/register, broker unregistration by request, config update)
+ * leaves one record in the store's admin_audit table, written by the writer
+ * in the SAME transaction as its effect: committed together or not at all.
+ * A refused request (bad key, black-listed key, later: authentication) gets
+ * a record of its own through ns_trail_refused.
+ *
+ * A record is one JSON object:
+ *   {"time":ms,"peer":"ip:port","code":205,"request":"WIPE_WRITE_PERM_OF_BROKER",
+ *    "fields":{extFields...},"body":"text"?,"result":"ok"|"refused"|"failed",
+ *    "responseCode":0,"remark":"..."?,"detail":{...}?}
+ * The request part is captured on the loop thread (ns_trail_new); the
+ * result is appended on the writer thread (ns_trail_write). */
+#ifndef NS_TRAIL_H
+#define NS_TRAIL_H
+
+#include <stdint.h>
+
+#include "server.h"
+
+typedef struct ns_trail ns_trail_t;
+
+/* Loop thread: captures time, peer, code, name, extFields and (when
+ * with_body) the body as text. Returns a heap record the caller frees with
+ * ns_trail_free, or NULL when memory runs out or the trail is off
+ * (adminAuditRetention=0): writing NULL is a no-op. */
+ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body);
+void ns_trail_free(ns_trail_t *t);
+
+/* Writer thread, in the transaction of the effect: appends the record with
+ * its result ("ok", "refused", "failed"), the response code, an optional
+ * remark and an optional detail object (a JSON object text, e.g.
+ * "{\"wipeTopicCount\":3}"). Errors are the store's (the op then fails and
+ * its effect is rolled back with the record). */
+int ns_trail_write(ns_txn_t *txn, const ns_trail_t *t, const char *result, int rsp_code,
+                   const char *remark, const char *detail);
+
+/* Loop thread: records a refused admin request in a write of its own (the
+ * refusal has no effect to share a transaction with) and logs it at INFO.
+ * The reply is not delayed; failures to record are logged. For the
+ * dispatcher and handlers (issue 18: authentication refusals). */
+void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark);
+
+/* Loop thread, after the commit: the operator's INFO line for an admin
+ * change, "conn <peer>: <REQUEST> <key=value ...>: <what>". */
+void ns_trail_log(const ns_trail_t *t, const char *what);
+
+/* What a committed simple admin write did, for ns_trail_log: "write
+ * permission wiped on 3 topic(s)", "KV config put", ... */
+void ns_trail_describe(int code, int count, char *out, size_t n);
+
+/* The peer of the request as recorded ("ip:port"); borrowed from t. */
+const char *ns_trail_peer(const ns_trail_t *t);
+
+#endif

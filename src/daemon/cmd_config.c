@@ -1,7 +1,9 @@
 /* cmd_config.c - UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG
  * (PROTOCOL.md §3.14, §7.3). Settings live in memory on the loop thread;
- * an update is validated whole, applied, and written back to the -c file
- * (or configStorePath) with a .bak copy. */
+ * an update is validated whole (unknown keys refused, Java keys with no
+ * effect accepted with a WARN), its admin audit record committed, then it
+ * is applied and written back to the -c file (or configStorePath) with a
+ * .bak copy. Refusals are recorded too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "server.h"
+#include "trail.h"
 
 typedef struct {
     const ns_config_t *cfg;
@@ -74,9 +77,150 @@ static void update_free(update_t *u)
     free(u->vals);
 }
 
+/* The validated update on its way through the writer: the audit record is
+ * committed first, then the settings change on the loop thread (they live
+ * in memory and in the settings file, not in the store). */
+typedef struct {
+    ns_wop_t op;
+    ns_server_t *srv;
+    ns_reply_to_t to;
+    ns_trail_t *trail;
+    update_t u;
+    char **olds;  /* value of each key before the update (NULL: Java key) */
+    char *detail; /* {"changed":{key:{"old":..,"new":..}},"ignored":[..]} */
+} config_op_t;
+
+static void config_op_free(config_op_t *op)
+{
+    for (size_t i = 0; op->olds && i < op->u.n; i++)
+        free(op->olds[i]);
+    free(op->olds);
+    free(op->detail);
+    update_free(&op->u);
+    ns_trail_free(op->trail);
+    ns_reply_to_release(&op->to);
+    free(op);
+}
+
+static int config_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
+{
+    config_op_t *op = (config_op_t *)w;
+    return ns_trail_write(txn, op->trail, "ok", NS_RSP_SUCCESS, NULL, op->detail);
+}
+
+static void config_done(ns_wop_t *w)
+{
+    config_op_t *op = (config_op_t *)w;
+    ns_server_t *srv = op->srv;
+    char err[256];
+    if (w->rc != NS_OK) {
+        ns_reply_code(&op->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(w->rc));
+        config_op_free(op);
+        return;
+    }
+    for (size_t i = 0; i < op->u.n; i++) {
+        const char *key = op->u.keys[i], *val = op->u.vals[i];
+        if (!ns_config_has_key(key)) {
+            NS_LOG_WARN("conn %s: config: %s=%s accepted without effect: %s",
+                        ns_trail_peer(op->trail), key, val, ns_config_java_ignored(key));
+            continue;
+        }
+        if (ns_config_set(srv->cfg, key, val, err, sizeof err) != NS_OK) {
+            NS_LOG_ERROR("config: %s", err); /* validated before: cannot happen */
+            continue;
+        }
+        NS_LOG_INFO("conn %s: config changed: %s '%s' -> '%s' (UPDATE_NAMESRV_CONFIG)",
+                    ns_trail_peer(op->trail), key, op->olds[i] ? op->olds[i] : "", val);
+        if (strcmp(key, "logLevel") == 0 && ns_log_level_parse(val) >= 0)
+            ns_log_set_level((ns_log_level_t)ns_log_level_parse(val));
+    }
+    ns_io_config_changed(srv);
+    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
+    if (path && *path && ns_config_write_file(srv->cfg, path) != NS_OK)
+        NS_LOG_WARN("config: could not persist the settings to %s", path);
+    ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
+    config_op_free(op);
+}
+
+/* Old values and the record's detail object. */
+static int config_op_prepare(config_op_t *op, const ns_config_t *cfg)
+{
+    ns_buf_t d = NS_BUF_INIT, v = NS_BUF_INIT;
+    size_t n_ignored = 0;
+    int rc = (op->olds = calloc(op->u.n + 1, sizeof *op->olds)) ? NS_OK : NS_ENOMEM;
+    rc = rc ? rc : ns_buf_append_str(&d, "{\"changed\":{");
+    for (size_t i = 0, k = 0; rc == NS_OK && i < op->u.n; i++) {
+        const char *key = op->u.keys[i], *val = op->u.vals[i];
+        if (!ns_config_has_key(key)) {
+            n_ignored++;
+            continue;
+        }
+        ns_buf_reset(&v);
+        rc = ns_config_get_text(cfg, key, &v);
+        if (rc == NS_OK && (op->olds[i] = strdup(v.data ? (const char *)v.data : "")) == NULL)
+            rc = NS_ENOMEM;
+        rc = rc ? rc : ns_buf_append_str(&d, k++ ? "," : "");
+        rc = rc ? rc : ns_buf_append_json_str(&d, key, strlen(key), false);
+        rc = rc ? rc : ns_buf_append_str(&d, ":{\"old\":");
+        rc = rc ? rc : ns_buf_append_json_str(&d, op->olds[i], strlen(op->olds[i]), false);
+        rc = rc ? rc : ns_buf_append_str(&d, ",\"new\":");
+        rc = rc ? rc : ns_buf_append_json_str(&d, val, strlen(val), false);
+        rc = rc ? rc : ns_buf_append_u8(&d, '}');
+    }
+    rc = rc ? rc : ns_buf_append_str(&d, "},\"ignored\":[");
+    for (size_t i = 0, k = 0; rc == NS_OK && n_ignored && i < op->u.n; i++) {
+        if (ns_config_has_key(op->u.keys[i]))
+            continue;
+        rc = ns_buf_append_str(&d, k++ ? "," : "");
+        rc = rc ? rc : ns_buf_append_json_str(&d, op->u.keys[i], strlen(op->u.keys[i]), false);
+    }
+    rc = rc ? rc : ns_buf_append_str(&d, "]}");
+    if (rc == NS_OK && (op->detail = ns_buf_strdup(&d)) == NULL)
+        rc = NS_ENOMEM;
+    ns_buf_free(&d);
+    ns_buf_free(&v);
+    return rc;
+}
+
+/* Checks every pair before anything changes: all or nothing. Returns the
+ * response code (SUCCESS when the update may go on) and the remark in err. */
+static int config_validate(const update_t *u, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < u->n; i++) {
+        const char *key = u->keys[i];
+        if (!ns_config_has_key(key)) {
+            if (ns_config_java_ignored(key))
+                continue;
+            snprintf(err, errlen, "unknown key '%s'", key);
+            return NS_RSP_SYSTEM_ERROR;
+        }
+        if (!ns_config_is_mutable(key)) {
+            snprintf(err, errlen, "%s cannot change while the server runs", key);
+            return NS_RSP_SYSTEM_ERROR;
+        }
+        ns_config_t probe;
+        if (ns_config_init(&probe) != NS_OK) {
+            snprintf(err, errlen, "out of memory");
+            return NS_RSP_SYSTEM_ERROR;
+        }
+        int rc = ns_config_set(&probe, key, u->vals[i], err, errlen);
+        ns_config_free(&probe);
+        if (rc != NS_OK)
+            return NS_RSP_SYSTEM_ERROR;
+    }
+    return NS_RSP_SUCCESS;
+}
+
+static void refuse(ns_req_t *req, int code, const char *remark)
+{
+    ns_trail_refused(req, code, remark);
+    ns_reply_code(&req->to, code, remark);
+}
+
 void ns_cmd_update_namesrv_config(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
+    config_op_t *op = NULL;
     update_t u = {srv->cfg, NULL, NULL, 0, false};
     char err[256];
     if (req->cmd->body_len == 0) {
@@ -85,49 +229,37 @@ void ns_cmd_update_namesrv_config(ns_req_t *req)
     }
     int rc = ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
     if (rc != NS_OK) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "string2Properties error");
-        goto out;
+        refuse(req, NS_RSP_SYSTEM_ERROR, "string2Properties error");
+        goto fail;
     }
     if (u.blacklisted) {
-        ns_reply_code(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
-        goto out;
+        refuse(req, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
+        goto fail;
     }
-    /* Validate everything on a scratch copy first: all or nothing. Unknown
-     * keys are ignored, as Java does; settings fixed at startup are refused. */
-    for (size_t i = 0; i < u.n; i++) {
-        if (!ns_config_has_key(u.keys[i]))
-            continue;
-        if (!ns_config_is_mutable(u.keys[i])) {
-            snprintf(err, sizeof err, "%s cannot change while the server runs", u.keys[i]);
-            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);
-            goto out;
-        }
-        ns_config_t probe;
-        if (ns_config_init(&probe) != NS_OK) {
-            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
-            goto out;
-        }
-        rc = ns_config_set(&probe, u.keys[i], u.vals[i], err, sizeof err);
-        ns_config_free(&probe);
-        if (rc != NS_OK) {
-            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);
-            goto out;
-        }
+    int code = config_validate(&u, err, sizeof err);
+    if (code != NS_RSP_SUCCESS) {
+        refuse(req, code, err);
+        goto fail;
     }
-    for (size_t i = 0; i < u.n; i++) {
-        if (ns_config_has_key(u.keys[i]) &&
-            ns_config_set(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK) {
-            NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
-            if (strcmp(u.keys[i], "logLevel") == 0 && ns_log_level_parse(u.vals[i]) >= 0)
-                ns_log_set_level((ns_log_level_t)ns_log_level_parse(u.vals[i]));
-        }
-    }
-    ns_io_config_changed(srv);
-    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
-    if (path && *path && ns_config_write_file(srv->cfg, path) != NS_OK)
-        NS_LOG_WARN("config: could not persist the settings to %s", path);
-    ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
-out:
+    if ((op = calloc(1, sizeof *op)) == NULL)
+        goto oom;
+    op->u = u;
+    u = (update_t){0};
+    if (config_op_prepare(op, srv->cfg) != NS_OK)
+        goto oom;
+    op->trail = ns_trail_new(req, true);
+    op->op.apply = config_apply;
+    op->op.done = config_done;
+    op->srv = srv;
+    op->to = req->to;
+    ns_reply_to_hold(&op->to);
+    ns_writer_submit(srv->writer, &op->op);
+    return;
+oom:
+    ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
+fail:
+    if (op)
+        config_op_free(op);
     update_free(&u);
 }
 

@@ -63,16 +63,24 @@ typedef struct {
 } cfg_entry_t;
 
 /* offsetof that refuses to compile unless the field has type T. */
-#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T: offsetof(ns_config_t, field))
+#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T : offsetof(ns_config_t, field))
 
-#define ROW_INT(key, field, def, min, max, flags, help) \
-    {key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help}
-#define ROW_BOOL(key, field, def, flags, help) \
-    {key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help}
-#define ROW_STR(key, field, def, flags, help) \
-    {key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help}
-#define ROW_ENUM(key, field, def, values, flags, help) \
-    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help}
+#define ROW_INT(key, field, def, min, max, flags, help)                                            \
+    {                                                                                              \
+        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help                     \
+    }
+#define ROW_BOOL(key, field, def, flags, help)                                                     \
+    {                                                                                              \
+        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help                             \
+    }
+#define ROW_STR(key, field, def, flags, help)                                                      \
+    {                                                                                              \
+        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help                         \
+    }
+#define ROW_ENUM(key, field, def, values, flags, help)                                             \
+    {                                                                                              \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help                         \
+    }
 
 #define MiB (INT64_C(1) << 20)
 #define GiB (INT64_C(1) << 30)
@@ -85,7 +93,8 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
     ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
             "TCP port to listen on; 0 = any free port (see portFile)"),
-    ROW_STR("portFile", port_file, "", CFG_OURS, "write the bound port to this file; empty = don't"),
+    ROW_STR("portFile", port_file, "", CFG_OURS,
+            "write the bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
@@ -145,11 +154,10 @@ static const cfg_entry_t ns_config_table[] = {
             "see needWaitForService, seconds"),
     ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
-    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
-            INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
+    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
+            0, "pending UNREGISTER_BROKER queue capacity"),
     /* logging */
-    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
-             "log threshold"),
+    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE, "log threshold"),
     ROW_STR("logFile", log_file, "", CFG_OURS,
             "log to this file (SIGHUP reopens it); empty = stderr (journald under systemd)"),
     ROW_INT("logFileMaxBytes", log_file_max_bytes, "104857600", 0, INT64_MAX, CFG_OURS,
@@ -346,6 +354,8 @@ static int expand_default(const char *def, ns_buf_t *out)
     return NS_OK;
 }
 
+static int append_value(ns_buf_t *out, const ns_config_t *cfg, const cfg_entry_t *e);
+
 /* ---- settings --------------------------------------------------------- */
 
 int ns_config_init(ns_config_t *cfg)
@@ -417,6 +427,18 @@ int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const 
     if (rc == NS_OK)
         *why = ns_config_noeffect(key);
     return rc;
+}
+
+int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out)
+{
+    const cfg_entry_t *e = find_entry(key);
+    if (e == NULL)
+        return NS_ENOTFOUND;
+    if ((e->type == CFG_STRING || e->type == CFG_ENUM) && *(char *const *)cslot_of(cfg, e) == NULL)
+        return NS_OK;
+    if (e->type == CFG_STRING || e->type == CFG_ENUM)
+        return ns_buf_append_str(out, *(char *const *)cslot_of(cfg, e));
+    return append_value(out, cfg, e);
 }
 
 bool ns_config_has_key(const char *key)
@@ -663,7 +685,7 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
 typedef struct {
     ns_config_t *cfg;
     char msg[512];
-    bool set_failed; /* the error came from ns_config_set, msg says why */
+    bool set_failed;           /* the error came from ns_config_set, msg says why */
     char *keys[JAVA_KEYS_MAX]; /* Java keys without effect, in file order */
     const char *whys[JAVA_KEYS_MAX];
     size_t n_keys;

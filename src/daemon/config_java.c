@@ -21,8 +21,7 @@ static const char THREADS[] =
     "thread pools: namesrvd serves requests on its event loop(s) (ioThreads) and writes on one "
     "writer thread";
 static const char NETTY[] = "Netty buffers, allocators and selectors: namesrvd runs on libuv";
-static const char CLIENT[] =
-    "NettyClientConfig: namesrvd opens no outbound connections";
+static const char CLIENT[] = "NettyClientConfig: namesrvd opens no outbound connections";
 
 static const java_key_t java_keys[] = {
     /* NamesrvConfig */

@@ -11,8 +11,8 @@
 #include "ns/log.h"
 
 struct ns_trail {
-    char *head;      /* the record up to the result: `{"time":...,"fields":{...}` */
-    char *summary;   /* "REQUEST key=value ..." for the log line */
+    char *head;    /* the record up to the result: `{"time":...,"fields":{...}` */
+    char *summary; /* "REQUEST key=value ..." for the log line */
     char peer[64];
     int64_t retention;
 };

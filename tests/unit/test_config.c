@@ -17,18 +17,46 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 33
+#define NKEYS 37
 
 static const char *const all_keys[NKEYS] = {
-    "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
-    "ioThreads", "ioBacklogBytes", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
+    "bindAddress",
+    "listenPort",
+    "portFile",
+    "maxFrameBytes",
+    "serverChannelMaxIdleTimeSeconds",
+    "ioThreads",
+    "ioBacklogBytes",
+    "dataDir",
+    "syncMode",
+    "mapSizeBytes",
+    "mapMaxBytes",
     "writerBatchMax",
-    "auditRetention", "maxInflateBytes", "scanNotActiveBrokerInterval",
-    "brokerGraceWindowMillis", "rocketmqHome", "kvConfigPath", "configStorePath",
-    "productEnvName", "clusterTest", "orderMessageEnable", "returnOrderTopicConfigToBroker",
-    "enableAllTopicList", "enableTopicList", "notifyMinBrokerIdChanged",
-    "deleteTopicWithBrokerRegistration", "supportActingMaster", "needWaitForService",
-    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "logLevel",
+    "auditRetention",
+    "maxInflateBytes",
+    "scanNotActiveBrokerInterval",
+    "brokerGraceWindowMillis",
+    "rocketmqHome",
+    "kvConfigPath",
+    "configStorePath",
+    "productEnvName",
+    "clusterTest",
+    "orderMessageEnable",
+    "returnOrderTopicConfigToBroker",
+    "enableAllTopicList",
+    "enableTopicList",
+    "notifyMinBrokerIdChanged",
+    "deleteTopicWithBrokerRegistration",
+    "supportActingMaster",
+    "needWaitForService",
+    "waitSecondsForService",
+    "configBlackList",
+    "unRegisterBrokerQueueCapacity",
+    "logLevel",
+    "logFile",
+    "logFileMaxBytes",
+    "logFileKeep",
+    "adminAuditRetention",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -80,8 +108,7 @@ static void assert_parse_fails(const char *text)
 }
 
 /* ns_config_set must fail with NS_EINVAL and exactly this message. */
-static void assert_set_fails(ns_config_t *cfg, const char *key, const char *value,
-                             const char *msg)
+static void assert_set_fails(ns_config_t *cfg, const char *key, const char *value, const char *msg)
 {
     char err[256] = "";
     assert_int_equal(ns_config_set(cfg, key, value, err, sizeof err), NS_EINVAL);
@@ -209,18 +236,30 @@ static void test_keys_and_mutability(void **state)
     assert_false(ns_config_has_key(""));
     assert_false(ns_config_has_key("config_file"));
 
-    static const char *const mutable_keys[] = {
-        "orderMessageEnable", "enableAllTopicList", "enableTopicList",
-        "returnOrderTopicConfigToBroker", "deleteTopicWithBrokerRegistration",
-        "supportActingMaster", "productEnvName", "clusterTest", "notifyMinBrokerIdChanged",
-        "needWaitForService", "waitSecondsForService", "scanNotActiveBrokerInterval", "logLevel",
-        "serverChannelMaxIdleTimeSeconds", "brokerGraceWindowMillis", "auditRetention",
-        "maxInflateBytes"};
+    static const char *const mutable_keys[] = {"orderMessageEnable",
+                                               "enableAllTopicList",
+                                               "enableTopicList",
+                                               "returnOrderTopicConfigToBroker",
+                                               "deleteTopicWithBrokerRegistration",
+                                               "supportActingMaster",
+                                               "productEnvName",
+                                               "clusterTest",
+                                               "notifyMinBrokerIdChanged",
+                                               "needWaitForService",
+                                               "waitSecondsForService",
+                                               "scanNotActiveBrokerInterval",
+                                               "logLevel",
+                                               "serverChannelMaxIdleTimeSeconds",
+                                               "brokerGraceWindowMillis",
+                                               "auditRetention",
+                                               "maxInflateBytes",
+                                               "adminAuditRetention"};
     static const char *const fixed_keys[] = {
-        "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
-        "rocketmqHome",
-        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity"};
+        "listenPort",   "bindAddress",     "dataDir",         "syncMode",
+        "mapSizeBytes", "mapMaxBytes",     "ioThreads",       "ioBacklogBytes",
+        "portFile",     "maxFrameBytes",   "writerBatchMax",  "rocketmqHome",
+        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
+        "logFile",      "logFileMaxBytes", "logFileKeep"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)
@@ -414,9 +453,9 @@ static void test_props_escapes(void **state)
     assert_parses("a=\\ \\ lead\n", "a=  lead\n");
     assert_parses("a=\\u0041\\u00e9\\u20AC\n", "a=A\xc3\xa9\xe2\x82\xac\n");
     assert_parses("a=\\ud83d\\ude00!\n", "a=\xf0\x9f\x98\x80!\n"); /* surrogate pair */
-    assert_parses("a=\\ud83dx\\ude00\n", "a=?x?\n");                /* lone surrogates */
-    assert_parses("\\u006b=v\n", "k=v\n");                           /* in keys too */
-    assert_parses("a=caf\xc3\xa9\n", "a=caf\xc3\xa9\n");             /* raw UTF-8 kept */
+    assert_parses("a=\\ud83dx\\ude00\n", "a=?x?\n");               /* lone surrogates */
+    assert_parses("\\u006b=v\n", "k=v\n");                         /* in keys too */
+    assert_parses("a=caf\xc3\xa9\n", "a=caf\xc3\xa9\n");           /* raw UTF-8 kept */
 }
 
 static void test_props_malformed(void **state)
@@ -453,12 +492,12 @@ static void test_props_continuations(void **state)
     assert_parses("a=one\\\r\n  two\r\n", "a=onetwo\n");
     assert_parses("a=one\\\r  two\r", "a=onetwo\n");
     assert_parses("a=1\\\n\\\n2\n", "a=12\n");
-    assert_parses("ke\\\n  y=v\n", "key=v\n");               /* inside the key */
+    assert_parses("ke\\\n  y=v\n", "key=v\n"); /* inside the key */
     assert_parses("a=1\\\n  # not a comment\n", "a=1# not a comment\n");
-    assert_parses("a=x\\\\\nb=2\n", "a=x\\\nb=2\n");        /* even: no continuation */
-    assert_parses("a=x\\\\\\\ny\n", "a=x\\y\n");            /* odd: continuation */
-    assert_parses("a=1\\\n\nb=2\n", "a=1\nb=2\n");          /* empty continuation ends it */
-    assert_parses("a=v\\", "a=v\n");                        /* at end of text */
+    assert_parses("a=x\\\\\nb=2\n", "a=x\\\nb=2\n"); /* even: no continuation */
+    assert_parses("a=x\\\\\\\ny\n", "a=x\\y\n");     /* odd: continuation */
+    assert_parses("a=1\\\n\nb=2\n", "a=1\nb=2\n");   /* empty continuation ends it */
+    assert_parses("a=v\\", "a=v\n");                 /* at end of text */
     assert_parses("a=v\\\n", "a=v\n");
     assert_parses("a\\\n=\\\n v\n", "a=v\n");
 }
@@ -504,7 +543,7 @@ static void test_dump_sorted(void **state)
     assert_non_null(strstr(d, "\nsyncMode=full\n"));
     assert_non_null(strstr(d, "\nportFile=\n"));
     assert_non_null(strstr(d, "\nmapMaxBytes=17179869184\n"));
-    assert_int_equal(strncmp(d, "auditRetention=1000\n", 20), 0);
+    assert_int_equal(strncmp(d, "adminAuditRetention=100000\nauditRetention=1000\n", 47), 0);
     /* every key once, lines in strictly ascending ASCII order */
     char prev[128] = "";
     for (const char *p = d; *p;) {
@@ -627,6 +666,65 @@ static void test_load_file(void **state)
     free(dir);
 }
 
+/* A Java 5.3 namesrv.conf: its thread and Netty keys are accepted, named in
+ * one warning grouped by reason, and change nothing; a key neither Java nor
+ * we know is still refused. */
+static void test_load_java_conf(void **state)
+{
+    ns_config_t cfg, defaults;
+    char err[512] = "";
+    char path[4096];
+    (void)state;
+    char *dir = nstest_tmpdir("config");
+    assert_non_null(dir);
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_init(&defaults), NS_OK);
+    snprintf(path, sizeof path, "%s/namesrv.conf", dir);
+    write_text(path, "listenPort=9877\nserverWorkerThreads=16\nserverSelectorThreads=3\n"
+                     "clientWorkerThreads=4\nwriteBufferHighWaterMark=4194304\n"
+                     "defaultThreadPoolNums=32\nenableControllerInNamesrv=false\n"
+                     "serverWorkerThreads=8\n");
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_int_equal(cfg.listen_port, 9877);
+    assert_non_null(cfg.java_warning);
+    assert_non_null(strstr(cfg.java_warning, "serverWorkerThreads, serverSelectorThreads, "
+                                             "defaultThreadPoolNums (thread pools"));
+    assert_non_null(strstr(cfg.java_warning, "writeBufferHighWaterMark (Netty"));
+    assert_non_null(strstr(cfg.java_warning, "clientWorkerThreads (NettyClientConfig"));
+    assert_non_null(strstr(cfg.java_warning, "enableControllerInNamesrv (no embedded"));
+    /* named once although given twice */
+    const char *first = strstr(cfg.java_warning, "serverWorkerThreads");
+    assert_null(strstr(first + 1, "serverWorkerThreads"));
+    /* nothing else changed */
+    assert_int_equal(cfg.io_threads, defaults.io_threads);
+
+    const char *why = NULL;
+    assert_int_equal(ns_config_apply(&cfg, "serverSocketBacklog", "1024", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
+    assert_int_equal(ns_config_apply(&cfg, "kvConfigPath", "/x.json", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
+    assert_string_equal(cfg.kv_config_path, "/x.json");
+    assert_int_equal(ns_config_apply(&cfg, "listenPort", "1", &why, err, sizeof err), NS_OK);
+    assert_null(why);
+    assert_int_equal(ns_config_apply(&cfg, "serverWorkerThreadz", "1", &why, err, sizeof err),
+                     NS_EINVAL);
+    assert_string_equal(err, "unknown key 'serverWorkerThreadz'");
+
+    /* a plain file of ours warns about nothing */
+    snprintf(path, sizeof path, "%s/ours.properties", dir);
+    write_text(path, "listenPort=9878\n");
+    ns_config_free(&cfg);
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_null(cfg.java_warning);
+    ns_config_free(&cfg);
+    ns_config_free(&defaults);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 static void test_write_file(void **state)
 {
     ns_config_t cfg, back;
@@ -653,6 +751,8 @@ static void test_write_file(void **state)
 
     assert_set_ok(&cfg, "listenPort", "1234");
     assert_set_ok(&cfg, "productEnvName", " spaced\\value");
+    /* loading a file makes it configStorePath, as Java's -c does */
+    assert_set_ok(&cfg, "configStorePath", path);
     assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
     char *second = read_text(path);
     char *old = read_text(bak);
@@ -669,6 +769,8 @@ static void test_write_file(void **state)
     char *again = dump_str(&back);
     assert_string_equal(again, second);
     assert_string_equal(back.product_env_name, " spaced\\value");
+    assert_string_equal(back.config_file, path);
+    assert_string_equal(back.config_store_path, path);
 
     /* An unwritable location fails cleanly. */
     char blocked[4200];
@@ -732,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_dump_sorted),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_load_java_conf),
         cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_help),
     };

@@ -18,10 +18,7 @@ typedef struct {
     size_t cap;
 } ns_buf_t;
 
-#define NS_BUF_INIT                                                                                \
-    {                                                                                              \
-        NULL, 0, 0                                                                                 \
-    }
+#define NS_BUF_INIT {NULL, 0, 0}
 
 /* A borrowed byte range; lifetime is stated by whoever hands it out. */
 typedef struct {

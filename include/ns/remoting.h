@@ -43,10 +43,10 @@ typedef struct {
     uint8_t serialize_type; /* NS_SERIALIZE_JSON or NS_SERIALIZE_ROCKETMQ */
     const char *remark;     /* NULL = no remark (omitted on encode) */
     size_t remark_len;
-    bool has_ext; /* encode: emit extFields (possibly {}) */
+    bool has_ext;           /* encode: emit extFields (possibly {}) */
     const ns_ext_field_t *ext;
     size_t n_ext;
-    const uint8_t *body; /* NULL/0 = no body */
+    const uint8_t *body;    /* NULL/0 = no body */
     size_t body_len;
 } ns_cmd_t;
 

@@ -30,13 +30,13 @@ typedef struct ns_txn ns_txn_t;
 typedef enum { NS_SYNC_FULL = 0, NS_SYNC_NOMETASYNC, NS_SYNC_NOSYNC } ns_sync_mode_t;
 
 typedef struct {
-    const char *dir;       /* data directory; created if missing (unless read_only) */
-    size_t map_size_bytes; /* initial map size */
-    size_t map_max_bytes;  /* growth stops here: NS_EMAPFULL */
+    const char *dir;            /* data directory; created if missing (unless read_only) */
+    size_t map_size_bytes;      /* initial map size */
+    size_t map_max_bytes;       /* growth stops here: NS_EMAPFULL */
     ns_sync_mode_t sync_mode;
-    bool read_only;         /* offline readers (dump, verify, stat): no lock, no migrations */
-    bool lock;              /* take the exclusive directory lock (namesrvd, restore) */
-    uint32_t target_schema; /* migrate up to this version; 0 = latest (tests use older) */
+    bool read_only;             /* offline readers (dump, verify, stat): no lock, no migrations */
+    bool lock;                  /* take the exclusive directory lock (namesrvd, restore) */
+    uint32_t target_schema;     /* migrate up to this version; 0 = latest (tests use older) */
 } ns_store_opts_t;
 
 /* Opens (creating if needed) the store in opts->dir, takes the directory
@@ -153,8 +153,8 @@ int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q);
  * equals it, with one B-tree search: *existed says whether there was a
  * record (then *had holds it; had->broker_name is q's), *wrote whether q
  * was written. */
-int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns_queue_data_t *had,
-                    bool *existed, bool *wrote);
+int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q,
+                    ns_queue_data_t *had, bool *existed, bool *wrote);
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out);
 int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name);
 /* Queue data of one topic in broker-name order; q->broker_name is borrowed. */
@@ -176,8 +176,8 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
  * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route.
  * *derive is set when the legacy form was asked for but is not stored: out
  * is then the standard form, to pass through ns_json_route_legacy(). */
-int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,
-                 bool *derive);
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
+                 size_t *insert_at, bool *derive);
 int ns_route_del(ns_txn_t *t, const char *topic);
 size_t ns_route_count(ns_txn_t *t);
 

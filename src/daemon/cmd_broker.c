@@ -61,8 +61,8 @@ static void log_registered(const reg_op_t *op, bool dv_changed)
 {
     if (strcmp(op->kind, "known") == 0 && !dv_changed)
         return;
-    NS_LOG_INFO("conn %s: broker %s %s (%s, id %lld) registered: %s%s", op->peer, op->broker_name,
-                op->addr, op->cluster, (long long)op->args.broker_id,
+    NS_LOG_INFO("conn %s: broker %s %s (%s, id %lld) registered: %s%s", op->peer,
+                op->broker_name, op->addr, op->cluster, (long long)op->args.broker_id,
                 strcmp(op->kind, "known") == 0 ? "data version changed" : op->kind,
                 strcmp(op->kind, "known") != 0 && dv_changed ? ", data version changed" : "");
 }
@@ -303,7 +303,8 @@ void ns_cmd_register_broker(ns_req_t *req)
     op->kind = e == NULL ? "new" : e->conn == NULL ? "re-registered after restart" : "known";
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
-        ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
+        ns_writer_pending(srv->writer) == 0 &&
+        e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
         ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
@@ -398,8 +399,8 @@ static void unreg_done(ns_wop_t *w)
         if (op->removed)
             ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         if (op->why && op->removed)
-            NS_LOG_INFO("broker %s %s (%s) unregistered: %s",
-                        op->broker_name ? op->broker_name : "?", op->addr, op->cluster, op->why);
+            NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
+                        op->addr, op->cluster, op->why);
         ns_trail_log(op->trail, op->removed ? "unregistered" : "nothing to unregister");
         ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
     } else {

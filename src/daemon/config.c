@@ -63,24 +63,16 @@ typedef struct {
 } cfg_entry_t;
 
 /* offsetof that refuses to compile unless the field has type T. */
-#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T : offsetof(ns_config_t, field))
+#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T: offsetof(ns_config_t, field))
 
-#define ROW_INT(key, field, def, min, max, flags, help)                                            \
-    {                                                                                              \
-        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help                     \
-    }
-#define ROW_BOOL(key, field, def, flags, help)                                                     \
-    {                                                                                              \
-        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help                             \
-    }
-#define ROW_STR(key, field, def, flags, help)                                                      \
-    {                                                                                              \
-        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help                         \
-    }
-#define ROW_ENUM(key, field, def, values, flags, help)                                             \
-    {                                                                                              \
-        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help                         \
-    }
+#define ROW_INT(key, field, def, min, max, flags, help) \
+    {key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help}
+#define ROW_BOOL(key, field, def, flags, help) \
+    {key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help}
+#define ROW_STR(key, field, def, flags, help) \
+    {key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help}
+#define ROW_ENUM(key, field, def, values, flags, help) \
+    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help}
 
 #define MiB (INT64_C(1) << 20)
 #define GiB (INT64_C(1) << 30)
@@ -93,8 +85,7 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
     ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
             "TCP port to listen on; 0 = any free port (see portFile)"),
-    ROW_STR("portFile", port_file, "", CFG_OURS,
-            "write the bound port to this file; empty = don't"),
+    ROW_STR("portFile", port_file, "", CFG_OURS, "write the bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
@@ -154,10 +145,11 @@ static const cfg_entry_t ns_config_table[] = {
             "see needWaitForService, seconds"),
     ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
-    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
-            0, "pending UNREGISTER_BROKER queue capacity"),
+    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
+            INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
     /* logging */
-    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE, "log threshold"),
+    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
+             "log threshold"),
     ROW_STR("logFile", log_file, "", CFG_OURS,
             "log to this file (SIGHUP reopens it); empty = stderr (journald under systemd)"),
     ROW_INT("logFileMaxBytes", log_file_max_bytes, "104857600", 0, INT64_MAX, CFG_OURS,
@@ -685,7 +677,7 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
 typedef struct {
     ns_config_t *cfg;
     char msg[512];
-    bool set_failed;           /* the error came from ns_config_set, msg says why */
+    bool set_failed; /* the error came from ns_config_set, msg says why */
     char *keys[JAVA_KEYS_MAX]; /* Java keys without effect, in file order */
     const char *whys[JAVA_KEYS_MAX];
     size_t n_keys;

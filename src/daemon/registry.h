@@ -28,21 +28,21 @@ typedef struct {
     const char *broker_name;
     int64_t broker_id;
     const char *ha_addr;
-    const char *zone_name; /* NULL when the header has no __ZONE_NAME */
+    const char *zone_name;       /* NULL when the header has no __ZONE_NAME */
     int64_t heartbeat_timeout_ms;
     bool enable_acting_master;
-    bool old_version;          /* no enableActingMaster header: a 4.x broker */
-    bool delete_absent_topics; /* deleteTopicWithBrokerRegistration */
-    int64_t now_ms;            /* wall clock, for the audit history */
-    int64_t audit_retention;   /* history records kept in all */
+    bool old_version;            /* no enableActingMaster header: a 4.x broker */
+    bool delete_absent_topics;   /* deleteTopicWithBrokerRegistration */
+    int64_t now_ms;              /* wall clock, for the audit history */
+    int64_t audit_retention;     /* history records kept in all */
     const ns_regbody_t *body;
 } ns_register_args_t;
 
 typedef struct {
-    bool failed;   /* §6.2 step 7: answer "register broker failed" */
-    bool conflict; /* §6.2 step 6: stale stateVersion, answered without master */
+    bool failed;        /* §6.2 step 7: answer "register broker failed" */
+    bool conflict;      /* §6.2 step 6: stale stateVersion, answered without master */
     bool dv_changed;
-    char *master_addr; /* heap, NULL when none (ns_register_result_free) */
+    char *master_addr;  /* heap, NULL when none (ns_register_result_free) */
     char *ha_addr;
 } ns_register_result_t;
 
@@ -71,7 +71,8 @@ int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_nam
                            int *count);
 
 /* §3.11: cluster NULL or "" = everywhere. */
-int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster);
+int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
+                             const char *cluster);
 
 /* §3.12 REGISTER_TOPIC_IN_NAMESRV. */
 int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,

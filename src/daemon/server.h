@@ -27,34 +27,34 @@ struct ns_server {
     ns_writer_t *writer;
     ns_registry_t *registry;
     ns_liveness_t *liveness;
-    ns_txn_t *rtxn; /* the loop's reusable read transaction */
-    int rtxn_users; /* open while > 0 (ns_read_begin/ns_read_end) */
+    ns_txn_t *rtxn;          /* the loop's reusable read transaction */
+    int rtxn_users;          /* open while > 0 (ns_read_begin/ns_read_end) */
     uv_tcp_t listener;
-    uv_timer_t scan_timer;  /* liveness scan */
-    uv_timer_t idle_timer;  /* idle-connection sweep */
-    uv_check_t flush_check; /* writes out replies once per loop iteration */
+    uv_timer_t scan_timer;   /* liveness scan */
+    uv_timer_t idle_timer;   /* idle-connection sweep */
+    uv_check_t flush_check;  /* writes out replies once per loop iteration */
     uv_signal_t sig_int, sig_term;
-    uv_signal_t sig_hup;                  /* reopens the log file (service.c) */
-    uv_timer_t watchdog_timer;            /* systemd watchdog pings (service.c) */
-    ns_conn_t *conns;                     /* all open connections */
-    ns_conn_t *dirty;                     /* connections with replies to write */
+    uv_signal_t sig_hup;     /* reopens the log file (service.c) */
+    uv_timer_t watchdog_timer; /* systemd watchdog pings (service.c) */
+    ns_conn_t *conns;        /* all open connections */
+    ns_conn_t *dirty;        /* connections with replies to write */
     ns_conn_t *paused_head, *paused_tail; /* I/O loop: waiting to read again, oldest first */
     uint64_t start_ms;
     int bound_port;
     bool stopping;
     bool listener_init, handles_init;
-    ns_buf_t scratch; /* reply bodies assembled on the loop thread */
-    ns_buf_t derived; /* legacy routes derived from the standard form */
-    ns_buf_t rshared; /* the read buffer connections share (conn.c) */
+    ns_buf_t scratch;        /* reply bodies assembled on the loop thread */
+    ns_buf_t derived;        /* legacy routes derived from the standard form */
+    ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
     uint64_t requests;
     /* ioThreads > 1 (ioloop.c). The main server owns the extra loops; each
      * of them runs its own ns_server_t, which has its own loop, read
      * transaction, buffers and connections, and no writer, registry or
      * liveness: it serves route lookups and forwards the rest here. */
-    ns_io_t *io;   /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios; /* main: the extra loops */
+    ns_io_t *io;             /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;           /* main: the extra loops */
     size_t n_ios, next_io;
-    ns_mailbox_t *inbox; /* main: messages from the I/O loops */
+    ns_mailbox_t *inbox;     /* main: messages from the I/O loops */
 };
 
 /* Opens the store, restores liveness, starts the writer and listens.
@@ -240,6 +240,7 @@ void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn);
 void ns_broker_scan(ns_server_t *srv);
 int ns_broker_restore(ns_server_t *srv);
 
+
 /* ---- simple write operations (dispatch.c) ----
  * Most write requests carry up to three strings, run one store mutation on
  * the writer and answer SUCCESS (or a custom reply) after the commit. */
@@ -252,7 +253,7 @@ struct ns_sop {
     int count;
     struct ns_trail *trail; /* admin audit record (trail.h), written with the effect */
     int code;               /* request code */
-    void *extra;            /* owned by the handler: freed with free_extra */
+    void *extra; /* owned by the handler: freed with free_extra */
     void (*free_extra)(void *extra);
     int (*run)(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg); /* writer thread */
     void (*reply)(ns_sop_t *sop); /* loop thread, after a successful commit; NULL = SUCCESS */

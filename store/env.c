@@ -14,8 +14,8 @@
 #include "ns/log.h"
 
 const char *const ns_db_names[NS_DB_COUNT] = {
-    "meta", "kvns", "kv", "clusters", "groups", "live", "queues", "broker_topics",
-    "routes", "mappings", "audit", "admin_audit",
+    "meta",   "kvns",          "kv",     "clusters", "groups", "live",
+    "queues", "broker_topics", "routes", "mappings", "audit",  "admin_audit",
 };
 
 int ns_lmdb_error(int rc)

@@ -25,11 +25,11 @@
 ns_log_level_t ns_log_level = NS_LOG_LEVEL_INFO;
 
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
-static FILE *log_file;      /* NULL: stderr */
-static char *log_path;      /* heap */
+static FILE *log_file; /* NULL: stderr */
+static char *log_path; /* heap */
 static int64_t log_max_bytes;
 static int log_keep;
-static int64_t log_bytes;   /* size of the current file */
+static int64_t log_bytes; /* size of the current file */
 
 void ns_log_set_level(ns_log_level_t level)
 {

@@ -61,8 +61,8 @@ static void log_registered(const reg_op_t *op, bool dv_changed)
 {
     if (strcmp(op->kind, "known") == 0 && !dv_changed)
         return;
-    NS_LOG_INFO("conn %s: broker %s %s (%s, id %lld) registered: %s%s", op->peer,
-                op->broker_name, op->addr, op->cluster, (long long)op->args.broker_id,
+    NS_LOG_INFO("conn %s: broker %s %s (%s, id %lld) registered: %s%s", op->peer, op->broker_name,
+                op->addr, op->cluster, (long long)op->args.broker_id,
                 strcmp(op->kind, "known") == 0 ? "data version changed" : op->kind,
                 strcmp(op->kind, "known") != 0 && dv_changed ? ", data version changed" : "");
 }

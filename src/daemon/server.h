@@ -34,7 +34,7 @@ struct ns_server {
     uv_timer_t idle_timer;   /* idle-connection sweep */
     uv_check_t flush_check;  /* writes out replies once per loop iteration */
     uv_signal_t sig_int, sig_term;
-    uv_signal_t sig_hup;     /* reopens the log file (service.c) */
+    uv_signal_t sig_hup;       /* reopens the log file (service.c) */
     uv_timer_t watchdog_timer; /* systemd watchdog pings (service.c) */
     ns_conn_t *conns;        /* all open connections */
     ns_conn_t *dirty;        /* connections with replies to write */

@@ -20,16 +20,43 @@
 #define NKEYS 37
 
 static const char *const all_keys[NKEYS] = {
-    "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
-    "ioThreads", "ioBacklogBytes", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
+    "bindAddress",
+    "listenPort",
+    "portFile",
+    "maxFrameBytes",
+    "serverChannelMaxIdleTimeSeconds",
+    "ioThreads",
+    "ioBacklogBytes",
+    "dataDir",
+    "syncMode",
+    "mapSizeBytes",
+    "mapMaxBytes",
     "writerBatchMax",
-    "auditRetention", "maxInflateBytes", "scanNotActiveBrokerInterval",
-    "brokerGraceWindowMillis", "rocketmqHome", "kvConfigPath", "configStorePath",
-    "productEnvName", "clusterTest", "orderMessageEnable", "returnOrderTopicConfigToBroker",
-    "enableAllTopicList", "enableTopicList", "notifyMinBrokerIdChanged",
-    "deleteTopicWithBrokerRegistration", "supportActingMaster", "needWaitForService",
-    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "logLevel",
-    "logFile", "logFileMaxBytes", "logFileKeep", "adminAuditRetention",
+    "auditRetention",
+    "maxInflateBytes",
+    "scanNotActiveBrokerInterval",
+    "brokerGraceWindowMillis",
+    "rocketmqHome",
+    "kvConfigPath",
+    "configStorePath",
+    "productEnvName",
+    "clusterTest",
+    "orderMessageEnable",
+    "returnOrderTopicConfigToBroker",
+    "enableAllTopicList",
+    "enableTopicList",
+    "notifyMinBrokerIdChanged",
+    "deleteTopicWithBrokerRegistration",
+    "supportActingMaster",
+    "needWaitForService",
+    "waitSecondsForService",
+    "configBlackList",
+    "unRegisterBrokerQueueCapacity",
+    "logLevel",
+    "logFile",
+    "logFileMaxBytes",
+    "logFileKeep",
+    "adminAuditRetention",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -210,19 +237,30 @@ static void test_keys_and_mutability(void **state)
     assert_false(ns_config_has_key(""));
     assert_false(ns_config_has_key("config_file"));
 
-    static const char *const mutable_keys[] = {
-        "orderMessageEnable", "enableAllTopicList", "enableTopicList",
-        "returnOrderTopicConfigToBroker", "deleteTopicWithBrokerRegistration",
-        "supportActingMaster", "productEnvName", "clusterTest", "notifyMinBrokerIdChanged",
-        "needWaitForService", "waitSecondsForService", "scanNotActiveBrokerInterval", "logLevel",
-        "serverChannelMaxIdleTimeSeconds", "brokerGraceWindowMillis", "auditRetention",
-        "maxInflateBytes", "adminAuditRetention"};
+    static const char *const mutable_keys[] = {"orderMessageEnable",
+                                               "enableAllTopicList",
+                                               "enableTopicList",
+                                               "returnOrderTopicConfigToBroker",
+                                               "deleteTopicWithBrokerRegistration",
+                                               "supportActingMaster",
+                                               "productEnvName",
+                                               "clusterTest",
+                                               "notifyMinBrokerIdChanged",
+                                               "needWaitForService",
+                                               "waitSecondsForService",
+                                               "scanNotActiveBrokerInterval",
+                                               "logLevel",
+                                               "serverChannelMaxIdleTimeSeconds",
+                                               "brokerGraceWindowMillis",
+                                               "auditRetention",
+                                               "maxInflateBytes",
+                                               "adminAuditRetention"};
     static const char *const fixed_keys[] = {
-        "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
-        "rocketmqHome",
+        "listenPort",   "bindAddress",     "dataDir",         "syncMode",
+        "mapSizeBytes", "mapMaxBytes",     "ioThreads",       "ioBacklogBytes",
+        "portFile",     "maxFrameBytes",   "writerBatchMax",  "rocketmqHome",
         "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
-        "logFile", "logFileMaxBytes", "logFileKeep"};
+        "logFile",      "logFileMaxBytes", "logFileKeep"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

@@ -87,6 +87,9 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *er
  * a key that is not a table entry, NS_ENOMEM. */
 int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out);
 
+/* "int", "bool", "string" or "enum" for a table key; NULL otherwise. */
+const char *ns_config_key_kind(const char *key);
+
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
 /* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */

@@ -433,6 +433,14 @@ int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out)
     return append_value(out, cfg, e);
 }
 
+const char *ns_config_key_kind(const char *key)
+{
+    static const char *const kinds[] = {
+        [CFG_INT64] = "int", [CFG_BOOL] = "bool", [CFG_STRING] = "string", [CFG_ENUM] = "enum"};
+    const cfg_entry_t *e = find_entry(key);
+    return e ? kinds[e->type] : NULL;
+}
+
 bool ns_config_has_key(const char *key)
 {
     return find_entry(key) != NULL;

@@ -72,6 +72,10 @@ void ns_service_started(ns_server_t *srv);
 /* At the start of a shutdown: STOPPING=1. */
 void ns_service_stopping(ns_server_t *srv);
 
+/* GET_BROKER_CLUSTER_INFO withLiveness=true (live_table.c): appends the
+ * brokerLiveTable member to the encoded ClusterInfo object in body. */
+int ns_live_table_append(ns_server_t *srv, ns_buf_t *body);
+
 /* ---- connections (conn.c) ---- */
 
 /* Accepts one connection from the listener. */

@@ -6,8 +6,9 @@
  *     "lastUpdateTimestamp":ms,"heartbeatTimeoutMillis":n,"deadline":ms,
  *     "graceUntil":ms|null,"onGrace":bool,"evicting":bool}}
  * with wall-clock milliseconds. lastUpdateTimestamp is Java's name for the
- * last heartbeat. An entry restored at start-up that has not heartbeated
- * since is "onGrace": it lives until graceUntil, not on a heartbeat. */
+ * last heartbeat (for an entry on grace: the time it was restored). An entry
+ * restored at start-up that has not registered or heartbeated since is
+ * "onGrace": it lives until graceUntil, not on a heartbeat. */
 #include <string.h>
 
 #include "ns/err.h"
@@ -23,9 +24,9 @@ static int64_t to_wall(uint64_t mono, uint64_t now_mono, int64_t now_wall)
 static int append_entry(ns_buf_t *b, const ns_live_entry_t *e, uint64_t now, int64_t wall,
                         bool first)
 {
-    /* the grace window, not a heartbeat, is what keeps it alive */
-    bool grace = e->grace_until_ms > now &&
-                 e->grace_until_ms > e->last_update_ms + (uint64_t)e->timeout_ms;
+    /* restored at start-up and not heard from since (a registration or a
+     * heartbeat clears grace_until_ms) */
+    bool grace = e->grace_until_ms != 0;
     int rc = ns_buf_append_str(b, first ? "" : ",");
     rc = rc ? rc : ns_buf_append_json_str(b, e->addr, strlen(e->addr), false);
     rc = rc ? rc : ns_buf_append_str(b, ":{\"cluster\":");

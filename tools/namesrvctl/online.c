@@ -349,6 +349,7 @@ static void live_columns(const cJSON *live, const char *baddr, char *hb, size_t 
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "evicting"))) {
         snprintf(state, sn, "expiring");
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "onGrace"))) {
+        snprintf(hb, hbn, "none since the restart");
         ctl_format_time(jnum(e, "graceUntil"), when, sizeof when);
         snprintf(state, sn, "grace until %s", when);
     } else {

@@ -4,12 +4,18 @@
  * File mode: one mutex guards the FILE, its size and the rotation, so a
  * line is never split and rotation never races a writer. Rotation happens
  * before a line that would take the file past max_bytes: path.<keep-1> ->
- * path.<keep>, ..., path -> path.1, then path is opened anew. */
+ * path.<keep>, ..., path -> path.1, then path is opened anew.
+ *
+ * Stderr mode under systemd: when stderr is the journal stream systemd
+ * handed us ($JOURNAL_STREAM names its device and inode), each line starts
+ * with its syslog priority ("<6>") instead of a timestamp, so journalctl -p
+ * filters by level and the journal's own timestamps are not doubled. */
 #include "ns/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,18 @@ static char *log_path; /* heap */
 static int64_t log_max_bytes;
 static int log_keep;
 static int64_t log_bytes; /* size of the current file */
+static int to_journal = -1; /* stderr is systemd's journal stream: 1, no: 0, unknown: -1 */
+
+/* True when stderr is the stream $JOURNAL_STREAM ("dev:ino") describes. */
+static bool stderr_is_journal(void)
+{
+    const char *js = getenv("JOURNAL_STREAM");
+    unsigned long long dev = 0, ino = 0;
+    struct stat st;
+    if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st) != 0)
+        return false;
+    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 void ns_log_set_level(ns_log_level_t level)
 {
@@ -179,7 +197,13 @@ void ns_log_write(ns_log_level_t level, const char *file, int line, const char *
         if (log_max_bytes > 0 && log_bytes >= log_max_bytes)
             rotate_locked();
     }
-    if (log_file == NULL) /* no file, or it could not be reopened */
+    if (log_file == NULL && to_journal < 0)
+        to_journal = stderr_is_journal();
+    if (log_file == NULL && to_journal) {
+        static const int prio[] = {7, 6, 4, 3}; /* debug, info, warning, err */
+        fprintf(stderr, "<%d>%-5s %s:%d %s\n", prio[lv], level_names[lv], base, line, msg);
+    } else if (log_file == NULL) { /* no file, or it could not be reopened */
         fprintf(stderr, "%s %-5s %s:%d %s\n", when, level_names[lv], base, line, msg);
+    }
     pthread_mutex_unlock(&file_lock);
 }

@@ -109,8 +109,6 @@ static void test_install_and_run(void **state)
     char a_port[4400], a_bin[4300];
     snprintf(a_port, sizeof a_port, "--portFile=%s", portfile);
     snprintf(a_bin, sizeof a_bin, "%s/bin/namesrvd", prefix);
-    char a_store[4400];
-    snprintf(a_store, sizeof a_store, "--configStorePath=%s/stored.properties", dir);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -143,6 +141,13 @@ static void test_install_and_run(void **state)
     rc = run(cmd, &out, dir);
     if (rc != 0)
         fail_msg("installed namesrvctl failed (%d):\n%s", rc, out ? out : "");
+    free(out);
+    /* GET_NAMESRV_CONFIG reports the settings file in use, as Java does with -c */
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' config get -n 127.0.0.1:%d", prefix, port);
+    rc = run(cmd, &out, dir);
+    assert_int_equal(rc, 0);
+    snprintf(want, sizeof want, "configStorePath=%s\n", conf);
+    NSTEST_EXPECT_IN(out, want);
     free(out);
     kill(pid, SIGTERM);
     int st = 0;

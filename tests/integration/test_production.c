@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -421,6 +423,101 @@ static void test_log_rotation_and_sighup(void **state)
     free(dir);
 }
 
+/* sd_notify through a fake $NOTIFY_SOCKET: READY=1 once the port listens
+ * (the port accepts a connection the moment READY arrives), WATCHDOG=1 at
+ * half of WATCHDOG_USEC, STOPPING=1 on SIGTERM. */
+static int recv_state(int fd, char *buf, size_t n, int timeout_ms)
+{
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ssize_t r = recv(fd, buf, n - 1, 0);
+    if (r < 0)
+        return -1;
+    buf[r] = 0;
+    return (int)r;
+}
+
+static void test_sd_notify(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("prod-notify");
+    nstest_server_t srv;
+    struct sockaddr_un sa = {0};
+    char buf[512];
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", dir);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+    setenv("WATCHDOG_USEC", "200000", 1);
+    int rc = nstest_server_start(&srv, dir, NULL);
+    unsetenv("NOTIFY_SOCKET");
+    unsetenv("WATCHDOG_USEC");
+    assert_int_equal(rc, 0);
+    bool ready = false;
+    int pings = 0;
+    int64_t t0 = nstest_mono_ms();
+    while (nstest_mono_ms() - t0 < 3000 && (!ready || pings < 3)) {
+        if (recv_state(fd, buf, sizeof buf, 1000) < 0)
+            continue;
+        if (strstr(buf, "READY=1")) {
+            assert_false(ready);
+            ready = true;
+            ns_client_t *c = nstest_connect(&srv); /* it listens already */
+            ns_client_close(c);
+        }
+        if (strstr(buf, "WATCHDOG=1")) {
+            assert_true(ready); /* pings come from the running loop */
+            pings++;
+        }
+    }
+    assert_true(ready);
+    assert_true(pings >= 3);
+    kill(srv.pid, SIGTERM);
+    bool stopping = false;
+    while (!stopping && recv_state(fd, buf, sizeof buf, 3000) > 0)
+        stopping = strstr(buf, "STOPPING=1") != NULL;
+    assert_true(stopping);
+    int st = nstest_server_stop(&srv, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(fd);
+    char log[4200];
+    snprintf(log, sizeof log, "%s/namesrvd.log", dir);
+    assert_int_equal(count_lines_with(log, "systemd watchdog on"), 1);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
+/* Under systemd (stderr is the stream $JOURNAL_STREAM names) lines carry
+ * their syslog priority instead of a timestamp. */
+static void test_journal_priorities(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("prod-journal");
+    nstest_server_t srv;
+    char log[4200], js[64];
+    struct stat st;
+    snprintf(log, sizeof log, "%s/namesrvd.log", dir);
+    write_text(log, "");
+    assert_int_equal(stat(log, &st), 0);
+    snprintf(js, sizeof js, "%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    setenv("JOURNAL_STREAM", js, 1);
+    int rc = nstest_server_start(&srv, dir, NULL);
+    unsetenv("JOURNAL_STREAM");
+    assert_int_equal(rc, 0);
+    ns_client_t *c = nstest_connect(&srv);
+    assert_int_equal(config_update(c, "noSuchKey=1\n"), NS_RSP_SYSTEM_ERROR);
+    ns_client_close(c);
+    nstest_server_stop(&srv, SIGTERM);
+    assert_true(count_lines_with(log, "<6>INFO  service.c") == 1);
+    assert_true(count_lines_with(log, "boot success") == 1);
+    assert_true(count_lines_with(log, "\n20") == 0); /* no timestamps */
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 /* ---- offline tools ---- */
 
 static void test_offline_tools(void **state)
@@ -566,6 +663,8 @@ int main(void)
         cmocka_unit_test(test_java_conf_starts),
         cmocka_unit_test(test_admin_trail_survives_kill9),
         cmocka_unit_test(test_log_rotation_and_sighup),
+        cmocka_unit_test(test_journal_priorities),
+        cmocka_unit_test(test_sd_notify),
         cmocka_unit_test(test_offline_tools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,7 +35,7 @@ static FILE *log_file; /* NULL: stderr */
 static char *log_path; /* heap */
 static int64_t log_max_bytes;
 static int log_keep;
-static int64_t log_bytes; /* size of the current file */
+static int64_t log_bytes;   /* size of the current file */
 static int to_journal = -1; /* stderr is systemd's journal stream: 1, no: 0, unknown: -1 */
 
 /* True when stderr is the stream $JOURNAL_STREAM ("dev:ino") describes. */

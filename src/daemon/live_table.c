@@ -36,14 +36,14 @@ static int append_entry(ns_buf_t *b, const ns_live_entry_t *e, uint64_t now, int
             : ns_buf_append_json_str(b, e->broker_name ? e->broker_name : "",
                                      e->broker_name ? strlen(e->broker_name) : 0, false);
     rc = rc ? rc
-            : ns_buf_printf(b,
-                            ",\"brokerId\":%lld,\"lastUpdateTimestamp\":%lld,"
-                            "\"heartbeatTimeoutMillis\":%lld,\"deadline\":%lld,",
-                            (long long)e->broker_id, (long long)to_wall(e->last_update_ms, now, wall),
-                            (long long)e->timeout_ms,
-                            e->deadline_ms == UINT64_MAX
-                                ? -1LL
-                                : (long long)to_wall(e->deadline_ms, now, wall));
+            : ns_buf_printf(
+                  b,
+                  ",\"brokerId\":%lld,\"lastUpdateTimestamp\":%lld,"
+                  "\"heartbeatTimeoutMillis\":%lld,\"deadline\":%lld,",
+                  (long long)e->broker_id, (long long)to_wall(e->last_update_ms, now, wall),
+                  (long long)e->timeout_ms,
+                  e->deadline_ms == UINT64_MAX ? -1LL
+                                               : (long long)to_wall(e->deadline_ms, now, wall));
     if (rc == NS_OK && e->grace_until_ms > 0)
         rc = ns_buf_printf(b, "\"graceUntil\":%lld,",
                            (long long)to_wall(e->grace_until_ms, now, wall));
@@ -62,7 +62,8 @@ int ns_live_table_append(ns_server_t *srv, ns_buf_t *body)
     uint64_t now = ns_now_ms(srv);
     int64_t wall = ns_wall_ms();
     body->len--; /* reopen the object */
-    int rc = ns_buf_append_str(body, body->len > 1 ? ",\"brokerLiveTable\":{" : "\"brokerLiveTable\":{");
+    int rc =
+        ns_buf_append_str(body, body->len > 1 ? ",\"brokerLiveTable\":{" : "\"brokerLiveTable\":{");
     size_t n = ns_liveness_count(srv->liveness);
     for (size_t i = 0; rc == NS_OK && i < n; i++)
         rc = append_entry(body, ns_liveness_at(srv->liveness, i), now, wall, i == 0);

@@ -195,7 +195,8 @@ static void test_clusters_and_topics(void **state)
     cJSON *last = cJSON_GetObjectItem(live, "lastUpdateTimestamp");
     assert_true(cJSON_IsNumber(last));
     long long now = (long long)time(NULL) * 1000;
-    assert_true(last->valuedouble > (double)(now - 60000) && last->valuedouble < (double)(now + 60000));
+    assert_true(last->valuedouble > (double)(now - 60000) &&
+                last->valuedouble < (double)(now + 60000));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(live, "heartbeatTimeoutMillis")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(live, "onGrace")));
     cJSON_Delete(j);

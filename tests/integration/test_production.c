@@ -73,9 +73,9 @@ static void register_broker(ns_client_t *c, const char *name, const char *addr)
     body.n_topics = 2;
     ns_buf_t b = NS_BUF_INIT;
     assert_int_equal(ns_regbody_encode_json(&b, &body), NS_OK);
-    const char *kv[] = {"brokerName", name,     "brokerAddr",         addr,    "clusterName",
-                        "C1",         "brokerId", "0",                "haServerAddr", addr,
-                        "enableActingMaster", "false", NULL};
+    const char *kv[] = {"brokerName", name, "brokerAddr",   addr, "clusterName",        "C1",
+                        "brokerId",   "0",  "haServerAddr", addr, "enableActingMaster", "false",
+                        NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
                      NS_RSP_SUCCESS);
     ns_buf_free(&b);
@@ -265,11 +265,11 @@ static void test_admin_trail_survives_kill9(void **state)
     local_name(admin, me, sizeof me);
 
     const char *wipe[] = {"brokerName", "broker-a", NULL};
-    assert_int_equal(nstest_call_code(admin, NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe, NULL, 0,
-                                      10000),
-                     NS_RSP_SUCCESS);
-    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1", "value", "broker-a:4",
-                         NULL};
+    assert_int_equal(
+        nstest_call_code(admin, NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe, NULL, 0, 10000),
+        NS_RSP_SUCCESS);
+    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1",
+                         "value",     "broker-a:4",         NULL};
     assert_int_equal(nstest_call_code(admin, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
     assert_int_equal(config_update(admin, "orderMessageEnable=true\n"), NS_RSP_SUCCESS);
@@ -290,14 +290,15 @@ static void test_admin_trail_survives_kill9(void **state)
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
     char *text = slurp(log);
     char want[256];
-    snprintf(want, sizeof want, "conn %s: WIPE_WRITE_PERM_OF_BROKER brokerName=broker-a: write "
-                                "permission wiped on 2 topic(s)",
+    snprintf(want, sizeof want,
+             "conn %s: WIPE_WRITE_PERM_OF_BROKER brokerName=broker-a: write "
+             "permission wiped on 2 topic(s)",
              me);
     NSTEST_EXPECT_IN(text, want);
     snprintf(want, sizeof want, "conn %s: PUT_KV_CONFIG", me);
     NSTEST_EXPECT_IN(text, want);
-    snprintf(want, sizeof want,
-             "conn %s: config changed: orderMessageEnable 'false' -> 'true'", me);
+    snprintf(want, sizeof want, "conn %s: config changed: orderMessageEnable 'false' -> 'true'",
+             me);
     NSTEST_EXPECT_IN(text, want);
     NSTEST_EXPECT_IN(text, "refused: Can not update config in black list.");
     NSTEST_EXPECT_IN(text, "topic deleted");
@@ -322,9 +323,8 @@ static void test_admin_trail_survives_kill9(void **state)
     r = find_request(trail, "UPDATE_NAMESRV_CONFIG", "ok");
     assert_non_null(r);
     assert_string_equal(cJSON_GetObjectItem(r, "peer")->valuestring, me);
-    cJSON *ch = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "detail"),
-                                                        "changed"),
-                                    "orderMessageEnable");
+    cJSON *ch = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(r, "detail"), "changed"), "orderMessageEnable");
     assert_string_equal(cJSON_GetObjectItem(ch, "old")->valuestring, "false");
     assert_string_equal(cJSON_GetObjectItem(ch, "new")->valuestring, "true");
     r = find_request(trail, "UPDATE_NAMESRV_CONFIG", "refused");
@@ -360,8 +360,7 @@ static void test_admin_trail_survives_kill9(void **state)
     nstest_server_stop(&srv, SIGTERM);
     trail = admin_trail(srv.data);
     assert_int_equal(cJSON_GetArraySize(trail), 3);
-    assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(trail, 2), "seq")->valuedouble,
-                     8);
+    assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(trail, 2), "seq")->valuedouble, 8);
     cJSON_Delete(trail);
     nstest_rmtree(dir);
     free(dir);
@@ -545,8 +544,8 @@ static void test_offline_tools(void **state)
     ns_client_t *c = nstest_connect(&srv);
     register_broker(c, "broker-a", "10.0.0.1:10911");
     register_broker(c, "broker-b", "10.0.0.2:10911");
-    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1", "value", "broker-a:4",
-                         NULL};
+    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1",
+                         "value",     "broker-a:4",         NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
     /* the settings file the server rewrites (its configStorePath) */

@@ -242,10 +242,10 @@ int ctl_cmd_audit(int argc, char **argv)
     const char *dir = NULL, *since = NULL;
     audit_q_t q = {0};
     bool admin = false;
-    ctl_opt_t opts[] = {
-        {"--data-dir", &dir, NULL},  {"-d", &dir, NULL},        {"--broker", &q.broker, NULL},
-        {"--topic", &q.topic, NULL}, {"--since", &since, NULL}, {"--json", NULL, &q.json},
-        {"--admin", NULL, &admin},   {NULL, NULL, NULL}};
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},    {"-d", &dir, NULL},
+                        {"--broker", &q.broker, NULL}, {"--topic", &q.topic, NULL},
+                        {"--since", &since, NULL},     {"--json", NULL, &q.json},
+                        {"--admin", NULL, &admin},     {NULL, NULL, NULL}};
     ns_store_t *st = NULL;
     ns_txn_t *t = NULL;
     int rc = ctl_parse("audit", argc, argv, opts, NULL, 0, 0, NULL);
@@ -266,8 +266,8 @@ int ctl_cmd_audit(int argc, char **argv)
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         return rc;
     if (!q.json && admin)
-        printf("%-6s %-24s %-21s %-26s %-7s %s\n", "SEQ", "TIME (UTC)", "PEER", "REQUEST",
-               "RESULT", "FIELDS");
+        printf("%-6s %-24s %-21s %-26s %-7s %s\n", "SEQ", "TIME (UTC)", "PEER", "REQUEST", "RESULT",
+               "FIELDS");
     else if (!q.json)
         printf("%-6s %-24s %-16s %-21s %-44s %s\n", "SEQ", "TIME (UTC)", "BROKER", "ADDR",
                "VERSION counter/timestamp/stateVersion", "TOPICS (+added ~changed -removed)");

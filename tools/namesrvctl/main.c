@@ -29,40 +29,47 @@ static const ctl_command_t commands[] = {
     {"dump", ctl_cmd_dump,
      "--data-dir D [-o FILE] [--with-audit] [--no-timestamp] [--compact]\n"
      "      the whole store as one versioned JSON document (a consistent snapshot;\n"
-     "      safe while namesrvd runs)", false},
+     "      safe while namesrvd runs)",
+     false},
     {"restore", ctl_cmd_restore,
      "--data-dir D -i FILE [--replace]\n"
      "      validate a dump document, then write it in one transaction into a store\n"
-     "      no server holds; refuses a non-empty store unless --replace", false},
+     "      no server holds; refuses a non-empty store unless --replace",
+     false},
     {"audit", ctl_cmd_audit,
      "--data-dir D [--admin] [--broker NAME] [--topic T] [--since TIME] [--json]\n"
      "      history of broker data-version changes, or with --admin the trail of admin\n"
      "      requests (who changed what, from which address, with which result)\n"
-     "      (TIME: ms or YYYY-MM-DD[THH:MM[:SS]], UTC)", false},
+     "      (TIME: ms or YYYY-MM-DD[THH:MM[:SS]], UTC)",
+     false},
     {"verify", ctl_cmd_verify, "--data-dir D\n      check the store's invariants", false},
     {"backup", ctl_cmd_backup,
      "--data-dir D -o DIR [--config FILE]\n"
      "      compacted hot copy into an empty DIR, then verify the copy; the settings file\n"
      "      (FILE, else D/namesrv.properties or /etc/namesrv/namesrv.properties) is\n"
-     "      copied beside it", false},
-    {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage", false},
+     "      copied beside it",
+     false},
+    {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage",
+     false},
     {"import-kvconfig", ctl_cmd_import_kvconfig,
      "--data-dir D FILE\n      load a Java kvConfig.json into a stopped server's store", false},
     {"export-kvconfig", ctl_cmd_export_kvconfig,
      "--data-dir D [-o FILE]\n"
-     "      the KV config as Java's kvConfig.json (to roll back to the Java NameServer)", false},
+     "      the KV config as Java's kvConfig.json (to roll back to the Java NameServer)",
+     false},
     {"prune-groups", ctl_cmd_prune_groups,
      "--data-dir D [--dry-run]\n"
      "      remove broker groups left with no address (and their queue data) from a\n"
-     "      stopped server's store", false},
+     "      stopped server's store",
+     false},
     /* online: over the wire to --ns "host:port;host:port" */
-    {"route", ctl_cmd_route, "TOPIC\n      the topic's route (brokers, queues, perms) from each server", true},
+    {"route", ctl_cmd_route,
+     "TOPIC\n      the topic's route (brokers, queues, perms) from each server", true},
     {"clusters", ctl_cmd_clusters,
      "\n      clusters, broker groups and addresses, with each address's last heartbeat\n"
      "      and whether it lives on the grace window after a restart",
      true},
-    {"topics", ctl_cmd_topics, "[--cluster C]\n      topic names, of all or of one cluster",
-     true},
+    {"topics", ctl_cmd_topics, "[--cluster C]\n      topic names, of all or of one cluster", true},
     {"kv", ctl_cmd_kv,
      "get NS KEY | put NS KEY VALUE | delete NS KEY | list NS\n      the KV config", true},
     {"wipe-perm", ctl_cmd_wipe_perm, "BROKER\n      take write permission from a broker group",
@@ -120,8 +127,8 @@ static int find_command(int argc, char **argv, char **out, int *n_out)
     int k = 0, i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        bool with_value = strcmp(a, "-n") == 0 || strcmp(a, "--ns") == 0 ||
-                          strcmp(a, "--timeout") == 0;
+        bool with_value =
+            strcmp(a, "-n") == 0 || strcmp(a, "--ns") == 0 || strcmp(a, "--timeout") == 0;
         bool flag = strcmp(a, "--json") == 0 || strncmp(a, "--ns=", 5) == 0 ||
                     strncmp(a, "--timeout=", 10) == 0;
         if (with_value && i + 1 < argc) {

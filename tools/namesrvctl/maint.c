@@ -61,8 +61,11 @@ static int export_ns_cb(const char *ns, void *ctx)
 int ctl_cmd_export_kvconfig(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL;
-    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL}, {"-d", &dir, NULL}, {"--output", &out, NULL},
-                        {"-o", &out, NULL},         {NULL, NULL, NULL}};
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},
+                        {"-d", &dir, NULL},
+                        {"--output", &out, NULL},
+                        {"-o", &out, NULL},
+                        {NULL, NULL, NULL}};
     ns_store_t *st = NULL;
     cJSON *root = cJSON_CreateObject();
     export_t e = {0};
@@ -253,8 +256,8 @@ int ctl_cmd_prune_groups(int argc, char **argv)
     } else if (dry || eg.n == 0) {
         printf("%zu empty broker group(s) in %s\n", eg.n, dir);
     } else {
-        printf("removed %zu empty broker group(s) and %zu queue data(s) from %s\n", eg.n,
-               n_topics, dir);
+        printf("removed %zu empty broker group(s) and %zu queue data(s) from %s\n", eg.n, n_topics,
+               dir);
     }
     empty_groups_free(&eg);
     ns_registry_free(reg);

@@ -135,9 +135,10 @@ static int backup_settings(const char *dir, const char *out, const char *config)
 int ctl_cmd_backup(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL, *config = NULL;
-    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL}, {"-d", &dir, NULL}, {"--output", &out, NULL},
-                        {"-o", &out, NULL},         {"--config", &config, NULL},
-                        {"-c", &config, NULL},      {NULL, NULL, NULL}};
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},  {"-d", &dir, NULL},
+                        {"--output", &out, NULL},    {"-o", &out, NULL},
+                        {"--config", &config, NULL}, {"-c", &config, NULL},
+                        {NULL, NULL, NULL}};
     ns_store_t *st = NULL;
     char err[512] = "", datafile[4200];
     struct stat sb;

@@ -189,7 +189,8 @@ int ctl_cmd_restore(int argc, char **argv)
         nrc = nrc ? nrc : ns_txn_begin(st, true, &t);
         nrc = nrc ? nrc : apply(t, &d, replace, reg, &what);
         nrc = nrc ? nrc
-                  : ctl_trail_record(t, "restore", replace ? "{\"replace\":true}" : "{\"replace\":false}");
+                  : ctl_trail_record(t, "restore",
+                                     replace ? "{\"replace\":true}" : "{\"replace\":false}");
         nrc = nrc ? nrc : verify_before_commit(t, &violated);
         if (nrc == NS_OK && !violated) {
             nrc = ns_txn_commit(t);

@@ -239,8 +239,13 @@ static int sop_apply(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx)
     char detail[48];
     sop->count = 0;
     int rc = sop->run(sop, txn, hook_ctx);
+    /* count: the topics a permission change touched */
+    bool counted = sop->code == NS_REQ_WIPE_WRITE_PERM_OF_BROKER ||
+                   sop->code == NS_REQ_ADD_WRITE_PERM_OF_BROKER;
     snprintf(detail, sizeof detail, "{\"count\":%d}", sop->count);
-    return rc ? rc : ns_trail_write(txn, sop->trail, "ok", NS_RSP_SUCCESS, NULL, detail);
+    return rc ? rc
+              : ns_trail_write(txn, sop->trail, "ok", NS_RSP_SUCCESS, NULL,
+                               counted ? detail : NULL);
 }
 
 static void sop_free(ns_sop_t *sop)

@@ -67,10 +67,9 @@ void ns_service_started(ns_server_t *srv)
         uv_timer_start(&srv->watchdog_timer, watchdog_cb, every_ms, every_ms);
     }
     ns_version_line(&line);
-    NS_LOG_INFO("namesrvd %s: data in %s (schema %u, syncMode %s, ioThreads %lld%s). "
+    NS_LOG_INFO("namesrvd %s: data in %s (syncMode %s, ioThreads %lld%s). "
                 "The Name Server boot success. serializeType=JSON, address %s:%d",
-                line.data ? (const char *)line.data : "?", srv->cfg->data_dir,
-                ns_store_schema_version(srv->store), srv->cfg->sync_mode,
+                line.data ? (const char *)line.data : "?", srv->cfg->data_dir, srv->cfg->sync_mode,
                 (long long)srv->cfg->io_threads, usec ? ", systemd watchdog on" : "",
                 srv->cfg->bind_address, srv->bound_port);
     ns_buf_free(&line);

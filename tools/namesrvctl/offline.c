@@ -173,7 +173,7 @@ int ctl_cmd_backup(int argc, char **argv)
 
 typedef struct {
     size_t clusters, members, groups, addrs, regs, topics, queues, routes, maps, kv_ns, kv_keys,
-        audit;
+        audit, admin;
     char *last_cluster;
 } counts_t;
 
@@ -267,6 +267,7 @@ static int count_all(ns_txn_t *t, counts_t *c)
     if (rc == NS_OK) {
         c->topics = ns_topic_count(t);
         c->routes = ns_route_count(t);
+        c->admin = ns_admin_audit_count(t);
     }
     return rc;
 }
@@ -306,11 +307,11 @@ int ctl_cmd_stat(int argc, char **argv)
                "\"clusters\":%zu,\"clusterMemberships\":%zu,\"brokers\":%zu,\"brokerAddrs\":%zu,"
                "\"registrations\":%zu,\"topics\":%zu,\"queueDatas\":%zu,\"routes\":%zu,"
                "\"mappings\":%zu,\"kvNamespaces\":%zu,\"kvKeys\":%zu,\"auditRecords\":%zu,"
-               "\"mapSizeBytes\":%zu,\"usedBytes\":%zu}\n",
+               "\"adminAuditRecords\":%zu,\"mapSizeBytes\":%zu,\"usedBytes\":%zu}\n",
                d.data ? (int)d.len : 2, d.data ? (const char *)d.data : "\"\"",
                ns_store_schema_version(st), ns_store_latest_schema(), c.clusters, c.members,
                c.groups, c.addrs, c.regs, c.topics, c.queues, c.routes, c.maps, c.kv_ns, c.kv_keys,
-               c.audit, map_size, used);
+               c.audit, c.admin, map_size, used);
         ns_buf_free(&d);
         goto out;
     }
@@ -323,10 +324,12 @@ int ctl_cmd_stat(int argc, char **argv)
            "mappings         %zu\n"
            "kv               %zu namespaces, %zu keys\n"
            "audit records    %zu\n"
+           "admin trail      %zu records\n"
            "map              %zu bytes, %zu used (%.1f%%)\n",
            dir, ns_store_schema_version(st), ns_store_latest_schema(), c.clusters, c.members,
            c.groups, c.addrs, c.regs, c.topics, c.queues, c.routes, c.maps, c.kv_ns, c.kv_keys,
-           c.audit, map_size, used, map_size ? 100.0 * (double)used / (double)map_size : 0.0);
+           c.audit, c.admin, map_size, used,
+           map_size ? 100.0 * (double)used / (double)map_size : 0.0);
 out:
     free(c.last_cluster);
     ns_store_close(st);

@@ -189,21 +189,25 @@ void ns_log_write(ns_log_level_t level, const char *file, int line, const char *
     int lv = (int)level;
     if (lv < 0 || lv > 3)
         lv = 3;
+    bool written = false;
     pthread_mutex_lock(&file_lock);
     if (log_file) {
         int n = fprintf(log_file, "%s %-5s %s:%d %s\n", when, level_names[lv], base, line, msg);
+        written = n > 0;
         if (n > 0)
             log_bytes += n;
         if (log_max_bytes > 0 && log_bytes >= log_max_bytes)
             rotate_locked();
     }
-    if (log_file == NULL && to_journal < 0)
-        to_journal = stderr_is_journal();
-    if (log_file == NULL && to_journal) {
-        static const int prio[] = {7, 6, 4, 3}; /* debug, info, warning, err */
-        fprintf(stderr, "<%d>%-5s %s:%d %s\n", prio[lv], level_names[lv], base, line, msg);
-    } else if (log_file == NULL) { /* no file, or it could not be reopened */
-        fprintf(stderr, "%s %-5s %s:%d %s\n", when, level_names[lv], base, line, msg);
+    if (!written) { /* no file, or it could not be reopened or rotated */
+        if (to_journal < 0)
+            to_journal = stderr_is_journal();
+        if (to_journal) {
+            static const int prio[] = {7, 6, 4, 3}; /* debug, info, warning, err */
+            fprintf(stderr, "<%d>%-5s %s:%d %s\n", prio[lv], level_names[lv], base, line, msg);
+        } else {
+            fprintf(stderr, "%s %-5s %s:%d %s\n", when, level_names[lv], base, line, msg);
+        }
     }
     pthread_mutex_unlock(&file_lock);
 }

@@ -131,6 +131,8 @@ static void config_done(ns_wop_t *w)
         }
         NS_LOG_INFO("conn %s: config changed: %s '%s' -> '%s' (UPDATE_NAMESRV_CONFIG)",
                     ns_trail_peer(op->trail), key, op->olds[i] ? op->olds[i] : "", val);
+        if (ns_config_noeffect(key))
+            NS_LOG_WARN("config: %s has no effect here: %s", key, ns_config_noeffect(key));
         if (strcmp(key, "logLevel") == 0 && ns_log_level_parse(val) >= 0)
             ns_log_set_level((ns_log_level_t)ns_log_level_parse(val));
     }

@@ -1003,6 +1003,9 @@ int ns_config_write_file(const ns_config_t *cfg, const char *path)
     rc = backup_file(path, bak);
     if (rc != NS_OK)
         goto cleanup;
+    struct stat old_st; /* the new file keeps the old one's permissions (0640 in /etc) */
+    if (stat(path, &old_st) == 0)
+        chmod(tmp, old_st.st_mode & 07777);
     if (rename(tmp, path) != 0) {
         rc = NS_EIO;
         goto cleanup;

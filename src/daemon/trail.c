@@ -2,6 +2,7 @@
  * (src/daemon/trail.h). */
 #include "trail.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,27 @@ struct ns_trail {
 
 #define SUMMARY_VALUE_MAX 80 /* longer values are cut in the log line (never in the record) */
 
+/* Credentials (RocketMQ ACL's extFields) are never recorded or logged. */
+static bool is_secret(const ns_ext_field_t *e)
+{
+    static const char *const secret[] = {"Signature", "SecurityToken", "SecretKey", "secretKey",
+                                         "password"};
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        if (e->key_len == strlen(secret[i]) && memcmp(e->key, secret[i], e->key_len) == 0)
+            return true;
+    return false;
+}
+
 static int append_fields(ns_buf_t *json, ns_buf_t *sum, const ns_cmd_t *cmd)
 {
     int rc = ns_buf_append_str(json, ",\"fields\":{");
     for (size_t i = 0; rc == NS_OK && cmd->has_ext && i < cmd->n_ext; i++) {
-        const ns_ext_field_t *e = &cmd->ext[i];
+        ns_ext_field_t redacted = cmd->ext[i];
+        if (is_secret(&redacted)) {
+            redacted.val = "(redacted)";
+            redacted.val_len = strlen(redacted.val);
+        }
+        const ns_ext_field_t *e = &redacted;
         if (i)
             rc = ns_buf_append_u8(json, ',');
         rc = rc ? rc : ns_buf_append_json_str(json, e->key, e->key_len, false);

@@ -13,7 +13,9 @@
  *    "fields":{extFields...},"body":"text"?,"result":"ok"|"refused"|"failed",
  *    "responseCode":0,"remark":"..."?,"detail":{...}?}
  * The request part is captured on the loop thread (ns_trail_new); the
- * result is appended on the writer thread (ns_trail_write). */
+ * result is appended on the writer thread (ns_trail_write). Credential
+ * fields (Signature, SecurityToken, SecretKey, password) are recorded and
+ * logged as "(redacted)". */
 #ifndef NS_TRAIL_H
 #define NS_TRAIL_H
 

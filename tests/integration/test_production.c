@@ -268,8 +268,9 @@ static void test_admin_trail_survives_kill9(void **state)
     assert_int_equal(
         nstest_call_code(admin, NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe, NULL, 0, 10000),
         NS_RSP_SUCCESS);
-    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1",
-                         "value",     "broker-a:4",         NULL};
+    /* with an ACL signature: never recorded nor logged */
+    const char *put[] = {"namespace",  "ORDER_TOPIC_CONFIG", "key",        "T1", "value",
+                         "broker-a:4", "Signature",          "s3cr3t-sig", NULL};
     assert_int_equal(nstest_call_code(admin, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
     assert_int_equal(config_update(admin, "orderMessageEnable=true\n"), NS_RSP_SUCCESS);
@@ -303,6 +304,7 @@ static void test_admin_trail_survives_kill9(void **state)
     NSTEST_EXPECT_IN(text, "refused: Can not update config in black list.");
     NSTEST_EXPECT_IN(text, "topic deleted");
     NSTEST_EXPECT_IN(text, "registered: new");
+    assert_null(strstr(text, "s3cr3t-sig"));
     free(text);
 
     /* read offline, after the kill */
@@ -320,6 +322,7 @@ static void test_admin_trail_survives_kill9(void **state)
     assert_non_null(r);
     assert_string_equal(cJSON_GetObjectItem(r, "peer")->valuestring, me);
     assert_string_equal(field(r, "value"), "broker-a:4");
+    assert_string_equal(field(r, "Signature"), "(redacted)");
     r = find_request(trail, "UPDATE_NAMESRV_CONFIG", "ok");
     assert_non_null(r);
     assert_string_equal(cJSON_GetObjectItem(r, "peer")->valuestring, me);

@@ -222,6 +222,9 @@ static void reg_done(ns_wop_t *w)
         NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->remark);
         reply_register_failed(&op->to, op->remark);
     } else if (op->res.failed) {
+        NS_LOG_WARN("conn %s: REGISTER_BROKER %s (%s): refused: a one-topic increment from a "
+                    "broker that never did a full registration",
+                    op->peer, op->broker_name, op->addr);
         reply_register_failed(&op->to, "register broker failed");
     } else if (op->res.conflict) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
@@ -300,7 +303,10 @@ void ns_cmd_register_broker(ns_req_t *req)
     size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
     snprintf(op->peer, sizeof op->peer, "%s", req->conn ? ns_conn_peer(req->conn) : "-");
-    op->kind = e == NULL ? "new" : e->conn == NULL ? "re-registered after restart" : "known";
+    /* grace_until_ms: restored at start-up and not heard from since */
+    op->kind = e == NULL                ? "new"
+               : e->grace_until_ms != 0 ? "re-registered after restart"
+                                        : "known";
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 &&
@@ -486,15 +492,19 @@ void ns_broker_scan(ns_server_t *srv)
     while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
         for (size_t i = 0; i < n; i++) {
             ns_live_entry_t *e = found[i];
+            /* the deadline that ran out (e->deadline_ms is now parked at the end) */
             char deadline[40];
-            ns_format_wall_time(ns_wall_ms() - (int64_t)(now - e->deadline_ms), deadline,
+            uint64_t hb_deadline = e->last_update_ms + (uint64_t)e->timeout_ms;
+            bool on_grace = e->grace_until_ms > hb_deadline;
+            uint64_t dl = on_grace ? e->grace_until_ms : hb_deadline;
+            ns_format_wall_time(ns_wall_ms() - (int64_t)(now - (dl < now ? dl : now)), deadline,
                                 sizeof deadline);
             NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms, deadline %s "
                         "(timeout %lld ms%s, registration #%llu)",
                         e->broker_name, e->addr, e->cluster,
                         (unsigned long long)(now - e->last_update_ms), deadline,
                         (long long)e->timeout_ms,
-                        e->deadline_ms == e->grace_until_ms ? ", grace window after restart" : "",
+                        on_grace ? ", the grace window after a restart" : "",
                         (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");

@@ -369,6 +369,74 @@ static void test_admin_trail_survives_kill9(void **state)
     free(dir);
 }
 
+/* ---- liveness lines ---- */
+
+/* A broker that stops heartbeating expires with a line naming the deadline
+ * that ran out; after a restart it re-registers "after restart". */
+static void test_expiry_and_restart_lines(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("prod-expiry");
+    nstest_server_t srv;
+    char log[4200];
+    const char *args[] = {"--scanNotActiveBrokerInterval=50", NULL};
+    assert_int_equal(nstest_server_start(&srv, dir, args), 0);
+    ns_client_t *c = nstest_connect(&srv);
+    ns_regbody_t body = {0};
+    ns_topic_config_t tc[] = {{"T1", 4, 4, 6, 0}, {"T2", 4, 4, 6, 0}};
+    body.data_version = (ns_dataversion_t){1, 0, 1700000000000LL};
+    body.topics = tc;
+    body.n_topics = 2;
+    ns_buf_t b = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&b, &body), NS_OK);
+    const char *kv[] = {"brokerName",
+                        "broker-x",
+                        "brokerAddr",
+                        "10.0.0.9:10911",
+                        "clusterName",
+                        "C1",
+                        "brokerId",
+                        "0",
+                        "haServerAddr",
+                        "",
+                        "enableActingMaster",
+                        "false",
+                        "heartbeatTimeoutMillis",
+                        "200",
+                        NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
+                     NS_RSP_SUCCESS);
+    snprintf(log, sizeof log, "%s/namesrvd.log", dir);
+    for (int i = 0; i < 300 && count_lines_with(log, "unregistered: heartbeat timeout") == 0; i++)
+        nstest_sleep_ms(10);
+    assert_int_equal(count_lines_with(log, "broker broker-x 10.0.0.9:10911 (C1) expired: no "
+                                           "heartbeat for "),
+                     1);
+    assert_int_equal(count_lines_with(log, ", deadline 20"), 1);
+    assert_int_equal(count_lines_with(log, "(timeout 200 ms, registration #1)"), 1);
+    assert_int_equal(count_lines_with(log, "unregistered: heartbeat timeout"), 1);
+    /* registered again, then the server restarts: the next registration is
+     * "re-registered after restart" */
+    kv[13] = "60000";
+    ns_client_close(c); /* the server closed it when the broker expired */
+    c = nstest_connect(&srv);
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
+                     NS_RSP_SUCCESS);
+    nstest_server_stop(&srv, SIGKILL);
+    ns_client_close(c);
+    assert_int_equal(nstest_server_start(&srv, dir, args), 0);
+    c = nstest_connect(&srv);
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
+                     NS_RSP_SUCCESS);
+    assert_int_equal(count_lines_with(log, "registered: re-registered after restart"), 1);
+    assert_int_equal(count_lines_with(log, "registered: new"), 2);
+    ns_client_close(c);
+    nstest_server_stop(&srv, SIGTERM);
+    ns_buf_free(&b);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 /* ---- logs ---- */
 
 static void test_log_rotation_and_sighup(void **state)
@@ -664,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_java_conf_starts),
         cmocka_unit_test(test_admin_trail_survives_kill9),
+        cmocka_unit_test(test_expiry_and_restart_lines),
         cmocka_unit_test(test_log_rotation_and_sighup),
         cmocka_unit_test(test_journal_priorities),
         cmocka_unit_test(test_sd_notify),

@@ -636,6 +636,14 @@ static void test_offline_tools(void **state)
     snprintf(path, sizeof path, "%s/namesrv.properties", bdir);
     assert_true(count_lines_with(path, "orderMessageEnable=true") == 1);
 
+    /* readers default to $NAMESRV_DATA_DIR (else /var/lib/namesrv) */
+    setenv("NAMESRV_DATA_DIR", srv.data, 1);
+    rc = ctl(&out, "stat", "--json", NULL);
+    unsetenv("NAMESRV_DATA_DIR");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "\"adminAuditRecords\":2");
+    free(out);
+
     /* export-kvconfig: Java's kvConfig.json */
     snprintf(kvjson, sizeof kvjson, "%s/kvConfig.json", dir);
     rc = ctl(&out, "export-kvconfig", "--data-dir", srv.data, "-o", kvjson, NULL);

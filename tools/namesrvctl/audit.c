@@ -251,7 +251,7 @@ int ctl_cmd_audit(int argc, char **argv)
     int rc = ctl_parse("audit", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("audit", "--data-dir");
     if (since) {
         if (ctl_parse_time(since, &q.since) != NS_OK) {

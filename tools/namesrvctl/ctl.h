@@ -63,6 +63,11 @@ int ctl_missing(const char *cmd, const char *opt);
  * take the lock, so they refuse while a server holds the directory.
  * Both print the reason on failure and return a CTL_* code. */
 int ctl_store_open_ro(const char *dir, ns_store_t **out);
+/* The data directory readers use when --data-dir is not given:
+ * $NAMESRV_DATA_DIR if set, else /var/lib/namesrv (the package's) when it
+ * holds a store; NULL otherwise (the command then asks for --data-dir).
+ * Writers always need an explicit --data-dir. Static or environment string. */
+const char *ctl_default_data_dir(void);
 int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out);
 /* Records an offline write in the admin trail (peer "namesrvctl@local",
  * with the user), in write transaction t: command name and a detail JSON

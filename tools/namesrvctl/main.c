@@ -83,6 +83,10 @@ static const ctl_command_t commands[] = {
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
+static const char OFFLINE_NOTE[] =
+    "without --data-dir the readers use $NAMESRV_DATA_DIR, else /var/lib/namesrv when it\n"
+    "holds a store; writers (restore, import-kvconfig, prune-groups) always need it\n";
+
 static const char COMMON_OPTIONS[] =
     "common options (anywhere on the line, also before the command):\n"
     "  -n, --ns \"host:port;host:port\"  name servers (default $NAMESRV_ADDR, else "
@@ -95,8 +99,7 @@ static const char COMMON_OPTIONS[] =
 static void command_help(const ctl_command_t *c)
 {
     printf("usage: namesrvctl %s %s\n", c->name, c->synopsis);
-    if (c->online)
-        printf("\n%s", COMMON_OPTIONS);
+    printf("\n%s", c->online ? COMMON_OPTIONS : OFFLINE_NOTE);
 }
 
 /* True if argv[0..argc) asks for help before any "--". */
@@ -147,7 +150,8 @@ static int find_command(int argc, char **argv, char **out, int *n_out)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: namesrvctl <command> [options] [arguments]\n\n"
-                 "offline commands (read the data directory directly):\n");
+                 "offline commands (read the data directory directly; %s):\n",
+            "readers default to $NAMESRV_DATA_DIR, else /var/lib/namesrv");
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, "route") == 0)
             fprintf(out, "\nonline commands (common options: --ns/-n \"host:port;host:port\" "

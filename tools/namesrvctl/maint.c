@@ -74,7 +74,7 @@ int ctl_cmd_export_kvconfig(int argc, char **argv)
     if (rc != CTL_OK)
         goto out;
     rc = CTL_IO;
-    if (dir == NULL) {
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL) {
         rc = ctl_missing("export-kvconfig", "--data-dir");
         goto out;
     }

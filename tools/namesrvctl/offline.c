@@ -53,7 +53,7 @@ int ctl_cmd_verify(int argc, char **argv)
     int rc = ctl_parse("verify", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("verify", "--data-dir");
     return verify_dir(dir, "store");
 }
@@ -145,6 +145,8 @@ int ctl_cmd_backup(int argc, char **argv)
     int rc = ctl_parse("backup", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
+    if (dir == NULL)
+        dir = ctl_default_data_dir();
     if (dir == NULL || out == NULL)
         return ctl_missing("backup", dir ? "-o DIR" : "--data-dir");
     snprintf(datafile, sizeof datafile, "%s/data.mdb", out);
@@ -287,7 +289,7 @@ int ctl_cmd_stat(int argc, char **argv)
     int rc = ctl_parse("stat", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("stat", "--data-dir");
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         return rc;

@@ -119,6 +119,15 @@ int ctl_exit_for(int ns_err)
     return ns_err == NS_OK ? CTL_OK : ns_err == NS_ELOCKED ? CTL_LOCKED : CTL_IO;
 }
 
+const char *ctl_default_data_dir(void)
+{
+    const char *env = getenv("NAMESRV_DATA_DIR");
+    struct stat sb;
+    if (env && *env)
+        return env;
+    return stat("/var/lib/namesrv/data.mdb", &sb) == 0 ? "/var/lib/namesrv" : NULL;
+}
+
 int ctl_store_open_ro(const char *dir, ns_store_t **out)
 {
     char err[512] = "", file[4200];

@@ -98,7 +98,7 @@ static const char COMMON_OPTIONS[] =
 
 static void command_help(const ctl_command_t *c)
 {
-    printf("usage: namesrvctl %s %s\n", c->name, c->synopsis);
+    printf("usage: namesrvctl %s%s%s\n", c->name, c->synopsis[0] == '\n' ? "" : " ", c->synopsis);
     printf("\n%s", c->online ? COMMON_OPTIONS : OFFLINE_NOTE);
 }
 
@@ -159,7 +159,8 @@ static void usage(FILE *out)
                          "  else 127.0.0.1:9876), --json, --timeout MS, anywhere on the line; "
                          "reads ask every\n"
                          "  server and show each answer, writes go to every server):\n");
-        fprintf(out, "  %s %s\n", commands[i].name, commands[i].synopsis);
+        fprintf(out, "  %s%s%s\n", commands[i].name, commands[i].synopsis[0] == '\n' ? "" : " ",
+                commands[i].synopsis);
     }
     fprintf(out, "\nexit status:\n"
                  "  0  success\n"

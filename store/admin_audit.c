@@ -111,9 +111,9 @@ out:
     return rc;
 }
 
-size_t ns_admin_audit_count(ns_txn_t *t)
+int ns_admin_audit_count(ns_txn_t *t, size_t *out)
 {
-    return ns_db_count(t, NS_DB_ADMIN_AUDIT);
+    return ns_db_count(t, NS_DB_ADMIN_AUDIT, out);
 }
 
 const char *ns_store_lmdb_version(void)

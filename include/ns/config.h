@@ -11,51 +11,53 @@
 #include <stdint.h>
 
 #include "ns/buf.h"
+#include "ns/properties.h"
 
 typedef struct {
     /* network */
-    char *bind_address;               /* bindAddress, default 0.0.0.0 */
-    int64_t listen_port;              /* listenPort, 9876; 0 = ephemeral */
-    char *port_file;                  /* portFile: write the bound port here (ours) */
-    int64_t max_frame_bytes;          /* maxFrameBytes, 16 MiB (ours) */
-    int64_t idle_timeout_s;           /* serverChannelMaxIdleTimeSeconds, 120 */
-    int64_t io_threads;               /* ioThreads, 1: event loops serving connections (ours) */
-    int64_t io_backlog_bytes;         /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
+    char *bind_address;       /* bindAddress, default 0.0.0.0 */
+    int64_t listen_port;      /* listenPort, 9876; 0 = ephemeral */
+    char *port_file;          /* portFile: write the bound port here (ours) */
+    int64_t max_frame_bytes;  /* maxFrameBytes, 16 MiB (ours) */
+    int64_t idle_timeout_s;   /* serverChannelMaxIdleTimeSeconds, 120 */
+    int64_t io_threads;       /* ioThreads, 1: event loops serving connections (ours) */
+    int64_t io_backlog_bytes; /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* store */
-    char *data_dir;                   /* dataDir (ours), default "./data" */
-    char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */
-    int64_t map_size_bytes;           /* mapSizeBytes: initial LMDB map (ours) */
-    int64_t map_max_bytes;            /* mapMaxBytes: hard limit for growth (ours) */
-    int64_t writer_batch_max;         /* writerBatchMax: ops per write txn (ours) */
-    int64_t audit_retention;          /* auditRetention: audit history records kept in all, oldest dropped first (ours) */
+    char *data_dir;           /* dataDir (ours), default "./data" */
+    char *sync_mode;          /* syncMode: full | nometasync | nosync (ours) */
+    int64_t map_size_bytes;   /* mapSizeBytes: initial LMDB map (ours) */
+    int64_t map_max_bytes;    /* mapMaxBytes: hard limit for growth (ours) */
+    int64_t writer_batch_max; /* writerBatchMax: ops per write txn (ours) */
+    int64_t audit_retention;  /* auditRetention: audit history records kept in all, oldest dropped
+                                 first (ours) */
     /* registration */
-    int64_t max_inflate_bytes;        /* maxInflateBytes: cap on inflated register bodies (ours) */
+    int64_t max_inflate_bytes; /* maxInflateBytes: cap on inflated register bodies (ours) */
     /* liveness */
     int64_t scan_not_active_broker_interval_ms; /* scanNotActiveBrokerInterval, 5000 */
-    int64_t broker_grace_window_ms;   /* brokerGraceWindowMillis, 120000 (ours) */
+    int64_t broker_grace_window_ms;             /* brokerGraceWindowMillis, 120000 (ours) */
     /* RocketMQ NamesrvConfig */
-    char *rocketmq_home;              /* rocketmqHome */
-    char *kv_config_path;             /* kvConfigPath */
-    char *config_store_path;          /* configStorePath */
-    char *product_env_name;           /* productEnvName, "center" */
-    bool cluster_test;                /* clusterTest */
-    bool order_message_enable;        /* orderMessageEnable */
-    bool return_order_topic_config_to_broker; /* returnOrderTopicConfigToBroker, true */
-    bool enable_all_topic_list;       /* enableAllTopicList, true */
-    bool enable_topic_list;           /* enableTopicList, true */
-    bool notify_min_broker_id_changed;/* notifyMinBrokerIdChanged */
+    char *rocketmq_home;                        /* rocketmqHome */
+    char *kv_config_path;                       /* kvConfigPath */
+    char *config_store_path;                    /* configStorePath */
+    char *product_env_name;                     /* productEnvName, "center" */
+    bool cluster_test;                          /* clusterTest */
+    bool order_message_enable;                  /* orderMessageEnable */
+    bool return_order_topic_config_to_broker;   /* returnOrderTopicConfigToBroker, true */
+    bool enable_all_topic_list;                 /* enableAllTopicList, true */
+    bool enable_topic_list;                     /* enableTopicList, true */
+    bool notify_min_broker_id_changed;          /* notifyMinBrokerIdChanged */
     bool delete_topic_with_broker_registration; /* deleteTopicWithBrokerRegistration */
-    bool support_acting_master;       /* supportActingMaster */
-    bool need_wait_for_service;       /* needWaitForService */
-    int64_t wait_seconds_for_service; /* waitSecondsForService, 45 */
-    char *config_black_list;          /* configBlackList */
-    int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
+    bool support_acting_master;                 /* supportActingMaster */
+    bool need_wait_for_service;                 /* needWaitForService */
+    int64_t wait_seconds_for_service;           /* waitSecondsForService, 45 */
+    char *config_black_list;                    /* configBlackList */
+    int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
     /* logging */
-    char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
-    char *log_file;                   /* logFile: empty = stderr/journald (ours) */
-    int64_t log_file_max_bytes;       /* logFileMaxBytes, 100 MiB; 0 = no rotation (ours) */
-    int64_t log_file_keep;            /* logFileKeep, 10 rotated files (ours) */
-    int64_t admin_audit_retention;    /* adminAuditRetention, 100000 admin records (ours) */
+    char *log_level;               /* logLevel: debug|info|warn|error (ours) */
+    char *log_file;                /* logFile: empty = stderr/journald (ours) */
+    int64_t log_file_max_bytes;    /* logFileMaxBytes, 100 MiB; 0 = no rotation (ours) */
+    int64_t log_file_keep;         /* logFileKeep, 10 rotated files (ours) */
+    int64_t admin_audit_retention; /* adminAuditRetention, 100000 admin records (ours) */
     /* Java settings read from the -c file that have no effect here, as one
      * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
     char *java_warning;
@@ -83,18 +85,17 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src);
  * unchanged. The value is copied. */
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen);
 
+/* ns_config_set, then whatever the row needs for the value to take effect
+ * (its apply hook: the log threshold for logLevel). */
+int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err,
+                     size_t errlen);
+/* Runs every row's apply hook (at startup, once the settings are read). */
+void ns_config_apply_all(const ns_config_t *cfg);
+/* True if key is a table entry. */
+bool ns_config_has_key(const char *key);
 /* Appends the current value of key as text (unescaped). NS_ENOTFOUND for
  * a key that is not a table entry, NS_ENOMEM. */
 int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out);
-
-/* "int", "bool", "string" or "enum" for a table key; NULL otherwise. */
-const char *ns_config_key_kind(const char *key);
-
-/* True if key is a table entry. */
-bool ns_config_has_key(const char *key);
-/* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
-bool ns_config_is_mutable(const char *key);
-
 /* Like ns_config_set, but also takes the Java NameServer's keys that have
  * no effect here: *why (static) is then their reason and nothing changes;
  * *why is also set for our keys that Java acts on and we do not
@@ -110,22 +111,11 @@ int ns_config_java_warning(const char *const *keys, const char *const *whys, siz
                            ns_buf_t *out);
 /* Appends "  key: why" for every accepted-without-effect key. */
 int ns_config_java_list(ns_buf_t *out);
-
-/* Java .properties parsing (key=value / key:value / key value, # and !
- * comments, backslash escapes incl. \uXXXX, line continuations; lines end
- * at \n, \r or \r\n). Bytes are passed through as they are (UTF-8); \uXXXX
- * is written as UTF-8. Calls cb for every pair in order with NUL-terminated
- * key and value that are borrowed only for the duration of the call; stops
- * at the first non-zero return and returns it. NS_EINVAL on a malformed
- * \u escape or a NUL byte (raw or \u0000), NS_ENOMEM; pairs before the bad
- * line have been delivered. */
-typedef int (*ns_properties_cb)(const char *key, const char *value, void *ctx);
-int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx);
+/* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
+bool ns_config_is_mutable(const char *key);
 
 /* Loads a properties file into cfg (strict: unknown keys are an error naming
- * the key; Java keys with no effect are collected in cfg->java_warning). On
- * success sets cfg->config_file and configStorePath to the absolute path (as
- * Java sets configStorePath to its -c file). Errors, with
+ * the key). On success sets cfg->config_file to a copy of path. Errors, with
  * "<path>: <why>" in err (may be NULL): NS_EIO (cannot read), NS_EINVAL (bad
  * key, value or escape), NS_ENOMEM. Settings before the bad line stay
  * applied; callers treat a failure as fatal. */
@@ -143,6 +133,8 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
  * missing parent directories (as Java does). NS_EIO or NS_ENOMEM; a failure
  * before the rename leaves path untouched and removes path.tmp. */
 int ns_config_write_file(const ns_config_t *cfg, const char *path);
+/* The same for text already dumped (any thread: touches no ns_config_t). */
+int ns_config_write_text(const ns_buf_t *text, const char *path);
 
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */

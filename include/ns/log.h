@@ -10,7 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { NS_LOG_LEVEL_DEBUG = 0, NS_LOG_LEVEL_INFO, NS_LOG_LEVEL_WARN, NS_LOG_LEVEL_ERROR } ns_log_level_t;
+typedef enum {
+    NS_LOG_LEVEL_DEBUG = 0,
+    NS_LOG_LEVEL_INFO,
+    NS_LOG_LEVEL_WARN,
+    NS_LOG_LEVEL_ERROR
+} ns_log_level_t;
 
 /* Set with ns_log_set_level: it changes at run time (UPDATE_NAMESRV_CONFIG)
  * while other threads log, so it is read and written atomically. */
@@ -38,10 +43,10 @@ int64_t ns_log_file_bytes(void);
 /* Wall-clock ms since the epoch as "2026-12-01T14:41:47.123Z" (n >= 32). */
 void ns_format_wall_time(int64_t ms, char *buf, size_t n);
 
-#define NS_LOG(level, ...)                                               \
-    do {                                                                 \
-        if ((level) >= __atomic_load_n(&ns_log_level, __ATOMIC_RELAXED)) \
-            ns_log_write((level), __FILE__, __LINE__, __VA_ARGS__);      \
+#define NS_LOG(level, ...)                                                                         \
+    do {                                                                                           \
+        if ((level) >= __atomic_load_n(&ns_log_level, __ATOMIC_RELAXED))                           \
+            ns_log_write((level), __FILE__, __LINE__, __VA_ARGS__);                                \
     } while (0)
 #define NS_LOG_DEBUG(...) NS_LOG(NS_LOG_LEVEL_DEBUG, __VA_ARGS__)
 #define NS_LOG_INFO(...) NS_LOG(NS_LOG_LEVEL_INFO, __VA_ARGS__)
@@ -51,9 +56,10 @@ void ns_format_wall_time(int64_t ms, char *buf, size_t n);
 /* Recoverable assertion (after Knot's kr_fails_assert): logs file:line and
  * evaluates to true when the condition FAILS, so callers can bail out:
  *   if (NS_FAILS_ASSERT(p != NULL)) { rc = NS_EINTERNAL; goto out; } */
-#define NS_FAILS_ASSERT(cond)                                                          \
-    (!(cond) ? (ns_log_write(NS_LOG_LEVEL_ERROR, __FILE__, __LINE__,                   \
-                             "assertion failed: %s", #cond), 1)                        \
-             : 0)
+#define NS_FAILS_ASSERT(cond)                                                                      \
+    (!(cond)                                                                                       \
+         ? (ns_log_write(NS_LOG_LEVEL_ERROR, __FILE__, __LINE__, "assertion failed: %s", #cond),   \
+            1)                                                                                     \
+         : 0)
 
 #endif

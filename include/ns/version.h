@@ -1,5 +1,5 @@
 /* version.h - what a binary reports with --version and in its start-up line
- * (src/daemon/version.c). */
+ * (store/version.c). */
 #ifndef NS_VERSION_H
 #define NS_VERSION_H
 
@@ -12,11 +12,13 @@ const char *ns_version(void);
 const char *ns_git_rev(void);
 
 /* Appends the --version text of prog: first line "prog VERSION (git REV)",
- * then the store schema version this binary writes and the versions of the
- * libraries linked in, one per line. NS_OK or NS_ENOMEM. */
-int ns_version_text(ns_buf_t *out, const char *prog);
+ * then the store schema version this binary writes and the versions of
+ * LMDB, cJSON and zlib, one per line, then `extra` as it is (lines of the
+ * caller's own libraries, "\n"-terminated; may be NULL). NS_OK or NS_ENOMEM. */
+int ns_version_text(ns_buf_t *out, const char *prog, const char *extra);
 
-/* One line for logs: "VERSION (git REV, schema N, LMDB x, libuv y, ...)". */
-int ns_version_line(ns_buf_t *out);
+/* One line for logs: "VERSION (git REV, schema N, LMDB x, cJSON y, zlib z,
+ * EXTRA)"; extra may be NULL. */
+int ns_version_line(ns_buf_t *out, const char *extra);
 
 #endif

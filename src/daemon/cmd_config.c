@@ -1,9 +1,7 @@
 /* cmd_config.c - UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG
  * (PROTOCOL.md §3.14, §7.3). Settings live in memory on the loop thread;
- * an update is validated whole (unknown keys refused, Java keys with no
- * effect accepted with a WARN), its admin audit record committed, then it
- * is applied and written back to the -c file (or configStorePath) with a
- * .bak copy. Refusals are recorded too. */
+ * an update is validated whole, applied, and written back to the -c file
+ * (or configStorePath) with a .bak copy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +9,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "cmd.h"
 #include "trail.h"
 
 typedef struct {
@@ -77,204 +75,152 @@ static void update_free(update_t *u)
     free(u->vals);
 }
 
-/* The validated update on its way through the writer: the audit record is
- * committed first, then the settings change on the loop thread (they live
- * in memory and in the settings file, not in the store). */
+/* The settings file, rewritten by the writer thread (its fsyncs must not
+ * hold up the loop); the reply waits for it, as it did for Java. */
 typedef struct {
-    ns_wop_t op;
-    ns_server_t *srv;
-    ns_reply_to_t to;
-    ns_trail_t *trail;
-    update_t u;
-    char **olds;  /* value of each key before the update (NULL: Java key) */
-    char *detail; /* {"changed":{key:{"old":..,"new":..}},"ignored":[..]} */
-} config_op_t;
+    char *path;
+    ns_buf_t text; /* the dump, taken on the loop */
+    bool written;  /* apply may run again in a re-run batch: write once */
+} persist_op_t;
 
-static void config_op_free(config_op_t *op)
+static void persist_free(void *p)
 {
-    for (size_t i = 0; op->olds && i < op->u.n; i++)
-        free(op->olds[i]);
-    free(op->olds);
-    free(op->detail);
-    update_free(&op->u);
-    ns_trail_free(op->trail);
-    ns_reply_to_release(&op->to);
-    free(op);
+    persist_op_t *o = p;
+    free(o->path);
+    ns_buf_free(&o->text);
 }
 
-static int config_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
+static int persist_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
-    config_op_t *op = (config_op_t *)w;
-    return ns_trail_write(txn, op->trail, "ok", NS_RSP_SUCCESS, NULL, op->detail);
+    persist_op_t *o = (persist_op_t *)w->payload;
+    if (!o->written && o->path && ns_config_write_text(&o->text, o->path) != NS_OK)
+        NS_LOG_WARN("config: could not persist the settings to %s", o->path);
+    o->written = true;
+    return NS_OK; /* not a store change: never fails the batch */
 }
 
-static void config_done(ns_wop_t *w)
+static const ns_wreq_ops_t persist_ops = {persist_apply, NULL, persist_free};
+
+/* Validates every key on a scratch copy first: all or nothing. The rules
+ * of the settings file: a key neither Java nor we know is refused, a Java
+ * key with no effect here is accepted (and changes nothing), settings
+ * fixed at startup are refused. */
+static int validate(ns_req_t *req, const update_t *u)
 {
-    config_op_t *op = (config_op_t *)w;
-    ns_server_t *srv = op->srv;
     char err[256];
-    if (w->rc != NS_OK) {
-        ns_reply_code(&op->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(w->rc));
-        config_op_free(op);
-        return;
-    }
-    for (size_t i = 0; i < op->u.n; i++) {
-        const char *key = op->u.keys[i], *val = op->u.vals[i];
-        if (!ns_config_has_key(key)) {
-            NS_LOG_WARN("conn %s: config: %s=%s accepted without effect: %s",
-                        ns_trail_peer(op->trail), key, val, ns_config_java_ignored(key));
-            continue;
-        }
-        if (ns_config_set(srv->cfg, key, val, err, sizeof err) != NS_OK) {
-            NS_LOG_ERROR("config: %s", err); /* validated before: cannot happen */
-            continue;
-        }
-        NS_LOG_INFO("conn %s: config changed: %s '%s' -> '%s' (UPDATE_NAMESRV_CONFIG)",
-                    ns_trail_peer(op->trail), key, op->olds[i] ? op->olds[i] : "", val);
-        if (ns_config_noeffect(key))
-            NS_LOG_WARN("config: %s has no effect here: %s", key, ns_config_noeffect(key));
-        if (strcmp(key, "logLevel") == 0 && ns_log_level_parse(val) >= 0)
-            ns_log_set_level((ns_log_level_t)ns_log_level_parse(val));
-    }
-    ns_io_config_changed(srv);
-    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
-    if (path && *path && ns_config_write_file(srv->cfg, path) != NS_OK)
-        NS_LOG_WARN("config: could not persist the settings to %s", path);
-    ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
-    config_op_free(op);
-}
-
-/* Old values and the record's detail object. */
-static int config_op_prepare(config_op_t *op, const ns_config_t *cfg)
-{
-    ns_buf_t d = NS_BUF_INIT, v = NS_BUF_INIT;
-    size_t n_ignored = 0;
-    int rc = (op->olds = calloc(op->u.n + 1, sizeof *op->olds)) ? NS_OK : NS_ENOMEM;
-    rc = rc ? rc : ns_buf_append_str(&d, "{\"changed\":{");
-    for (size_t i = 0, k = 0; rc == NS_OK && i < op->u.n; i++) {
-        const char *key = op->u.keys[i], *val = op->u.vals[i];
-        if (!ns_config_has_key(key)) {
-            n_ignored++;
-            continue;
-        }
-        ns_buf_reset(&v);
-        rc = ns_config_get_text(cfg, key, &v);
-        if (rc == NS_OK && (op->olds[i] = strdup(v.data ? (const char *)v.data : "")) == NULL)
-            rc = NS_ENOMEM;
-        rc = rc ? rc : ns_buf_append_str(&d, k++ ? "," : "");
-        rc = rc ? rc : ns_buf_append_json_str(&d, key, strlen(key), false);
-        rc = rc ? rc : ns_buf_append_str(&d, ":{\"old\":");
-        rc = rc ? rc : ns_buf_append_json_str(&d, op->olds[i], strlen(op->olds[i]), false);
-        rc = rc ? rc : ns_buf_append_str(&d, ",\"new\":");
-        rc = rc ? rc : ns_buf_append_json_str(&d, val, strlen(val), false);
-        rc = rc ? rc : ns_buf_append_u8(&d, '}');
-    }
-    rc = rc ? rc : ns_buf_append_str(&d, "},\"ignored\":[");
-    for (size_t i = 0, k = 0; rc == NS_OK && n_ignored && i < op->u.n; i++) {
-        if (ns_config_has_key(op->u.keys[i]))
-            continue;
-        rc = ns_buf_append_str(&d, k++ ? "," : "");
-        rc = rc ? rc : ns_buf_append_json_str(&d, op->u.keys[i], strlen(op->u.keys[i]), false);
-    }
-    rc = rc ? rc : ns_buf_append_str(&d, "]}");
-    if (rc == NS_OK && (op->detail = ns_buf_strdup(&d)) == NULL)
-        rc = NS_ENOMEM;
-    ns_buf_free(&d);
-    ns_buf_free(&v);
-    return rc;
-}
-
-/* Checks every pair before anything changes: all or nothing. Returns the
- * response code (SUCCESS when the update may go on) and the remark in err. */
-static int config_validate(const update_t *u, char *err, size_t errlen)
-{
     for (size_t i = 0; i < u->n; i++) {
-        const char *key = u->keys[i];
-        if (!ns_config_has_key(key)) {
-            if (ns_config_java_ignored(key))
-                continue;
-            snprintf(err, errlen, "unknown key '%s'", key);
-            return NS_RSP_SYSTEM_ERROR;
-        }
-        if (!ns_config_is_mutable(key)) {
-            snprintf(err, errlen, "%s cannot change while the server runs", key);
-            return NS_RSP_SYSTEM_ERROR;
-        }
+        if (!ns_config_has_key(u->keys[i]) && ns_config_java_ignored(u->keys[i]))
+            continue;
+        if (!ns_config_has_key(u->keys[i]))
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "unknown key '%s'", u->keys[i]);
+        if (!ns_config_is_mutable(u->keys[i]))
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s cannot change while the server runs",
+                            u->keys[i]);
         ns_config_t probe;
-        if (ns_config_init(&probe) != NS_OK) {
-            snprintf(err, errlen, "out of memory");
-            return NS_RSP_SYSTEM_ERROR;
-        }
-        int rc = ns_config_set(&probe, key, u->vals[i], err, errlen);
+        if (ns_config_init(&probe) != NS_OK)
+            return NS_ENOMEM;
+        int rc = ns_config_set(&probe, u->keys[i], u->vals[i], err, sizeof err);
         ns_config_free(&probe);
         if (rc != NS_OK)
-            return NS_RSP_SYSTEM_ERROR;
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s", err);
     }
-    return NS_RSP_SUCCESS;
+    return NS_OK;
 }
 
-static void refuse(ns_req_t *req, int code, const char *remark)
-{
-    ns_trail_refused(req, code, remark);
-    ns_reply_code(&req->to, code, remark);
-}
-
-void ns_cmd_update_namesrv_config(ns_req_t *req)
+/* Queues the rewrite of the settings file and the admin record (detail:
+ * what changed), SUCCESS after both; without a file, the record alone. */
+static int persist(ns_req_t *req, const char *detail)
 {
     ns_server_t *srv = req->srv;
-    config_op_t *op = NULL;
+    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
+    ns_wreq_t *w = ns_wreq_new(&persist_ops, sizeof(persist_op_t));
+    persist_op_t *o = w ? (persist_op_t *)w->payload : NULL;
+    if (o) {
+        o->written = path == NULL || *path == 0; /* nothing to write */
+        w->trail = ns_trail_new(req, true);
+        ns_trail_set_detail(w->trail, detail);
+    }
+    if (o == NULL || (path && *path && (o->path = strdup(path)) == NULL) ||
+        ns_config_dump(srv->cfg, &o->text) != NS_OK) {
+        ns_wreq_free(w);
+        NS_LOG_WARN("config: could not persist the settings to %s: out of memory", path);
+        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* applied in memory all the same */
+        return NS_OK;
+    }
+    ns_wreq_submit(srv, w, &req->to);
+    return NS_OK;
+}
+
+int ns_cmd_update_namesrv_config(ns_req_t *req)
+{
+    ns_server_t *srv = req->srv;
     update_t u = {srv->cfg, NULL, NULL, 0, false};
     char err[256];
     if (req->cmd->body_len == 0) {
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
-        return;
+        return NS_OK;
     }
     int rc = ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
-    if (rc != NS_OK) {
-        refuse(req, NS_RSP_SYSTEM_ERROR, "string2Properties error");
-        goto fail;
+    if (rc != NS_OK)
+        rc = ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "string2Properties error");
+    else if (u.blacklisted)
+        rc = ns_fail(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
+    else
+        rc = validate(req, &u);
+    if (rc == NS_EREFUSED) /* recorded in a write of its own */
+        ns_trail_refused(req, req->to.fail_code, req->to.fail_remark);
+    if (rc != NS_OK)
+        goto out;
+    const char *peer = ns_conn_peer(req->conn);
+    ns_buf_t detail = NS_BUF_INIT, old = NS_BUF_INIT, ignored = NS_BUF_INIT;
+    ns_buf_append_str(&detail, "{\"changed\":{");
+    for (size_t i = 0, k = 0; i < u.n; i++) {
+        const char *key = u.keys[i], *val = u.vals[i];
+        if (!ns_config_has_key(key)) {
+            NS_LOG_WARN("conn %s: config: %s=%s accepted without effect: %s", peer, key, val,
+                        ns_config_java_ignored(key));
+            ns_buf_append_str(&ignored, ignored.len ? "," : "");
+            ns_buf_append_json_str(&ignored, key, strlen(key), false);
+            continue;
+        }
+        ns_buf_reset(&old);
+        ns_config_get_text(srv->cfg, key, &old);
+        const char *was = old.data ? (const char *)old.data : "";
+        if (ns_config_update(srv->cfg, key, val, err, sizeof err) != NS_OK)
+            continue; /* validated: cannot happen */
+        NS_LOG_INFO("conn %s: config changed: %s '%s' -> '%s' (UPDATE_NAMESRV_CONFIG)", peer, key,
+                    was, val);
+        if (ns_config_noeffect(key))
+            NS_LOG_WARN("config: %s has no effect here: %s", key, ns_config_noeffect(key));
+        ns_buf_append_str(&detail, k++ ? "," : "");
+        ns_buf_append_json_str(&detail, key, strlen(key), false);
+        ns_buf_append_str(&detail, ":{\"old\":");
+        ns_buf_append_json_str(&detail, was, strlen(was), false);
+        ns_buf_append_str(&detail, ",\"new\":");
+        ns_buf_append_json_str(&detail, val, strlen(val), false);
+        ns_buf_append_u8(&detail, '}');
     }
-    if (u.blacklisted) {
-        refuse(req, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
-        goto fail;
-    }
-    int code = config_validate(&u, err, sizeof err);
-    if (code != NS_RSP_SUCCESS) {
-        refuse(req, code, err);
-        goto fail;
-    }
-    if ((op = calloc(1, sizeof *op)) == NULL)
-        goto oom;
-    op->u = u;
-    u = (update_t){0};
-    if (config_op_prepare(op, srv->cfg) != NS_OK)
-        goto oom;
-    op->trail = ns_trail_new(req, true);
-    op->op.apply = config_apply;
-    op->op.done = config_done;
-    op->srv = srv;
-    op->to = req->to;
-    ns_reply_to_hold(&op->to);
-    ns_writer_submit(srv->writer, &op->op);
-    return;
-oom:
-    ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
-fail:
-    if (op)
-        config_op_free(op);
+    ns_buf_printf(&detail, "},\"ignored\":[%s]}", ignored.data ? (const char *)ignored.data : "");
+    if (srv->on_config_changed)
+        srv->on_config_changed(srv);
+    rc = persist(req, detail.data ? (const char *)detail.data : NULL);
+    ns_buf_free(&detail);
+    ns_buf_free(&old);
+    ns_buf_free(&ignored);
+out:
     update_free(&u);
+    return rc;
 }
 
-void ns_cmd_get_namesrv_config(ns_req_t *req)
+int ns_cmd_get_namesrv_config(ns_req_t *req)
 {
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);
-    if (ns_config_dump(req->srv->cfg, body) != NS_OK) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
-        return;
-    }
+    if (ns_config_dump(req->srv->cfg, body) != NS_OK)
+        return NS_ENOMEM;
     ns_rsp_t rsp = {0};
     rsp.body = body->data;
     rsp.body_len = body->len;
     ns_reply(&req->to, &rsp);
+    return NS_OK;
 }

@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "ns/err.h"
-#include "server.h"
+#include "cmd.h"
+#include "liveness.h"
 
 /* Monotonic loop time -> wall clock. */
 static int64_t to_wall(uint64_t mono, uint64_t now_mono, int64_t now_wall)

@@ -14,8 +14,9 @@
 #include "ns/config.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "daemon.h"
 #include "ns/version.h"
-#include "server.h"
+#include "service.h"
 
 static void usage(FILE *out)
 {
@@ -52,7 +53,7 @@ static int exit_code(int rc)
 static int print_version(void)
 {
     ns_buf_t text = NS_BUF_INIT;
-    int rc = ns_version_text(&text, "namesrvd");
+    int rc = ns_version_text(&text, "namesrvd", ns_service_libs());
     if (rc == NS_OK)
         fwrite(text.data, 1, text.len, stdout);
     ns_buf_free(&text);
@@ -131,9 +132,7 @@ int main(int argc, char **argv)
         ns_config_free(&cfg);
         return rc < 0 ? 0 : 1;
     }
-    int level = ns_log_level_parse(cfg.log_level);
-    if (level >= 0)
-        ns_log_set_level((ns_log_level_t)level);
+    ns_config_apply_all(&cfg);
     if (print) {
         ns_buf_t out = NS_BUF_INIT;
         ns_config_dump(&cfg, &out);

@@ -12,7 +12,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/version.h"
-#include "server.h"
+#include "service.h"
 
 #ifdef NS_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -66,7 +66,9 @@ void ns_service_started(ns_server_t *srv)
         uint64_t every_ms = usec / 2000 > 0 ? usec / 2000 : 1;
         uv_timer_start(&srv->watchdog_timer, watchdog_cb, every_ms, every_ms);
     }
-    ns_version_line(&line);
+    char libs[160];
+    snprintf(libs, sizeof libs, "libuv %s", uv_version_string());
+    ns_version_line(&line, libs);
     NS_LOG_INFO("namesrvd %s: data in %s (syncMode %s, ioThreads %lld%s). "
                 "The Name Server boot success. serializeType=JSON, address %s:%d",
                 line.data ? (const char *)line.data : "?", srv->cfg->data_dir, srv->cfg->sync_mode,
@@ -74,6 +76,19 @@ void ns_service_started(ns_server_t *srv)
                 srv->cfg->bind_address, srv->bound_port);
     ns_buf_free(&line);
     notify("READY=1\nSTATUS=serving");
+}
+
+const char *ns_service_libs(void)
+{
+    static char text[160];
+#ifdef NS_HAVE_SYSTEMD
+    snprintf(text, sizeof text, "libuv %s\nlibsystemd %s (sd_notify)\n", uv_version_string(),
+             NS_SYSTEMD_VERSION);
+#else
+    snprintf(text, sizeof text, "libuv %s\nlibsystemd not linked (no sd_notify)\n",
+             uv_version_string());
+#endif
+    return text;
 }
 
 void ns_service_stopping(ns_server_t *srv)

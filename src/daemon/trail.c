@@ -16,6 +16,10 @@ struct ns_trail {
     char *summary; /* "REQUEST key=value ..." for the log line */
     char peer[64];
     int64_t retention;
+    int code;  /* request code */
+    int count; /* ns_trail_set_count */
+    bool counted;
+    char *detail; /* ns_trail_set_detail: heap JSON object text */
 };
 
 #define SUMMARY_VALUE_MAX 80 /* longer values are cut in the log line (never in the record) */
@@ -69,6 +73,7 @@ ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body)
         goto fail;
     snprintf(t->peer, sizeof t->peer, "%s", peer);
     t->retention = req->srv->cfg->admin_audit_retention;
+    t->code = cmd->code;
     rc = ns_buf_printf(&json, "{\"time\":%lld,\"peer\":", (long long)ns_wall_ms());
     rc = rc ? rc : ns_buf_append_json_str(&json, t->peer, strlen(t->peer), false);
     rc = rc ? rc : ns_buf_printf(&json, ",\"code\":%d,\"request\":", (int)cmd->code);
@@ -99,6 +104,7 @@ void ns_trail_free(ns_trail_t *t)
         return;
     free(t->head);
     free(t->summary);
+    free(t->detail);
     free(t);
 }
 
@@ -119,6 +125,16 @@ int ns_trail_write(ns_txn_t *txn, const ns_trail_t *t, const char *result, int r
         rc = ns_buf_append_str(&rec, ",\"remark\":");
         rc = rc ? rc : ns_buf_append_json_str(&rec, remark, strlen(remark), false);
     }
+    char counted[64];
+    if (detail == NULL && t->detail) {
+        detail = t->detail;
+    } else if (detail == NULL && t->counted && t->code == NS_REQ_UNREGISTER_BROKER) {
+        snprintf(counted, sizeof counted, "{\"removed\":%s}", t->count ? "true" : "false");
+        detail = counted;
+    } else if (detail == NULL && t->counted) {
+        snprintf(counted, sizeof counted, "{\"count\":%d}", t->count);
+        detail = counted;
+    }
     if (rc == NS_OK && detail)
         rc = ns_buf_printf(&rec, ",\"detail\":%s", detail);
     rc = rc ? rc : ns_buf_append_u8(&rec, '}');
@@ -127,15 +143,35 @@ int ns_trail_write(ns_txn_t *txn, const ns_trail_t *t, const char *result, int r
     return rc;
 }
 
-void ns_trail_log(const ns_trail_t *t, const char *what)
+int ns_trail_set_detail(ns_trail_t *t, const char *json)
 {
-    if (t)
-        NS_LOG_INFO("conn %s: %s: %s", t->peer, t->summary, what);
+    char *copy = t && json ? strdup(json) : NULL;
+    if (t == NULL)
+        return NS_OK;
+    if (json && copy == NULL)
+        return NS_ENOMEM;
+    free(t->detail);
+    t->detail = copy;
+    return NS_OK;
 }
 
-void ns_trail_describe(int code, int count, char *out, size_t n)
+void ns_trail_set_count(ns_trail_t *t, int count)
+{
+    if (t) {
+        t->count = count;
+        t->counted = true;
+    }
+}
+
+static void describe(int code, int count, char *out, size_t n)
 {
     switch (code) {
+    case NS_REQ_UPDATE_NAMESRV_CONFIG:
+        snprintf(out, n, "settings updated");
+        break;
+    case NS_REQ_UNREGISTER_BROKER:
+        snprintf(out, n, count ? "unregistered" : "nothing to unregister");
+        break;
     case NS_REQ_PUT_KV_CONFIG:
         snprintf(out, n, "KV config put");
         break;
@@ -160,47 +196,59 @@ void ns_trail_describe(int code, int count, char *out, size_t n)
     }
 }
 
+void ns_trail_done(const ns_trail_t *t)
+{
+    char what[96];
+    if (t == NULL)
+        return;
+    describe(t->code, t->count, what, sizeof what);
+    NS_LOG_INFO("conn %s: %s: %s", t->peer, t->summary, what);
+}
+
 /* ---- refusals: a write of their own ---- */
 
 typedef struct {
-    ns_wop_t op;
     ns_trail_t *trail;
     int code;
     char remark[256];
-} refusal_op_t;
+} refusal_t;
 
-static int refusal_apply(ns_wop_t *w, ns_txn_t *txn, void *hook_ctx)
+static int refusal_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
-    refusal_op_t *op = (refusal_op_t *)w;
-    return ns_trail_write(txn, op->trail, "refused", op->code, op->remark, NULL);
+    refusal_t *r = (refusal_t *)w->payload;
+    return ns_trail_write(txn, r->trail, "refused", r->code, r->remark, NULL);
 }
 
-static void refusal_done(ns_wop_t *w)
+static int refusal_done(ns_wreq_t *w, int rc)
 {
-    refusal_op_t *op = (refusal_op_t *)w;
-    if (w->rc != NS_OK)
+    refusal_t *r = (refusal_t *)w->payload;
+    if (rc != NS_OK)
         NS_LOG_ERROR("conn %s: the refusal of %s could not be recorded: %s",
-                     ns_trail_peer(op->trail), op->trail ? op->trail->summary : "?",
-                     ns_strerror(w->rc));
-    ns_trail_free(op->trail);
-    free(op);
+                     ns_trail_peer(r->trail), r->trail ? r->trail->summary : "?", ns_strerror(rc));
+    return NS_OK; /* nobody to answer: the refusal was answered at once */
 }
+
+static void refusal_free(void *p)
+{
+    ns_trail_free(((refusal_t *)p)->trail);
+}
+
+static const ns_wreq_ops_t refusal_ops = {refusal_apply, refusal_done, refusal_free};
 
 void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
 {
-    refusal_op_t *op = calloc(1, sizeof *op);
     ns_trail_t *t = ns_trail_new(req, true);
+    ns_wreq_t *w = NULL;
     if (t)
         NS_LOG_INFO("conn %s: %s: refused: %s", t->peer, t->summary, remark ? remark : "");
-    if (op == NULL || t == NULL || t->retention <= 0 || req->srv->writer == NULL) {
+    if (t == NULL || t->retention <= 0 || req->srv->writer == NULL ||
+        (w = ns_wreq_new(&refusal_ops, sizeof(refusal_t))) == NULL) {
         ns_trail_free(t);
-        free(op);
         return;
     }
-    op->op.apply = refusal_apply;
-    op->op.done = refusal_done;
-    op->trail = t;
-    op->code = rsp_code;
-    snprintf(op->remark, sizeof op->remark, "%s", remark ? remark : "");
-    ns_writer_submit(req->srv->writer, &op->op);
+    refusal_t *r = (refusal_t *)w->payload;
+    r->trail = t;
+    r->code = rsp_code;
+    snprintf(r->remark, sizeof r->remark, "%s", remark ? remark : "");
+    ns_wreq_submit(req->srv, w, NULL);
 }

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "server.h"
+#include "request.h"
 
 typedef struct ns_trail ns_trail_t;
 
@@ -33,26 +33,31 @@ ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body);
 void ns_trail_free(ns_trail_t *t);
 
 /* Writer thread, in the transaction of the effect: appends the record with
- * its result ("ok", "refused", "failed"), the response code, an optional
- * remark and an optional detail object (a JSON object text, e.g.
- * "{\"wipeTopicCount\":3}"). Errors are the store's (the op then fails and
- * its effect is rolled back with the record). */
+ * its result ("ok", "refused"), the response code, an optional remark and
+ * a detail object (JSON object text; NULL: the one ns_trail_set_count
+ * left, if any). Errors are the store's (the op then fails and its effect
+ * is rolled back with the record). NULL t or retention 0: nothing. The
+ * write wrapper (request.c) calls it for every ns_wreq_t with a trail. */
 int ns_trail_write(ns_txn_t *txn, const ns_trail_t *t, const char *result, int rsp_code,
                    const char *remark, const char *detail);
 
-/* Loop thread: records a refused admin request in a write of its own (the
+/* Loop thread, before submitting: the detail object (JSON object text,
+ * copied) the record gets. NS_OK or NS_ENOMEM. */
+int ns_trail_set_detail(ns_trail_t *t, const char *json);
+
+/* Writer thread, from an apply: what the op did, for the record and the log
+ * line (topics a permission change touched; 1/0 removed for unregister). */
+void ns_trail_set_count(ns_trail_t *t, int count);
+
+/* Main loop, after the commit: the operator's INFO line,
+ * "conn <peer>: <REQUEST> <key=value ...>: <what it did>". */
+void ns_trail_done(const ns_trail_t *t);
+
+/* Main loop: records a refused admin request in a write of its own (the
  * refusal has no effect to share a transaction with) and logs it at INFO.
- * The reply is not delayed; failures to record are logged. For the
- * dispatcher and handlers (issue 18: authentication refusals). */
+ * The reply is not delayed; failures to record are logged. For handlers
+ * and the dispatcher (issue 18: authentication refusals). */
 void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark);
-
-/* Loop thread, after the commit: the operator's INFO line for an admin
- * change, "conn <peer>: <REQUEST> <key=value ...>: <what>". */
-void ns_trail_log(const ns_trail_t *t, const char *what);
-
-/* What a committed simple admin write did, for ns_trail_log: "write
- * permission wiped on 3 topic(s)", "KV config put", ... */
-void ns_trail_describe(int code, int count, char *out, size_t n);
 
 /* The peer of the request as recorded ("ip:port"); borrowed from t. */
 const char *ns_trail_peer(const ns_trail_t *t);

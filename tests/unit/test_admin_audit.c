@@ -105,7 +105,9 @@ static void test_append_iter_trim(void **state)
     assert_int_equal(s.seqs[2], 7);
     ns_txn_t *t = NULL;
     assert_int_equal(ns_txn_begin(fx->s, false, &t), NS_OK);
-    assert_int_equal(ns_admin_audit_count(t), 3);
+    size_t n = 0;
+    assert_int_equal(ns_admin_audit_count(t, &n), NS_OK);
+    assert_int_equal(n, 3);
     ns_txn_abort(t);
 }
 

@@ -114,7 +114,7 @@ static bool wants_help(int argc, char **argv)
 static int print_version(void)
 {
     ns_buf_t text = NS_BUF_INIT;
-    int rc = ns_version_text(&text, "namesrvctl");
+    int rc = ns_version_text(&text, "namesrvctl", NULL);
     if (rc == NS_OK)
         fwrite(text.data, 1, text.len, stdout);
     ns_buf_free(&text);
@@ -149,8 +149,9 @@ static int find_command(int argc, char **argv, char **out, int *n_out)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: namesrvctl <command> [options] [arguments]\n\n"
-                 "offline commands (read the data directory directly; %s):\n",
+    fprintf(out,
+            "usage: namesrvctl <command> [options] [arguments]\n\n"
+            "offline commands (read the data directory directly; %s):\n",
             "readers default to $NAMESRV_DATA_DIR, else /var/lib/namesrv");
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, "route") == 0)

@@ -21,7 +21,6 @@
 
 #include "ctl.h"
 #include "ns/err.h"
-#include "src/daemon/registry.h" /* route materialisation */
 
 /* ---- export-kvconfig ---- */
 

@@ -28,7 +28,7 @@
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
-#include "ns/config.h"
+#include "ns/properties.h"
 #include "ns/err.h"
 #include "ns/model.h"
 
@@ -601,18 +601,23 @@ out:
 
 /* ---- config ---- */
 
-/* Settings as JSON: integers and booleans of our table keep their types
- * (numbers as numbers); strings, and keys this namesrvctl does not know,
- * stay strings. */
+/* Settings as JSON: values written as decimal integers become JSON numbers
+ * and true/false JSON booleans (namesrvd writes integers and booleans only
+ * that way); everything else stays a string. */
+static bool is_integer_text(const char *v)
+{
+    const char *p = v + (*v == '-');
+    if (*p == 0 || (*p == '0' && p[1] != 0))
+        return false;
+    return strspn(p, "0123456789") == strlen(p) && strlen(p) <= 15;
+}
+
 static int props_to_json_cb(const char *key, const char *value, void *ctx)
 {
-    const char *kind = ns_config_key_kind(key);
-    int64_t n = 0;
     cJSON *item = NULL;
-    if (kind && strcmp(kind, "int") == 0 && ns_parse_i64(value, strlen(value), &n) == NS_OK)
-        item = cJSON_AddNumberToObject(ctx, key, (double)n);
-    else if (kind && strcmp(kind, "bool") == 0 &&
-             (strcmp(value, "true") == 0 || strcmp(value, "false") == 0))
+    if (is_integer_text(value))
+        item = cJSON_AddNumberToObject(ctx, key, strtod(value, NULL));
+    else if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
         item = cJSON_AddBoolToObject(ctx, key, strcmp(value, "true") == 0);
     else
         item = cJSON_AddStringToObject(ctx, key, value);

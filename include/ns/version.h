@@ -5,7 +5,7 @@
 
 #include "ns/buf.h"
 
-/* "1.0.0" (CMake project version) and the git revision it was built from
+/* "0.1.0" (CMake project version) and the git revision it was built from
  * ("3f2a9c1d0e4b", "-dirty" when the tree had changes, "unknown" outside
  * git). Static strings. */
 const char *ns_version(void);

@@ -155,7 +155,7 @@ static void test_version(void **state)
     out = slurp(cmd);
     unlink(cmd);
     assert_non_null(out);
-    NSTEST_EXPECT_IN(out, "namesrvd 1.0.0 (git ");
+    NSTEST_EXPECT_IN(out, "namesrvd 0.1.0 (git ");
     NSTEST_EXPECT_IN(out, "store schema version 5\n");
     NSTEST_EXPECT_IN(out, "LMDB 0.9");
     NSTEST_EXPECT_IN(out, "libuv 1.");
@@ -166,7 +166,7 @@ static void test_version(void **state)
     free(err);
     int rc = ctl(&out, "--version", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "namesrvctl 1.0.0 (git ");
+    NSTEST_EXPECT_IN(out, "namesrvctl 0.1.0 (git ");
     NSTEST_EXPECT_IN(out, "store schema version 5\n");
     free(out);
 }

@@ -17,12 +17,14 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 37
+#define NKEYS 39
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress",
     "listenPort",
     "portFile",
+    "httpListen",
+    "httpPortFile",
     "maxFrameBytes",
     "serverChannelMaxIdleTimeSeconds",
     "ioThreads",
@@ -255,11 +257,13 @@ static void test_keys_and_mutability(void **state)
                                                "maxInflateBytes",
                                                "adminAuditRetention"};
     static const char *const fixed_keys[] = {
-        "listenPort",   "bindAddress",     "dataDir",         "syncMode",
-        "mapSizeBytes", "mapMaxBytes",     "ioThreads",       "ioBacklogBytes",
-        "portFile",     "maxFrameBytes",   "writerBatchMax",  "rocketmqHome",
-        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
-        "logFile",      "logFileMaxBytes", "logFileKeep"};
+        "listenPort",      "bindAddress",     "dataDir",
+        "syncMode",        "mapSizeBytes",    "mapMaxBytes",
+        "ioThreads",       "ioBacklogBytes",  "portFile",
+        "httpListen",      "httpPortFile",    "maxFrameBytes",
+        "writerBatchMax",  "rocketmqHome",    "kvConfigPath",
+        "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
+        "logFile",         "logFileMaxBytes", "logFileKeep"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

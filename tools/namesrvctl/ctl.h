@@ -123,5 +123,7 @@ int ctl_cmd_delete_topic(int argc, char **argv);
 int ctl_cmd_config(int argc, char **argv);
 int ctl_cmd_export_kvconfig(int argc, char **argv); /* maint.c */
 int ctl_cmd_prune_groups(int argc, char **argv);    /* maint.c */
+/* top.c: the live view of a server's /metrics */
+int ctl_cmd_top(int argc, char **argv);
 
 #endif

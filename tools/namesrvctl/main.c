@@ -79,6 +79,10 @@ static const ctl_command_t commands[] = {
      "TOPIC [--cluster C]\n      remove a topic's route (everywhere or in one cluster)", true},
     {"config", ctl_cmd_config,
      "get | set KEY VALUE\n      the server's settings (set: UPDATE_NAMESRV_CONFIG)", true},
+    {"top", ctl_cmd_top,
+     "[--http HOST:PORT] [--interval MS] [--count N | --once]\n"
+     "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)",
+     false},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -20,7 +20,14 @@
  * its flush sends the reply bytes to the I/O loop, closing it asks the I/O
  * loop to close, and it is CLOSED when the I/O loop reports the close. The
  * I/O loop's connection holds one more reference, for the proxy's link,
- * until the main loop has finished the proxy and can no longer name it. */
+ * until the main loop has finished the proxy and can no longer name it.
+ *
+ * The byte seam (wire.c): until its first bytes are classified a socket's
+ * connection has a wire, which strips a PROXY preamble (its address then
+ * becomes the peer) and decides TLS or plain. Plain connections drop it and
+ * read as before; TLS connections keep it: what is read is decrypted into
+ * rbuf, and flush seals wq.out before it is written. A connection whose
+ * wire is not ready after tlsHandshakeTimeoutMillis is closed by the sweep. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -30,6 +37,7 @@
 #include "ns/log.h"
 #include "ns/wqueue.h"
 #include "server.h"
+#include "wire.h"
 
 #define READ_CHUNK (64 * 1024)
 #define MAX_PENDING_OUT (64u * 1024 * 1024)
@@ -40,10 +48,11 @@ struct ns_conn {
     int refs;
     bool closing;
     bool in_dirty;
-    bool paused;   /* I/O loop: not reading while the main loop catches up */
-    bool proxy;    /* a main-loop stand-in for a connection of an I/O loop */
-    bool finished; /* proxy: the I/O loop reported the close */
-    int brokers;   /* registrations seen on this connection */
+    bool paused;    /* I/O loop: not reading while the main loop catches up */
+    bool proxy;     /* a main-loop stand-in for a connection of an I/O loop */
+    bool finished;  /* proxy: the I/O loop reported the close */
+    bool peer_news; /* the peer was named by a PROXY header; the main loop not told yet */
+    int brokers;    /* registrations seen on this connection */
     uint64_t last_active_ms;
     ns_buf_t rbuf;
     ns_wq_t wq; /* replies waiting for the next write, and the one in flight */
@@ -54,6 +63,8 @@ struct ns_conn {
     ns_io_t *home;   /* proxy: the I/O loop that owns the socket */
     ns_conn_t *link; /* the other half: a token, dereferenced only by its own loop */
     void *spare;     /* the message the close path will send (ioloop.c), kept so it cannot fail */
+    ns_wire_t *wire; /* PROXY/TLS seam; NULL once plain (or for a proxy) */
+    uint64_t accepted_ms;
     char peer[64];
 };
 
@@ -70,6 +81,7 @@ void ns_conn_unref(ns_conn_t *c)
     ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
     ns_io_msg_free(c->spare);
+    ns_wire_free(c->wire);
     free(c);
 }
 
@@ -80,6 +92,19 @@ bool ns_conn_is_closed(const ns_conn_t *c)
 
 const char *ns_conn_peer(const ns_conn_t *c)
 {
+    return c->peer;
+}
+
+void ns_conn_set_peer(ns_conn_t *c, const char *peer)
+{
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+}
+
+const char *ns_conn_peer_news(ns_conn_t *c)
+{
+    if (!c->peer_news)
+        return NULL;
+    c->peer_news = false;
     return c->peer;
 }
 
@@ -153,12 +178,12 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
-    if (c->rbuf.len == 0 && ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
+    if ((c->rbuf.len == 0 || c->wire) && ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
         buf->base = (char *)srv->rshared.data;
         buf->len = srv->rshared.cap - 1;
         return;
     }
-    if (ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
+    if (c->wire || ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) { /* wire: read_cb fails */
         buf->base = NULL;
         buf->len = 0;
         return;
@@ -257,6 +282,48 @@ static void process_rbuf(ns_conn_t *c)
         ns_buf_free(&c->rbuf); /* back to the shared buffer */
 }
 
+/* The wire failed: its last bytes (a TLS alert) are sent if the socket
+ * takes them at once, then one line names the peer and the reason. */
+static void wire_fail(ns_conn_t *c, const char *why)
+{
+    ns_buf_t *alert = ns_wire_pending(c->wire);
+    if (alert->len > 0) {
+        uv_buf_t b = uv_buf_init((char *)alert->data, (unsigned)alert->len);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
+    NS_LOG_WARN("conn %s: closed: %s", c->peer, why);
+    ns_conn_close(c, NULL);
+}
+
+/* Bytes read by a connection with a wire: the plaintext lands in rbuf. */
+static void wire_read(ns_conn_t *c, const uint8_t *p, size_t n)
+{
+    const char *why = NULL;
+    int rc = ns_wire_feed(c->wire, p, n, &c->rbuf, &why);
+    if (rc == NS_ESHUTDOWN) { /* close_notify: an orderly end, like EOF */
+        ns_conn_close(c, NULL);
+        return;
+    }
+    if (rc != NS_OK) {
+        wire_fail(c, rc == NS_ENOMEM ? "out of memory" : why);
+        return;
+    }
+    const char *proxied = ns_wire_proxied_peer(c->wire);
+    if (proxied && !c->peer_news && strcmp(proxied, c->peer) != 0) {
+        NS_LOG_INFO("conn %s: PROXY header names the client %s", c->peer, proxied);
+        ns_conn_set_peer(c, proxied);
+        c->peer_news = true;
+    }
+    if (ns_wire_pending(c->wire)->len > 0)
+        mark_dirty(c); /* handshake bytes to send */
+    if (ns_wire_state(c->wire) == NS_WIRE_PLAIN) {
+        ns_wire_free(c->wire);
+        c->wire = NULL;
+    }
+    if (c->rbuf.len > 0)
+        process_rbuf(c);
+}
+
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *c = s->data;
@@ -268,6 +335,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     c->last_active_ms = uv_now(srv->loop);
+    if (c->wire) {
+        wire_read(c, (const uint8_t *)buf->base, (size_t)nread);
+        return;
+    }
     if (buf->base == (char *)srv->rshared.data) {
         size_t used = process(c, srv->rshared.data, (size_t)nread);
         if (!c->closing && used < (size_t)nread &&
@@ -339,6 +410,12 @@ static void conn_start(ns_conn_t *c)
     peer_name(&ss, c->peer, sizeof c->peer);
     uv_tcp_nodelay(&c->tcp, 1);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
+    c->accepted_ms = uv_now(c->srv->loop);
+    if (c->srv->wire_cfg &&
+        (c->wire = ns_wire_new(c->srv->wire_cfg, (const struct sockaddr *)&ss)) == NULL) {
+        ns_conn_close(c, "out of memory");
+        return;
+    }
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close(c, "read start failed");
 }
@@ -488,6 +565,12 @@ static void flush(ns_conn_t *c)
             ns_io_reply(c->home, c->link, &c->wq.out);
         return;
     }
+    const char *why = NULL;
+    if (c->wire && !c->wq.writing && ns_wire_seal(c->wire, &c->wq.out, &why) != NS_OK) {
+        NS_LOG_WARN("conn %s: closed: %s", c->peer, why && *why ? why : "out of memory");
+        ns_conn_close(c, NULL);
+        return;
+    }
     int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
@@ -513,13 +596,23 @@ void ns_conn_flush_all(ns_server_t *srv)
 
 void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 {
-    if (idle_s <= 0)
-        return;
+    uint64_t hs_ms = (uint64_t)srv->cfg->tls_handshake_timeout_ms;
     /* proxies: their I/O loop sweeps; paused connections have frames waiting */
-    for (ns_conn_t *c = srv->conns; c; c = c->next)
-        if (!c->closing && !c->proxy && !c->paused &&
-            now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
+    for (ns_conn_t *c = srv->conns; c; c = c->next) {
+        if (c->closing || c->proxy)
+            continue;
+        if (c->wire && !ns_wire_ready(c->wire) && now_ms - c->accepted_ms > hs_ms) {
+            NS_LOG_WARN("conn %s: closed: %s not finished within tlsHandshakeTimeoutMillis=%llu",
+                        c->peer,
+                        ns_wire_state(c->wire) == NS_WIRE_TLS ? "TLS handshake"
+                                                              : "PROXY header or first bytes",
+                        (unsigned long long)hs_ms);
+            ns_conn_close(c, NULL);
+        } else if (idle_s > 0 && !c->paused &&
+                   now_ms - c->last_active_ms > (uint64_t)idle_s * 1000) {
             ns_conn_close(c, "idle timeout");
+        }
+    }
 }
 
 void ns_conn_close_all(ns_server_t *srv)

@@ -64,6 +64,7 @@ typedef struct msg {
     ns_conn_t *proxy; /* its main-loop proxy */
     int fd;
     ns_buf_t bytes;
+    char peer[64]; /* MSG_REQ: the peer a PROXY header named, once ("" = unchanged) */
 } msg_t;
 
 struct ns_mailbox {
@@ -281,6 +282,9 @@ void ns_io_forward(ns_server_t *shard, ns_conn_t *c, ns_conn_t *proxy, const uin
         return;
     }
     m->from = shard->io;
+    const char *renamed = ns_conn_peer_news(c);
+    if (renamed)
+        snprintf(m->peer, sizeof m->peer, "%s", renamed);
     __atomic_add_fetch(&shard->io->backlog, len, __ATOMIC_SEQ_CST);
     mb_post(shard->io->main->inbox, m);
 }
@@ -334,6 +338,8 @@ static bool main_handle(msg_t *m, bool io_alive)
     case MSG_REQ:
         if (!io_alive)
             break;
+        if (m->peer[0])
+            ns_conn_set_peer(m->proxy, m->peer);
         ns_conn_proxy_request(m->proxy, m->conn, m->bytes.data, m->bytes.len);
         backlog_handled(m->from, m->bytes.len);
         break;
@@ -446,6 +452,7 @@ static int io_init(ns_server_t *srv, ns_io_t *io, int index)
     sh->store = srv->store;
     sh->start_ms = srv->start_ms;
     sh->io = io;
+    sh->wire_cfg = srv->wire_cfg; /* borrowed: the main server frees it after the loops */
     mb_init(&io->in);
     if (uv_async_init(&io->loop, &io->in.wake, io_wake_cb) != 0) {
         pthread_mutex_destroy(&io->in.mu);

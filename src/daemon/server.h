@@ -19,6 +19,7 @@ typedef struct ns_server ns_server_t;
 typedef struct ns_conn ns_conn_t;
 typedef struct ns_io ns_io_t;           /* one extra I/O loop (ioloop.c) */
 typedef struct ns_mailbox ns_mailbox_t; /* messages between loops (ioloop.c) */
+struct ns_wire_cfg_s;
 
 struct ns_server {
     uv_loop_t *loop;
@@ -44,6 +45,12 @@ struct ns_server {
     ns_buf_t scratch;        /* reply bodies assembled on the loop thread */
     ns_buf_t derived;        /* legacy routes derived from the standard form */
     ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
+    /* TLS and PROXY (secure.c): the main server owns them, the I/O loops'
+     * servers borrow wire_cfg */
+    struct ns_wire_cfg_s *wire_cfg;
+    uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
+    uv_signal_t sig_hup;     /* reloads them now */
+    bool tls_handles;
     uint64_t requests;
     /* ioThreads > 1 (ioloop.c). The main server owns the extra loops; each
      * of them runs its own ns_server_t, which has its own loop, read
@@ -70,7 +77,13 @@ void ns_conn_accept(ns_server_t *srv);
 void ns_conn_ref(ns_conn_t *c);
 void ns_conn_unref(ns_conn_t *c);
 bool ns_conn_is_closed(const ns_conn_t *c);
+/* "ip:port" of the client: the socket's peer, or the address a trusted
+ * PROXY header carried. Borrowed; it may change once, before the first frame. */
 const char *ns_conn_peer(const ns_conn_t *c);
+void ns_conn_set_peer(ns_conn_t *c, const char *peer);
+/* I/O loop: the peer once after a PROXY header renamed it (for the proxy
+ * on the main loop), else NULL. */
+const char *ns_conn_peer_news(ns_conn_t *c);
 /* Closes the connection (idempotent); reason is logged. */
 void ns_conn_close(ns_conn_t *c, const char *reason);
 /* Queues one encoded response; it is written at the end of the loop
@@ -107,6 +120,17 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
 /* I/O loop: connections paused by ns_io_backlogged read again, oldest
  * first, until one fills the backlog again; the rest keep their turn. */
 void ns_conn_resume_all(ns_server_t *shard);
+
+/* ---- TLS and PROXY protocol (secure.c) ---- */
+
+/* Reads tls.config.file, parses the TLS mode and proxyProtocolTrustedAddresses,
+ * loads the certificate and starts watching it (and SIGHUP). Before
+ * ns_io_start. err says why on failure. */
+int ns_secure_start(ns_server_t *srv, char *err, size_t errlen);
+/* Stops the watcher handles (at shutdown). */
+void ns_secure_stop(ns_server_t *srv);
+/* Frees what ns_secure_start allocated (after every loop ended). */
+void ns_secure_free(ns_server_t *srv);
 
 /* ---- extra I/O loops (ioloop.c) ---- */
 

@@ -58,9 +58,11 @@ static void usage(FILE *out)
         if (strcmp(commands[i].name, "route") == 0)
             fprintf(out, "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
                          "(default $NAMESRV_ADDR,\n"
-                         "  else 127.0.0.1:9876), --json, --timeout MS; reads ask the first "
-                         "reachable server,\n"
-                         "  writes go to every server):\n");
+                         "  else 127.0.0.1:9876), --json, --timeout MS; TLS: --tls, --tls-ca FILE "
+                         "(verify the server),\n"
+                         "  --tls-cert FILE --tls-key FILE (client certificate), --tls-name NAME; "
+                         "reads ask the first\n"
+                         "  reachable server, writes go to every server):\n");
         fprintf(out, "  %s %s\n", commands[i].name, commands[i].synopsis);
     }
     fprintf(out, "\nexit status:\n"

@@ -1,0 +1,160 @@
+/* secure.c - the server's TLS and PROXY settings: read once at start,
+ * certificates reloaded while running (server.h: ns_secure_*).
+ *
+ * Settings are Java's TlsSystemConfig keys (config.c), overridden by the
+ * tls.server.* keys of tls.config.file when that file exists, as Java's
+ * TlsHelper does. tls.server.mode=permissive without certPath/keyPath
+ * serves plain only and refuses a ClientHello (Java would make up a
+ * self-signed certificate in its test mode, which proves nothing to a
+ * client); enforcing without them is a start-up error.
+ *
+ * Reload: the main loop polls the certificate, key and trust files every
+ * 500 ms (Java's FileWatchService interval) and SIGHUP forces a rebuild. A
+ * new context serves connections accepted from then on, on every loop;
+ * open connections keep theirs. A file that does not load is logged once
+ * per change and the previous context stays in use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/err.h"
+#include "ns/log.h"
+#include "server.h"
+#include "wire.h"
+
+#define RELOAD_POLL_MS 500
+
+static ns_tls_mode_t parse_mode(const char *s)
+{
+    if (s && strcmp(s, "disabled") == 0)
+        return NS_TLS_MODE_DISABLED;
+    if (s && strcmp(s, "enforcing") == 0)
+        return NS_TLS_MODE_ENFORCING;
+    return NS_TLS_MODE_PERMISSIVE;
+}
+
+static const char *str_or(const char *s, const char *def)
+{
+    return s && *s ? s : def;
+}
+
+static void reload(ns_server_t *srv, bool force)
+{
+    char err[512] = "";
+    ns_tls_server_t *tls = srv->wire_cfg->tls;
+    int rc = ns_tls_server_reload(tls, force, err, sizeof err);
+    if (rc == NS_OK)
+        NS_LOG_INFO("TLS: certificate %s reloaded (context %llu); new connections use it",
+                    srv->cfg->tls_server_cert_path,
+                    (unsigned long long)ns_tls_server_generation(tls));
+    else if (rc != NS_EAGAIN)
+        NS_LOG_ERROR("TLS: reload failed, the previous certificate stays in use: %s", err);
+}
+
+static void poll_cb(uv_timer_t *t)
+{
+    reload(t->data, false);
+}
+
+static void hup_cb(uv_signal_t *s, int signum)
+{
+    ns_server_t *srv = s->data;
+    if (srv->wire_cfg->tls == NULL) {
+        NS_LOG_INFO("SIGHUP: no TLS certificate configured, nothing to reload");
+        return;
+    }
+    NS_LOG_INFO("SIGHUP: reloading the TLS certificate");
+    reload(srv, true);
+}
+
+static int load_tls(ns_server_t *srv, ns_wire_cfg_t *wc, char *err, size_t errlen)
+{
+    const ns_config_t *cfg = srv->cfg;
+    char why[400] = "";
+    bool have = cfg->tls_server_cert_path && *cfg->tls_server_cert_path &&
+                cfg->tls_server_key_path && *cfg->tls_server_key_path;
+    if (wc->mode == NS_TLS_MODE_DISABLED)
+        return NS_OK;
+    if (!have) {
+        if (wc->mode == NS_TLS_MODE_ENFORCING) {
+            snprintf(err, errlen,
+                     "tls.server.mode=enforcing needs tls.server.certPath and tls.server.keyPath");
+            return NS_EINVAL;
+        }
+        NS_LOG_INFO("TLS: permissive mode but no tls.server.certPath/keyPath: plain only");
+        return NS_OK;
+    }
+    ns_tls_opts_t o = {
+        .cert_path = cfg->tls_server_cert_path,
+        .key_path = cfg->tls_server_key_path,
+        .key_password = cfg->tls_server_key_password,
+        .trust_path = cfg->tls_server_trust_cert_path,
+        .client_auth = (ns_tls_auth_t)ns_tls_auth_parse(cfg->tls_server_need_client_auth),
+        .protocols = cfg->tls_protocols,
+        .ciphers = cfg->tls_ciphers,
+    };
+    int rc = ns_tls_server_new(&o, &wc->tls, why, sizeof why);
+    if (rc != NS_OK) {
+        snprintf(err, errlen, "TLS: %s", why);
+        return rc;
+    }
+    NS_LOG_INFO("TLS: %s mode, certificate %s, client auth %s, protocols %s", cfg->tls_server_mode,
+                cfg->tls_server_cert_path, str_or(cfg->tls_server_need_client_auth, "none"),
+                str_or(cfg->tls_protocols, "OpenSSL's default"));
+    return NS_OK;
+}
+
+int ns_secure_start(ns_server_t *srv, char *err, size_t errlen)
+{
+    char why[512] = "";
+    bool loaded = false;
+    int rc = ns_config_load_tls_file(srv->cfg, &loaded, why, sizeof why);
+    if (rc != NS_OK) {
+        snprintf(err, errlen, "tls.config.file %s", why);
+        return rc;
+    }
+    if (loaded)
+        NS_LOG_INFO("TLS: settings read from %s", srv->cfg->tls_config_file);
+    ns_wire_cfg_t *wc = calloc(1, sizeof *wc);
+    if (wc == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NS_ENOMEM;
+    }
+    srv->wire_cfg = wc;
+    wc->mode = parse_mode(srv->cfg->tls_server_mode);
+    if ((rc = ns_proxy_acl_parse(srv->cfg->proxy_protocol_trusted, &wc->acl, why, sizeof why)) !=
+        NS_OK) {
+        snprintf(err, errlen, "proxyProtocolTrustedAddresses: %s", why);
+        return rc;
+    }
+    if (wc->acl.any || wc->acl.n > 0)
+        NS_LOG_INFO("PROXY protocol: accepted from %s", srv->cfg->proxy_protocol_trusted);
+    if ((rc = load_tls(srv, wc, err, errlen)) != NS_OK)
+        return rc;
+    uv_signal_init(srv->loop, &srv->sig_hup);
+    srv->sig_hup.data = srv;
+    uv_signal_start(&srv->sig_hup, hup_cb, SIGHUP);
+    uv_timer_init(srv->loop, &srv->tls_timer);
+    srv->tls_timer.data = srv;
+    if (wc->tls)
+        uv_timer_start(&srv->tls_timer, poll_cb, RELOAD_POLL_MS, RELOAD_POLL_MS);
+    srv->tls_handles = true;
+    return NS_OK;
+}
+
+void ns_secure_stop(ns_server_t *srv)
+{
+    if (!srv->tls_handles)
+        return;
+    uv_timer_stop(&srv->tls_timer);
+    uv_signal_stop(&srv->sig_hup);
+}
+
+void ns_secure_free(ns_server_t *srv)
+{
+    if (srv->wire_cfg == NULL)
+        return;
+    ns_tls_server_free(srv->wire_cfg->tls);
+    free(srv->wire_cfg);
+    srv->wire_cfg = NULL;
+}

@@ -158,10 +158,12 @@ static int load_files(SSL_CTX *ctx, const ns_tls_opts_t *o, bool server, char *e
         SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL);
         if (ok != 1) {
             ossl_reason(why, sizeof why, "cannot load");
-            snprintf(err, errlen, "private key %s: %s", o->key_path, why);
-            return NS_EINVAL;
+            if (strstr(why, "mismatch") == NULL) {
+                snprintf(err, errlen, "private key %s: %s", o->key_path, why);
+                return NS_EINVAL;
+            }
         }
-        if (SSL_CTX_check_private_key(ctx) != 1) {
+        if (ok != 1 || SSL_CTX_check_private_key(ctx) != 1) {
             ERR_clear_error();
             snprintf(err, errlen, "private key %s does not match certificate %s", o->key_path,
                      o->cert_path ? o->cert_path : "(none)");

@@ -23,6 +23,9 @@ typedef struct {
     const char *key_file;     /* its private key */
     const char *key_password; /* for an encrypted key */
     const char *server_name;  /* name checked and sent as SNI; unset = the host */
+    bool plain;               /* no TLS: only the preamble (tests of the PROXY protocol) */
+    const void *preamble;     /* sent first, before the ClientHello (a PROXY header) */
+    size_t preamble_len;
 } ns_client_tls_t;
 /* ns_client_connect, then a TLS handshake within the same timeout (tls may
  * be NULL: plain). NS_ECONN also when the handshake fails; *why (may be

@@ -249,7 +249,10 @@ int ns_client_connect_tls(const char *host, int port, int timeout_ms, const ns_c
     int rc = ns_client_connect(host, port, timeout_ms, out);
     if (rc != NS_OK || tls == NULL)
         return rc;
-    rc = tls_handshake(*out, tls, host, timeout_ms);
+    if (tls->preamble_len > 0)
+        rc = send_raw(*out, tls->preamble, tls->preamble_len, deadline_of(timeout_ms));
+    if (rc == NS_OK && !tls->plain)
+        rc = tls_handshake(*out, tls, host, timeout_ms);
     if (rc != NS_OK) {
         ns_client_close(*out);
         *out = NULL;

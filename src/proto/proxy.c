@@ -7,7 +7,8 @@
  * v2: 12-byte signature, version/command byte (version 2; LOCAL or PROXY),
  *     family/transport byte, 16-bit length, then the address block and TLVs.
  *     INET and INET6 carry an address; UNSPEC, UNIX and the LOCAL command
- *     keep the real peer. TLVs are checked to be well framed and skipped.
+ *     keep the real peer. TLVs after an address are checked to be well
+ *     framed and skipped.
  * Nothing here allocates; every index is checked against n before use. */
 #include "ns/proxy.h"
 
@@ -181,7 +182,8 @@ static int parse_v2(const uint8_t *p, size_t n, ns_proxy_hdr_t *hdr, const char 
     }
     if (n - 16 < len)
         return NS_EAGAIN;
-    if (!tlvs_framed(p + 16 + need[fam], len - need[fam])) {
+    /* UNSPEC and LOCAL: the block is skipped whole, as the spec asks */
+    if (cmd == 1 && fam != 0 && !tlvs_framed(p + 16 + need[fam], len - need[fam])) {
         *why = "PROXY v2: malformed TLV";
         return NS_EINVAL;
     }

@@ -22,17 +22,17 @@ typedef struct {
     int64_t io_threads;               /* ioThreads, 1: event loops serving connections (ours) */
     int64_t io_backlog_bytes;         /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* TLS (Java's TlsSystemConfig keys) and the PROXY protocol */
-    char *tls_server_mode;            /* tls.server.mode: disabled | permissive | enforcing */
-    char *tls_server_cert_path;       /* tls.server.certPath */
-    char *tls_server_key_path;        /* tls.server.keyPath */
-    char *tls_server_key_password;    /* tls.server.keyPassword (never shown) */
-    char *tls_server_need_client_auth;/* tls.server.need.client.auth: none | optional | require */
-    char *tls_server_trust_cert_path; /* tls.server.trustCertPath */
-    char *tls_protocols;              /* tls.protocols, "TLSv1.2,TLSv1.3" */
-    char *tls_ciphers;                /* tls.ciphers, "" = OpenSSL's */
-    char *tls_config_file;            /* tls.config.file, /etc/rocketmq/tls.properties */
-    int64_t tls_handshake_timeout_ms; /* tlsHandshakeTimeoutMillis, 10000 (ours) */
-    char *proxy_protocol_trusted;     /* proxyProtocolTrustedAddresses, "" (ours) */
+    char *tls_server_mode;             /* tls.server.mode: disabled | permissive | enforcing */
+    char *tls_server_cert_path;        /* tls.server.certPath */
+    char *tls_server_key_path;         /* tls.server.keyPath */
+    char *tls_server_key_password;     /* tls.server.keyPassword (never shown) */
+    char *tls_server_need_client_auth; /* tls.server.need.client.auth: none | optional | require */
+    char *tls_server_trust_cert_path;  /* tls.server.trustCertPath */
+    char *tls_protocols;               /* tls.protocols, "TLSv1.2,TLSv1.3" */
+    char *tls_ciphers;                 /* tls.ciphers, "" = OpenSSL's */
+    char *tls_config_file;             /* tls.config.file, /etc/rocketmq/tls.properties */
+    int64_t tls_handshake_timeout_ms;  /* tlsHandshakeTimeoutMillis, 10000 (ours) */
+    char *proxy_protocol_trusted;      /* proxyProtocolTrustedAddresses, "" (ours) */
     /* store */
     char *data_dir;                   /* dataDir (ours), default "./data" */
     char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */

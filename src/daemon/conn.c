@@ -299,7 +299,13 @@ static void wire_fail(ns_conn_t *c, const char *why)
 static void wire_read(ns_conn_t *c, const uint8_t *p, size_t n)
 {
     const char *why = NULL;
-    int rc = ns_wire_feed(c->wire, p, n, &c->rbuf, &why);
+    ns_server_t *srv = c->srv;
+    /* with no partial frame waiting, decrypt into the loop's shared buffer
+     * (as plain reads use rshared) and keep only an unfinished tail */
+    ns_buf_t *plain = c->rbuf.len == 0 ? &srv->tshared : &c->rbuf;
+    if (plain == &srv->tshared)
+        ns_buf_reset(plain);
+    int rc = ns_wire_feed(c->wire, p, n, plain, &why);
     if (rc == NS_ESHUTDOWN) { /* close_notify: an orderly end, like EOF */
         ns_conn_close(c, NULL);
         return;
@@ -320,8 +326,15 @@ static void wire_read(ns_conn_t *c, const uint8_t *p, size_t n)
         ns_wire_free(c->wire);
         c->wire = NULL;
     }
-    if (c->rbuf.len > 0)
-        process_rbuf(c);
+    if (plain == &c->rbuf) {
+        if (c->rbuf.len > 0)
+            process_rbuf(c);
+        return;
+    }
+    size_t used = plain->len > 0 ? process(c, plain->data, plain->len) : 0;
+    if (!c->closing && used < plain->len &&
+        ns_buf_append(&c->rbuf, plain->data + used, plain->len - used) != NS_OK)
+        ns_conn_close(c, "out of memory");
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)

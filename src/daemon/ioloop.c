@@ -527,6 +527,7 @@ static void io_free(ns_io_t *io)
     ns_buf_free(&io->shard.scratch);
     ns_buf_free(&io->shard.derived);
     ns_buf_free(&io->shard.rshared);
+    ns_buf_free(&io->shard.tshared);
     free(io);
 }
 

@@ -92,8 +92,9 @@ static int listen_on(ns_server_t *srv, char *err, size_t errlen)
     struct sockaddr_storage bound;
     int len = sizeof bound;
     uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-    srv->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                                        : ((struct sockaddr_in *)&bound)->sin_port);
+    srv->bound_port = ntohs(bound.ss_family == AF_INET6
+                                ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                : ((struct sockaddr_in *)&bound)->sin_port);
     return NS_OK;
 }
 
@@ -106,13 +107,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->start_ms = uv_now(loop);
     if ((rc = ns_secure_start(srv, err, errlen)) != NS_OK) /* a bad certificate fails fast */
         return rc;
-    ns_store_opts_t opts = {cfg->data_dir,
-                            (size_t)cfg->map_size_bytes,
-                            (size_t)cfg->map_max_bytes,
-                            sync_mode(cfg->sync_mode),
-                            false,
-                            true,
-                            0};
+    ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
+                            sync_mode(cfg->sync_mode), false, true, 0};
     if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
@@ -151,8 +147,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
-    if (cfg->port_file && *cfg->port_file &&
-        write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
+    if (cfg->port_file && *cfg->port_file && write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
     NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s)",
                 cfg->bind_address, srv->bound_port, cfg->data_dir,
@@ -201,6 +196,7 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
+    ns_buf_free(&srv->tshared);
     ns_io_free(srv);
     ns_secure_free(srv);
     memset(srv, 0, sizeof *srv);

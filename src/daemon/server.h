@@ -45,11 +45,12 @@ struct ns_server {
     ns_buf_t scratch;        /* reply bodies assembled on the loop thread */
     ns_buf_t derived;        /* legacy routes derived from the standard form */
     ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
+    ns_buf_t tshared;        /* the plaintext of a TLS read, shared the same way */
     /* TLS and PROXY (secure.c): the main server owns them, the I/O loops'
      * servers borrow wire_cfg */
     struct ns_wire_cfg_s *wire_cfg;
-    uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
-    uv_signal_t sig_hup;     /* reloads them now */
+    uv_timer_t tls_timer; /* polls the certificate files (Java: every 500 ms) */
+    uv_signal_t sig_hup;  /* reloads them now */
     bool tls_handles;
     uint64_t requests;
     /* ioThreads > 1 (ioloop.c). The main server owns the extra loops; each

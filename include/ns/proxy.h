@@ -4,9 +4,11 @@
  * and by the fuzzer (tests/fuzz/fuzz_proxy.c).
  *
  * Detection follows Netty's HAProxyMessageDecoder.detectProtocol, which the
- * Java NameServer 5.x runs on the first bytes of every connection: nothing
- * is decided before 12 bytes have arrived; the 12-byte v2 signature means
- * v2, a leading "PROXY" means v1, anything else is no preamble. */
+ * Java NameServer 5.x runs on the first bytes of every connection: the
+ * 12-byte v2 signature means v2, a leading "PROXY" means v1, anything else
+ * is no preamble. Netty always waits for 12 bytes; we answer "no preamble"
+ * as soon as the bytes so far match neither signature (the same answer,
+ * earlier: a short first frame is not held back). */
 #ifndef NS_PROXY_H
 #define NS_PROXY_H
 
@@ -19,7 +21,7 @@
 #define NS_PROXY_V1_MAX 107 /* the spec's longest v1 line, CRLF included */
 
 typedef enum {
-    NS_PROXY_NEED_MORE = 0, /* fewer than NS_PROXY_DETECT_BYTES */
+    NS_PROXY_NEED_MORE = 0, /* fewer than NS_PROXY_DETECT_BYTES, all a signature's prefix */
     NS_PROXY_NONE,          /* not a PROXY preamble */
     NS_PROXY_V1,
     NS_PROXY_V2,

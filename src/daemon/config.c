@@ -841,8 +841,8 @@ static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
         bool is_str = e->type == CFG_STRING || e->type == CFG_ENUM;
         if (is_str && *(char *const *)cslot_of(cfg, e) == NULL)
             continue; /* null-valued: omitted, as Java does */
-        if ((e->flags & CFG_SECRET) && !secrets)
-            continue;
+        if ((e->flags & CFG_SECRET) && (!secrets || **(char *const *)cslot_of(cfg, e) == 0))
+            continue; /* shown nowhere; written to the file only when set */
         if (ns_buf_append_str(out, e->key) != NS_OK || ns_buf_append_u8(out, '=') != NS_OK ||
             append_value(out, cfg, e) != NS_OK || ns_buf_append_u8(out, '\n') != NS_OK)
             return NS_ENOMEM;

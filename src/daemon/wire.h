@@ -3,7 +3,8 @@
  * bytes as the Java NameServer 5.x decides (NettyRemotingServer's
  * HandshakeHandler, then TlsModeHandler):
  *
- *   DETECT  wait for 12 bytes; a PROXY v1/v2 signature -> the header is
+ *   DETECT  wait for 12 bytes (fewer when they already match no PROXY
+ *           signature); a PROXY v1/v2 signature -> the header is
  *           parsed (only from peers in proxyProtocolTrustedAddresses) and
  *           its source address becomes the peer; then the next byte: 0x16
  *           -> TLS (unless tls.server.mode=disabled or no certificate), any

@@ -25,8 +25,11 @@ static const uint8_t v2_sig[12] = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D,
 
 ns_proxy_kind_t ns_proxy_detect(const uint8_t *p, size_t n)
 {
-    if (n < NS_PROXY_DETECT_BYTES)
-        return NS_PROXY_NEED_MORE;
+    if (n < NS_PROXY_DETECT_BYTES) { /* undecided only while a signature may still follow */
+        bool v2 = memcmp(p, v2_sig, n) == 0;
+        bool v1 = memcmp(p, "PROXY", n < 5 ? n : 5) == 0;
+        return v1 || v2 ? NS_PROXY_NEED_MORE : NS_PROXY_NONE;
+    }
     if (memcmp(p, v2_sig, sizeof v2_sig) == 0)
         return NS_PROXY_V2;
     if (memcmp(p, "PROXY", 5) == 0)

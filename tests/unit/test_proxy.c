@@ -31,6 +31,13 @@ static void detect(void **state)
     assert_int_equal(ns_proxy_detect(frame, 12), NS_PROXY_NONE);
     static const uint8_t hello[12] = {0x16, 3, 1, 2, 0, 1, 0, 1, 0xfc, 3, 3, 0};
     assert_int_equal(ns_proxy_detect(hello, 12), NS_PROXY_NONE);
+    /* decided early when no signature can follow; undecided on a prefix */
+    assert_int_equal(ns_proxy_detect(hello, 1), NS_PROXY_NONE);
+    assert_int_equal(ns_proxy_detect(frame, 4), NS_PROXY_NONE);
+    assert_int_equal(ns_proxy_detect((const uint8_t *)"PRO", 3), NS_PROXY_NEED_MORE);
+    assert_int_equal(ns_proxy_detect(sig, 7), NS_PROXY_NEED_MORE);
+    assert_int_equal(ns_proxy_detect((const uint8_t *)"PROXZ", 5), NS_PROXY_NONE);
+    assert_int_equal(ns_proxy_detect(sig, 0), NS_PROXY_NEED_MORE);
 }
 
 static void v1_headers(void **state)

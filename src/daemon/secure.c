@@ -47,6 +47,10 @@ static void reload(ns_server_t *srv, bool force)
         NS_LOG_INFO("TLS: certificate %s reloaded (context %llu); new connections use it",
                     srv->cfg->tls_server_cert_path,
                     (unsigned long long)ns_tls_server_generation(tls));
+    else if (rc != NS_EAGAIN && strstr(err, "does not match") != NULL)
+        NS_LOG_WARN("TLS: %s (one of the pair replaced so far?); the previous certificate "
+                    "stays in use until both match",
+                    err);
     else if (rc != NS_EAGAIN)
         NS_LOG_ERROR("TLS: reload failed, the previous certificate stays in use: %s", err);
 }

@@ -66,13 +66,15 @@ static void pump(pair_t *p, size_t chunk)
         ns_buf_t out = NS_BUF_INIT;
         for (size_t off = 0; off < p->c2s.len && p->srv_rc == NS_OK; off += chunk) {
             size_t n = p->c2s.len - off < chunk ? p->c2s.len - off : chunk;
-            p->srv_rc = ns_tls_sess_feed(p->srv, p->c2s.data + off, n, &p->srv_in, &out, &p->srv_why);
+            p->srv_rc =
+                ns_tls_sess_feed(p->srv, p->c2s.data + off, n, &p->srv_in, &out, &p->srv_why);
         }
         ns_buf_reset(&p->c2s);
         ns_buf_t back = NS_BUF_INIT;
         for (size_t off = 0; off < p->s2c.len && p->cli_rc == NS_OK; off += chunk) {
             size_t n = p->s2c.len - off < chunk ? p->s2c.len - off : chunk;
-            p->cli_rc = ns_tls_sess_feed(p->cli, p->s2c.data + off, n, &p->cli_in, &back, &p->cli_why);
+            p->cli_rc =
+                ns_tls_sess_feed(p->cli, p->s2c.data + off, n, &p->cli_in, &back, &p->cli_why);
         }
         ns_buf_reset(&p->s2c);
         ns_buf_append(&p->s2c, out.data, out.len);
@@ -95,8 +97,11 @@ static ns_tls_ctx_t *client(const char *ca, const char *cert, const char *key, c
 {
     ns_tls_ctx_t *c = NULL;
     char err[512];
-    ns_tls_opts_t o = {.trust_path = ca, .verify_peer = ca != NULL, .cert_path = cert,
-                       .key_path = key, .protocols = protos};
+    ns_tls_opts_t o = {.trust_path = ca,
+                       .verify_peer = ca != NULL,
+                       .cert_path = cert,
+                       .key_path = key,
+                       .protocols = protos};
     if (ns_tls_ctx_new(&o, false, &c, err, sizeof err) != NS_OK)
         fail_msg("client context: %s", err);
     return c;
@@ -159,8 +164,10 @@ static void handshake_and_data(void **state)
 static void verification_failures(void **state)
 {
     (void)state;
-    ns_tls_opts_t so = {.cert_path = in_dir(0, "srv.pem"), .key_path = in_dir(1, "srv.key"),
-                        .client_auth = NS_TLS_AUTH_REQUIRE, .trust_path = in_dir(2, "ca.pem")};
+    ns_tls_opts_t so = {.cert_path = in_dir(0, "srv.pem"),
+                        .key_path = in_dir(1, "srv.key"),
+                        .client_auth = NS_TLS_AUTH_REQUIRE,
+                        .trust_path = in_dir(2, "ca.pem")};
     ns_tls_server_t *s = server(&so);
     pair_t p;
     /* the client does not trust the server's CA */
@@ -199,8 +206,8 @@ static void settings(void **state)
     (void)state;
     char err[512];
     ns_tls_server_t *s = NULL;
-    ns_tls_opts_t so = {.cert_path = in_dir(0, "srv.pem"), .key_path = in_dir(1, "srv.key"),
-                        .protocols = "SSLv3"};
+    ns_tls_opts_t so = {
+        .cert_path = in_dir(0, "srv.pem"), .key_path = in_dir(1, "srv.key"), .protocols = "SSLv3"};
     assert_int_equal(ns_tls_server_new(&so, &s, err, sizeof err), NS_EINVAL);
     assert_non_null(strstr(err, "tls.protocols: unknown protocol 'SSLv3'"));
     so.protocols = NULL;
@@ -247,7 +254,8 @@ static void encrypted_key(void **state)
     (void)state;
     char err[512];
     ns_tls_server_t *s = NULL;
-    ns_tls_opts_t so = {.cert_path = in_dir(0, "srv.pem"), .key_path = in_dir(1, "srv-enc.key"),
+    ns_tls_opts_t so = {.cert_path = in_dir(0, "srv.pem"),
+                        .key_path = in_dir(1, "srv-enc.key"),
                         .key_password = "wrong"};
     assert_int_equal(ns_tls_server_new(&so, &s, err, sizeof err), NS_EINVAL);
     assert_non_null(strstr(err, "srv-enc.key"));

@@ -29,9 +29,10 @@ static int make_ca(const char *dir, const char *name, const char *cn)
     return run(dir, cmd);
 }
 
-/* A leaf signed by ca; ext is the x509v3 extension text. */
+/* A leaf signed by ca, valid for `days` (-1: expired a day before it
+ * starts); ext is the x509v3 extension text. */
 static int make_leaf(const char *dir, const char *name, const char *ca, const char *cn,
-                     const char *ext)
+                     const char *ext, int days)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
@@ -39,8 +40,9 @@ static int make_leaf(const char *dir, const char *name, const char *ca, const ch
              "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
              "-keyout %s.key -out %s.csr -subj '/CN=%s' && "
              "openssl x509 -req -in %s.csr -CA %s.pem -CAkey %s.key -set_serial 0x%lx "
-             "-out %s.pem -days 2 -extfile %s.ext",
-             ext, name, name, name, cn, name, ca, ca, (unsigned long)random() | 1, name, name);
+             "-out %s.pem -days %d -extfile %s.ext",
+             ext, name, name, name, cn, name, ca, ca, (unsigned long)random() | 1, name, days,
+             name);
     return run(dir, cmd);
 }
 
@@ -49,10 +51,12 @@ int nstest_make_certs(const char *dir)
     const char *srv_ext = "subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth";
     const char *cli_ext = "extendedKeyUsage=clientAuth";
     if (make_ca(dir, "ca", "nstest CA") != 0 || make_ca(dir, "ca2", "nstest CA 2") != 0 ||
-        make_leaf(dir, "srv", "ca", "localhost", srv_ext) != 0 ||
-        make_leaf(dir, "srv2", "ca2", "localhost", srv_ext) != 0 ||
-        make_leaf(dir, "cli", "ca", "nstest client", cli_ext) != 0 ||
-        make_leaf(dir, "rogue", "ca2", "nstest rogue", cli_ext) != 0)
+        make_leaf(dir, "srv", "ca", "localhost", srv_ext, 2) != 0 ||
+        make_leaf(dir, "srv2", "ca2", "localhost", srv_ext, 2) != 0 ||
+        make_leaf(dir, "cli", "ca", "nstest client", cli_ext, 2) != 0 ||
+        make_leaf(dir, "rogue", "ca2", "nstest rogue", cli_ext, 2) != 0 ||
+        make_leaf(dir, "oldsrv", "ca", "localhost", srv_ext, -1) != 0 ||
+        make_leaf(dir, "oldcli", "ca", "nstest old client", cli_ext, -1) != 0)
         return -1;
     return 0;
 }

@@ -14,6 +14,7 @@
  *   ca2.pem ca2.key      another CA
  *   srv2.pem srv2.key    server signed by ca2 (the "new" certificate of reload tests)
  *   rogue.pem rogue.key  client signed by ca2 (not trusted by a server trusting ca)
+ *   oldsrv.pem oldsrv.key, oldcli.pem oldcli.key   expired server / client, signed by ca
  * Returns 0, or -1 when openssl failed (its output is printed). */
 int nstest_make_certs(const char *dir);
 

@@ -147,6 +147,21 @@ static void permissive_serves_tls_and_plain(void **state)
     assert_true(nstest_log_wait(&fx->srv, "closed: TLS handshake failed", 3000));
 }
 
+/* A server whose certificate has expired: clients that verify refuse it. */
+static void expired_server_certificate(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {arg_path(fx, 2, "tls.server.certPath", "oldsrv.pem"),
+                           arg_path(fx, 3, "tls.server.keyPath", "oldsrv.key"), NULL};
+    start(fx, extra);
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    assert_int_not_equal(tls_connect(fx, "ca.pem", NULL, NULL, &t, &why), NS_OK);
+    if (strstr(why, "certificate has expired") == NULL)
+        fail_msg("client said: %s", why);
+    assert_true(nstest_log_wait(&fx->srv, "closed: TLS handshake failed", 3000));
+}
+
 static void enforcing_refuses_plain(void **state)
 {
     fx_t *fx = *state;
@@ -203,6 +218,13 @@ static void mutual_tls_require(void **state)
         ns_client_close(t);
     }
     assert_true(nstest_log_wait(&fx->srv, "certificate verify failed", 3000));
+    /* an expired one from the trusted CA */
+    rc = tls_connect(fx, "ca.pem", "oldcli.pem", "oldcli.key", &t, &why);
+    if (rc == NS_OK) {
+        assert_int_not_equal(cluster_info(t), NS_OK);
+        ns_client_close(t);
+    }
+    assert_true(nstest_log_wait(&fx->srv, "certificate has expired", 3000));
     /* the right one */
     if (tls_connect(fx, "ca.pem", "cli.pem", "cli.key", &t, &why) != NS_OK)
         fail_msg("mTLS connect failed: %s", why);
@@ -380,6 +402,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(permissive_serves_tls_and_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(enforcing_refuses_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(expired_server_certificate, setup, teardown),
         cmocka_unit_test_setup_teardown(disabled_refuses_tls, setup, teardown),
         cmocka_unit_test_setup_teardown(mutual_tls_require, setup, teardown),
         cmocka_unit_test_setup_teardown(reload_with_connection_open, setup, teardown),

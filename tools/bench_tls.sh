@@ -85,6 +85,7 @@ start() { # name bin-dir args... -> PORT_<name>
         --portFile="$WORK/$name/port" --dataDir="$WORK/$name/data" --logLevel=warn \
         --configStorePath="$WORK/$name/namesrv.properties" "$@" >>"$WORK/$name/server.log" 2>&1 &
     PIDS+=("$!")
+    eval "PID_$name=$!"
     for _ in $(seq 200); do [ -s "$WORK/$name/port" ] && break; sleep 0.05; done
     [ -s "$WORK/$name/port" ] || { cat "$WORK/$name/server.log" >&2; exit 1; }
     eval "PORT_$name=$(cat "$WORK/$name/port")"
@@ -93,16 +94,16 @@ start base "$WORK/base"
 start new "$NEW" --tls.server.certPath="$C/srv.pem" --tls.server.keyPath="$C/srv.key" \
     --tls.config.file=
 
-run() { # label port [nsbench args] -> one JSON file per round
-    local label=$1 port=$2 round=$3; shift 3
-    taskset -c "$CLI_CPU" "$NEW/nsbench" --ns "127.0.0.1:$port" --conns 16 --depth 1,8 \
+run() { # label port round pid [nsbench args] -> one JSON file per round
+    local label=$1 port=$2 round=$3 pid=$4; shift 4
+    taskset -c "$CLI_CPU" "$NEW/nsbench" --ns "127.0.0.1:$port" --server-pid "$pid" --conns 16 --depth 1,8 \
         --duration "$DUR" --warmup 0.5 --json "$@" >"$WORK/$label.$round.json"
 }
 for r in $(seq "$ROUNDS"); do
     log "round $r/$ROUNDS"
-    run base_plain "$PORT_base" "$r"
-    run new_plain "$PORT_new" "$r"
-    run new_tls "$PORT_new" "$r" --tls-ca "$C/ca.pem"
+    run base_plain "$PORT_base" "$r" "$PID_base"
+    run new_plain "$PORT_new" "$r" "$PID_new"
+    run new_tls "$PORT_new" "$r" "$PID_new" --tls-ca "$C/ca.pem"
 done
 log "connections per second"
 hs() { # label port [args]
@@ -115,14 +116,15 @@ HS_PLAIN=$(hs plain "$PORT_new")
 HS_BASE=$(hs base "$PORT_base")
 
 qps() { jq -r --argjson d "$2" '.runs[] | select(.depth == $d) | .qps' "$1"; }
+cpu() { jq -r --argjson d "$2" '.runs[] | select(.depth == $d) | .server.cpu_us_per_req_sched' "$1"; }
 p99() { jq -r --argjson d "$2" '.runs[] | select(.depth == $d) | .latency_us.route.p99' "$1"; }
 median() { sort -g | awk '{ a[NR] = $1 } END { m = int((NR + 1) / 2); if (NR % 2) print a[m]; else print (a[m] + a[m + 1]) / 2 }'; }
 
 echo
 echo "TLS vs plain: 16 connections, 10 brokers x 100 topics, $ROUNDS alternating rounds of ${DUR} s per depth, key $KEY, $(date -u +%FT%TZ)"
 echo
-echo "| depth | base plain QPS | new plain QPS | new TLS QPS | plain new/base (per round) | TLS/plain (median) | p99 us base / plain / TLS |"
-echo "|---|---|---|---|---|---|---|"
+echo "| depth | base plain QPS | new plain QPS | new TLS QPS | plain new/base QPS (per round) | TLS/plain QPS | server CPU us/lookup base / plain / TLS | p99 us base / plain / TLS |"
+echo "|---|---|---|---|---|---|---|---|"
 for d in 1 8; do
     ratios=""
     tls_r=""
@@ -137,10 +139,13 @@ for d in 1 8; do
     pb=$(for r in $(seq "$ROUNDS"); do p99 "$WORK/base_plain.$r.json" "$d"; done | median)
     pn=$(for r in $(seq "$ROUNDS"); do p99 "$WORK/new_plain.$r.json" "$d"; done | median)
     pt=$(for r in $(seq "$ROUNDS"); do p99 "$WORK/new_tls.$r.json" "$d"; done | median)
+    cb=$(for r in $(seq "$ROUNDS"); do cpu "$WORK/base_plain.$r.json" "$d"; done | median)
+    cn=$(for r in $(seq "$ROUNDS"); do cpu "$WORK/new_plain.$r.json" "$d"; done | median)
+    ct=$(for r in $(seq "$ROUNDS"); do cpu "$WORK/new_tls.$r.json" "$d"; done | median)
     mr=$(echo "$ratios" | tr ' ' '\n' | grep . | median)
     tr_=$(echo "$tls_r" | tr ' ' '\n' | grep . | median)
-    printf '| %s | %.0f | %.0f | %.0f | %s (median %s) | %s | %.0f / %.0f / %.0f |\n' "$d" "$mb" "$mn" "$mt" \
-        "$(echo $ratios)" "$mr" "$tr_" "$pb" "$pn" "$pt"
+    printf '| %s | %.0f | %.0f | %.0f | %s (median %s) | %s | %.2f / %.2f / %.2f | %.0f / %.0f / %.0f |\n' "$d" "$mb" "$mn" "$mt" \
+        "$(echo $ratios)" "$mr" "$tr_" "$cb" "$cn" "$ct" "$pb" "$pn" "$pt"
 done
 echo
 echo "| connections/s (connect, handshake, 1 lookup, close; one at a time) | conn/s | cycle p50 us | p99 us |"

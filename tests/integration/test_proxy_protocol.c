@@ -167,7 +167,8 @@ static size_t v2_header(uint8_t *p, uint8_t cmd, uint8_t fam, const uint8_t *add
     p[13] = fam;
     p[14] = (uint8_t)(alen >> 8);
     p[15] = (uint8_t)alen;
-    memcpy(p + 16, addr, alen);
+    if (alen)
+        memcpy(p + 16, addr, alen);
     return 16 + alen;
 }
 

@@ -461,10 +461,8 @@ static int drain(ns_tls_sess_t *t, ns_buf_t *out)
 static int failed(ns_tls_sess_t *t, int r)
 {
     int e = SSL_get_error(t->ssl, r);
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        ERR_clear_error();
-        return NS_OK;
-    }
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+        return NS_OK; /* SSL_get_error found the error queue empty */
     if (e == SSL_ERROR_ZERO_RETURN) {
         snprintf(t->why, sizeof t->why, "TLS: peer sent close_notify");
         return NS_ESHUTDOWN;

@@ -79,9 +79,8 @@ static int take_proxy(ns_wire_t *w, const char **why)
         snprintf(w->why, sizeof w->why, "malformed PROXY header: %s", perr);
         return fail(w, w->why, why);
     }
-    if (h.has_addr)
-        snprintf(w->proxied, sizeof w->proxied, h.family == AF_INET6 ? "[%s]:%u" : "%s:%u", h.src,
-                 h.src_port);
+    if (h.has_addr) /* the form conn.c gives a socket's peer, IPv6 included */
+        snprintf(w->proxied, sizeof w->proxied, "%s:%u", h.src, h.src_port);
     memmove(w->head.data, w->head.data + h.header_len, w->head.len - h.header_len);
     w->head.len -= h.header_len;
     w->proxy_done = true;

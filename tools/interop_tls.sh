@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # interop_tls.sh - the real Java peers over TLS against namesrvd: a RocketMQ
-# 5.3.3 broker started with -Dtls.enable=true registers with a namesrvd in
-# tls.server.mode=enforcing, a Java admin client (DefaultMQAdminExt) with
-# -Dtls.enable=true reads the cluster and the broker's route, and the same
-# client without TLS is refused. Certificates are made with the openssl CLI.
+# 5.3.3 broker started with -Dtls.enable=true registers with two namesrvds,
+# one in tls.server.mode=permissive and one in enforcing; a Java admin client
+# (DefaultMQAdminExt) with -Dtls.enable=true reads the cluster and the
+# broker's route from both, and the same client without TLS reads them from
+# the permissive one and is refused by the enforcing one. Certificates are
+# made with the openssl CLI.
 # Until the interop suite (tests/interop, issue 12) exists, this is run by
 # hand; it exits non-zero when any step fails.
 #
@@ -61,14 +63,20 @@ log "certificates"
         -extfile srv.ext) >"$WORK/openssl.log" 2>&1 || { cat "$WORK/openssl.log" >&2; exit 1; }
 CP=$(find "$M2" -name '*.jar' | grep -v -E 'osx|sources|javadoc' | tr '\n' ':')
 
-log "namesrvd, tls.server.mode=enforcing"
-"$BUILD/namesrvd" --bindAddress=127.0.0.1 --listenPort=0 --portFile="$WORK/port" \
-    --dataDir="$WORK/data" --configStorePath="$WORK/namesrv.properties" \
-    --tls.server.mode=enforcing --tls.server.certPath="$WORK/srv.pem" \
-    --tls.server.keyPath="$WORK/srv.key" --tls.config.file= 2>"$WORK/namesrvd.log" &
-PIDS+=("$!")
-for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-NP=$(cat "$WORK/port")
+start_ns() { # name mode -> port on stdout
+    mkdir -p "$WORK/$1"
+    "$BUILD/namesrvd" --bindAddress=127.0.0.1 --listenPort=0 --portFile="$WORK/$1/port" \
+        --dataDir="$WORK/$1/data" --configStorePath="$WORK/$1/namesrv.properties" \
+        --tls.server.mode="$2" --tls.server.certPath="$WORK/srv.pem" \
+        --tls.server.keyPath="$WORK/srv.key" --tls.config.file= 2>"$WORK/$1/namesrvd.log" &
+    PIDS+=("$!")
+    for _ in $(seq 100); do [ -s "$WORK/$1/port" ] && break; sleep 0.1; done
+}
+log "namesrvd P (tls.server.mode=permissive) and E (enforcing)"
+start_ns p permissive
+start_ns e enforcing
+PP=$(cat "$WORK/p/port")
+NP=$(cat "$WORK/e/port")
 
 cat >"$WORK/RouteCheck.java" <<'EOF'
 import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
@@ -94,13 +102,13 @@ public class RouteCheck {
 EOF
 (cd "$WORK" && javac -cp "$CP" RouteCheck.java) || fail "javac"
 
-log "Java broker with -Dtls.enable=true, registering with 127.0.0.1:$NP"
+log "Java broker with -Dtls.enable=true, registering with P 127.0.0.1:$PP and E 127.0.0.1:$NP"
 BPORT=$((30000 + RANDOM % 20000))
 cat >"$WORK/broker.conf" <<EOF
 brokerClusterName=TlsCluster
 brokerName=tls-broker-a
 brokerId=0
-namesrvAddr=127.0.0.1:$NP
+namesrvAddr=127.0.0.1:$PP;127.0.0.1:$NP
 listenPort=$BPORT
 brokerIP1=127.0.0.1
 storePathRootDir=$WORK/store
@@ -113,6 +121,8 @@ PIDS+=("$!")
 registered=0
 for _ in $(seq 120); do
     if "$BUILD/namesrvctl" clusters --ns "127.0.0.1:$NP" --tls-ca "$WORK/ca.pem" 2>/dev/null |
+        grep -q tls-broker-a &&
+        "$BUILD/namesrvctl" clusters --ns "127.0.0.1:$PP" --tls-ca "$WORK/ca.pem" 2>/dev/null |
         grep -q tls-broker-a; then
         registered=1
         break
@@ -120,17 +130,27 @@ for _ in $(seq 120); do
     sleep 1
 done
 [ "$registered" = 1 ] || { tail -20 "$WORK/broker.out" >&2; fail "the broker did not register over TLS"; }
-log "the broker registered over TLS (namesrvctl --tls-ca sees it)"
+log "the broker registered over TLS with both (namesrvctl --tls-ca sees it)"
 
-out=$(cd "$WORK" && java -Dtls.enable=true -cp "$CP:." RouteCheck "127.0.0.1:$NP" TBW102 2>&1) ||
-    { echo "$out" >&2; fail "Java client with tls.enable=true"; }
-echo "$out" | grep -q "route TBW102 .*tls-broker-a" || { echo "$out" >&2; fail "no route"; }
-log "Java client with tls.enable=true: $(echo "$out" | grep '^route')"
+route() { # port [java -D...] -> fails unless the route names the broker
+    local port=$1 out
+    shift
+    out=$(cd "$WORK" && java "$@" -cp "$CP:." RouteCheck "127.0.0.1:$port" TBW102 2>&1) ||
+        { echo "$out" >&2; return 1; }
+    echo "$out" | grep -q "route TBW102 .*tls-broker-a" || { echo "$out" >&2; return 1; }
+    echo "$out" | grep '^route'
+}
+r=$(route "$NP" -Dtls.enable=true) || fail "Java client with tls.enable=true, enforcing"
+log "E, Java client with tls.enable=true: $r"
+r=$(route "$PP" -Dtls.enable=true) || fail "Java client with tls.enable=true, permissive"
+log "P, Java client with tls.enable=true: $r"
+r=$(route "$PP") || fail "plain Java client, permissive"
+log "P, plain Java client: $r"
 
 if (cd "$WORK" && java -cp "$CP:." RouteCheck "127.0.0.1:$NP" TBW102 >"$WORK/plain.out" 2>&1); then
     fail "a plain Java client was served by an enforcing namesrvd"
 fi
-grep -q "plain connection refused: tls.server.mode=enforcing" "$WORK/namesrvd.log" ||
+grep -q "plain connection refused: tls.server.mode=enforcing" "$WORK/e/namesrvd.log" ||
     fail "no log line for the refused plain client"
-log "plain Java client refused: $(grep -m1 'plain connection refused' "$WORK/namesrvd.log")"
-echo "interop_tls.sh: OK (broker registers over TLS, Java client resolves routes over TLS, plain refused)"
+log "E, plain Java client refused: $(grep -m1 'plain connection refused' "$WORK/e/namesrvd.log")"
+echo "interop_tls.sh: OK (a TLS broker registers with permissive and enforcing namesrvds; Java clients resolve routes over TLS from both and plain from the permissive one; the enforcing one refuses plain)"

@@ -94,6 +94,9 @@ int ns_tls_sess_feed(ns_tls_sess_t *t, const uint8_t *in, size_t n, ns_buf_t *pl
  * (no caller has plaintext to send before then). */
 int ns_tls_sess_seal(ns_tls_sess_t *t, const uint8_t *plain, size_t n, ns_buf_t *out,
                      const char **why);
+/* Appends a close_notify alert to out (nothing before the handshake has
+ * finished). The session sends nothing after it. */
+void ns_tls_sess_close(ns_tls_sess_t *t, ns_buf_t *out);
 /* True once the handshake has completed. */
 bool ns_tls_sess_established(const ns_tls_sess_t *t);
 /* "TLSv1.3 TLS_AES_256_GCM_SHA384" and the like, for logs; static text. */

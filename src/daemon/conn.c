@@ -166,6 +166,14 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
             ns_io_close_remote(c->home, c->link, take_spare(c));
         return;
     }
+    if (c->wire) { /* a TLS alert or close_notify, if the socket takes it now */
+        ns_buf_t *last = ns_wire_pending(c->wire);
+        if (ns_wire_state(c->wire) == NS_WIRE_TLS && last->len == 0)
+            ns_wire_close(c->wire);
+        uv_buf_t b = uv_buf_init((char *)last->data, (unsigned)last->len);
+        if (b.len > 0) /* uv_try_write refuses while a write is queued: order kept */
+            (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
@@ -286,11 +294,6 @@ static void process_rbuf(ns_conn_t *c)
  * takes them at once, then one line names the peer and the reason. */
 static void wire_fail(ns_conn_t *c, const char *why)
 {
-    ns_buf_t *alert = ns_wire_pending(c->wire);
-    if (alert->len > 0) {
-        uv_buf_t b = uv_buf_init((char *)alert->data, (unsigned)alert->len);
-        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-    }
     NS_LOG_WARN("conn %s: closed: %s", c->peer, why);
     ns_conn_close(c, NULL);
 }

@@ -193,6 +193,12 @@ int ns_wire_seal(ns_wire_t *w, ns_buf_t *buf, const char **why)
     return NS_OK;
 }
 
+void ns_wire_close(ns_wire_t *w)
+{
+    if (w->state == NS_WIRE_TLS)
+        ns_tls_sess_close(w->tls, &w->pending);
+}
+
 const char *ns_wire_describe(const ns_wire_t *w, char *out, size_t outlen)
 {
     if (w->state == NS_WIRE_TLS)

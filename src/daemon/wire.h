@@ -61,6 +61,9 @@ ns_buf_t *ns_wire_pending(ns_wire_t *w);
  * bytes first, then the records of the plaintext (TLS), or the plaintext
  * itself (PLAIN/DETECT). NS_OK, NS_ECONN (*why), NS_ENOMEM. */
 int ns_wire_seal(ns_wire_t *w, ns_buf_t *buf, const char **why);
+/* TLS: appends a close_notify to the pending bytes (the connection is
+ * closing on our side); nothing otherwise. */
+void ns_wire_close(ns_wire_t *w);
 /* For logs once ready: "TLSv1.3 TLS_AES_256_GCM_SHA384", "plain". */
 const char *ns_wire_describe(const ns_wire_t *w, char *out, size_t outlen);
 

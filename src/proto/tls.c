@@ -546,6 +546,15 @@ int ns_tls_sess_seal(ns_tls_sess_t *t, const uint8_t *plain, size_t n, ns_buf_t 
     return drain(t, out);
 }
 
+void ns_tls_sess_close(ns_tls_sess_t *t, ns_buf_t *out)
+{
+    if (!t->established)
+        return;
+    (void)SSL_shutdown(t->ssl); /* 0: our close_notify is written, theirs not awaited */
+    ERR_clear_error();
+    (void)drain(t, out);
+}
+
 bool ns_tls_sess_established(const ns_tls_sess_t *t)
 {
     return t->established;

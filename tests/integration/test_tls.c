@@ -325,6 +325,27 @@ static void handshake_is_bounded(void **state)
     ns_client_close(p);
 }
 
+/* A TLS connection the server closes (here: idle) ends with close_notify. */
+static void idle_close_sends_close_notify(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--serverChannelMaxIdleTimeSeconds=1", NULL};
+    start(fx, extra);
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
+        fail_msg("TLS connect failed: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_recv(t, 5000, &rsp), NS_ECONN);
+    if (strstr(why, "close_notify") == NULL)
+        fail_msg("the connection ended without close_notify: '%s'", why);
+    ns_cmd_msg_free(&rsp);
+    ns_client_close(t);
+    assert_true(nstest_log_wait(&fx->srv, "closing: idle timeout", 1000));
+}
+
 static void bad_settings_fail_at_start(void **state)
 {
     fx_t *fx = *state;
@@ -407,6 +428,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(mutual_tls_require, setup, teardown),
         cmocka_unit_test_setup_teardown(reload_with_connection_open, setup, teardown),
         cmocka_unit_test_setup_teardown(handshake_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(idle_close_sends_close_notify, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_settings_fail_at_start, setup, teardown),
         cmocka_unit_test_setup_teardown(tls_config_file, setup, teardown),
         cmocka_unit_test_setup_teardown(namesrvctl_over_tls, setup, teardown),

@@ -99,21 +99,21 @@ run() { # label port round pid [nsbench args] -> one JSON file per round
     taskset -c "$CLI_CPU" "$NEW/nsbench" --ns "127.0.0.1:$port" --server-pid "$pid" --conns 16 --depth 1,8 \
         --duration "$DUR" --warmup 0.5 --json "$@" >"$WORK/$label.$round.json"
 }
+hs() { # label port [args]: one line "conn/s p50 p99" appended to $WORK/hs.<label>
+    local label=$1 port=$2; shift 2
+    taskset -c "$CLI_CPU" "$NEW/nsbench" --ns "127.0.0.1:$port" --handshakes --duration 2 \
+        --warmup 0.3 "$@" | tee -a "$WORK/hs.log" |
+        sed -E 's/.*= ([0-9]+) conn\/s.*p50 ([0-9]+) .*p99 ([0-9]+) .*/\1 \2 \3/' >>"$WORK/hs.$label"
+}
 for r in $(seq "$ROUNDS"); do
     log "round $r/$ROUNDS"
     run base_plain "$PORT_base" "$r" "$PID_base"
     run new_plain "$PORT_new" "$r" "$PID_new"
     run new_tls "$PORT_new" "$r" "$PID_new" --tls-ca "$C/ca.pem"
+    hs base "$PORT_base"
+    hs plain "$PORT_new"
+    hs tls "$PORT_new" --tls-ca "$C/ca.pem"
 done
-log "connections per second"
-hs() { # label port [args]
-    local label=$1 port=$2; shift 2
-    taskset -c "$CLI_CPU" "$NEW/nsbench" --ns "127.0.0.1:$port" --handshakes --duration "$DUR" \
-        --warmup 0.5 "$@" | tee -a "$WORK/hs.log" | sed -E 's/.*= ([0-9]+) conn\/s.*p50 ([0-9]+) .*p99 ([0-9]+) .*/\1 \2 \3/'
-}
-HS_TLS=$(hs tls "$PORT_new" --tls-ca "$C/ca.pem")
-HS_PLAIN=$(hs plain "$PORT_new")
-HS_BASE=$(hs base "$PORT_base")
 
 qps() { jq -r --argjson d "$2" '.runs[] | select(.depth == $d) | .qps' "$1"; }
 cpu() { jq -r --argjson d "$2" '.runs[] | select(.depth == $d) | .server.cpu_us_per_req_sched' "$1"; }
@@ -148,8 +148,10 @@ for d in 1 8; do
         "$(echo $ratios)" "$mr" "$tr_" "$cb" "$cn" "$ct" "$pb" "$pn" "$pt"
 done
 echo
-echo "| connections/s (connect, handshake, 1 lookup, close; one at a time) | conn/s | cycle p50 us | p99 us |"
-echo "|---|---|---|---|"
-set -- $HS_TLS; echo "| new, TLS ($KEY) | $1 | $2 | $3 |"
-set -- $HS_PLAIN; echo "| new, plain | $1 | $2 | $3 |"
-set -- $HS_BASE; echo "| base, plain | $1 | $2 | $3 |"
+col() { awk -v c="$2" '{ print $c }' "$WORK/hs.$1" | median; }
+per_round() { awk '{ printf "%s ", $1 }' "$WORK/hs.$1"; }
+echo "| connections/s (connect, handshake, 1 lookup, close; one at a time; 2 s per round) | conn/s (median) | per round | cycle p50 us | p99 us |"
+echo "|---|---|---|---|---|"
+echo "| new, TLS ($KEY) | $(col tls 1) | $(per_round tls)| $(col tls 2) | $(col tls 3) |"
+echo "| new, plain | $(col plain 1) | $(per_round plain)| $(col plain 2) | $(col plain 3) |"
+echo "| base, plain | $(col base 1) | $(per_round base)| $(col base 2) | $(col base 3) |"

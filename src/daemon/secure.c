@@ -12,17 +12,97 @@
  * 500 ms (Java's FileWatchService interval) and SIGHUP forces a rebuild. A
  * new context serves connections accepted from then on, on every loop;
  * open connections keep theirs. A file that does not load is logged once
- * per change and the previous context stays in use. */
+ * per change and the previous context stays in use.
+ *
+ * Every accepted connection gets a filter (conn.h's byte seam) over a wire
+ * (wire.c): it strips a PROXY preamble (the address renames the peer),
+ * decides TLS or plain, and is removed as soon as the connection turns out
+ * plain, so plain connections read exactly as before after their first
+ * bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "secure.h"
 #include "wire.h"
 
 #define RELOAD_POLL_MS 500
+
+/* ---- the connection filter ---- */
+
+static int filter_read(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_buf_t *plain)
+{
+    ns_wire_t *w = ctx;
+    const char *why = NULL;
+    int rc = ns_wire_feed(w, in, n, plain, &why);
+    if (rc == NS_ESHUTDOWN) /* close_notify: an orderly end, like EOF */
+        return rc;
+    if (rc != NS_OK) {
+        NS_LOG_WARN("conn %s: closed: %s", ns_conn_peer(c),
+                    rc == NS_ENOMEM ? "out of memory" : why);
+        return NS_ECONN;
+    }
+    const char *proxied = ns_wire_proxied_peer(w);
+    if (proxied && strcmp(proxied, ns_conn_peer(c)) != 0) {
+        NS_LOG_INFO("conn %s: PROXY header names the client %s", ns_conn_peer(c), proxied);
+        ns_conn_set_peer(c, proxied);
+    }
+    if (ns_wire_pending(w)->len > 0)
+        ns_conn_want_flush(c); /* handshake bytes to send */
+    if (ns_wire_state(w) == NS_WIRE_PLAIN)
+        ns_conn_clear_filter(c); /* frees w: plain from here on */
+    return NS_OK;
+}
+
+static int filter_write(void *ctx, ns_conn_t *c, ns_buf_t *plain)
+{
+    const char *why = NULL;
+    int rc = ns_wire_seal(ctx, plain, &why);
+    if (rc != NS_OK) {
+        NS_LOG_WARN("conn %s: closed: %s", ns_conn_peer(c), why && *why ? why : "out of memory");
+        return NS_ECONN;
+    }
+    return NS_OK;
+}
+
+static bool filter_ready(void *ctx)
+{
+    return ns_wire_ready(ctx);
+}
+
+static const ns_buf_t *filter_closing(void *ctx)
+{
+    ns_wire_t *w = ctx;
+    if (ns_wire_pending(w)->len == 0) /* else an alert is waiting already */
+        ns_wire_close(w);
+    return ns_wire_pending(w);
+}
+
+static void filter_free(void *ctx)
+{
+    ns_wire_free(ctx);
+}
+
+static void attach(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer)
+{
+    ns_wire_t *w = ns_wire_new(srv->wire_cfg, peer);
+    if (w == NULL) {
+        ns_conn_close(c, "out of memory");
+        return;
+    }
+    ns_conn_filter_t f = {.read = filter_read,
+                          .write = filter_write,
+                          .ready = filter_ready,
+                          .closing = filter_closing,
+                          .free = filter_free,
+                          .ctx = w};
+    ns_conn_set_filter(c, &f);
+}
+
+/* ---- settings and reload ---- */
 
 static ns_tls_mode_t parse_mode(const char *s)
 {
@@ -125,6 +205,7 @@ int ns_secure_start(ns_server_t *srv, char *err, size_t errlen)
         return NS_ENOMEM;
     }
     srv->wire_cfg = wc;
+    srv->on_accepted = attach;
     wc->mode = parse_mode(srv->cfg->tls_server_mode);
     if ((rc = ns_proxy_acl_parse(srv->cfg->proxy_protocol_trusted, &wc->acl, why, sizeof why)) !=
         NS_OK) {

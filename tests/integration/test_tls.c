@@ -316,7 +316,7 @@ static void handshake_is_bounded(void **state)
     int64_t took = nstest_mono_ms() - t0;
     assert_true(took < 3000);
     assert_true(nstest_log_wait(
-        &fx->srv, "TLS handshake not finished within tlsHandshakeTimeoutMillis=300", 1000));
+        &fx->srv, "closed: handshake not finished within tlsHandshakeTimeoutMillis=300", 1000));
     ns_cmd_msg_free(&rsp);
     ns_client_close(c);
     /* the others are unaffected */

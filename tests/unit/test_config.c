@@ -17,13 +17,15 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 44
+#define NKEYS 46
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress",
     "listenPort",
     "portFile",
+    "httpListen",
+    "httpPortFile",
     "maxFrameBytes",
     "serverChannelMaxIdleTimeSeconds",
     "ioThreads",
@@ -270,6 +272,8 @@ static void test_keys_and_mutability(void **state)
                                              "ioThreads",
                                              "ioBacklogBytes",
                                              "portFile",
+                                             "httpListen",
+                                             "httpPortFile",
                                              "maxFrameBytes",
                                              "writerBatchMax",
                                              "rocketmqHome",

@@ -3,7 +3,7 @@
 # callgrind (stable on a noisy machine, unlike wall-clock figures).
 #
 #   tools/callgrind_lookups.sh [--count N] [--topology smoke|capacity|both] [--depth D[,D]]
-#                              [--server-args '...'] [--keep]
+#                              [--server-args '...'] [--client-args '...'] [--keep]
 #
 # For each topology and depth: namesrvd starts under callgrind with
 # collection off; one nsbench client registers the topology and holds it;
@@ -15,6 +15,8 @@
 #
 # Topologies as in tools/bench.sh: smoke = 10 brokers, 100 topics, 16
 # connections; capacity = 1,000 brokers, 20,000 topics, 64 connections.
+# --client-args go to the reader clients of namesrvd (e.g. '--tls-ca FILE'
+# with --server-args naming a certificate: the cost of a lookup over TLS).
 # Needs valgrind (callgrind_control), jq, cmake. Loopback only; every process
 # started here is stopped by its pid on exit.
 set -euo pipefail
@@ -23,6 +25,7 @@ COUNT=100000
 TOPOS="smoke capacity"
 DEPTHS="1 8"
 SERVER_ARGS=""
+CLIENT_ARGS=""
 KEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -30,8 +33,9 @@ while [ $# -gt 0 ]; do
     --topology) case "$2" in both) TOPOS="smoke capacity" ;; *) TOPOS="$2" ;; esac; shift ;;
     --depth) DEPTHS="${2//,/ }"; shift ;;
     --server-args) SERVER_ARGS="$2"; shift ;;
+    --client-args) CLIENT_ARGS="$2"; shift ;;
     --keep) KEEP=1 ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "callgrind_lookups.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -135,7 +139,8 @@ for topo in $TOPOS; do
     body=""
     for d in $DEPTHS; do
         log "$topo: $COUNT lookups at depth $d against namesrvd"
-        ns=$(measure "$NS_PID" "$port" "ns-$topo-$d" "${T[@]}" --no-setup --conns "$CONNS" --depth "$d")
+        # shellcheck disable=SC2086
+        ns=$(measure "$NS_PID" "$port" "ns-$topo-$d" "${T[@]}" --no-setup --conns "$CONNS" --depth "$d" $CLIENT_ARGS)
         [ -n "$body" ] || body=$(jq -r '.runs[0].avg_body_bytes // 400' "$WORK/ns-$topo-$d.json" | awk '{printf "%d", $1 + 0.5}')
         echo "$topo $d ns $ns" >>"$WORK/raw.txt"
         rows_ns[$d]=$ns

@@ -32,6 +32,8 @@ packages="$packages libmicrohttpd-dev prometheus jq gnuplot-nox"
 # libsystemd-dev: sd_notify (Type=notify, watchdog); dpkg-dev: dpkg-shlibdeps
 # for the package's Depends; file: CPack DEB inspects binaries with it.
 packages="$packages libsystemd-dev dpkg-dev file"
+# TLS on the remoting port (OpenSSL 3) and the openssl CLI the tests make certificates with
+packages="$packages libssl-dev openssl"
 
 install_missing() {
     local missing=()

@@ -13,6 +13,28 @@ int ns_client_connect(const char *host, int port, int timeout_ms, ns_client_t **
 /* Parses "host:port" and connects. */
 int ns_client_connect_addr(const char *addr, int timeout_ms, ns_client_t **out);
 void ns_client_close(ns_client_t *c);
+
+/* TLS for the client (namesrvctl --tls, nsbench --tls, the tests). All
+ * strings borrowed during the connect only; NULL or "" = not set. */
+typedef struct {
+    const char *ca_file;      /* verify the server's certificate with this CA bundle;
+                                 unset = encrypt without verifying (Java's default) */
+    const char *cert_file;    /* client certificate chain (mutual TLS) */
+    const char *key_file;     /* its private key */
+    const char *key_password; /* for an encrypted key */
+    const char *server_name;  /* name checked and sent as SNI; unset = the host */
+    bool plain;               /* no TLS: only the preamble (tests of the PROXY protocol) */
+    const void *preamble;     /* sent first, before the ClientHello (a PROXY header) */
+    size_t preamble_len;
+} ns_client_tls_t;
+/* ns_client_connect, then a TLS handshake within the same timeout (tls may
+ * be NULL: plain). NS_ECONN also when the handshake fails; *why (may be
+ * NULL) then gets the reason (static or thread-local text). */
+int ns_client_connect_tls(const char *host, int port, int timeout_ms, const ns_client_tls_t *tls,
+                          ns_client_t **out, const char **why);
+/* Parses "host:port" and connects as above. */
+int ns_client_connect_addr_tls(const char *addr, int timeout_ms, const ns_client_tls_t *tls,
+                               ns_client_t **out, const char **why);
 int ns_client_fd(const ns_client_t *c);
 /* Next opaque this client will assign (starts at 1). */
 int32_t ns_client_next_opaque(ns_client_t *c);

@@ -24,6 +24,18 @@ typedef struct {
     int64_t idle_timeout_s;   /* serverChannelMaxIdleTimeSeconds, 120 */
     int64_t io_threads;       /* ioThreads, 1: event loops serving connections (ours) */
     int64_t io_backlog_bytes; /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
+    /* TLS (Java's TlsSystemConfig keys) and the PROXY protocol */
+    char *tls_server_mode;             /* tls.server.mode: disabled | permissive | enforcing */
+    char *tls_server_cert_path;        /* tls.server.certPath */
+    char *tls_server_key_path;         /* tls.server.keyPath */
+    char *tls_server_key_password;     /* tls.server.keyPassword (never shown) */
+    char *tls_server_need_client_auth; /* tls.server.need.client.auth: none | optional | require */
+    char *tls_server_trust_cert_path;  /* tls.server.trustCertPath */
+    char *tls_protocols;               /* tls.protocols, "TLSv1.2,TLSv1.3" */
+    char *tls_ciphers;                 /* tls.ciphers, "" = OpenSSL's */
+    char *tls_config_file;             /* tls.config.file, /etc/rocketmq/tls.properties */
+    int64_t tls_handshake_timeout_ms;  /* tlsHandshakeTimeoutMillis, 10000 (ours) */
+    char *proxy_protocol_trusted;      /* proxyProtocolTrustedAddresses, "" (ours) */
     /* store */
     char *data_dir;           /* dataDir (ours), default "./data" */
     char *sync_mode;          /* syncMode: full | nometasync | nosync (ours) */
@@ -124,7 +136,8 @@ bool ns_config_is_mutable(const char *key);
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen);
 
 /* Appends all settings as "key=value\n" lines sorted by key (what
- * GET_NAMESRV_CONFIG returns and -p prints). Booleans true/false, integers
+ * GET_NAMESRV_CONFIG returns and -p prints). Secrets (tls.server.keyPassword)
+ * are left out; ns_config_write_file keeps them. Booleans true/false, integers
  * decimal; in strings '\\', newline, CR, tab and form feed are escaped
  * (\\, \n, \r, \t, \f) and so is a leading space ("\ "), so the text
  * parses back to the same values. NULL strings are omitted. NS_ENOMEM. */
@@ -141,5 +154,15 @@ int ns_config_write_text(const ns_buf_t *text, const char *path);
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */
 int ns_config_help(ns_buf_t *out);
+
+/* Java's tls.config.file: when cfg->tls_config_file names a readable file,
+ * its tls.server.* / tls.protocols / tls.ciphers keys override cfg (as
+ * TlsHelper.extractTlsConfigFromFile does); other keys in it (the client's,
+ * tls.test.mode.enable) are ignored. A missing file is not an error (NS_OK,
+ * *loaded false). NS_EINVAL / NS_EIO with "<path>: <why>" in err. */
+int ns_config_load_tls_file(ns_config_t *cfg, bool *loaded, char *err, size_t errlen);
+
+/* ns_config_dump with the secrets too (for ns_config_write_file only). */
+int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out);
 
 #endif

@@ -44,6 +44,7 @@ typedef enum { CFG_INT64, CFG_BOOL, CFG_STRING, CFG_ENUM } cfg_type_t;
 
 #define CFG_MUTABLE 0x1u /* may change while running (UPDATE_NAMESRV_CONFIG) */
 #define CFG_OURS 0x2u    /* our setting; RocketMQ has no such key */
+#define CFG_SECRET 0x4u  /* left out of GET_NAMESRV_CONFIG and -p */
 
 typedef struct {
     const char *key;
@@ -95,6 +96,8 @@ static void apply_log_level(const ns_config_t *cfg)
 
 static const char *const sync_modes[] = {"full", "nometasync", "nosync", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const tls_modes[] = {"disabled", "permissive", "enforcing", NULL};
+static const char *const tls_auths[] = {"none", "optional", "require", NULL};
 
 static const cfg_entry_t ns_config_table[] = {
     /* network */
@@ -118,6 +121,31 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_INT("ioBacklogBytes", io_backlog_bytes, "8388608", 65536, 1 * GiB, CFG_OURS,
             "with ioThreads > 1: request bytes a loop may forward to the first one before "
             "its connections pause reading"),
+    /* TLS: Java's TlsSystemConfig names; set here, in tls.config.file or with --key=value */
+    ROW_ENUM("tls.server.mode", tls_server_mode, "permissive", tls_modes, 0,
+             "disabled: plain only; permissive: TLS (first byte 0x16) and plain on one port, "
+             "TLS only once certPath/keyPath are set; enforcing: TLS only"),
+    ROW_STR("tls.server.certPath", tls_server_cert_path, "", 0,
+            "PEM certificate chain; reloaded when it changes and on SIGHUP"),
+    ROW_STR("tls.server.keyPath", tls_server_key_path, "", 0,
+            "PEM private key (PKCS#8 or traditional, may be encrypted)"),
+    ROW_STR("tls.server.keyPassword", tls_server_key_password, "", CFG_SECRET,
+            "password of an encrypted keyPath (never shown)"),
+    ROW_ENUM("tls.server.need.client.auth", tls_server_need_client_auth, "none", tls_auths, 0,
+             "client certificates: none, optional (verified if sent), require"),
+    ROW_STR("tls.server.trustCertPath", tls_server_trust_cert_path, "", 0,
+            "PEM CA bundle client certificates are verified with"),
+    ROW_STR("tls.protocols", tls_protocols, "TLSv1.2,TLSv1.3", 0,
+            "TLS versions accepted (lowest..highest named)"),
+    ROW_STR("tls.ciphers", tls_ciphers, "", 0,
+            "cipher list, OpenSSL names; TLS_* names are TLS 1.3 suites; empty = OpenSSL's"),
+    ROW_STR("tls.config.file", tls_config_file, "/etc/rocketmq/tls.properties", 0,
+            "properties file whose tls.server.* keys override these (read if it exists)"),
+    ROW_INT("tlsHandshakeTimeoutMillis", tls_handshake_timeout_ms, "10000", 100, INT32_MAX,
+            CFG_OURS, "close a connection whose TLS handshake or PROXY header is not done by then"),
+    ROW_STR("proxyProtocolTrustedAddresses", proxy_protocol_trusted, "", CFG_OURS,
+            "peers allowed to send a PROXY protocol v1/v2 header: comma-separated IPs/CIDRs, "
+            "* = any (Java), empty = none"),
     /* store */
     ROW_STR("dataDir", data_dir, "./data", CFG_OURS, "directory of the store"),
     ROW_ENUM("syncMode", sync_mode, "full", sync_modes, CFG_OURS,
@@ -534,7 +562,7 @@ static int cmp_entry_key(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
-int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
+static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
 {
     const cfg_entry_t *sorted[NS_CONFIG_NENTRIES];
     for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
@@ -545,11 +573,23 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
         bool is_str = e->type == CFG_STRING || e->type == CFG_ENUM;
         if (is_str && *(char *const *)cslot_of(cfg, e) == NULL)
             continue; /* null-valued: omitted, as Java does */
+        if ((e->flags & CFG_SECRET) && (!secrets || **(char *const *)cslot_of(cfg, e) == 0))
+            continue; /* shown nowhere; written to the file only when set */
         if (ns_buf_append_str(out, e->key) != NS_OK || ns_buf_append_u8(out, '=') != NS_OK ||
             append_value(out, cfg, e) != NS_OK || ns_buf_append_u8(out, '\n') != NS_OK)
             return NS_ENOMEM;
     }
     return NS_OK;
+}
+
+int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
+{
+    return dump(cfg, out, false);
+}
+
+int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out)
+{
+    return dump(cfg, out, true);
 }
 
 /* ---- --help ----------------------------------------------------------- */

@@ -105,6 +105,42 @@ cleanup:
     return rc;
 }
 
+/* tls.config.file: only the server's keys apply; the file is shared with
+ * Java clients, whose keys (tls.client.*, tls.enable, ...) are skipped. */
+static int load_tls_pair_cb(const char *key, const char *value, void *ctx)
+{
+    bool ours = strncmp(key, "tls.server.", 11) == 0 || strcmp(key, "tls.protocols") == 0 ||
+                strcmp(key, "tls.ciphers") == 0;
+    if (!ours || strcmp(key, "tls.server.mode") == 0 || !ns_config_has_key(key))
+        return NS_OK; /* Java reads tls.server.mode from the command line only */
+    return load_pair_cb(key, value, ctx);
+}
+
+int ns_config_load_tls_file(ns_config_t *cfg, bool *loaded, char *err, size_t errlen)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    load_ctx_t ctx = {.cfg = cfg};
+    const char *path = cfg->tls_config_file;
+    struct stat st;
+    *loaded = false;
+    if (path == NULL || *path == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NS_OK; /* as Java: "Tls config file doesn't exist, skip it" */
+    int rc = read_whole_file(path, &text);
+    if (rc != NS_OK) {
+        set_err(err, errlen, "%s: %s", path, rc == NS_EIO ? strerror(errno) : ns_strerror(rc));
+        goto cleanup;
+    }
+    rc = ns_properties_parse((const char *)text.data, text.len, load_tls_pair_cb, &ctx);
+    if (rc != NS_OK)
+        set_err(err, errlen, "%s: %s", path,
+                ctx.set_failed ? ctx.msg : "malformed escape or NUL byte");
+    else
+        *loaded = true;
+cleanup:
+    ns_buf_free(&text);
+    return rc;
+}
+
 int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
 {
     ns_buf_t text = NS_BUF_INIT;
@@ -295,7 +331,7 @@ cleanup:
 int ns_config_write_file(const ns_config_t *cfg, const char *path)
 {
     ns_buf_t text = NS_BUF_INIT;
-    int rc = ns_config_dump(cfg, &text);
+    int rc = ns_config_dump_secrets(cfg, &text); /* the file keeps the key password */
     if (rc == NS_OK)
         rc = ns_config_write_text(&text, path);
     ns_buf_free(&text);

@@ -51,6 +51,7 @@ struct ns_conn {
     bool paused;
     int brokers; /* main loop only: registrations seen on this connection */
     uint64_t last_active_ms;
+    uint64_t accepted_ms;
     ns_buf_t rbuf; /* the tail of a frame that has not fully arrived (plain bytes) */
     ns_wq_t wq;    /* replies waiting for the next write, and the one in flight */
     ns_cmd_msg_t msg;
@@ -120,6 +121,18 @@ void ns_conn_set_filter(ns_conn_t *c, const ns_conn_filter_t *f)
     c->filter = *f;
 }
 
+void ns_conn_clear_filter(ns_conn_t *c)
+{
+    if (c->filter.free)
+        c->filter.free(c->filter.ctx);
+    memset(&c->filter, 0, sizeof c->filter);
+}
+
+void ns_conn_set_peer(ns_conn_t *c, const char *peer)
+{
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+}
+
 static void mark_dirty(ns_conn_t *c)
 {
     if (c->in_dirty)
@@ -168,6 +181,11 @@ static void close_here(ns_conn_t *c, const char *reason)
     __atomic_store_n(&c->closing, true, __ATOMIC_RELEASE);
     if (reason)
         NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
+    const ns_buf_t *last = c->filter.closing ? c->filter.closing(c->filter.ctx) : NULL;
+    if (last && last->len > 0) { /* uv_try_write refuses while a write is queued */
+        uv_buf_t b = uv_buf_init((char *)last->data, (unsigned)last->len);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
@@ -311,13 +329,22 @@ static void process_rbuf(ns_conn_t *c)
 static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
 {
     if (c->filter.read) {
-        int rc = c->filter.read(c->filter.ctx, c, p, n, &c->rbuf);
+        /* with no partial frame waiting, the plain bytes go to the loop's
+         * shared buffer (as unfiltered reads do) and only a tail is kept */
+        ns_server_t *srv = c->srv;
+        ns_buf_t *plain = c->rbuf.len == 0 ? &srv->tshared : &c->rbuf;
+        ns_buf_reset(&srv->tshared);
+        int rc = c->filter.read(c->filter.ctx, c, p, n, plain);
         if (rc != NS_OK) {
-            close_here(c, ns_strerror(rc));
+            close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
             return;
         }
-        process_rbuf(c);
-        return;
+        if (plain == &c->rbuf) {
+            process_rbuf(c);
+            return;
+        }
+        p = plain->data;
+        n = plain->len;
     }
     size_t used = process(c, p, n);
     if (!c->closing && used < n && ns_buf_append(&c->rbuf, p + used, n - used) != NS_OK)
@@ -409,7 +436,10 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_nodelay(&c->tcp, 1);
     NS_M_INC(c->srv->m.conn_accepted);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
-    if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+    c->accepted_ms = uv_now(c->srv->loop);
+    if (c->srv->on_accepted)
+        c->srv->on_accepted(c->srv, c, (const struct sockaddr *)&ss);
+    if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         close_here(c, "read start failed");
 }
 
@@ -523,7 +553,7 @@ static int conn_bytes_out(ns_conn_t *c)
     if (c->filter.write && !c->wq.writing) {
         int rc = c->filter.write(c->filter.ctx, c, &c->wq.out);
         if (rc != NS_OK) {
-            close_here(c, ns_strerror(rc));
+            close_here(c, rc == NS_ECONN ? NULL : ns_strerror(rc)); /* ECONN: logged */
             return NS_WQ_IDLE;
         }
     }
@@ -563,12 +593,21 @@ void ns_conn_flush_all(ns_server_t *srv)
 
 void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 {
-    if (idle_s <= 0)
-        return;
+    uint64_t hs_ms = (uint64_t)srv->cfg->tls_handshake_timeout_ms;
     /* paused connections have frames waiting */
-    for (ns_conn_t *c = srv->conns; c; c = c->next)
-        if (!c->closing && !c->paused && now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
+    for (ns_conn_t *c = srv->conns; c; c = c->next) {
+        if (c->closing)
+            continue;
+        if (c->filter.ready && !c->filter.ready(c->filter.ctx) && now_ms - c->accepted_ms > hs_ms) {
+            NS_LOG_WARN("conn %s: closed: handshake not finished within "
+                        "tlsHandshakeTimeoutMillis=%llu",
+                        c->peer, (unsigned long long)hs_ms);
+            close_here(c, NULL);
+        } else if (idle_s > 0 && !c->paused &&
+                   now_ms - c->last_active_ms > (uint64_t)idle_s * 1000) {
             close_here(c, "idle timeout");
+        }
+    }
 }
 
 void ns_conn_close_all(ns_server_t *srv)

@@ -32,13 +32,22 @@ struct ns_mail;
  * connection's loop. */
 typedef struct {
     /* Bytes [in, in+n) arrived from the socket: append the plain bytes they
-     * yield to `plain` (maybe none yet). NS_OK, or an error after which the
-     * connection closes with ns_strerror as the reason. */
+     * yield to `plain` (maybe none yet). NS_OK; NS_ECONN: close, the filter
+     * has logged why; NS_ESHUTDOWN: close quietly (an orderly end); any
+     * other error closes with ns_strerror as the reason. The hook may call
+     * ns_conn_clear_filter (the bytes pass as they are from then on). */
     int (*read)(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_buf_t *plain);
     /* `plain` holds encoded replies about to be written: replace its
      * contents with the bytes to put on the wire (maybe none). Called at
      * every flush of the connection (ns_conn_want_flush asks for one). */
     int (*write)(void *ctx, ns_conn_t *c, ns_buf_t *plain);
+    /* False while the filter waits for a handshake (PROXY header, TLS):
+     * the idle sweep closes the connection when it is still not ready
+     * tlsHandshakeTimeoutMillis after the accept. May be NULL. */
+    bool (*ready)(void *ctx);
+    /* The connection closes on our side: bytes to send if the socket takes
+     * them at once (a TLS alert or close_notify), or NULL. May be NULL. */
+    const ns_buf_t *(*closing)(void *ctx);
     /* The connection is freed: release ctx. May be NULL. */
     void (*free)(void *ctx);
     void *ctx;
@@ -46,6 +55,11 @@ typedef struct {
 
 /* Installs f (copied) on c, on c's loop, before or between reads. */
 void ns_conn_set_filter(ns_conn_t *c, const ns_conn_filter_t *f);
+/* Removes c's filter (its free hook runs): bytes pass as they are. */
+void ns_conn_clear_filter(ns_conn_t *c);
+/* On c's loop, before its first frame: the peer as a trusted PROXY header
+ * names it (ns_conn_peer returns it from then on). */
+void ns_conn_set_peer(ns_conn_t *c, const char *peer);
 /* Asks for a flush of c at the end of this loop iteration even when no reply
  * is queued (a filter that has bytes of its own to send). */
 void ns_conn_want_flush(ns_conn_t *c);
@@ -62,7 +76,8 @@ void ns_conn_ref(ns_conn_t *c);
 void ns_conn_unref(ns_conn_t *c);
 /* Any thread: true once the connection started closing. */
 bool ns_conn_is_closed(const ns_conn_t *c);
-/* Any thread: "host:port" of the peer (fixed at accept). */
+/* Any thread: "host:port" of the peer (fixed at accept, or renamed once by
+ * a trusted PROXY header before the first frame). */
 const char *ns_conn_peer(const ns_conn_t *c);
 /* The loop the connection lives on. */
 ns_server_t *ns_conn_loop(const ns_conn_t *c);

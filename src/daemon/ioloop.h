@@ -68,6 +68,9 @@ struct ns_server {
      * on_config_changed: UPDATE_NAMESRV_CONFIG changed cfg (may be NULL). */
     bool (*on_request)(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len);
     void (*on_closed)(ns_server_t *srv, ns_conn_t *c);
+    /* on_accepted (may be NULL): c was accepted from peer; may install a
+     * filter (secure.c: PROXY protocol and TLS). */
+    void (*on_accepted)(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer);
     void (*on_config_changed)(ns_server_t *srv);
     ns_txn_t *rtxn;         /* the loop's reusable read transaction */
     int rtxn_users;         /* open while > 0 (ns_read_begin/ns_read_end) */
@@ -89,8 +92,15 @@ struct ns_server {
     ns_buf_t derived; /* legacy routes derived from the standard form */
     ns_buf_t rshared; /* the read buffer connections share (conn.c) */
     ns_buf_t remark;  /* formatted error remarks (request.c) */
-    ns_io_t *io;      /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios;    /* main: the extra loops */
+    ns_buf_t tshared; /* the plaintext of a TLS read, shared as rshared is (conn.c) */
+    /* TLS and the PROXY protocol (secure.c): the main server owns wire_cfg,
+     * every loop's server points at it; the watcher handles are main's */
+    struct ns_wire_cfg_s *wire_cfg;
+    uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
+    uv_signal_t tls_sig_hup; /* reloads them now (beside service.c's log reopen) */
+    bool tls_handles;
+    ns_io_t *io;   /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios; /* main: the extra loops */
     size_t n_ios, next_io;
     /* metrics (metrics.h): this loop's counters, written by this loop only */
     ns_metrics_loop_t m;

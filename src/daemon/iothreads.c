@@ -328,6 +328,8 @@ static int io_init(ns_server_t *srv, ns_io_t *io)
     sh->start_ms = srv->start_ms;
     sh->io = io;
     sh->main = srv;
+    sh->wire_cfg = srv->wire_cfg; /* borrowed: the main server frees it after the loops */
+    sh->on_accepted = srv->on_accepted;
     sh->on_request = io_request;
     sh->on_closed = io_closed;
     if ((sh->inbox = ns_mailbox_new(&io->loop, io_wake, io)) == NULL) {
@@ -397,6 +399,7 @@ static void io_free(ns_io_t *io)
     ns_buf_free(&io->shard.scratch);
     ns_buf_free(&io->shard.derived);
     ns_buf_free(&io->shard.rshared);
+    ns_buf_free(&io->shard.tshared);
     ns_buf_free(&io->shard.remark);
     free(io);
 }

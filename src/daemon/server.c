@@ -19,6 +19,7 @@
 #include "http.h"
 #include "iothreads.h"
 #include "service.h"
+#include "secure.h"
 #include "notify.h"
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -124,6 +125,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->on_closed = ns_broker_conn_closed;
     ns_loop_set_current(srv);
     srv->start_ms = uv_now(loop);
+    if ((rc = ns_secure_start(srv, err, errlen)) != NS_OK) /* a bad certificate fails fast */
+        return rc;
     ns_store_opts_t opts = {cfg->data_dir,
                             (size_t)cfg->map_size_bytes,
                             (size_t)cfg->map_max_bytes,
@@ -202,6 +205,7 @@ void ns_server_stop(ns_server_t *srv)
         uv_timer_stop(&srv->scan_timer);
         uv_timer_stop(&srv->idle_timer);
     }
+    ns_secure_stop(srv);
     /* 2. in-flight writes commit and their replies are queued */
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
@@ -226,8 +230,10 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
+    ns_buf_free(&srv->tshared);
     ns_buf_free(&srv->remark);
     ns_io_free(srv);
+    ns_secure_free(srv);
     ns_http_free(srv);
     memset(srv, 0, sizeof *srv);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ns/err.h"
+#include "ns/tls.h"
 
 #define CLIENT_MAX_FRAME (64u * 1024u * 1024u)
 #define READ_CHUNK 65536
@@ -30,10 +31,18 @@
 struct ns_client {
     int fd;
     uint32_t next_opaque;
-    ns_buf_t rbuf;   /* received, not yet consumed bytes */
-    size_t consumed; /* bytes at the front of rbuf owned by the last returned frame */
-    ns_buf_t wbuf;   /* encode scratch */
+    ns_buf_t rbuf;      /* received, not yet consumed bytes */
+    size_t consumed;    /* bytes at the front of rbuf owned by the last returned frame */
+    ns_buf_t wbuf;      /* encode scratch */
+    ns_tls_ctx_t *tctx; /* TLS: the context and session, else NULL */
+    ns_tls_sess_t *tls;
+    ns_buf_t cbuf; /* TLS: ciphertext to send */
 };
+
+static __thread char tls_why[256];
+
+static int send_raw(ns_client_t *c, const uint8_t *p, size_t n, int64_t deadline);
+static int recv_some(ns_client_t *c, int64_t deadline);
 
 static int64_t now_ms(void)
 {
@@ -159,6 +168,12 @@ cleanup:
 
 int ns_client_connect_addr(const char *addr, int timeout_ms, ns_client_t **out)
 {
+    return ns_client_connect_addr_tls(addr, timeout_ms, NULL, out, NULL);
+}
+
+int ns_client_connect_addr_tls(const char *addr, int timeout_ms, const ns_client_tls_t *tls,
+                               ns_client_t **out, const char **why)
+{
     char host[256];
     const char *colon = addr ? strrchr(addr, ':') : NULL;
     int64_t port = 0;
@@ -179,7 +194,7 @@ int ns_client_connect_addr(const char *addr, int timeout_ms, ns_client_t **out)
     if (colon[1] == '+' || colon[1] == '-' ||
         ns_parse_i64(colon + 1, strlen(colon + 1), &port) != NS_OK || port <= 0 || port > 65535)
         return NS_EINVAL;
-    return ns_client_connect(host, (int)port, timeout_ms, out);
+    return ns_client_connect_tls(host, (int)port, timeout_ms, tls, out, why);
 }
 
 void ns_client_close(ns_client_t *c)
@@ -190,7 +205,60 @@ void ns_client_close(ns_client_t *c)
         close(c->fd);
     ns_buf_free(&c->rbuf);
     ns_buf_free(&c->wbuf);
+    ns_buf_free(&c->cbuf);
+    ns_tls_sess_free(c->tls);
+    ns_tls_ctx_free(c->tctx);
     free(c);
+}
+
+static int tls_handshake(ns_client_t *c, const ns_client_tls_t *t, const char *host, int timeout_ms)
+{
+    const char *why = NULL;
+    ns_tls_opts_t o = {.cert_path = t->cert_file,
+                       .key_path = t->key_file,
+                       .key_password = t->key_password,
+                       .trust_path = t->ca_file,
+                       .verify_peer = t->ca_file && *t->ca_file};
+    int rc = ns_tls_ctx_new(&o, false, &c->tctx, tls_why, sizeof tls_why);
+    if (rc != NS_OK)
+        return rc;
+    const char *name = t->server_name && *t->server_name ? t->server_name : host;
+    if ((c->tls = ns_tls_sess_client(c->tctx, name)) == NULL)
+        return NS_ENOMEM;
+    int64_t deadline = deadline_of(timeout_ms);
+    rc = ns_tls_sess_start(c->tls, &c->cbuf, &why);
+    if (rc == NS_OK)
+        rc = send_raw(c, c->cbuf.data, c->cbuf.len, deadline);
+    else
+        snprintf(tls_why, sizeof tls_why, "%s", why);
+    while (rc == NS_OK && !ns_tls_sess_established(c->tls))
+        rc = recv_some(c, deadline);
+    if (rc == NS_ETIMEDOUT)
+        snprintf(tls_why, sizeof tls_why, "TLS handshake timed out");
+    else if (rc != NS_OK && tls_why[0] == 0)
+        snprintf(tls_why, sizeof tls_why, "connection closed during the TLS handshake");
+    return rc;
+}
+
+int ns_client_connect_tls(const char *host, int port, int timeout_ms, const ns_client_tls_t *tls,
+                          ns_client_t **out, const char **why)
+{
+    tls_why[0] = 0;
+    if (why)
+        *why = tls_why;
+    int rc = ns_client_connect(host, port, timeout_ms, out);
+    if (rc != NS_OK || tls == NULL)
+        return rc;
+    if (tls->preamble_len > 0)
+        rc = send_raw(*out, tls->preamble, tls->preamble_len, deadline_of(timeout_ms));
+    if (rc == NS_OK && !tls->plain)
+        rc = tls_handshake(*out, tls, host, timeout_ms);
+    if (rc != NS_OK) {
+        ns_client_close(*out);
+        *out = NULL;
+        return rc == NS_ETIMEDOUT || rc == NS_ENOMEM ? rc : NS_ECONN;
+    }
+    return NS_OK;
 }
 
 int ns_client_fd(const ns_client_t *c)
@@ -207,7 +275,7 @@ int32_t ns_client_next_opaque(ns_client_t *c)
     return v;
 }
 
-static int send_all(ns_client_t *c, const uint8_t *p, size_t n, int64_t deadline)
+static int send_raw(ns_client_t *c, const uint8_t *p, size_t n, int64_t deadline)
 {
     while (n > 0) {
         ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
@@ -227,6 +295,62 @@ static int send_all(ns_client_t *c, const uint8_t *p, size_t n, int64_t deadline
         return NS_ECONN;
     }
     return NS_OK;
+}
+
+/* Sends n bytes of plaintext (sealed first over TLS). */
+static int send_all(ns_client_t *c, const uint8_t *p, size_t n, int64_t deadline)
+{
+    if (c->tls == NULL)
+        return send_raw(c, p, n, deadline);
+    const char *why = NULL;
+    ns_buf_reset(&c->cbuf);
+    int rc = ns_tls_sess_seal(c->tls, p, n, &c->cbuf, &why);
+    if (rc != NS_OK)
+        return rc == NS_ENOMEM ? rc : NS_ECONN;
+    return send_raw(c, c->cbuf.data, c->cbuf.len, deadline);
+}
+
+/* Reads what the socket has (waiting until the deadline) and appends the
+ * plaintext to rbuf: NS_OK when something arrived (maybe no plaintext). */
+static int recv_some(ns_client_t *c, int64_t deadline)
+{
+    uint8_t tmp[READ_CHUNK];
+    for (;;) {
+        uint8_t *dst = tmp;
+        size_t room = sizeof tmp;
+        if (c->tls == NULL) {
+            if (ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK)
+                return NS_ENOMEM;
+            dst = c->rbuf.data + c->rbuf.len;
+            room = c->rbuf.cap - c->rbuf.len - 1;
+        }
+        ssize_t r = recv(c->fd, dst, room, 0);
+        if (r > 0 && c->tls == NULL) {
+            c->rbuf.len += (size_t)r;
+            return NS_OK;
+        }
+        if (r > 0) {
+            const char *why = NULL;
+            ns_buf_reset(&c->cbuf);
+            int rc = ns_tls_sess_feed(c->tls, tmp, (size_t)r, &c->rbuf, &c->cbuf, &why);
+            if (c->cbuf.len > 0) /* tickets, alerts: best effort */
+                (void)send_raw(c, c->cbuf.data, c->cbuf.len, deadline);
+            if (rc != NS_OK) {
+                snprintf(tls_why, sizeof tls_why, "%s", why ? why : "TLS failure");
+                return NS_ECONN;
+            }
+            return NS_OK;
+        }
+        if (r == 0)
+            return NS_ECONN;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return NS_ECONN;
+        int rc = wait_fd(c->fd, POLLIN, deadline);
+        if (rc != NS_OK)
+            return rc;
+    }
 }
 
 static int send_cmd(ns_client_t *c, const ns_cmd_t *req, int64_t deadline)
@@ -274,20 +398,7 @@ static int recv_until(ns_client_t *c, int64_t deadline, ns_cmd_msg_t *resp)
         }
         if (rc != NS_EAGAIN)
             return NS_EINVAL;
-        if (ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK)
-            return NS_ENOMEM;
-        ssize_t r = recv(c->fd, c->rbuf.data + c->rbuf.len, c->rbuf.cap - c->rbuf.len - 1, 0);
-        if (r > 0) {
-            c->rbuf.len += (size_t)r;
-            continue;
-        }
-        if (r == 0)
-            return NS_ECONN;
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return NS_ECONN;
-        rc = wait_fd(c->fd, POLLIN, deadline);
+        rc = recv_some(c, deadline);
         if (rc != NS_OK)
             return rc;
     }

@@ -17,7 +17,8 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 39
+#define NKEYS 50
+#define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress",
@@ -59,6 +60,17 @@ static const char *const all_keys[NKEYS] = {
     "configBlackList",
     "unRegisterBrokerQueueCapacity",
     "logLevel",
+    "tls.server.mode",
+    "tls.server.certPath",
+    "tls.server.keyPath",
+    "tls.server.keyPassword",
+    "tls.server.need.client.auth",
+    "tls.server.trustCertPath",
+    "tls.protocols",
+    "tls.ciphers",
+    "tls.config.file",
+    "tlsHandshakeTimeoutMillis",
+    "proxyProtocolTrustedAddresses",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -257,13 +269,14 @@ static void test_keys_and_mutability(void **state)
                                                "maxInflateBytes",
                                                "adminAuditRetention"};
     static const char *const fixed_keys[] = {
-        "listenPort",      "bindAddress",     "dataDir",
-        "syncMode",        "mapSizeBytes",    "mapMaxBytes",
-        "ioThreads",       "ioBacklogBytes",  "portFile",
-        "httpListen",      "httpPortFile",    "maxFrameBytes",
-        "writerBatchMax",  "rocketmqHome",    "kvConfigPath",
-        "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
-        "logFile",         "logFileMaxBytes", "logFileKeep"};
+        "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
+        "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",
+        "maxFrameBytes", "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath",
+        "configBlackList", "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes",
+        "logFileKeep", "tls.server.mode", "tls.server.certPath", "tls.server.keyPath",
+        "tls.server.keyPassword", "tls.server.need.client.auth", "tls.server.trustCertPath",
+        "tls.protocols", "tls.ciphers", "tls.config.file", "tlsHandshakeTimeoutMillis",
+        "proxyProtocolTrustedAddresses"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)
@@ -540,7 +553,7 @@ static void test_dump_sorted(void **state)
     (void)state;
     assert_int_equal(ns_config_init(&cfg), NS_OK);
     char *d = dump_str(&cfg);
-    assert_int_equal(count_lines(d), NKEYS);
+    assert_int_equal(count_lines(d), NDUMPED);
     assert_non_null(strstr(d, "\nlistenPort=9876\n"));
     assert_non_null(strstr(d, "\nclusterTest=false\n"));
     assert_non_null(strstr(d, "\nenableTopicList=true\n"));
@@ -569,7 +582,10 @@ static void test_dump_sorted(void **state)
     for (size_t i = 0; i < NKEYS; i++) {
         char want[160];
         snprintf(want, sizeof want, "%s=", all_keys[i]);
-        assert_true(strncmp(d, want, strlen(want)) == 0 || strstr(d, want) != NULL);
+        if (strcmp(all_keys[i], "tls.server.keyPassword") == 0)
+            assert_null(strstr(d, want));
+        else
+            assert_true(strncmp(d, want, strlen(want)) == 0 || strstr(d, want) != NULL);
     }
     free(d);
     ns_config_free(&cfg);
@@ -597,7 +613,7 @@ static void test_dump_round_trip(void **state)
     assert_non_null(strstr(da, "\nproductEnvName=\\  two leading spaces\n"));
     assert_non_null(strstr(da, "\nportFile=C:\\\\ports\\\\ns.port\n"));
     assert_non_null(strstr(da, "\ndataDir=multi\\nline\\r\\nvalue\\twith\\ftabs\n"));
-    assert_int_equal(count_lines(da), NKEYS);
+    assert_int_equal(count_lines(da), NDUMPED);
 
     assert_int_equal(ns_properties_parse(da, strlen(da), set_cb, &b), NS_OK);
     char *db = dump_str(&b);
@@ -775,6 +791,16 @@ static void test_write_file(void **state)
     assert_string_equal(back.product_env_name, " spaced\\value");
     assert_string_equal(back.config_file, path);
     assert_string_equal(back.config_store_path, path);
+
+    /* A secret is never dumped, but a file rewritten by UPDATE_NAMESRV_CONFIG keeps it. */
+    assert_set_ok(&cfg, "tls.server.keyPassword", "s3cret");
+    char *shown = dump_str(&cfg);
+    assert_null(strstr(shown, "s3cret"));
+    free(shown);
+    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
+    char *kept = read_text(path);
+    assert_non_null(strstr(kept, "\ntls.server.keyPassword=s3cret\n"));
+    free(kept);
 
     /* An unwritable location fails cleanly. */
     char blocked[4200];

@@ -207,7 +207,7 @@ static void test_pipelined_frames_in_order(void **state)
 
 static void test_filter_sees_every_byte(void **state)
 {
-    ns_conn_filter_t f = {xor_read, xor_write, NULL, NULL};
+    ns_conn_filter_t f = {.read = xor_read, .write = xor_write};
     ns_conn_set_filter(fx->srv.conns, &f);
     ns_buf_t out = NS_BUF_INIT;
     request(&out, 7, "seven");

@@ -162,8 +162,11 @@ static void usage(FILE *out)
             fprintf(out, "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
                          "(default $NAMESRV_ADDR,\n"
                          "  else 127.0.0.1:9876), --json, --timeout MS, anywhere on the line; "
-                         "reads ask every\n"
-                         "  server and show each answer, writes go to every server):\n");
+                         "TLS: --tls,\n"
+                         "  --tls-ca FILE (verify the server), --tls-cert FILE --tls-key FILE (client "
+                         "certificate),\n"
+                         "  --tls-name NAME; reads ask every server and show each answer, writes go "
+                         "to every server):\n");
         fprintf(out, "  %s%s%s\n", commands[i].name, commands[i].synopsis[0] == '\n' ? "" : " ",
                 commands[i].synopsis);
     }

@@ -13,7 +13,10 @@
  *
  * Common options: --ns/-n ADDRS (default $NAMESRV_ADDR, else 127.0.0.1:9876),
  * --json (bodies as JSON: legacy fastjson bodies are normalised with
- * ns_fastjson_normalize so the output is valid JSON), --timeout MS (5000).
+ * ns_fastjson_normalize so the output is valid JSON), --timeout MS (5000),
+ * TLS: --tls (encrypt; the server is verified only with --tls-ca), --tls-ca
+ * FILE, --tls-cert FILE --tls-key FILE (client certificate), --tls-name NAME
+ * (name to check instead of the host); any --tls-* implies --tls.
  * Requests are JSON-header, language JAVA, version 479 (PROTOCOL.md §3).
  * Exit: the worst over the servers: 0 ok, 1 a server answered with an
  * error, 2 usage, 5 a server could not be reached.
@@ -42,6 +45,8 @@ typedef struct {
     size_t n_addrs;
     bool json;
     int timeout_ms;
+    bool use_tls;
+    ns_client_tls_t tls;
 } session_t;
 
 typedef struct {
@@ -60,12 +65,17 @@ static int session_init(session_t *s, const char *cmd, int argc, char **argv,
                         int *n_pos)
 {
     const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
-    ctl_opt_t opts[16] = {{"--ns", &ns, NULL},
+    ctl_opt_t opts[20] = {{"--ns", &ns, NULL},
                           {"-n", &ns, NULL},
                           {"--json", NULL, &s->json},
-                          {"--timeout", &timeout, NULL}};
-    size_t n = 4;
-    for (; extra && extra->name && n < 15; extra++)
+                          {"--timeout", &timeout, NULL},
+                          {"--tls", NULL, &s->use_tls},
+                          {"--tls-ca", &s->tls.ca_file, NULL},
+                          {"--tls-cert", &s->tls.cert_file, NULL},
+                          {"--tls-key", &s->tls.key_file, NULL},
+                          {"--tls-name", &s->tls.server_name, NULL}};
+    size_t n = 9;
+    for (; extra && extra->name && n < 19; extra++)
         opts[n++] = *extra;
     opts[n] = (ctl_opt_t){NULL, NULL, NULL};
     s->cmd = cmd;
@@ -80,6 +90,8 @@ static int session_init(session_t *s, const char *cmd, int argc, char **argv,
     }
     if (timeout)
         s->timeout_ms = (int)t;
+    if (s->tls.ca_file || s->tls.cert_file || s->tls.key_file || s->tls.server_name)
+        s->use_tls = true;
     s->list = strdup(ns && *ns ? ns : "127.0.0.1:9876");
     if (s->list == NULL)
         return CTL_IO;
@@ -121,10 +133,13 @@ static int call(session_t *s, const char *addr, const request_t *r, bool try_nex
     ns_cmd_request_init(&req, r->code, n ? ext : NULL, n);
     req.body = r->body;
     req.body_len = r->body_len;
-    int rc = ns_client_connect_addr(addr, s->timeout_ms, c);
+    const char *why = NULL;
+    int rc = ns_client_connect_addr_tls(addr, s->timeout_ms, s->use_tls ? &s->tls : NULL, c, &why);
+    bool tls_failed = rc != NS_OK && why && *why;
     rc = rc ? rc : ns_client_call(*c, &req, s->timeout_ms, rsp);
     if (rc != NS_OK) {
-        ctl_err("%s: %s: %s%s", s->cmd, addr, ns_strerror(rc), try_next ? "; trying the next" : "");
+        ctl_err("%s: %s: %s%s%s%s", s->cmd, addr, ns_strerror(rc), tls_failed ? ": " : "",
+                tls_failed ? why : "", try_next ? "; trying the next" : "");
         return CTL_IO;
     }
     return CTL_OK;

@@ -161,6 +161,18 @@ int load_run(const nsb_opts_t *o)
         return 1;
     b->o = o;
     b->loop = uv_default_loop();
+    if (o->tls) {
+        char err[300];
+        ns_tls_opts_t t = {.cert_path = o->tls_cert,
+                           .key_path = o->tls_key,
+                           .trust_path = o->tls_ca,
+                           .verify_peer = o->tls_ca != NULL};
+        if (ns_tls_ctx_new(&t, false, &b->tctx, err, sizeof err) != NS_OK) {
+            fprintf(stderr, "nsbench: TLS: %s\n", err);
+            free(b);
+            return 1;
+        }
+    }
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
@@ -344,6 +356,7 @@ cleanup:
     free(b->reg_t);
     free(b->reg_hb_t);
     ns_buf_free(&b->scratch);
+    ns_tls_ctx_free(b->tctx);
     free(b);
     return status;
 }

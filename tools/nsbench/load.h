@@ -39,6 +39,7 @@
 #include <uv.h>
 
 #include "nsbench.h"
+#include "ns/tls.h"
 
 /* Connection roles, request kinds (index of the histograms and counters;
  * names in load_out.c) and phases of the run. */
@@ -78,7 +79,10 @@ typedef struct {
     uint32_t idx, broker;
     uint8_t role;
     bool started, connected, dead, writing, timer_init, closed;
+    bool linked; /* TCP is up (connected: and TLS, if any, established) */
     ns_buf_t rbuf, out, wbuf;
+    ns_tls_sess_t *tls; /* --tls: the session; cin its ciphertext in, tout out */
+    ns_buf_t cin, tout;
     slot_t *slots;
     uint32_t nslots, *freelist, nfree, seq, inflight;
     int cur_body;
@@ -111,6 +115,7 @@ typedef struct {
  * counters and histograms, templates, and the results of finished runs. */
 struct bench {
     const nsb_opts_t *o;
+    ns_tls_ctx_t *tctx; /* --tls */
     uv_loop_t *loop;
     struct sockaddr_storage addr;
     bconn_t *conns;

@@ -200,9 +200,30 @@ static void write_cb(uv_write_t *req, int status)
     flush(c);
 }
 
+/* TLS: the plaintext in out becomes records after the pending handshake
+ * bytes, and out then holds what goes on the wire. */
+static bool seal(bconn_t *c)
+{
+    const char *why = NULL;
+    if (c->out.len > 0 &&
+        ns_tls_sess_seal(c->tls, c->out.data, c->out.len, &c->tout, &why) != NS_OK) {
+        conn_dead(c, why);
+        return false;
+    }
+    ns_buf_t t = c->out;
+    c->out = c->tout;
+    c->tout = t;
+    ns_buf_reset(&c->tout);
+    return true;
+}
+
 void flush(bconn_t *c)
 {
-    if (c->dead || c->writing || !c->connected || c->out.len == 0)
+    if (c->dead || c->writing || !c->linked)
+        return;
+    if (c->tls && !seal(c))
+        return;
+    if (c->out.len == 0)
         return;
     ns_buf_t t = c->wbuf;
     c->wbuf = c->out;
@@ -288,7 +309,27 @@ static void handle_frame(bconn_t *c, const uint8_t *f, size_t len, uint64_t now)
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     bconn_t *c = h->data;
-    nsb_read_buf(&c->rbuf, buf);
+    nsb_read_buf(c->tls ? &c->cin : &c->rbuf, buf);
+}
+
+static void conn_ready(bconn_t *c);
+
+/* TLS: decrypts what was read into rbuf; false when the connection died. */
+static bool tls_in(bconn_t *c, size_t nread)
+{
+    const char *why = NULL;
+    c->cin.len += nread;
+    int rc = ns_tls_sess_feed(c->tls, c->cin.data, c->cin.len, &c->rbuf, &c->tout, &why);
+    ns_buf_reset(&c->cin);
+    if (rc != NS_OK) {
+        conn_dead(c, rc == NS_ESHUTDOWN ? "closed by the server" : why);
+        return false;
+    }
+    if (!c->connected && ns_tls_sess_established(c->tls))
+        conn_ready(c);
+    if (c->tout.len > 0)
+        flush(c);
+    return !c->dead;
 }
 
 static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -301,7 +342,12 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0)
         return;
-    c->rbuf.len += (size_t)nread;
+    if (c->tls) {
+        if (!tls_in(c, (size_t)nread))
+            return;
+    } else {
+        c->rbuf.len += (size_t)nread;
+    }
     uint64_t now = uv_hrtime();
     size_t off = 0;
     while (!c->dead) {
@@ -348,6 +394,10 @@ static void conn_close_cb(uv_handle_t *h)
     ns_buf_free(&c->rbuf);
     ns_buf_free(&c->out);
     ns_buf_free(&c->wbuf);
+    ns_buf_free(&c->cin);
+    ns_buf_free(&c->tout);
+    ns_tls_sess_free(c->tls);
+    c->tls = NULL;
 }
 
 void timer_close_cb(uv_handle_t *h)
@@ -416,13 +466,32 @@ static void connect_cb(uv_connect_t *req, int status)
         conn_dead(c, uv_strerror(status));
         return;
     }
-    c->connected = true;
-    b->connected_n++;
+    c->linked = true;
     uv_tcp_nodelay(&c->tcp, 1);
+    if (b->tctx) {
+        const char *why = NULL;
+        c->tls = ns_tls_sess_client(b->tctx, b->o->host);
+        if (c->tls == NULL || ns_tls_sess_start(c->tls, &c->tout, &why) != NS_OK) {
+            conn_dead(c, c->tls ? why : "out of memory");
+            return;
+        }
+    }
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0) {
         conn_dead(c, "read start failed");
         return;
     }
+    if (c->tls)
+        flush(c); /* the ClientHello; conn_ready once the handshake is done */
+    else
+        conn_ready(c);
+}
+
+/* The connection may carry requests now. */
+static void conn_ready(bconn_t *c)
+{
+    bench_t *b = c->b;
+    c->connected = true;
+    b->connected_n++;
     if (b->connected_n == b->n_conns)
         start_setup(b);
     else

@@ -58,6 +58,11 @@ static void usage(FILE *out)
         "  --label TEXT              copied to the output\n"
         "  --server-cpu N, --client-cpu N  cores to watch: the share of each used by other\n"
         "                            processes during a measurement is reported\n"
+        "  --tls                     speak TLS (the server is verified only with --tls-ca)\n"
+        "  --tls-ca FILE, --tls-cert FILE --tls-key FILE  CA to verify with; client cert\n"
+        "  --handshakes              instead of load: one connection at a time (connect,\n"
+        "                            TLS handshake with --tls, one lookup, close) for\n"
+        "                            --duration S or --count N; reports connections/s\n"
         "  --drain-timeout-ms N (10000)  --setup-timeout-ms N (300000)  --connect-parallel N "
         "(64)\n",
         out);
@@ -143,7 +148,12 @@ enum {
     O_EXEC_CPU,
     O_SERVER_CPU,
     O_CLIENT_CPU,
-    O_HELP
+    O_HELP,
+    O_TLS,
+    O_TLS_CA,
+    O_TLS_CERT,
+    O_TLS_KEY,
+    O_HANDSHAKES
 };
 
 int main(int argc, char **argv)
@@ -194,6 +204,11 @@ int main(int argc, char **argv)
         {"server-cpu", required_argument, NULL, O_SERVER_CPU},
         {"client-cpu", required_argument, NULL, O_CLIENT_CPU},
         {"help", no_argument, NULL, O_HELP},
+        {"tls", no_argument, NULL, O_TLS},
+        {"tls-ca", required_argument, NULL, O_TLS_CA},
+        {"tls-cert", required_argument, NULL, O_TLS_CERT},
+        {"tls-key", required_argument, NULL, O_TLS_KEY},
+        {"handshakes", no_argument, NULL, O_HANDSHAKES},
         {NULL, 0, NULL, 0},
     };
     nsb_opts_t o;
@@ -397,6 +412,24 @@ int main(int argc, char **argv)
         case O_CLIENT_CPU:
             o.client_cpu = atoi(optarg);
             break;
+        case O_TLS:
+            o.tls = true;
+            break;
+        case O_TLS_CA:
+            o.tls = true;
+            o.tls_ca = optarg;
+            break;
+        case O_TLS_CERT:
+            o.tls = true;
+            o.tls_cert = optarg;
+            break;
+        case O_TLS_KEY:
+            o.tls = true;
+            o.tls_key = optarg;
+            break;
+        case O_HANDSHAKES:
+            o.handshakes = true;
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -426,5 +459,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "nsbench: --reg-change-fraction must be within 0..1\n");
         return 1;
     }
+    if (o.handshakes)
+        return handshake_run(&o);
     return load_run(&o);
 }

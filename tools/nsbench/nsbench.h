@@ -202,6 +202,10 @@ typedef struct {
     const char *pid_file;
     int exec_cpu;               /* -1 = do not pin */
     int server_cpu, client_cpu; /* cores to watch for other load; -1 = none */
+    /* TLS (--tls, --tls-ca, --tls-cert, --tls-key) */
+    bool tls;
+    const char *tls_ca, *tls_cert, *tls_key;
+    bool handshakes; /* --handshakes: connect, handshake, one lookup, close; repeat */
 } nsb_opts_t;
 
 /* load.c: runs the benchmark; returns the process exit status (0 ok,
@@ -209,6 +213,8 @@ typedef struct {
 int load_run(const nsb_opts_t *o);
 /* echo.c: serves until SIGINT/SIGTERM. */
 int echo_run(const char *bind_addr, int port, size_t response_bytes, const char *port_file);
+/* handshake.c: --handshakes: sequential connections, each one lookup. */
+int handshake_run(const nsb_opts_t *o);
 /* probe.c: starts argv, polls for the first correct route. */
 int probe_run(const nsb_opts_t *o, char **argv);
 

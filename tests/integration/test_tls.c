@@ -1,0 +1,437 @@
+/* test_tls.c - TLS on the remoting port through the real namesrvd, with
+ * certificates made by the openssl CLI in each test's directory
+ * (nstest_make_certs): permissive serves TLS and plain on one port,
+ * enforcing refuses plain, mutual TLS refuses a client without (or with an
+ * untrusted) certificate, a new certificate is picked up while a connection
+ * is open, a bad new file keeps the old one, handshakes are bounded. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "nstest_tls.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+
+typedef struct {
+    char *dir;
+    nstest_server_t srv;
+    bool started;
+    char path[8][512]; /* scratch for argument strings */
+} fx_t;
+
+static int setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL || (fx->dir = nstest_tmpdir("tls")) == NULL || nstest_make_certs(fx->dir) != 0) {
+        if (fx && fx->dir) {
+            nstest_rmtree(fx->dir);
+            free(fx->dir);
+        }
+        free(fx);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *fx = *state;
+    if (fx->started)
+        nstest_server_stop(&fx->srv, SIGKILL);
+    nstest_rmtree(fx->dir);
+    free(fx->dir);
+    free(fx);
+    return 0;
+}
+
+/* "--key=<dir>/<file>" in scratch slot i. */
+static const char *arg_path(fx_t *fx, int i, const char *key, const char *file)
+{
+    snprintf(fx->path[i], sizeof fx->path[i], "--%s=%s/%s", key, fx->dir, file);
+    return fx->path[i];
+}
+
+static const char *file_in(fx_t *fx, int i, const char *file)
+{
+    snprintf(fx->path[i], sizeof fx->path[i], "%s/%s", fx->dir, file);
+    return fx->path[i];
+}
+
+/* Starts the server with the certificate srv.pem plus extra args. */
+static void start(fx_t *fx, const char *const *extra)
+{
+    const char *args[24];
+    size_t n = 0;
+    args[n++] = arg_path(fx, 0, "tls.server.certPath", "srv.pem");
+    args[n++] = arg_path(fx, 1, "tls.server.keyPath", "srv.key");
+    args[n++] = "--tls.config.file="; /* never the machine's /etc/rocketmq/tls.properties */
+    for (size_t i = 0; extra && extra[i] && n < 23; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+    assert_int_equal(nstest_server_start(&fx->srv, fx->dir, args), 0);
+    fx->srv.dir = fx->dir; /* for nstest_log_wait */
+    fx->started = true;
+}
+
+/* Connects with TLS verifying the server with ca (file in the test dir);
+ * cert/key may be NULL. Returns the rc; *why the TLS reason. */
+static int tls_connect(fx_t *fx, const char *ca, const char *cert, const char *key, ns_client_t **c,
+                       const char **why)
+{
+    char cap[512], certp[512], keyp[512];
+    snprintf(cap, sizeof cap, "%s/%s", fx->dir, ca);
+    snprintf(certp, sizeof certp, "%s/%s", fx->dir, cert ? cert : "");
+    snprintf(keyp, sizeof keyp, "%s/%s", fx->dir, key ? key : "");
+    ns_client_tls_t t = {
+        .ca_file = cap, .cert_file = cert ? certp : NULL, .key_file = key ? keyp : NULL};
+    return ns_client_connect_tls("127.0.0.1", fx->srv.port, 3000, &t, c, why);
+}
+
+/* One GET_BROKER_CLUSTER_INFO; returns the rc of the call (code checked). */
+static int cluster_info(ns_client_t *c)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
+    ns_cmd_msg_init(&rsp);
+    int rc = ns_client_call(c, &cmd, 3000, &rsp);
+    if (rc == NS_OK)
+        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    return rc;
+}
+
+static void permissive_serves_tls_and_plain(void **state)
+{
+    fx_t *fx = *state;
+    start(fx, NULL); /* tls.server.mode defaults to permissive */
+    const char *why = NULL;
+    ns_client_t *t = NULL, *p = nstest_connect(&fx->srv);
+    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
+        fail_msg("TLS connect failed: %s", why);
+    for (int i = 0; i < 3; i++) { /* interleaved on one port */
+        assert_int_equal(cluster_info(t), NS_OK);
+        assert_int_equal(cluster_info(p), NS_OK);
+    }
+    /* a large reply crosses several TLS records */
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    static char big[60000];
+    memset(big, 'v', sizeof big - 1);
+    const char *kv[] = {"namespace", "tls", "key", "k", "value", big, NULL};
+    nstest_cmd(&cmd, ext, NS_REQ_PUT_KV_CONFIG, kv);
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(t, &cmd, 5000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    const char *kv2[] = {"namespace", "tls", "key", "k", NULL};
+    nstest_cmd(&cmd, ext, NS_REQ_GET_KV_CONFIG, kv2);
+    assert_int_equal(ns_client_call(t, &cmd, 5000, &rsp), NS_OK);
+    assert_string_equal(ns_cmd_ext_get(&rsp.cmd, "value"), big);
+    ns_cmd_msg_free(&rsp);
+    ns_client_close(t);
+    ns_client_close(p);
+    /* a client that does not trust the server's CA gives up */
+    assert_int_not_equal(tls_connect(fx, "ca2.pem", NULL, NULL, &t, &why), NS_OK);
+    assert_non_null(strstr(why, "certificate verify failed"));
+    assert_true(nstest_log_wait(&fx->srv, "closed: TLS handshake failed", 3000));
+}
+
+/* A server whose certificate has expired: clients that verify refuse it. */
+static void expired_server_certificate(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {arg_path(fx, 2, "tls.server.certPath", "oldsrv.pem"),
+                           arg_path(fx, 3, "tls.server.keyPath", "oldsrv.key"), NULL};
+    start(fx, extra);
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    assert_int_not_equal(tls_connect(fx, "ca.pem", NULL, NULL, &t, &why), NS_OK);
+    if (strstr(why, "certificate has expired") == NULL)
+        fail_msg("client said: %s", why);
+    assert_true(nstest_log_wait(&fx->srv, "closed: TLS handshake failed", 3000));
+}
+
+static void enforcing_refuses_plain(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--tls.server.mode=enforcing", NULL};
+    start(fx, extra);
+    ns_client_t *p = nstest_connect(&fx->srv), *t = NULL;
+    assert_int_not_equal(cluster_info(p), NS_OK);
+    ns_client_close(p);
+    assert_true(nstest_log_wait(&fx->srv,
+                                "conn 127.0.0.1:", 3000)); /* the peer is named in the line below */
+    assert_true(nstest_log_wait(
+        &fx->srv, "closed: plain connection refused: tls.server.mode=enforcing", 3000));
+    const char *why = NULL;
+    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
+        fail_msg("TLS connect failed: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_client_close(t);
+}
+
+static void disabled_refuses_tls(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--tls.server.mode=disabled", NULL};
+    start(fx, extra);
+    ns_client_t *t = NULL, *p = nstest_connect(&fx->srv);
+    const char *why = NULL;
+    assert_int_not_equal(tls_connect(fx, "ca.pem", NULL, NULL, &t, &why), NS_OK);
+    assert_true(
+        nstest_log_wait(&fx->srv, "TLS ClientHello refused: tls.server.mode=disabled", 3000));
+    assert_int_equal(cluster_info(p), NS_OK);
+    ns_client_close(p);
+}
+
+static void mutual_tls_require(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--tls.server.need.client.auth=require",
+                           arg_path(fx, 2, "tls.server.trustCertPath", "ca.pem"), NULL};
+    start(fx, extra);
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    /* without a certificate: TLS 1.3 finishes the client's side first, so
+     * the refusal may come at the handshake or at the first request */
+    int rc = tls_connect(fx, "ca.pem", NULL, NULL, &t, &why);
+    if (rc == NS_OK) {
+        assert_int_not_equal(cluster_info(t), NS_OK);
+        ns_client_close(t);
+    }
+    assert_true(nstest_log_wait(&fx->srv, "peer did not return a certificate", 3000));
+    /* a certificate from a CA the server does not trust */
+    rc = tls_connect(fx, "ca.pem", "rogue.pem", "rogue.key", &t, &why);
+    if (rc == NS_OK) {
+        assert_int_not_equal(cluster_info(t), NS_OK);
+        ns_client_close(t);
+    }
+    assert_true(nstest_log_wait(&fx->srv, "certificate verify failed", 3000));
+    /* an expired one from the trusted CA */
+    rc = tls_connect(fx, "ca.pem", "oldcli.pem", "oldcli.key", &t, &why);
+    if (rc == NS_OK) {
+        assert_int_not_equal(cluster_info(t), NS_OK);
+        ns_client_close(t);
+    }
+    assert_true(nstest_log_wait(&fx->srv, "certificate has expired", 3000));
+    /* the right one */
+    if (tls_connect(fx, "ca.pem", "cli.pem", "cli.key", &t, &why) != NS_OK)
+        fail_msg("mTLS connect failed: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_client_close(t);
+    /* plain still served in permissive mode */
+    ns_client_t *p = nstest_connect(&fx->srv);
+    assert_int_equal(cluster_info(p), NS_OK);
+    ns_client_close(p);
+}
+
+static void reload_with_connection_open(void **state)
+{
+    fx_t *fx = *state;
+    /* the server reads its certificate from copies the test replaces */
+    assert_int_equal(nstest_install_file(file_in(fx, 4, "srv.pem"), file_in(fx, 5, "live.pem")), 0);
+    assert_int_equal(nstest_install_file(file_in(fx, 4, "srv.key"), file_in(fx, 5, "live.key")), 0);
+    const char *extra[] = {arg_path(fx, 2, "tls.server.certPath", "live.pem"),
+                           arg_path(fx, 3, "tls.server.keyPath", "live.key"), NULL};
+    start(fx, extra);
+    ns_client_t *old = NULL, *t = NULL;
+    const char *why = NULL;
+    if (tls_connect(fx, "ca.pem", NULL, NULL, &old, &why) != NS_OK)
+        fail_msg("TLS connect failed: %s", why);
+    assert_int_equal(cluster_info(old), NS_OK);
+
+    /* a bad new certificate: logged, the old context stays */
+    FILE *f = fopen(file_in(fx, 4, "bad.pem"), "w");
+    assert_non_null(f);
+    fputs("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n", f);
+    fclose(f);
+    assert_int_equal(nstest_install_file(file_in(fx, 4, "bad.pem"), file_in(fx, 5, "live.pem")), 0);
+    assert_true(
+        nstest_log_wait(&fx->srv, "reload failed, the previous certificate stays in use", 5000));
+    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
+        fail_msg("the old certificate should still be served: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_client_close(t);
+
+    /* the new pair (signed by another CA): new connections get it */
+    assert_int_equal(nstest_install_file(file_in(fx, 4, "srv2.key"), file_in(fx, 5, "live.key")),
+                     0);
+    assert_int_equal(nstest_install_file(file_in(fx, 4, "srv2.pem"), file_in(fx, 5, "live.pem")),
+                     0);
+    bool switched = false;
+    for (int i = 0; i < 100 && !switched; i++) {
+        if (tls_connect(fx, "ca2.pem", NULL, NULL, &t, &why) == NS_OK) {
+            switched = true;
+            assert_int_equal(cluster_info(t), NS_OK);
+            ns_client_close(t);
+        } else {
+            nstest_sleep_ms(50);
+        }
+    }
+    assert_true(switched);
+    assert_true(nstest_log_wait(&fx->srv, "reloaded (context", 1000));
+    assert_int_not_equal(tls_connect(fx, "ca.pem", NULL, NULL, &t, &why), NS_OK);
+    /* the connection opened before still works on its own session */
+    assert_int_equal(cluster_info(old), NS_OK);
+    ns_client_close(old);
+
+    /* SIGHUP rebuilds at once */
+    int before = nstest_log_count(&fx->srv, "reloaded (context");
+    assert_int_equal(kill(fx->srv.pid, SIGHUP), 0);
+    assert_true(nstest_log_wait(&fx->srv, "SIGHUP: reloading the TLS certificate", 3000));
+    for (int i = 0; i < 100 && nstest_log_count(&fx->srv, "reloaded (context") == before; i++)
+        nstest_sleep_ms(20);
+    assert_int_equal(nstest_log_count(&fx->srv, "reloaded (context"), before + 1);
+    if (tls_connect(fx, "ca2.pem", NULL, NULL, &t, &why) != NS_OK)
+        fail_msg("after SIGHUP: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_client_close(t);
+}
+
+static void handshake_is_bounded(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--tlsHandshakeTimeoutMillis=300", NULL};
+    start(fx, extra);
+    ns_client_t *c = nstest_connect(&fx->srv);
+    /* the first bytes of a ClientHello, and then nothing */
+    static const uint8_t partial[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00,
+                                      0x01, 0xfc, 0x03, 0x03, 0x00, 0x01, 0x02};
+    assert_int_equal(ns_client_send_raw(c, partial, sizeof partial), NS_OK);
+    int64_t t0 = nstest_mono_ms();
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_recv(c, 5000, &rsp), NS_ECONN); /* closed by the server */
+    int64_t took = nstest_mono_ms() - t0;
+    assert_true(took < 3000);
+    assert_true(nstest_log_wait(
+        &fx->srv, "closed: handshake not finished within tlsHandshakeTimeoutMillis=300", 1000));
+    ns_cmd_msg_free(&rsp);
+    ns_client_close(c);
+    /* the others are unaffected */
+    ns_client_t *p = nstest_connect(&fx->srv);
+    assert_int_equal(cluster_info(p), NS_OK);
+    ns_client_close(p);
+}
+
+/* A TLS connection the server closes (here: idle) ends with close_notify. */
+static void idle_close_sends_close_notify(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--serverChannelMaxIdleTimeSeconds=1", NULL};
+    start(fx, extra);
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
+        fail_msg("TLS connect failed: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_recv(t, 5000, &rsp), NS_ECONN);
+    if (strstr(why, "close_notify") == NULL)
+        fail_msg("the connection ended without close_notify: '%s'", why);
+    ns_cmd_msg_free(&rsp);
+    ns_client_close(t);
+    assert_true(nstest_log_wait(&fx->srv, "closing: idle timeout", 1000));
+}
+
+static void bad_settings_fail_at_start(void **state)
+{
+    fx_t *fx = *state;
+    char *err = NULL;
+    char data[600], cert[600], key[600];
+    snprintf(data, sizeof data, "--dataDir=%s/data2", fx->dir);
+    snprintf(cert, sizeof cert, "--tls.server.certPath=%s/srv.pem", fx->dir);
+    snprintf(key, sizeof key, "--tls.server.keyPath=%s/cli.key", fx->dir); /* not srv's key */
+    const char *args[] = {data, "--listenPort=0", cert, key, "--tls.config.file=", NULL};
+    assert_int_not_equal(nstest_run(NS_NAMESRVD_PATH, args, &err, 10000), 0);
+    assert_non_null(err);
+    if (strstr(err, "does not match certificate") == NULL)
+        fail_msg("namesrvd said: %s", err);
+    free(err);
+    const char *args2[] = {data, "--listenPort=0", "--tls.server.mode=enforcing",
+                           "--tls.config.file=", NULL};
+    assert_int_not_equal(nstest_run(NS_NAMESRVD_PATH, args2, &err, 10000), 0);
+    assert_non_null(strstr(err, "enforcing needs tls.server.certPath"));
+    free(err);
+}
+
+/* tls.config.file: its tls.server.* keys apply, as Java's TlsHelper reads them. */
+static void tls_config_file(void **state)
+{
+    fx_t *fx = *state;
+    char path[600], line[700];
+    snprintf(path, sizeof path, "%s/tls.properties", fx->dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "tls.test.mode.enable=false\ntls.client.authServer=true\n"
+            "tls.server.need.client.auth=require\ntls.server.trustCertPath=%s/ca.pem\n",
+            fx->dir);
+    fclose(f);
+    snprintf(line, sizeof line, "--tls.config.file=%s", path);
+    const char *args[] = {arg_path(fx, 0, "tls.server.certPath", "srv.pem"),
+                          arg_path(fx, 1, "tls.server.keyPath", "srv.key"), line, NULL};
+    assert_int_equal(nstest_server_start(&fx->srv, fx->dir, args), 0);
+    fx->srv.dir = fx->dir; /* for nstest_log_wait */
+    fx->started = true;
+    assert_true(nstest_log_wait(&fx->srv, "TLS: settings read from", 3000));
+    assert_true(nstest_log_wait(&fx->srv, "client auth require", 3000));
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    if (tls_connect(fx, "ca.pem", "cli.pem", "cli.key", &t, &why) != NS_OK)
+        fail_msg("mTLS connect failed: %s", why);
+    assert_int_equal(cluster_info(t), NS_OK);
+    ns_client_close(t);
+}
+
+/* namesrvctl speaks TLS with --tls-ca (and a client certificate). */
+static void namesrvctl_over_tls(void **state)
+{
+    fx_t *fx = *state;
+    const char *extra[] = {"--tls.server.mode=enforcing", NULL};
+    start(fx, extra);
+    char ns[64], ca[600];
+    snprintf(ns, sizeof ns, "127.0.0.1:%d", fx->srv.port);
+    snprintf(ca, sizeof ca, "%s/ca.pem", fx->dir);
+    char *out = NULL;
+    int rc = nstest_ctl(10000, &out, "kv", "put", "NS", "K", "V", "--ns", ns, "--tls-ca", ca, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = nstest_ctl(10000, &out, "kv", "get", "NS", "K", "--ns", ns, "--tls-ca", ca, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "V");
+    free(out);
+    rc = nstest_ctl(10000, &out, "kv", "get", "NS", "K", "--ns", ns, NULL); /* plain: refused */
+    NSTEST_EXPECT_RC(rc, 5, out);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(permissive_serves_tls_and_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(enforcing_refuses_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(expired_server_certificate, setup, teardown),
+        cmocka_unit_test_setup_teardown(disabled_refuses_tls, setup, teardown),
+        cmocka_unit_test_setup_teardown(mutual_tls_require, setup, teardown),
+        cmocka_unit_test_setup_teardown(reload_with_connection_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(handshake_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(idle_close_sends_close_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_settings_fail_at_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(tls_config_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(namesrvctl_over_tls, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -51,9 +51,9 @@ struct ns_conn {
     bool paused;
     int brokers; /* main loop only: registrations seen on this connection */
     uint64_t last_active_ms;
-    uint64_t accepted_ms;
-    ns_buf_t rbuf; /* the tail of a frame that has not fully arrived (plain bytes) */
-    ns_wq_t wq;    /* replies waiting for the next write, and the one in flight */
+    uint64_t handshake_seen_ms; /* the sweep first saw the filter not ready; 0 = not */
+    ns_buf_t rbuf;              /* the tail of a frame that has not fully arrived (plain bytes) */
+    ns_wq_t wq;                 /* replies waiting for the next write, and the one in flight */
     ns_cmd_msg_t msg;
     ns_conn_filter_t filter;
     ns_mail_t close_mail;  /* another loop's close request, kept so it cannot fail */
@@ -436,7 +436,6 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_nodelay(&c->tcp, 1);
     NS_M_INC(c->srv->m.conn_accepted);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
-    c->accepted_ms = uv_now(c->srv->loop);
     if (c->srv->on_accepted)
         c->srv->on_accepted(c->srv, c, (const struct sockaddr *)&ss);
     if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
@@ -598,7 +597,12 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
     for (ns_conn_t *c = srv->conns; c; c = c->next) {
         if (c->closing)
             continue;
-        if (c->filter.ready && !c->filter.ready(c->filter.ctx) && now_ms - c->accepted_ms > hs_ms) {
+        bool handshaking = c->filter.ready && !c->filter.ready(c->filter.ctx);
+        if (!handshaking)
+            c->handshake_seen_ms = 0;
+        else if (c->handshake_seen_ms == 0)
+            c->handshake_seen_ms = now_ms;
+        if (handshaking && now_ms - c->handshake_seen_ms >= hs_ms) {
             NS_LOG_WARN("conn %s: closed: handshake not finished within "
                         "tlsHandshakeTimeoutMillis=%llu",
                         c->peer, (unsigned long long)hs_ms);

@@ -41,9 +41,10 @@ typedef struct {
      * contents with the bytes to put on the wire (maybe none). Called at
      * every flush of the connection (ns_conn_want_flush asks for one). */
     int (*write)(void *ctx, ns_conn_t *c, ns_buf_t *plain);
-    /* False while the filter waits for a handshake (PROXY header, TLS):
-     * the idle sweep closes the connection when it is still not ready
-     * tlsHandshakeTimeoutMillis after the accept. May be NULL. */
+    /* False while a handshake (PROXY header, TLS) is under way: the idle
+     * sweep closes the connection when it is still not ready
+     * tlsHandshakeTimeoutMillis after the sweep first saw it so (within the
+     * sweep's 1 s). May be NULL. */
     bool (*ready)(void *ctx);
     /* The connection closes on our side: bytes to send if the socket takes
      * them at once (a TLS alert or close_notify), or NULL. May be NULL. */

@@ -70,7 +70,7 @@ static int filter_write(void *ctx, ns_conn_t *c, ns_buf_t *plain)
 
 static bool filter_ready(void *ctx)
 {
-    return ns_wire_ready(ctx);
+    return !ns_wire_handshaking(ctx);
 }
 
 static const ns_buf_t *filter_closing(void *ctx)

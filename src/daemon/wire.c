@@ -156,6 +156,13 @@ bool ns_wire_ready(const ns_wire_t *w)
            (w->state == NS_WIRE_TLS && ns_tls_sess_established(w->tls));
 }
 
+bool ns_wire_handshaking(const ns_wire_t *w)
+{
+    if (w->state == NS_WIRE_TLS)
+        return !ns_tls_sess_established(w->tls);
+    return w->state == NS_WIRE_DETECT && (w->head.len > 0 || w->proxy_done);
+}
+
 const char *ns_wire_proxied_peer(const ns_wire_t *w)
 {
     return w->proxied[0] ? w->proxied : NULL;

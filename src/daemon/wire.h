@@ -52,6 +52,11 @@ int ns_wire_feed(ns_wire_t *w, const uint8_t *in, size_t n, ns_buf_t *plain, con
 ns_wire_state_t ns_wire_state(const ns_wire_t *w);
 /* True once detection is over and, for TLS, the handshake has finished. */
 bool ns_wire_ready(const ns_wire_t *w);
+/* True while a handshake is under way: the first bytes (a PROXY header
+ * among them) have started to arrive but are not decided, or TLS has not
+ * finished. A connection that has sent nothing yet is not handshaking (the
+ * idle timeout governs it, as in Java). */
+bool ns_wire_handshaking(const ns_wire_t *w);
 /* "ip:port" from a PROXY header, or NULL if none carried an address. */
 const char *ns_wire_proxied_peer(const ns_wire_t *w);
 /* Ciphertext the wire wants sent (handshake, alerts); the caller may take

@@ -43,10 +43,10 @@ typedef struct {
     uint8_t serialize_type; /* NS_SERIALIZE_JSON or NS_SERIALIZE_ROCKETMQ */
     const char *remark;     /* NULL = no remark (omitted on encode) */
     size_t remark_len;
-    bool has_ext;           /* encode: emit extFields (possibly {}) */
+    bool has_ext; /* encode: emit extFields (possibly {}) */
     const ns_ext_field_t *ext;
     size_t n_ext;
-    const uint8_t *body;    /* NULL/0 = no body */
+    const uint8_t *body; /* NULL/0 = no body */
     size_t body_len;
 } ns_cmd_t;
 
@@ -60,6 +60,12 @@ typedef struct {
     ns_buf_t arena;
     ns_ext_field_t *ext_storage;
     size_t ext_cap;
+    /* Hash index over the ext keys of the header being decoded (slot = entry
+     * index + 1, 0 = empty), built only once a header has more than a few
+     * entries and freed when the decode ends: finding a duplicate key costs
+     * O(1), so a header with n entries decodes in O(n). */
+    uint32_t *ext_index;
+    size_t ext_index_cap; /* power of two or 0 */
 } ns_cmd_msg_t;
 
 void ns_cmd_msg_init(ns_cmd_msg_t *m);

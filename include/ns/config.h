@@ -50,6 +50,12 @@ typedef struct {
     int64_t wait_seconds_for_service; /* waitSecondsForService, 45 */
     char *config_black_list;          /* configBlackList */
     int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
+    /* memory budgets over all connections (issue 14, src/daemon/budget.h; ours) */
+    int64_t max_connections;            /* maxConnections, 4096 */
+    int64_t max_unfinished_frame_bytes; /* maxUnfinishedFrameBytes, 64 MiB */
+    int64_t max_unsent_reply_bytes;     /* maxUnsentReplyBytes, 64 MiB */
+    int64_t writer_queue_max_bytes;     /* writerQueueMaxBytes, 64 MiB */
+    int64_t writer_queue_max_ops;       /* writerQueueMaxOps, 10000 */
     /* logging */
     char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
     /* the file given with -c, if any (not a table entry) */
@@ -78,6 +84,13 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *er
 
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
+/* Checks a change of key to value while the server runs: the key must be
+ * mutable and, for the keys that have them, inside the tighter run-time
+ * bounds (a value anyone who may send UPDATE_NAMESRV_CONFIG picks must not
+ * disable liveness, the audit history or a safety cap). NS_OK or NS_EINVAL
+ * with a message naming the key and the range in err. The value's syntax
+ * is ns_config_set's to check. */
+int ns_config_check_runtime(const char *key, const char *value, char *err, size_t errlen);
 /* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
 bool ns_config_is_mutable(const char *key);
 

@@ -48,8 +48,9 @@ typedef struct {
     int version;
     size_t max_inflate;
     bool decoded;
-    uint32_t fp;      /* fingerprint of the request (header fields and body) */
-    char remark[160]; /* why the body was refused, when it was */
+    uint32_t fp;       /* fingerprint of the request (header fields and body) */
+    char remark[160];  /* why the body was refused, when it was */
+    char dropped[200]; /* topics left out for their names (ns/names.h), or "" */
 } reg_op_t;
 
 /* Bodies up to this size (a few dozen topics, JSON or compressed) are
@@ -118,11 +119,12 @@ static void reg_op_free(reg_op_t *op)
  * the header, the ORDER_TOPIC_CONFIG KV table as body when it exists. txn is
  * the caller's read transaction, or NULL to use the loop's for the reply. */
 static void reply_registered(ns_server_t *srv, const ns_reply_to_t *to,
-                             const ns_register_result_t *res, ns_txn_t *txn)
+                             const ns_register_result_t *res, ns_txn_t *txn, const char *remark)
 {
     ns_rsp_t rsp = {0};
     bool own_txn = false;
     rsp.has_ext = true;
+    rsp.remark = remark && remark[0] ? remark : NULL;
     if (res->ha_addr)
         ns_rsp_ext(&rsp, "haServerAddr", res->ha_addr);
     if (res->master_addr)
@@ -166,6 +168,11 @@ static bool body_check(reg_op_t *op, const uint8_t *p, size_t n, int64_t crc, in
                  ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
         return false;
     }
+    char first[140];
+    size_t n_bad = ns_regbody_drop_bad_names(&op->body, first, sizeof first);
+    if (n_bad)
+        snprintf(op->dropped, sizeof op->dropped, "%zu topic(s) not registered: %s%s", n_bad, first,
+                 n_bad > 1 ? ", ..." : "");
     return true;
 }
 
@@ -210,14 +217,16 @@ static void reg_done(ns_wop_t *w)
         reply_register_failed(&op->to, "register broker failed");
     } else if (op->res.conflict) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
-        reply_registered(srv, &op->to, &op->res, NULL);
+        reply_registered(srv, &op->to, &op->res, NULL, op->dropped);
     } else {
         ns_live_entry_t *e = ns_liveness_register(
             srv->liveness, op->cluster, op->addr, op->broker_name, op->args.broker_id,
             op->args.heartbeat_timeout_ms, op->to.conn, ns_now_ms(srv));
         if (op->to.conn)
             ns_conn_note_broker(op->to.conn);
-        reply_registered(srv, &op->to, &op->res, NULL);
+        if (op->dropped[0])
+            NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->dropped);
+        reply_registered(srv, &op->to, &op->res, NULL, op->dropped);
         /* registered over a connection that closed meanwhile: it is gone */
         if (e && op->to.conn && ns_conn_is_closed(op->to.conn))
             unregister_entry(srv, e, "its connection closed during registration");
@@ -293,7 +302,7 @@ void ns_cmd_register_broker(ns_req_t *req)
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                              ns_now_ms(srv));
         ns_conn_note_broker(req->conn);
-        reply_registered(srv, &req->to, &same, req->txn);
+        reply_registered(srv, &req->to, &same, req->txn, NULL);
         goto drop;
     }
     if (cmd->body_len > LOOP_DECODE_MAX_BYTES) {
@@ -322,7 +331,7 @@ void ns_cmd_register_broker(ns_req_t *req)
         if (e)
             remember_unchanged(srv, e, op->fp, &op->res);
         ns_conn_note_broker(req->conn);
-        reply_registered(srv, &req->to, &op->res, req->txn);
+        reply_registered(srv, &req->to, &op->res, req->txn, op->dropped);
         goto drop;
     }
     /* Fencing rule 2: the broker is alive and speaks over this connection;
@@ -340,6 +349,7 @@ void ns_cmd_register_broker(ns_req_t *req)
     }
     op->op.apply = reg_apply;
     op->op.done = reg_done;
+    op->op.bytes = sizeof *op + cmd->body_len;
     op->srv = srv;
     op->to = req->to;
     ns_reply_to_hold(&op->to);

@@ -108,6 +108,8 @@ void ns_cmd_update_namesrv_config(ns_req_t *req)
             goto out;
         }
         rc = ns_config_set(&probe, u.keys[i], u.vals[i], err, sizeof err);
+        if (rc == NS_OK)
+            rc = ns_config_check_runtime(u.keys[i], u.vals[i], err, sizeof err);
         ns_config_free(&probe);
         if (rc != NS_OK) {
             ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);

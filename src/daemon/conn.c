@@ -29,6 +29,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/wqueue.h"
+#include "budget.h"
 #include "server.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -55,6 +56,7 @@ struct ns_conn {
     ns_conn_t *link; /* the other half: a token, dereferenced only by its own loop */
     void *spare;     /* the message the close path will send (ioloop.c), kept so it cannot fail */
     char peer[64];
+    ns_conn_budget_t bud; /* what it holds against the server-wide budgets (budget.h) */
 };
 
 void ns_conn_ref(ns_conn_t *c)
@@ -66,6 +68,7 @@ void ns_conn_unref(ns_conn_t *c)
 {
     if (--c->refs > 0)
         return;
+    ns_budget_conn_close(&c->bud);
     ns_buf_free(&c->rbuf);
     ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
@@ -86,6 +89,25 @@ const char *ns_conn_peer(const ns_conn_t *c)
 void ns_conn_note_broker(ns_conn_t *c)
 {
     c->brokers++;
+}
+
+/* Re-accounts c's buffers against the server-wide budgets and, when a sum
+ * is over, closes the connections that hold the most (budget.c). */
+static void account(ns_conn_t *c)
+{
+    size_t unsent = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
+    if (ns_budget_account(&c->bud, c->rbuf.cap, unsent))
+        ns_budget_enforce(c->srv);
+}
+
+ns_conn_t *ns_conn_iter(ns_server_t *srv, ns_conn_t *prev)
+{
+    return prev ? prev->next : srv->conns;
+}
+
+ns_conn_budget_t *ns_conn_budget_of(ns_conn_t *c)
+{
+    return &c->bud;
 }
 
 static void mark_dirty(ns_conn_t *c)
@@ -122,6 +144,7 @@ static void close_cb(uv_handle_t *h)
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
     unlink_conn(c);
+    ns_budget_conn_close(&c->bud);
     if (srv->io)
         ns_io_closed(srv, c, c->link, take_spare(c)); /* its brokers are the main loop's */
     else if (c->brokers > 0 && !srv->stopping)
@@ -165,6 +188,9 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     }
     buf->base = (char *)c->rbuf.data + c->rbuf.len;
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
+    /* counted now, enforced in read_cb: libuv reads into the stream right
+     * after this callback, so it must not be closed here */
+    ns_budget_account(&c->bud, c->rbuf.cap, c->bud.unsent);
 }
 
 /* I/O loop: the main loop has too many of this loop's frames to handle;
@@ -229,6 +255,13 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             ns_conn_close(c, "malformed header");
             break;
         }
+        if (srv->io == NULL && ns_budget_writer_full() && ns_dispatch_may_write(&c->msg.cmd)) {
+            /* the writer queue is at its budget: this frame waits in c->rbuf */
+            ns_refusal(srv, c, NS_REFUSE_WRITER_PAUSE,
+                       "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
+            pause_reading(c);
+            break;
+        }
         if (srv->io && !ns_io_serves(&c->msg.cmd)) {
             if (ns_io_backlogged(srv)) { /* this frame waits in c->rbuf */
                 pause_reading(c);
@@ -255,6 +288,7 @@ static void process_rbuf(ns_conn_t *c)
     }
     if (c->rbuf.len == 0)
         ns_buf_free(&c->rbuf); /* back to the shared buffer */
+    account(c);
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -273,6 +307,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         if (!c->closing && used < (size_t)nread &&
             ns_buf_append(&c->rbuf, srv->rshared.data + used, (size_t)nread - used) != NS_OK)
             ns_conn_close(c, "out of memory");
+        account(c);
         return;
     }
     c->rbuf.len += (size_t)nread;
@@ -338,6 +373,12 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
     peer_name(&ss, c->peer, sizeof c->peer);
     uv_tcp_nodelay(&c->tcp, 1);
+    if (!ns_budget_conn_open(&c->bud)) {
+        ns_refusal(c->srv, c, NS_REFUSE_CONNECTIONS,
+                   "connection refused: maxConnections open already");
+        ns_conn_close(c, NULL);
+        return;
+    }
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close(c, "read start failed");
@@ -446,6 +487,7 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
         return;
     }
     mark_dirty(c);
+    account(c);
 }
 
 int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
@@ -460,6 +502,7 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
         return NS_ECONN;
     }
     mark_dirty(c);
+    account(c);
     return NS_OK;
 }
 
@@ -469,6 +512,7 @@ static void write_cb(uv_write_t *req, int status)
 {
     ns_conn_t *c = req->data;
     ns_wq_done(&c->wq);
+    account(c);
     if (status < 0) {
         ns_conn_close(c, uv_strerror(status));
     } else {
@@ -486,9 +530,11 @@ static void flush(ns_conn_t *c)
     if (c->proxy) {
         if (c->link && c->wq.out.len > 0)
             ns_io_reply(c->home, c->link, &c->wq.out);
+        account(c);
         return;
     }
     int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+    account(c);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
     else if (rc == NS_WQ_QUEUED)

@@ -13,6 +13,8 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "ns/names.h"
+#include "budget.h"
 #include "server.h"
 
 typedef enum { NS_CMD_READ, NS_CMD_WRITE } ns_cmd_kind_t;
@@ -76,6 +78,12 @@ static const ns_cmd_row_t *find_row(int code)
     return NULL;
 }
 
+bool ns_dispatch_may_write(const ns_cmd_t *cmd)
+{
+    const ns_cmd_row_t *row = find_row(cmd->code);
+    return row != NULL && (row->kind == NS_CMD_WRITE || row->code == NS_REQ_REGISTER_BROKER);
+}
+
 int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
 {
     if (srv->rtxn_users == 0) {
@@ -122,6 +130,12 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         snprintf(remark, sizeof remark, " request type %d not supported", cmd->code);
         NS_LOG_DEBUG("conn %s: %s", ns_conn_peer(conn), remark);
         ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
+        return;
+    }
+    char bad[192];
+    if (!ns_names_check_header(cmd, bad, sizeof bad)) {
+        ns_refusal(srv, conn, NS_REFUSE_NAME, "%s refused: %s", row->name, bad);
+        ns_reply_code(&req.to, NS_RSP_INVALID_PARAMETER, bad);
         return;
     }
     uint64_t t0 = uv_hrtime();

@@ -11,6 +11,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "budget.h"
 #include "server.h"
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -98,6 +99,14 @@ static int listen_on(ns_server_t *srv, char *err, size_t errlen)
     return NS_OK;
 }
 
+/* The writer queue got shorter: connections paused on its budget read again. */
+static void writer_drained(void *ctx)
+{
+    ns_server_t *srv = ctx;
+    if (srv->paused_head && !ns_budget_writer_full())
+        ns_conn_resume_all(srv);
+}
+
 int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *err, size_t errlen)
 {
     int rc;
@@ -118,7 +127,9 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         snprintf(err, errlen, "cannot read the stored brokers: %s", ns_strerror(rc));
         return rc;
     }
-    ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset};
+    ns_budget_init(cfg);
+    ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset,
+                               writer_drained, srv};
     if ((rc = ns_writer_start(srv->store, loop, (size_t)cfg->writer_batch_max, &hooks,
                               &srv->writer)) != NS_OK) {
         snprintf(err, errlen, "cannot start the writer thread");

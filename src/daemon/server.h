@@ -169,6 +169,9 @@ typedef struct {
     size_t body_len;
 } ns_rsp_t;
 
+/* True when the request may queue a mutation on the writer (its reading
+ * pauses while the writer queue is at its budget, budget.h). */
+bool ns_dispatch_may_write(const ns_cmd_t *cmd);
 /* Dispatches one decoded frame read from conn. */
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd);
 /* Sends rsp to `to` (nothing for one-way requests or closed conns). */
@@ -228,9 +231,9 @@ NS_HANDLER_DECL(get_namesrv_config)
  * and expired brokers are unregistered through the writer, fenced by the
  * generation they were decided for. */
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn);
+
 void ns_broker_scan(ns_server_t *srv);
 int ns_broker_restore(ns_server_t *srv);
-
 
 /* ---- simple write operations (dispatch.c) ----
  * Most write requests carry up to three strings, run one store mutation on

@@ -16,6 +16,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "budget.h"
 
 /* The lowest priority short of SCHED_IDLE (which an unprivileged process
  * cannot leave again, so a busy loop could starve it for good). Measured with
@@ -183,9 +184,13 @@ static void drain_done(ns_writer_t *w)
         op->next = NULL;
         w->pending--;
         w->done++;
+        size_t bytes = op->bytes;
         op->done(op);
+        ns_budget_writer_done(bytes + NS_WOP_BASE_BYTES);
         op = next;
     }
+    if (w->hooks.drained)
+        w->hooks.drained(w->hooks.loop_ctx);
 }
 
 static void done_cb(uv_poll_t *h, int status, int events)
@@ -246,6 +251,7 @@ void ns_writer_submit(ns_writer_t *w, ns_wop_t *op)
     op->rc = NS_OK;
     op->failed = false;
     w->pending++;
+    ns_budget_writer_add(op->bytes + NS_WOP_BASE_BYTES);
     pthread_mutex_lock(&w->mu);
     append(&w->in_head, &w->in_tail, op, op);
     pthread_cond_signal(&w->cond);

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 
@@ -348,14 +349,33 @@ static int json_language(const cJSON *v, int32_t *out)
     return NS_OK;
 }
 
+static bool has_nul_escape(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i + 6 <= n; i++)
+        if (p[i] == '\\' && memcmp(p + i + 1, "u0000", 5) == 0)
+            return true;
+    return false;
+}
+
 static int decode_json(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
 {
     int rc = NS_EINVAL;
     cJSON *root = NULL;
+    uint8_t *copy = NULL;
     const char *end = NULL;
     bool has_remark = false;
     size_t remark_off = 0;
 
+    if (has_nul_escape(hdr, hdr_len)) {
+        /* a NUL would end the C string early: decode it as U+0001 */
+        if ((copy = malloc(hdr_len)) == NULL) {
+            rc = NS_ENOMEM;
+            goto cleanup;
+        }
+        memcpy(copy, hdr, hdr_len);
+        ns_json_nul_to_soh(copy, hdr_len);
+        hdr = copy;
+    }
     root = cJSON_ParseWithLengthOpts((const char *)hdr, hdr_len, &end, false);
     if (root == NULL || !cJSON_IsObject(root))
         goto cleanup;
@@ -395,6 +415,7 @@ static int decode_json(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
 
 cleanup:
     cJSON_Delete(root);
+    free(copy);
     return rc;
 }
 

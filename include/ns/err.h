@@ -25,7 +25,8 @@
     X(NS_ECONN, -13, "connection failed")                               \
     X(NS_ETIMEDOUT, -14, "timed out")                                   \
     X(NS_EEXIST, -15, "already exists")                                 \
-    X(NS_EINTERNAL, -16, "internal error")
+    X(NS_EINTERNAL, -16, "internal error")                              \
+    X(NS_ENOSPC, -17, "no space left on device (ENOSPC)")
 
 typedef enum {
 #define NS_ERR_ENUM(name, value, msg) name = value,

@@ -243,3 +243,9 @@ bool ns_budget_writer_full(void)
 {
     return LD(B.writer_bytes) >= B.max_writer_bytes || LD(B.writer_ops) >= B.max_writer_ops;
 }
+
+void ns_budget_resume(ns_server_t *srv)
+{
+    if (srv->paused_head && !srv->stopping && !ns_budget_writer_full())
+        ns_conn_resume_all(srv);
+}

@@ -101,5 +101,8 @@ void ns_budget_writer_add(size_t bytes);
 void ns_budget_writer_done(size_t bytes);
 /* True while the writer queue is at either budget. */
 bool ns_budget_writer_full(void);
+/* Loop thread of srv (main or I/O loop): when the writer queue is below its
+ * budgets again, srv's paused connections read again (oldest first). */
+void ns_budget_resume(ns_server_t *srv);
 
 #endif

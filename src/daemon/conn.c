@@ -255,7 +255,7 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             ns_conn_close(c, "malformed header");
             break;
         }
-        if (srv->io == NULL && ns_budget_writer_full() && ns_dispatch_may_write(&c->msg.cmd)) {
+        if (ns_budget_writer_full() && ns_dispatch_may_write(&c->msg.cmd)) {
             /* the writer queue is at its budget: this frame waits in c->rbuf */
             ns_refusal(srv, c, NS_REFUSE_WRITER_PAUSE,
                        "reading paused: the writer queue is at writerQueueMaxBytes/Ops");

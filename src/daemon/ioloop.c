@@ -45,6 +45,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "budget.h"
 #include "server.h"
 
 typedef enum {
@@ -212,6 +213,7 @@ static void io_wake_cb(uv_async_t *a)
         __atomic_store_n(&io->paused, false, __ATOMIC_SEQ_CST);
         ns_conn_resume_all(&io->shard);
     }
+    ns_budget_resume(&io->shard); /* paused on the writer queue's budget */
     if (stop && !io->shard.stopping)
         io_stop(io);
 }
@@ -220,6 +222,7 @@ static void io_idle_cb(uv_timer_t *t)
 {
     ns_server_t *shard = t->data;
     ns_io_sync(shard);
+    ns_budget_resume(shard); /* no reply may come to wake it: look again */
     ns_conn_sweep_idle(shard, uv_now(shard->loop), shard->cfg->idle_timeout_s);
 }
 

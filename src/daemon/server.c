@@ -102,9 +102,7 @@ static int listen_on(ns_server_t *srv, char *err, size_t errlen)
 /* The writer queue got shorter: connections paused on its budget read again. */
 static void writer_drained(void *ctx)
 {
-    ns_server_t *srv = ctx;
-    if (srv->paused_head && !ns_budget_writer_full())
-        ns_conn_resume_all(srv);
+    ns_budget_resume(ctx);
 }
 
 int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *err, size_t errlen)

@@ -56,6 +56,11 @@ typedef struct {
     int64_t max_unsent_reply_bytes;     /* maxUnsentReplyBytes, 64 MiB */
     int64_t writer_queue_max_bytes;     /* writerQueueMaxBytes, 64 MiB */
     int64_t writer_queue_max_ops;       /* writerQueueMaxOps, 10000 */
+    /* damage found, and survived (issue 14; ours) */
+    bool verify_on_start;               /* verifyOnStart, true: full store check before serving */
+    int64_t backup_interval_s;          /* backupIntervalSeconds, 3600; 0 = no periodic backups */
+    char *backup_dir;                   /* backupDir, "" = <dataDir>.backups */
+    int64_t backup_keep;                /* backupKeep, 3: newest verified backups kept */
     /* logging */
     char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
     /* the file given with -c, if any (not a table entry) */

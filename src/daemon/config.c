@@ -178,6 +178,16 @@ static const cfg_entry_t ns_config_table[] = {
             "bytes of mutations waiting for the writer; at it, connections stop reading writes"),
     ROW_INT("writerQueueMaxOps", writer_queue_max_ops, "10000", 16, 10000000, CFG_OURS,
             "mutations waiting for the writer; at it, connections stop reading writes"),
+    /* damage found and survived (src/daemon/backup.c, store/check.c) */
+    ROW_BOOL("verifyOnStart", verify_on_start, "true", CFG_OURS,
+             "read and check the whole store (in a child process) before serving; a damaged "
+             "store is refused with exit 4"),
+    ROW_INT("backupIntervalSeconds", backup_interval_s, "3600", 0, 365 * 86400, CFG_OURS,
+            "seconds between compacted hot backups of the store; 0 = none"),
+    ROW_STR("backupDir", backup_dir, "", CFG_OURS,
+            "directory of the backups (one subdirectory each); empty = <dataDir>.backups"),
+    ROW_INT("backupKeep", backup_keep, "3", 1, 1000, CFG_OURS,
+            "verified backups kept (the oldest are removed)"),
     /* logging */
     ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
              "log threshold"),

@@ -114,7 +114,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->start_ms = uv_now(loop);
     ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
                             sync_mode(cfg->sync_mode), false, true, 0};
-    if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
+    if ((rc = ns_start_check(cfg, err, errlen)) != NS_OK ||
+        (rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
         (rc = ns_liveness_new(&srv->liveness)) != NS_OK) {

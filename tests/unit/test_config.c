@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 38
+#define NKEYS 42
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
@@ -31,7 +31,7 @@ static const char *const all_keys[NKEYS] = {
     "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "logLevel",
     /* memory budgets (issue 14) */
     "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes", "writerQueueMaxBytes",
-    "writerQueueMaxOps",
+    "writerQueueMaxOps", "verifyOnStart", "backupIntervalSeconds", "backupDir", "backupKeep",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -230,7 +230,8 @@ static void test_keys_and_mutability(void **state)
         "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
         /* safety caps and budgets change only by file and restart (issue 14) */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
-        "writerQueueMaxBytes", "writerQueueMaxOps"};
+        "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "backupIntervalSeconds",
+        "backupDir", "backupKeep"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

@@ -31,7 +31,9 @@ static const ctl_command_t commands[] = {
     {"audit", ctl_cmd_audit,
      "--data-dir D [--broker NAME] [--topic T] [--since TIME] [--json]\n"
      "      history of broker data-version changes (TIME: ms or YYYY-MM-DD[THH:MM[:SS]], UTC)"},
-    {"verify", ctl_cmd_verify, "--data-dir D\n      check the store's invariants"},
+    {"verify", ctl_cmd_verify,
+     "--data-dir D\n      read every page and record of every table, decode every value, check\n"
+     "      the invariants (in a child process: damage is reported, exit 4)"},
     {"backup", ctl_cmd_backup,
      "--data-dir D -o DIR\n      compacted hot copy into an empty DIR, then verify the copy"},
     {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage"},
@@ -68,7 +70,8 @@ static void usage(FILE *out)
                  "  1  verify found violations, or a request was refused/failed\n"
                  "  2  usage error\n"
                  "  3  the data directory is locked by a running server\n"
-                 "  4  the input document is invalid (nothing was written)\n"
+                 "  4  the input document is invalid (nothing was written), or verify found\n"
+                 "     the store damaged\n"
                  "  5  I/O, network or store error\n");
 }
 

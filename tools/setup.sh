@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev"
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang"
 
 install_missing() {
     local missing=()
@@ -56,6 +56,8 @@ test)
     (cd "$top/build-asan" &&
         ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             ctest --output-on-failure -j "$jobs")
+    echo "== fuzzing (clang + libFuzzer: every corpus replayed, each target ${NS_FUZZ_SECONDS:-20} s)"
+    "$top/tools/fuzz.sh"
     echo "== all tests passed in $(($(date +%s) - start)) s"
     ;;
 *)

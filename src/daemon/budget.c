@@ -115,7 +115,8 @@ static bool should_log(const char *peer, ns_refuse_t why, uint64_t *suppressed)
     return log;
 }
 
-static void vrefusal(const char *peer, ns_refuse_t why, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vrefusal(const char *peer, ns_refuse_t why,
+                                                           const char *fmt, va_list ap)
 {
     uint64_t suppressed = 0;
     if ((unsigned)why < NS_REFUSE_COUNT)

@@ -267,3 +267,131 @@ int ns_store_check_dir(const char *dir, ns_check_result_t *res)
         return NS_EIO;
     return NS_OK;
 }
+
+/* ---- KV salvage ---- */
+
+typedef struct {
+    FILE *out;
+    const char *ns;
+} salvage_t;
+
+static void put_field(FILE *out, const char *p, size_t n)
+{
+    uint32_t len = (uint32_t)n;
+    fwrite(&len, sizeof len, 1, out);
+    fwrite(p, 1, n, out);
+}
+
+static int salvage_key(const char *key, const char *val, size_t val_len, void *ctx)
+{
+    salvage_t *s = ctx;
+    put_field(s->out, s->ns, strlen(s->ns));
+    put_field(s->out, key, strlen(key));
+    put_field(s->out, val, val_len);
+    fflush(s->out); /* what was read gets out before a crash */
+    return 0;
+}
+
+/* The namespaces first (kvns), then each one's keys: two passes, since a
+ * name's storage is borrowed only during its callback. */
+typedef struct {
+    char **names;
+    size_t n, cap;
+} names_t;
+
+static int collect_ns(const char *name, void *ctx)
+{
+    names_t *v = ctx;
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 16;
+        char **p = realloc(v->names, v->cap * sizeof *p);
+        if (p == NULL)
+            return NS_ENOMEM;
+        v->names = p;
+    }
+    return (v->names[v->n++] = strdup(name)) != NULL ? 0 : NS_ENOMEM;
+}
+
+static void salvage_child(const char *dir, FILE *out)
+{
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    ns_store_t *s = NULL;
+    ns_txn_t *t = NULL;
+    char err[256];
+    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0};
+    names_t v = {NULL, 0, 0};
+    if (ns_store_open(&opts, &s, err, sizeof err) != NS_OK || ns_txn_begin(s, false, &t) != NS_OK)
+        _exit(0);
+    salvage_t sv = {out, NULL};
+    if (ns_kv_ns_iter(t, collect_ns, &v) == NS_OK)
+        for (size_t i = 0; i < v.n; i++) {
+            sv.ns = v.names[i];
+            ns_kv_iter(t, v.names[i], salvage_key, &sv);
+        }
+    fflush(out);
+    _exit(0);
+}
+
+static bool get_field(FILE *in, char **out, size_t *n)
+{
+    uint32_t len;
+    if (fread(&len, sizeof len, 1, in) != 1 || len > (64u << 20))
+        return false;
+    *out = malloc((size_t)len + 1);
+    if (*out == NULL)
+        return false;
+    if (fread(*out, 1, len, in) != len) {
+        free(*out);
+        return false;
+    }
+    (*out)[len] = 0;
+    *n = len;
+    return true;
+}
+
+int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out)
+{
+    int fds[2];
+    *n_out = 0;
+    if (pipe(fds) != 0)
+        return NS_EIO;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return NS_EIO;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        FILE *out = fdopen(fds[1], "w");
+        if (out)
+            salvage_child(dir, out);
+        _exit(0);
+    }
+    close(fds[1]);
+    FILE *in = fdopen(fds[0], "r");
+    int rc = NS_OK;
+    char *ns = NULL, *key = NULL, *val = NULL;
+    size_t nn, kn, vn;
+    while (in && rc == NS_OK && get_field(in, &ns, &nn)) {
+        if (get_field(in, &key, &kn)) {
+            if (get_field(in, &val, &vn)) {
+                rc = cb(ns, key, val, ctx);
+                (*n_out)++;
+                free(val);
+            }
+            free(key);
+        }
+        free(ns);
+    }
+    if (in)
+        fclose(in);
+    else
+        close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return rc;
+}

@@ -369,7 +369,10 @@ int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return NS_EIO;
     }
+    /* a hot copy runs a read transaction: no map resize meanwhile */
+    pthread_rwlock_rdlock(&s->resize_lock);
     int rc = mdb_env_copy2(s->env, dir, MDB_CP_COMPACT);
+    pthread_rwlock_unlock(&s->resize_lock);
     if (rc != 0) {
         snprintf(err, errlen, "backup to %s failed: %s", dir, mdb_strerror(rc));
         return ns_lmdb_error(rc);

@@ -222,5 +222,11 @@ typedef struct {
  * res->table and res->detail), NS_EIO (cannot open it or cannot fork).
  * res->report is kept; every other field of res is reset first. */
 int ns_store_check_dir(const char *dir, ns_check_result_t *res);
+/* Reads the KV config (every namespace and key) of a possibly damaged store
+ * in a child process and calls cb for every record it got out before it
+ * finished or crashed (strings borrowed for the call). *n_out = records
+ * delivered. NS_OK, NS_EIO (no child), or cb's first non-zero return. */
+typedef int (*ns_salvage_cb)(const char *ns, const char *key, const char *val, void *ctx);
+int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out);
 
 #endif

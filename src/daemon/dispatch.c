@@ -244,6 +244,8 @@ const char *ns_err_remark(int rc)
         return "store write failed: no space left on device (ENOSPC); nothing was written";
     case NS_ENOMEM:
         return "out of memory";
+    case NS_ESHUTDOWN:
+        return "the NameServer is shutting down: not written; send it to another NameServer";
     default:
         return ns_strerror(rc);
     }

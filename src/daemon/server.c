@@ -11,6 +11,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "backup.h"
 #include "budget.h"
 #include "server.h"
 
@@ -152,6 +153,10 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->handles_init = true;
     if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
         return rc;
+    if ((rc = ns_backup_start(srv)) != NS_OK) {
+        snprintf(err, errlen, "cannot start the backups: %s", ns_strerror(rc));
+        return rc;
+    }
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
@@ -182,7 +187,9 @@ void ns_server_stop(ns_server_t *srv)
         uv_timer_stop(&srv->scan_timer);
         uv_timer_stop(&srv->idle_timer);
     }
-    /* 2. in-flight writes commit and their replies are queued */
+    /* 2. the batch in flight commits, the queued writes are answered
+     * "shutting down", and the replies are queued; a backup in progress ends */
+    ns_backup_stop(srv);
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
     ns_conn_flush_all(srv);

@@ -53,6 +53,7 @@ struct ns_server {
     ns_io_t **ios;           /* main: the extra loops */
     size_t n_ios, next_io;
     ns_mailbox_t *inbox;     /* main: messages from the I/O loops */
+    struct ns_backup *backup; /* main: periodic hot backups (backup.c), or NULL */
 };
 
 /* Opens the store, restores liveness, starts the writer and listens.

@@ -279,8 +279,19 @@ void ns_writer_stop(ns_writer_t *w)
 {
     if (w == NULL)
         return;
+    /* The batch in flight commits; what is still queued is not applied but
+     * answered NS_ESHUTDOWN at once, so a long queue cannot hold up the exit
+     * (60 queued large registrations took 14.5 s). */
     pthread_mutex_lock(&w->mu);
     w->stopping = true;
+    ns_wop_t *queued = w->in_head, *last = w->in_tail;
+    w->in_head = w->in_tail = NULL;
+    for (ns_wop_t *op = queued; op; op = op->next) {
+        op->rc = NS_ESHUTDOWN;
+        op->failed = true;
+    }
+    if (queued)
+        append(&w->out_head, &w->out_tail, queued, last);
     pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);

@@ -59,7 +59,8 @@ size_t ns_writer_pending(const ns_writer_t *w);
 /* Ops done so far (loop thread): while it and the pending count stay the
  * same, nothing in the store has changed. */
 uint64_t ns_writer_done_count(const ns_writer_t *w);
-/* Applies everything still queued, joins the thread, runs the remaining done
+/* Lets the batch in flight commit, fails every op still queued with
+ * NS_ESHUTDOWN (not applied), joins the thread, runs the remaining done
  * callbacks, frees w. Loop thread. */
 void ns_writer_stop(ns_writer_t *w);
 

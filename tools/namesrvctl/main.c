@@ -36,6 +36,10 @@ static const ctl_command_t commands[] = {
      "      the invariants (in a child process: damage is reported, exit 4)"},
     {"backup", ctl_cmd_backup,
      "--data-dir D -o DIR\n      compacted hot copy into an empty DIR, then verify the copy"},
+    {"recover", ctl_cmd_recover,
+     "--data-dir D [--backup-dir B]\n      namesrvd stopped: move a damaged store aside, restore "
+     "the newest backup\n      that checks good (B: default D.backups), else a new store with "
+     "its KV config"},
     {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage"},
     {"import-kvconfig", ctl_cmd_import_kvconfig,
      "--data-dir D FILE\n      load a Java kvConfig.json into a stopped server's store"},

@@ -510,7 +510,8 @@ int ns_broker_restore(ns_server_t *srv)
     ns_txn_abort(txn);
     if (rc == NS_OK)
         NS_LOG_INFO("restored %zu broker address(es) and %zu routed topic(s) from the store; "
-                    "grace window for silent brokers ends in %lld ms",
+                    "each is kept unseen for max(brokerGraceWindowMillis %lld ms, its "
+                    "heartbeatTimeoutMillis)",
                     c.n, topics, (long long)srv->cfg->broker_grace_window_ms);
     return rc;
 }

@@ -131,8 +131,8 @@ static const cfg_entry_t ns_config_table[] = {
                "never switched off)"),
     ROW_INT_RT("brokerGraceWindowMillis", broker_grace_window_ms, "120000", 0, INT64_MAX, 0,
                600000, CFG_OURS | CFG_MUTABLE,
-               "after a restart, how long stored brokers live unseen, ms (while running: at "
-               "most 600000)"),
+               "after a restart, a stored broker lives unseen for max(this, its own "
+               "heartbeatTimeoutMillis), ms (while running: at most 600000)"),
     /* RocketMQ NamesrvConfig */
     ROW_STR("rocketmqHome", rocketmq_home, "${ROCKETMQ_HOME}", 0, "RocketMQ home directory"),
     ROW_STR("kvConfigPath", kv_config_path, "${HOME}/namesrv/kvConfig.json", 0,

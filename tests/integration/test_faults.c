@@ -8,6 +8,8 @@
  *     every registration is answered in the end;
  *   - a full disk (the data directory on a 4 MiB tmpfs, root only):
  *     SYSTEM_ERROR naming ENOSPC, reads go on;
+ *   - SIGTERM with registrations queued behind a slow disk: exit within 2 s,
+ *     the queued ones answered "shutting down";
  *   - EMFILE (RLIMIT_NOFILE 64): accepting fails for a while, the
  *     connections already open and later ones are served. */
 #define _GNU_SOURCE
@@ -26,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -237,6 +240,55 @@ static void test_slow_disk_writer_flood(void **state)
     stop(&fx);
 }
 
+/* ---- SIGTERM with a queue ---- */
+
+/* 20 registrations queued behind a slow disk (300 ms per fsync), then
+ * SIGTERM: the batch in flight commits, the others are answered "shutting
+ * down" at once, and the process exits within 2 s (it used to apply the
+ * whole queue first). */
+static void test_sigterm_answers_queue(void **state)
+{
+    (void)state;
+    enum { REGS = 20 };
+    nstest_fx_t fx;
+    const char *env[] = {"NSFAULT_FSYNC_DELAY_MS", "300", NULL};
+    start_with_env(&fx, "fault-term", NULL, env);
+    ns_client_t *c = nstest_connect(&fx.srv);
+    ns_buf_t frames = NS_BUF_INIT;
+    for (int r = 1; r <= REGS; r++)
+        reg_frame(&frames, 0, r, 16);
+    assert_int_equal(ns_client_send_raw(c, frames.data, frames.len), NS_OK);
+    nstest_sleep_ms(300);
+    int64_t t0 = nstest_mono_ms();
+    int st = nstest_server_stop(&fx.srv, SIGTERM);
+    int64_t took = nstest_mono_ms() - t0;
+    int ok = 0, shutdown = 0, other = 0;
+    for (int r = 1; r <= REGS; r++) {
+        ns_cmd_msg_t rsp;
+        ns_cmd_msg_init(&rsp);
+        if (ns_client_recv(c, 2000, &rsp) != NS_OK)
+            break;
+        if (rsp.cmd.code == NS_RSP_SUCCESS)
+            ok++;
+        else if (rsp.cmd.remark && strstr(rsp.cmd.remark, "shutting down"))
+            shutdown++;
+        else
+            other++;
+        ns_cmd_msg_free(&rsp);
+    }
+    printf("# SIGTERM with %d queued registrations: exit status %d after %lld ms; %d committed, "
+           "%d answered \"shutting down\", %d other\n",
+           REGS, WIFEXITED(st) ? WEXITSTATUS(st) : -1, (long long)took, ok, shutdown, other);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_true(took < 2000);
+    assert_int_equal(ok + shutdown, REGS);
+    assert_true(shutdown > 0);
+    ns_client_close(c);
+    ns_buf_free(&frames);
+    nstest_rmtree(fx.dir);
+    free(fx.dir);
+}
+
 /* ---- full disk ---- */
 
 static void test_full_disk(void **state)
@@ -333,6 +385,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fsync_fails),
         cmocka_unit_test(test_slow_disk_writer_flood),
+        cmocka_unit_test(test_sigterm_answers_queue),
         cmocka_unit_test(test_full_disk),
         cmocka_unit_test(test_emfile),
     };

@@ -228,17 +228,17 @@ int ns_store_check_dir(const char *dir, ns_check_result_t *res)
     while (in && fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = 0;
         if (strncmp(line, "table ", 6) == 0) {
-            snprintf(res->table, sizeof res->table, "%s", line + 6);
+            snprintf(res->table, sizeof res->table, "%.63s", line + 6);
         } else if (strncmp(line, "v ", 2) == 0) {
             res->violations++;
             if (res->report)
                 ns_buf_printf(res->report, "%s\n", line + 2);
         } else if (strncmp(line, "damaged ", 8) == 0) {
             res->damaged = true;
-            snprintf(res->detail, sizeof res->detail, "%s", line + 8);
+            snprintf(res->detail, sizeof res->detail, "%.255s", line + 8);
         } else if (strncmp(line, "error ", 6) == 0) {
             error = true;
-            snprintf(res->detail, sizeof res->detail, "%s", line + 6);
+            snprintf(res->detail, sizeof res->detail, "%.255s", line + 6);
         } else if (strncmp(line, "done ", 5) == 0) {
             done = true;
             res->records = strtoull(line + 5, NULL, 10);

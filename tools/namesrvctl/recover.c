@@ -94,7 +94,7 @@ static bool restore_backup(const char *dir, const char *bdir)
     bool ok = false;
     for (size_t i = 0; i < n && !ok; i++) {
         char src[4200], from[4300], to[4300];
-        snprintf(src, sizeof src, "%s/%s", bdir, names[i]);
+        snprintf(src, sizeof src, "%.3000s/%.1000s", bdir, names[i]);
         ns_check_result_t res;
         memset(&res, 0, sizeof res);
         if (ns_store_check_dir(src, &res) != NS_OK) {

@@ -223,6 +223,19 @@ static ns_conn_t *paused_pop(ns_server_t *srv)
     return c;
 }
 
+/* A connection keeps its decode arena and ext array between frames (no
+ * allocation per request), but not after a huge header: 60 connections that
+ * each sent one 16 MiB header would otherwise hold 16 MiB apiece for as long
+ * as they stay open, outside every budget. */
+#define MSG_KEEP_BYTES (256u * 1024)
+
+static void shrink_msg(ns_conn_t *c)
+{
+    if (c->msg.arena.cap > MSG_KEEP_BYTES ||
+        c->msg.ext_cap * sizeof(ns_ext_field_t) > MSG_KEEP_BYTES)
+        ns_cmd_msg_free(&c->msg);
+}
+
 /* Splits [data, data+len) into frames and dispatches each one; returns how
  * many bytes were consumed (whole frames). */
 static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
@@ -271,6 +284,7 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
         } else {
             ns_dispatch(srv, c, &c->msg.cmd);
         }
+        shrink_msg(c);
         off += flen;
     }
     if (reading)
@@ -456,6 +470,7 @@ void ns_conn_proxy_request(ns_conn_t *p, ns_conn_t *remote, const uint8_t *frame
     }
     p->last_active_ms = uv_now(p->srv->loop);
     ns_dispatch(p->srv, p, &p->msg.cmd);
+    shrink_msg(p);
 }
 
 void ns_conn_proxy_finish(ns_conn_t *p)

@@ -40,8 +40,10 @@ int ns_start_check(const ns_config_t *cfg, char *err, size_t errlen)
                  "config; brokers re-register within 30 s)",
                  cfg->data_dir, res.table, res.detail, cfg->data_dir);
     } else if (rc != NS_OK) {
-        snprintf(err, errlen, "cannot check store %s: %s", cfg->data_dir,
-                 res.detail[0] ? res.detail : ns_strerror(rc));
+        /* not damage (a newer schema, no store yet...): opening it says what */
+        NS_LOG_DEBUG("store %s not checked: %s", cfg->data_dir,
+                     res.detail[0] ? res.detail : ns_strerror(rc));
+        rc = NS_OK;
     } else {
         if (res.violations > 0)
             NS_LOG_WARN("store %s: %d invariant violation(s), served anyway (see namesrvctl "

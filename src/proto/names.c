@@ -43,37 +43,46 @@ bool ns_names_check_header(const ns_cmd_t *cmd, char *remark, size_t remark_size
     return true;
 }
 
-char *ns_escape(const char *s, size_t n, char *out, size_t out_size)
+/* Escaped form of byte c into tmp (at most 4 bytes); returns its length. */
+static size_t escape_byte(unsigned char c, char *tmp)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
+    size_t k = 0;
+    if (c == '\n' || c == '\r' || c == '\t' || c == '\\' || c == '"') {
+        tmp[k++] = '\\';
+        tmp[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
+    } else if (c < 0x20 || c == 0x7f) {
+        tmp[k++] = '\\';
+        tmp[k++] = 'x';
+        tmp[k++] = hex[c >> 4];
+        tmp[k++] = hex[c & 15];
+    } else {
+        tmp[k++] = (char)c;
+    }
+    return k;
+}
+
+char *ns_escape(const char *s, size_t n, char *out, size_t out_size)
+{
+    char tmp[4];
+    size_t total = 0, o = 0;
+    if (out_size == 0)
+        return out;
+    for (size_t i = 0; i < n; i++)
+        total += escape_byte((unsigned char)s[i], tmp);
+    /* all of it when it fits; else as much as fits before a "..." */
+    size_t room = total < out_size ? out_size - 1 : (out_size >= 4 ? out_size - 4 : 0);
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char tmp[5];
-        size_t k = 0;
-        if (c == '\n' || c == '\r' || c == '\t' || c == '\\' || c == '"') {
-            tmp[k++] = '\\';
-            tmp[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
-        } else if (c < 0x20 || c == 0x7f) {
-            tmp[k++] = '\\';
-            tmp[k++] = 'x';
-            tmp[k++] = hex[c >> 4];
-            tmp[k++] = hex[c & 15];
-        } else {
-            tmp[k++] = (char)c;
-        }
-        /* room for this byte and the NUL, and for "..." if more follows */
-        if (o + k + (i + 1 == n ? 1 : 4) > out_size) {
-            if (o + 4 <= out_size) {
-                memcpy(out + o, "...", 3);
-                o += 3;
-            }
+        size_t k = escape_byte((unsigned char)s[i], tmp);
+        if (o + k > room)
             break;
-        }
         memcpy(out + o, tmp, k);
         o += k;
     }
-    if (out_size > 0)
-        out[o] = 0;
+    if (total >= out_size && out_size >= 4) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = 0;
     return out;
 }

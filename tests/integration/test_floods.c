@@ -9,6 +9,8 @@
  *     (before: ~600 MiB);
  *   - 12 connections pipelining 30 requests for a ~1 MiB reply each and
  *     reading none (before: ~360 MiB, each under its own 64 MiB cap).
+ *   - 20 connections kept open after one request with an 8 MiB header each
+ *     (before: ~500 MiB of decode buffers kept).
  * The writer-queue flood needs a slow disk and lives in test_faults.c. */
 #include <errno.h>
 #include <netinet/in.h>
@@ -272,6 +274,42 @@ static void test_unsent_replies_flood(void **state)
     ns_buf_free(&frames);
 }
 
+/* ---- huge headers, one after another ---- */
+
+/* 20 connections, one after another, each sends one request whose JSON
+ * header is 8 MiB of extFields (500,000 entries), gets its answer and stays
+ * open: each used to keep its 8 MiB decode arena and 16 MiB entry array
+ * (before: ~500 MiB). */
+static void test_huge_headers_kept_open(void **state)
+{
+    nstest_fx_t *fx = *state;
+    enum { CONNS = 20 };
+    ns_buf_t hdr = NS_BUF_INIT, frame = NS_BUF_INIT;
+    assert_int_equal(ns_buf_append_str(&hdr, "{\"code\":219,\"extFields\":{\"namespace\":\"N\""),
+                     NS_OK);
+    for (int i = 0; hdr.len < 8 * MiB; i++)
+        assert_int_equal(ns_buf_printf(&hdr, ",\"k%07d\":\"v\"", i), NS_OK);
+    assert_int_equal(ns_buf_append_str(&hdr, "},\"flag\":0,\"opaque\":1,\"version\":453}"), NS_OK);
+    assert_int_equal(ns_buf_append_be32(&frame, (uint32_t)(4 + hdr.len)), NS_OK);
+    assert_int_equal(ns_buf_append_be32(&frame, (uint32_t)hdr.len), NS_OK);
+    assert_int_equal(ns_buf_append(&frame, hdr.data, hdr.len), NS_OK);
+    ns_client_t *c[CONNS];
+    for (int i = 0; i < CONNS; i++) {
+        c[i] = nstest_connect(&fx->srv);
+        assert_int_equal(ns_client_send_raw(c[i], frame.data, frame.len), NS_OK);
+        ns_cmd_msg_t rsp;
+        ns_cmd_msg_init(&rsp);
+        assert_int_equal(ns_client_recv(c[i], 30000, &rsp), NS_OK);
+        ns_cmd_msg_free(&rsp);
+    }
+    report_rss(fx, "20 connections kept open after one 8 MiB header each");
+    assert_served(fx);
+    for (int i = 0; i < CONNS; i++)
+        ns_client_close(c[i]);
+    ns_buf_free(&hdr);
+    ns_buf_free(&frame);
+}
+
 static int setup_default(void **state)
 {
     return nstest_fx_setup(state, "flood", NULL);
@@ -284,6 +322,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unfinished_frames_flood, setup_default,
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_unsent_replies_flood, setup_default,
+                                        nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_huge_headers_kept_open, setup_default,
                                         nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,6 +92,7 @@ static void test_restore_validates(void **state)
         {"\"brokerName\":\"chk-b\"", "\"brokerName\":\"chk\\tb\"", "not a valid name"},
         {"\"heartbeatTimeoutMillis\":", "\"heartbeatTimeoutMillis\":0,\"y\":",
          "heartbeatTimeoutMillis"},
+        {"\"ChkA\":", "\"Chk\\u0001A\":", "not a valid topic name"},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         if (strstr((char *)text, edits[i][0]) == NULL)

@@ -390,6 +390,9 @@ static int parse_topics(ctl_doc_t *d, const cJSON *topics)
         path_key(path, sizeof path, "$.topics", t->string);
         if (t->string[0] == 0)
             return bad(d, path, "empty topic name");
+        const char *why = ns_name_problem(t->string, strlen(t->string));
+        if (why != NULL)
+            return bad(d, path, "not a valid topic name: %s", why);
         if (!cJSON_IsArray(t) || t->child == NULL)
             return bad(d, path, "expected a non-empty array of queue data");
         size_t first = d->n_queues, i = 0;
@@ -483,12 +486,17 @@ static int parse_kv(ctl_doc_t *d, const cJSON *kv, const char *base, size_t *n_n
         path_key(path, sizeof path, base, ns->string);
         if (ns->string[0] == 0)
             return bad(d, path, "empty namespace name");
+        const char *why = ns_name_problem(ns->string, strlen(ns->string));
+        if (why != NULL)
+            return bad(d, path, "not a valid namespace name: %s", why);
         if (!cJSON_IsObject(ns))
             return bad(d, path, "expected an object, found %s", type_name(ns));
         if (unique_keys(d, ns, path) != CTL_OK)
             return CTL_INVALID;
         for (const cJSON *v = ns->child; v; v = v->next) {
             path_key(kp, sizeof kp, path, v->string);
+            if ((why = ns_name_problem(v->string, strlen(v->string))) != NULL)
+                return bad(d, kp, "not a valid key: %s", why);
             if (n_null && cJSON_IsNull(v)) { /* kvConfig.json: Java drops null values */
                 (*n_null)++;
                 continue;

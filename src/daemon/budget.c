@@ -169,22 +169,24 @@ void ns_budget_conn_close(ns_conn_budget_t *b)
     b->counted = false;
 }
 
-static void adjust(uint64_t *sum, size_t *mine, size_t now)
+/* Moves *sum by the change of *mine to now; true when the sum grew past max. */
+static bool adjust(uint64_t *sum, size_t *mine, size_t now, uint64_t max)
 {
+    bool over = false;
     if (now > *mine)
-        ADD(*sum, now - *mine);
+        over = ADD(*sum, now - *mine) > max;
     else if (now < *mine)
         SUB(*sum, *mine - now);
     *mine = now;
+    return over;
 }
 
 bool ns_budget_account(ns_conn_budget_t *b, size_t rbuf_bytes, size_t unsent_bytes)
 {
     if (b->released)
         rbuf_bytes = unsent_bytes = 0;
-    adjust(&B.unfinished, &b->rbuf, rbuf_bytes);
-    adjust(&B.unsent, &b->unsent, unsent_bytes);
-    return LD(B.unfinished) > B.max_unfinished || LD(B.unsent) > B.max_unsent;
+    bool over = adjust(&B.unfinished, &b->rbuf, rbuf_bytes, B.max_unfinished);
+    return adjust(&B.unsent, &b->unsent, unsent_bytes, B.max_unsent) || over;
 }
 
 void ns_budget_enforce(ns_server_t *srv)

@@ -49,6 +49,7 @@ typedef struct {
     size_t rbuf;   /* unfinished-frame bytes accounted */
     size_t unsent; /* unsent reply bytes accounted */
     bool counted;  /* counted in the open connections */
+    bool enforce;  /* a sum went over where it could not be enforced (alloc_cb) */
     bool released; /* closed by ns_budget_enforce: its bytes left the sums
                       (its buffers go with the handle, a loop turn later) */
 } ns_conn_budget_t;

@@ -96,8 +96,12 @@ void ns_conn_note_broker(ns_conn_t *c)
 static void account(ns_conn_t *c)
 {
     size_t unsent = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
-    if (ns_budget_account(&c->bud, c->rbuf.cap, unsent))
+    if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
+        return; /* the common case: nothing moved */
+    if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {
+        c->bud.enforce = false;
         ns_budget_enforce(c->srv);
+    }
 }
 
 ns_conn_t *ns_conn_iter(ns_server_t *srv, ns_conn_t *prev)
@@ -190,7 +194,8 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
     /* counted now, enforced in read_cb: libuv reads into the stream right
      * after this callback, so it must not be closed here */
-    ns_budget_account(&c->bud, c->rbuf.cap, c->bud.unsent);
+    if (c->rbuf.cap != c->bud.rbuf && ns_budget_account(&c->bud, c->rbuf.cap, c->bud.unsent))
+        c->bud.enforce = true;
 }
 
 /* I/O loop: the main loop has too many of this loop's frames to handle;

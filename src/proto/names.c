@@ -18,27 +18,41 @@ const char *ns_name_problem(const char *s, size_t n)
     return NULL;
 }
 
-/* The header fields that name something stored under a key. */
-static const char *const name_fields[] = {"topic",   "clusterName", "brokerName", "brokerAddr",
-                                          "cluster", "namespace",   "key"};
+/* Whether ext key [k, k+n) names something stored under a key: topic,
+ * clusterName, brokerName, brokerAddr, cluster, namespace, key. */
+static bool is_name_key(const char *k, size_t n)
+{
+    switch (n) {
+    case 3:
+        return memcmp(k, "key", 3) == 0;
+    case 5:
+        return memcmp(k, "topic", 5) == 0;
+    case 7:
+        return memcmp(k, "cluster", 7) == 0;
+    case 9:
+        return memcmp(k, "namespace", 9) == 0;
+    case 10:
+        return memcmp(k, "brokerName", 10) == 0 || memcmp(k, "brokerAddr", 10) == 0;
+    case 11:
+        return memcmp(k, "clusterName", 11) == 0;
+    default:
+        return false;
+    }
+}
 
 bool ns_names_check_header(const ns_cmd_t *cmd, char *remark, size_t remark_size)
 {
-    for (size_t f = 0; f < sizeof name_fields / sizeof name_fields[0]; f++) {
-        size_t klen = strlen(name_fields[f]);
-        for (size_t i = 0; i < cmd->n_ext; i++) {
-            const ns_ext_field_t *e = &cmd->ext[i];
-            if (e->key == NULL || e->val == NULL || e->key_len != klen ||
-                memcmp(e->key, name_fields[f], klen) != 0)
-                continue;
-            const char *why = ns_name_problem(e->val, e->val_len);
-            if (why == NULL)
-                break;
-            char shown[48];
-            snprintf(remark, remark_size, "invalid %s \"%s\": %s (%zu bytes)", name_fields[f],
-                     ns_escape(e->val, e->val_len, shown, sizeof shown), why, e->val_len);
-            return false;
-        }
+    for (size_t i = 0; i < cmd->n_ext; i++) {
+        const ns_ext_field_t *e = &cmd->ext[i];
+        if (e->key == NULL || e->val == NULL || !is_name_key(e->key, e->key_len))
+            continue;
+        const char *why = ns_name_problem(e->val, e->val_len);
+        if (why == NULL)
+            continue;
+        char shown[48];
+        snprintf(remark, remark_size, "invalid %.*s \"%s\": %s (%zu bytes)", (int)e->key_len,
+                 e->key, ns_escape(e->val, e->val_len, shown, sizeof shown), why, e->val_len);
+        return false;
     }
     return true;
 }

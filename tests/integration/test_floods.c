@@ -110,7 +110,7 @@ static void assert_served(const nstest_fx_t *fx)
 {
     ns_client_t *c = nstest_connect(&fx->srv);
     assert_int_equal(
-        nstest_call_code(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, 10000),
+        nstest_call_code(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, 60000),
         NS_RSP_SUCCESS);
     ns_client_close(c);
 }
@@ -234,7 +234,7 @@ static ns_client_t *register_many(const nstest_fx_t *fx)
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
     nstest_call(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, NS_VERSION_V5_3_3,
-                10000, &rsp);
+                60000, &rsp);
     printf("# topic list reply: %zu bytes\n", rsp.cmd.body_len);
     assert_true(rsp.cmd.body_len > 1000000);
     ns_cmd_msg_free(&rsp);
@@ -299,7 +299,7 @@ static void test_huge_headers_kept_open(void **state)
         assert_int_equal(ns_client_send_raw(c[i], frame.data, frame.len), NS_OK);
         ns_cmd_msg_t rsp;
         ns_cmd_msg_init(&rsp);
-        assert_int_equal(ns_client_recv(c[i], 30000, &rsp), NS_OK);
+        assert_int_equal(ns_client_recv(c[i], 60000, &rsp), NS_OK);
         ns_cmd_msg_free(&rsp);
     }
     report_rss(fx, "20 connections kept open after one 8 MiB header each");

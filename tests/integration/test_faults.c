@@ -262,20 +262,36 @@ static void test_sigterm_answers_queue(void **state)
     (void)state;
     enum { REGS = 20 };
     nstest_fx_t fx;
-    const char *env[] = {"NSFAULT_FSYNC_DELAY_MS", "700", NULL};
+    char *tmp = nstest_tmpdir("fault-term-files");
+    char slow[4200], mark[4200];
+    snprintf(slow, sizeof slow, "%s/slow", tmp);
+    snprintf(mark, sizeof mark, "%s/mark", tmp);
+    const char *env[] = {"NSFAULT_FSYNC_DELAY_MS",
+                         "700",
+                         "NSFAULT_FSYNC_DELAY_IF",
+                         slow,
+                         "NSFAULT_FSYNC_MARK",
+                         mark,
+                         NULL};
     start_with_env(&fx, "fault-term", NULL, env);
     ns_client_t *c = nstest_connect(&fx.srv);
     ns_buf_t frames = NS_BUF_INIT;
-    /* the first alone, so that the writer is busy with it when the others
-     * arrive (through an I/O loop they would come as one batch) */
+    /* the disk turns slow; the first registration's commit is surely in
+     * flight (its fsync has begun) when the 19 others arrive */
+    int fd = open(slow, O_CREAT | O_WRONLY, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(mark);
     reg_frame(&frames, 0, 1, 16);
     assert_int_equal(ns_client_send_raw(c, frames.data, frames.len), NS_OK);
-    nstest_sleep_ms(100);
+    for (int i = 0; i < 1000 && access(mark, F_OK) != 0; i++)
+        nstest_sleep_ms(10);
+    assert_int_equal(access(mark, F_OK), 0);
     ns_buf_reset(&frames);
     for (int r = 2; r <= REGS; r++)
         reg_frame(&frames, 0, r, 16);
     assert_int_equal(ns_client_send_raw(c, frames.data, frames.len), NS_OK);
-    nstest_sleep_ms(300); /* the first commit (>= 700 ms) is still in flight */
+    nstest_sleep_ms(200);
     int64_t t0 = nstest_mono_ms();
     int st = nstest_server_stop(&fx.srv, SIGTERM);
     int64_t took = nstest_mono_ms() - t0;
@@ -304,6 +320,8 @@ static void test_sigterm_answers_queue(void **state)
     ns_buf_free(&frames);
     nstest_rmtree(fx.dir);
     free(fx.dir);
+    nstest_rmtree(tmp);
+    free(tmp);
 }
 
 /* ---- full disk ---- */

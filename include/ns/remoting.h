@@ -70,6 +70,10 @@ typedef struct {
 
 void ns_cmd_msg_init(ns_cmd_msg_t *m);
 void ns_cmd_msg_free(ns_cmd_msg_t *m);
+/* A copy of src in one heap block (strings, extFields and body included),
+ * for a decoded command that outlives its frame; the caller frees it with
+ * free(). NULL when out of memory. */
+ns_cmd_t *ns_cmd_dup(const ns_cmd_t *src);
 
 /* Looks at the first n bytes of a stream. Returns
  *   NS_OK       a whole frame is present; *frame_len = 4 + frameLength

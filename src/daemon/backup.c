@@ -13,7 +13,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "ioloop.h"
 
 struct ns_backup {
     uv_timer_t timer;

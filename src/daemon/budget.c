@@ -14,7 +14,8 @@
 #include <time.h>
 
 #include "ns/log.h"
-#include "server.h"
+#include "conn.h"
+#include "ioloop.h"
 
 static struct {
     uint64_t max_connections, max_unfinished, max_unsent, max_writer_bytes, max_writer_ops;

@@ -14,7 +14,8 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "daemon.h"
+#include "ioloop.h"
 
 int ns_start_check(const ns_config_t *cfg, char *err, size_t errlen)
 {

@@ -17,12 +17,14 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 42
+#define NKEYS 44
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress",
     "listenPort",
     "portFile",
+    "httpListen",
+    "httpPortFile",
     "maxFrameBytes",
     "serverChannelMaxIdleTimeSeconds",
     "ioThreads",
@@ -265,8 +267,8 @@ static void test_keys_and_mutability(void **state)
                                                "auditRetention"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
-        "rocketmqHome", "kvConfigPath", "configStorePath", "configBlackList",
+        "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
+        "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath", "configBlackList",
         "unRegisterBrokerQueueCapacity",
         /* safety caps and budgets change only by file and restart (issue 14) */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",

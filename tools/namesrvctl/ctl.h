@@ -111,5 +111,7 @@ int ctl_cmd_wipe_perm(int argc, char **argv);
 int ctl_cmd_add_perm(int argc, char **argv);
 int ctl_cmd_delete_topic(int argc, char **argv);
 int ctl_cmd_config(int argc, char **argv);
+/* top.c: the live view of a server's /metrics */
+int ctl_cmd_top(int argc, char **argv);
 
 #endif

@@ -20,6 +20,9 @@
  *                                   bytes = legacy derived from std on read)
  *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
  *   audit          seq (u64 BE) -> JSON record of one data-version change (v3)
+ *   admin_audit    seq (u64 BE) -> JSON record of one admin request (v5); meta
+ *                  "admin_audit_seq" -> u64 LE (last seq). Never emptied by
+ *                  ns_store_clear: the trail outlives a restore --replace.
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -62,6 +65,7 @@ enum {
     NS_DB_ROUTES,
     NS_DB_MAPPINGS,
     NS_DB_AUDIT,
+    NS_DB_ADMIN_AUDIT,
     NS_DB_COUNT
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -42,8 +43,12 @@ static int translate(int rc)
         return NS_EINVAL;
     case EAGAIN:
         return NS_ELOCKED;
-    case EIO:
     case ENOSPC:
+        NS_LOG_ERROR("store: write failed: %s (ENOSPC)", strerror(rc));
+        return NS_ENOSPC;
+    case EIO:
+        NS_LOG_ERROR("store: I/O failed: %s (EIO)", strerror(rc));
+        return NS_EIO;
     case EACCES:
     case EROFS:
     case ENOENT:
@@ -389,7 +394,10 @@ int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return NS_EIO;
     }
+    /* a hot copy runs a read transaction: no map resize meanwhile */
+    pthread_rwlock_rdlock(&s->resize_lock);
     int rc = mdb_env_copy2(s->env, dir, MDB_CP_COMPACT);
+    pthread_rwlock_unlock(&s->resize_lock);
     if (rc != 0) {
         snprintf(err, errlen, "backup to %s failed: %s", dir, mdb_strerror(rc));
         return ns_lmdb_error(rc);
@@ -440,11 +448,27 @@ static void txn_release(ns_txn_t *t)
     free(t);
 }
 
+/* LMDB reports a short page write as EIO, which is what a full disk gives
+ * (the first write that does not fit is cut short): a commit failing with EIO
+ * on a file system with no room left is named ENOSPC. */
+static int commit_error(const ns_store_t *s, int rc)
+{
+    struct statvfs vfs;
+    if (rc == EIO && s != NULL && s->dir != NULL && statvfs(s->dir, &vfs) == 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize < 1024u * 1024) {
+        NS_LOG_ERROR("store %s: commit failed: %llu bytes left on its file system", s->dir,
+                     (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+        rc = ENOSPC;
+    }
+    return ns_lmdb_error(rc);
+}
+
 int ns_txn_commit(ns_txn_t *t)
 {
+    ns_store_t *s = t->s;
     int rc = t->txn ? mdb_txn_commit(t->txn) : 0;
     txn_release(t);
-    return ns_lmdb_error(rc);
+    return commit_error(s, rc);
 }
 
 void ns_txn_abort(ns_txn_t *t)

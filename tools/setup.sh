@@ -21,7 +21,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format"
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format clang"
 # the interop suite: JVM and Maven for Apache RocketMQ 5.3.3, Go for its Go
 # client, mdb_stat to read the store's last transaction id
 packages="$packages openjdk-17-jdk-headless maven golang-go lmdb-utils"
@@ -130,6 +130,8 @@ test)
     (cd "$top/build-asan" &&
         ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             ctest --output-on-failure -j "$jobs")
+    echo "== fuzzing (clang + libFuzzer: every corpus replayed, each target ${NS_FUZZ_SECONDS:-20} s)"
+    "$top/tools/fuzz.sh"
     if [ "${NS_INTEROP:-1}" = 0 ] && [ "${CI:-}" != true ]; then
         echo "== interop suite skipped (NS_INTEROP=0)"
     else

@@ -75,6 +75,13 @@ int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *
  * ignore.) Output is appended to out, NUL-terminated (NUL not counted in
  * len). NS_EINVAL on text that cannot be JSON (unbalanced strings). */
 int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out);
+/* A C string cannot hold a NUL, and cJSON ends a string at a decoded
+ * \u0000 (a topic "a\u0000b" would silently become "a" and merge into
+ * it). So every \u0000 escape inside a JSON string of [p, p+n) is rewritten
+ * in place to \u0001, a control character that the name checks
+ * (ns/names.h) refuse with a remark. ns_fastjson_normalize does this to its
+ * output. Returns how many were rewritten. */
+size_t ns_json_nul_to_soh(uint8_t *p, size_t n);
 
 /* Decodes a REGISTER_BROKER body. The encoding is detected from the bytes:
  * '{' (after optional whitespace) = JSON RegisterBrokerBody (or, when
@@ -96,6 +103,12 @@ int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out);
 int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t max_inflate_bytes,
                       ns_regbody_t *out);
 void ns_regbody_free(ns_regbody_t *b);
+/* Removes (and frees) the topics, and the static-topic mappings, whose names
+ * ns_name_problem (ns/names.h) refuses, keeping the order of the others: a
+ * broker with one bad topic still gets the rest registered. Describes the
+ * first one removed in first (may be NULL when first_size is 0). Returns how
+ * many entries were removed. */
+size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size);
 
 /* Encoders for the same, as a Java 5.x broker writes them (used by tests,
  * namesrvctl and nsbench). JSON: the RegisterBrokerBody of §4.3.12 with

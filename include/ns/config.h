@@ -66,6 +66,17 @@ typedef struct {
     int64_t wait_seconds_for_service;           /* waitSecondsForService, 45 */
     char *config_black_list;                    /* configBlackList */
     int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
+    /* memory budgets over all connections (issue 14, src/daemon/budget.h; ours) */
+    int64_t max_connections;            /* maxConnections, 4096 */
+    int64_t max_unfinished_frame_bytes; /* maxUnfinishedFrameBytes, 64 MiB */
+    int64_t max_unsent_reply_bytes;     /* maxUnsentReplyBytes, 64 MiB */
+    int64_t writer_queue_max_bytes;     /* writerQueueMaxBytes, 64 MiB */
+    int64_t writer_queue_max_ops;       /* writerQueueMaxOps, 10000 */
+    /* damage found, and survived (issue 14; ours) */
+    bool verify_on_start;      /* verifyOnStart, true: full store check before serving */
+    int64_t backup_interval_s; /* backupIntervalSeconds, 3600; 0 = no periodic backups */
+    char *backup_dir;          /* backupDir, "" = <dataDir>.backups */
+    int64_t backup_keep;       /* backupKeep, 3: newest verified backups kept */
     /* logging */
     char *log_level;               /* logLevel: debug|info|warn|error (ours) */
     char *log_file;                /* logFile: empty = stderr/journald (ours) */
@@ -107,6 +118,13 @@ int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char 
 void ns_config_apply_all(const ns_config_t *cfg);
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
+/* Checks a change of key to value while the server runs: the key must be
+ * mutable and, for the keys that have them, inside the tighter run-time
+ * bounds (a value anyone who may send UPDATE_NAMESRV_CONFIG picks must not
+ * disable liveness, the audit history or a safety cap). NS_OK or NS_EINVAL
+ * with a message naming the key and the range in err. The value's syntax
+ * is ns_config_set's to check. */
+int ns_config_check_runtime(const char *key, const char *value, char *err, size_t errlen);
 /* Appends the current value of key as text (unescaped). NS_ENOTFOUND for
  * a key that is not a table entry, NS_ENOMEM. */
 int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out);

@@ -28,7 +28,8 @@
     X(NS_EINTERNAL, -16, "internal error")                                                         \
     X(NS_EFALLBACK, -17, "fast path declined; take the general one")                               \
     X(NS_ERETRY, -18, "run again")                                                                 \
-    X(NS_EREFUSED, -19, "refused; the reply says why")
+    X(NS_EREFUSED, -19, "refused; the reply says why")                                             \
+    X(NS_ENOSPC, -20, "no space left on device (ENOSPC)")
 
 typedef enum {
 #define NS_ERR_ENUM(name, value, msg) name = value,

@@ -60,6 +60,12 @@ typedef struct {
     ns_buf_t arena;
     ns_ext_field_t *ext_storage;
     size_t ext_cap;
+    /* Hash index over the ext keys of the header being decoded (slot = entry
+     * index + 1, 0 = empty), built only once a header has more than a few
+     * entries and freed when the decode ends: finding a duplicate key costs
+     * O(1), so a header with n entries decodes in O(n). */
+    uint32_t *ext_index;
+    size_t ext_index_cap; /* power of two or 0 */
 } ns_cmd_msg_t;
 
 void ns_cmd_msg_init(ns_cmd_msg_t *m);
@@ -83,7 +89,8 @@ int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *fr
  * JSON header: unknown keys ignored, missing keys default to 0/absent,
  * extFields values that are numbers/booleans are converted to text, null
  * values skipped, language names mapped to bytes (unknown -> OTHER), duplicate
- * keys: the last value wins (at the first key's position).
+ * keys: the last value wins (at the first key's position); a \u0000 escape
+ * in a key or value decodes as U+0001 (see ns_json_nul_to_soh in body.h).
  * Binary header: zero-length remark = no remark; ext entries with a
  * zero-length key or value are dropped (Java reads them as null); negative
  * lengths are NS_EINVAL; bytes after the ext block are ignored. */

@@ -226,6 +226,30 @@ int ns_store_clear(ns_txn_t *t);
  * error (< 0). */
 int ns_store_verify(ns_txn_t *t, ns_buf_t *report);
 
+/* ---- full check in a child process (store/check.c) ----
+ * Reads every page and record of every table of the store in dir, decodes
+ * every value and checks every invariant, in a forked child that opens the
+ * store read-only (no lock: safe beside a running namesrvd), so that damage
+ * that makes LMDB crash is reported instead of crashing the caller. */
+typedef struct {
+    bool damaged;     /* LMDB or a decoder reported damage, or the walk crashed */
+    char table[64];   /* the table being read when the damage showed */
+    char detail[256]; /* what was seen ("MDB_CORRUPTED: ...", "crashed (signal 11)") */
+    int violations;   /* invariant violations (the store is readable) */
+    uint64_t records; /* records read, all tables */
+    ns_buf_t *report; /* caller's (may be NULL): one line per violation appended */
+} ns_check_result_t;
+/* NS_OK (readable; res->violations may be > 0), NS_ECORRUPT (damaged: see
+ * res->table and res->detail), NS_EIO (cannot open it or cannot fork).
+ * res->report is kept; every other field of res is reset first. */
+int ns_store_check_dir(const char *dir, ns_check_result_t *res);
+/* Reads the KV config (every namespace and key) of a possibly damaged store
+ * in a child process and calls cb for every record it got out before it
+ * finished or crashed (strings borrowed for the call). *n_out = records
+ * delivered. NS_OK, NS_EIO (no child), or cb's first non-zero return. */
+typedef int (*ns_salvage_cb)(const char *ns, const char *key, const char *val, void *ctx);
+int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out);
+
 /* ---- routes: assembly and materialisation (store/route_build.c) ----
  * Assembling a TopicRouteData from the tables (PROTOCOL.md §6.8) and
  * materialising its encoded forms (store/keys.h invariant I7). */

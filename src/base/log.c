@@ -56,6 +56,30 @@ void ns_log_set_level(ns_log_level_t level)
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
 
+/* Log lines often carry a peer's text (names, remarks, setting values): a
+ * control character in it must not start a forged line or hide one, so
+ * every byte below 0x20 and 0x7f is written as \n, \r, \t or \xHH. out
+ * has room for 4 bytes per byte of in. */
+static void escape_controls(const char *in, char *out, size_t out_size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < out_size; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            out[o++] = (char)*p;
+        } else if (*p == '\n' || *p == '\r' || *p == '\t') {
+            out[o++] = '\\';
+            out[o++] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = 0;
+}
+
 int ns_log_level_parse(const char *name)
 {
     for (int i = 0; i < 4; i++)
@@ -175,11 +199,12 @@ int64_t ns_log_file_bytes(void)
 
 void ns_log_write(ns_log_level_t level, const char *file, int line, const char *fmt, ...)
 {
-    char msg[1024], when[40];
+    char raw[1024], msg[1024 * 4], when[40];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    escape_controls(raw, msg, sizeof msg);
 
     struct timeval tv;
     gettimeofday(&tv, NULL);

@@ -49,10 +49,11 @@ typedef struct {
     int version;
     size_t max_inflate;
     bool decoded;
-    uint32_t fp;      /* fingerprint of the request (header fields and body) */
-    char remark[160]; /* why the body was refused, when it was */
-    char peer[64];    /* for the log line */
-    const char *kind; /* "new", "re-registered after restart", "known" */
+    uint32_t fp;       /* fingerprint of the request (header fields and body) */
+    char remark[160];  /* why the body was refused, when it was */
+    char peer[64];     /* for the log line */
+    const char *kind;  /* "new", "re-registered after restart", "known" */
+    char dropped[200]; /* topics left out for their names (ns/names.h), or "" */
 } reg_op_t;
 
 /* The INFO line of a registration that changed the store. */
@@ -131,11 +132,12 @@ static void reg_op_free(void *p)
  * the header, the ORDER_TOPIC_CONFIG KV table as body when it exists. txn is
  * the caller's read transaction, or NULL to use the loop's for the reply. */
 static void reply_registered(ns_server_t *srv, const ns_reply_to_t *to,
-                             const ns_register_result_t *res, ns_txn_t *txn)
+                             const ns_register_result_t *res, ns_txn_t *txn, const char *remark)
 {
     ns_rsp_t rsp = {0};
     bool own_txn = false;
     rsp.has_ext = true;
+    rsp.remark = remark && remark[0] ? remark : NULL;
     if (res->ha_addr)
         ns_rsp_ext(&rsp, "haServerAddr", res->ha_addr);
     if (res->master_addr)
@@ -174,6 +176,11 @@ static bool body_check(reg_op_t *op, const uint8_t *p, size_t n, int64_t crc, in
      * body was decoded (the request's arrival here) */
     if (op->body.dv_timestamp_absent)
         op->body.data_version.timestamp = op->args.now_ms;
+    char first[140];
+    size_t n_bad = ns_regbody_drop_bad_names(&op->body, first, sizeof first);
+    if (n_bad)
+        snprintf(op->dropped, sizeof op->dropped, "%zu topic(s) not registered: %s%s", n_bad, first,
+                 n_bad > 1 ? ", ..." : "");
     return true;
 }
 
@@ -236,7 +243,7 @@ static int reg_done(ns_wreq_t *w, int rc)
     }
     if (op->res.conflict) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
-        reply_registered(srv, &w->to, &op->res, NULL);
+        reply_registered(srv, &w->to, &op->res, NULL, op->dropped);
         return NS_OK;
     }
     if (op->res.dv_changed)
@@ -249,8 +256,10 @@ static int reg_done(ns_wreq_t *w, int rc)
                                               conn, ns_now_ms(srv));
     if (conn)
         ns_conn_note_broker(conn);
+    if (op->dropped[0])
+        NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->dropped);
     log_registered(op, op->res.dv_changed);
-    reply_registered(srv, &w->to, &op->res, NULL);
+    reply_registered(srv, &w->to, &op->res, NULL, op->dropped);
     notify_minid(srv, &op->res.minid_change);
     /* registered over a connection that closed meanwhile: it is gone */
     if (e && conn && ns_conn_is_closed(conn))
@@ -321,7 +330,7 @@ int ns_cmd_register_broker(ns_req_t *req)
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                              ns_now_ms(srv));
         ns_conn_note_broker(req->conn);
-        reply_registered(srv, &req->to, &same, req->txn);
+        reply_registered(srv, &req->to, &same, req->txn, NULL);
         goto drop;
     }
     if (cmd->body_len > LOOP_DECODE_MAX_BYTES) {
@@ -353,7 +362,7 @@ int ns_cmd_register_broker(ns_req_t *req)
             remember_unchanged(srv, e, op->fp, &op->res);
         NS_M_INC(srv->m.reg_unchanged);
         ns_conn_note_broker(req->conn);
-        reply_registered(srv, &req->to, &op->res, req->txn);
+        reply_registered(srv, &req->to, &op->res, req->txn, op->dropped);
         goto drop;
     }
     /* Fencing rule 2: the broker is alive and speaks over this connection;
@@ -369,6 +378,7 @@ int ns_cmd_register_broker(ns_req_t *req)
         e->conn = req->conn;
         ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(srv));
     }
+    w->op.bytes = sizeof *op + cmd->body_len; /* writerQueueMaxBytes (budget.h) */
     ns_wreq_submit(srv, w, &req->to);
     return NS_OK;
 drop:
@@ -559,7 +569,8 @@ int ns_broker_restore(ns_server_t *srv)
     ns_txn_abort(txn);
     if (rc == NS_OK)
         NS_LOG_INFO("restored %zu broker address(es) and %zu routed topic(s) from the store; "
-                    "grace window for silent brokers ends in %lld ms",
+                    "each is kept unseen for max(brokerGraceWindowMillis %lld ms, its "
+                    "heartbeatTimeoutMillis)",
                     c.n, topics, (long long)srv->cfg->broker_grace_window_ms);
     return rc;
 }

@@ -120,6 +120,8 @@ static int validate(ns_req_t *req, const update_t *u)
         if (ns_config_init(&probe) != NS_OK)
             return NS_ENOMEM;
         int rc = ns_config_set(&probe, u->keys[i], u->vals[i], err, sizeof err);
+        if (rc == NS_OK)
+            rc = ns_config_check_runtime(u->keys[i], u->vals[i], err, sizeof err);
         ns_config_free(&probe);
         if (rc != NS_OK)
             return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s", err);

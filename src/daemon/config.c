@@ -58,6 +58,11 @@ typedef struct {
     /* Makes a new value take effect beyond the field (NULL: reading the
      * field is enough); run by ns_config_update and ns_config_apply_all. */
     void (*apply)(const ns_config_t *cfg);
+    /* CFG_MUTABLE integers: the bounds a change while running must keep
+     * (ns_config_check_runtime), tighter than [min, max] where a value set
+     * by anyone who can send UPDATE_NAMESRV_CONFIG would disable liveness or
+     * the audit history; 0/0 = [min, max]. */
+    int64_t rt_min, rt_max;
 } cfg_entry_t;
 
 /* offsetof that refuses to compile unless the field has type T. */
@@ -65,23 +70,29 @@ typedef struct {
 
 #define ROW_INT(key, field, def, min, max, flags, help)                                            \
     {                                                                                              \
-        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL               \
+        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL, 0, 0         \
+    }
+/* A mutable integer with tighter bounds for changes while running. */
+#define ROW_INT_RT(key, field, def, min, max, rt_min, rt_max, flags, help)                         \
+    {                                                                                              \
+        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL, rt_min,      \
+            rt_max                                                                                 \
     }
 #define ROW_BOOL(key, field, def, flags, help)                                                     \
     {                                                                                              \
-        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help, NULL                       \
+        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help, NULL, 0, 0                 \
     }
 #define ROW_STR(key, field, def, flags, help)                                                      \
     {                                                                                              \
-        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help, NULL                   \
+        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help, NULL, 0, 0             \
     }
 #define ROW_ENUM(key, field, def, values, flags, help)                                             \
     {                                                                                              \
-        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, NULL                   \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, NULL, 0, 0             \
     }
 #define ROW_ENUM_APPLY(key, field, def, values, flags, help, apply)                                \
     {                                                                                              \
-        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, apply                  \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, apply, 0, 0            \
     }
 
 static void apply_log_level(const ns_config_t *cfg)
@@ -113,8 +124,10 @@ static const cfg_entry_t ns_config_table[] = {
             "write the HTTP endpoint's bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
-    ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
-            "close connections idle this long, seconds; 0 = never"),
+    ROW_INT_RT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, 60,
+               INT32_MAX, CFG_MUTABLE,
+               "close connections idle this long, seconds; 0 = never (while running: at least "
+               "60, so broker connections are never closed between their 30 s heartbeats)"),
     ROW_INT("ioThreads", io_threads, "1", 1, 64, CFG_OURS,
             "event loops serving connections (route lookups run on all of them; "
             "every other request on the first)"),
@@ -156,16 +169,23 @@ static const cfg_entry_t ns_config_table[] = {
             "hard limit for store map growth, bytes"),
     ROW_INT("writerBatchMax", writer_batch_max, "64", 1, 1000000, CFG_OURS,
             "most mutations committed in one write transaction"),
-    ROW_INT("auditRetention", audit_retention, "1000", 0, INT64_MAX, CFG_OURS | CFG_MUTABLE,
-            "audit history records kept in all (oldest dropped first)"),
+    ROW_INT_RT("auditRetention", audit_retention, "1000", 0, INT64_MAX, 100, 100000000,
+               CFG_OURS | CFG_MUTABLE,
+               "audit history records kept in all (oldest dropped first; while running: "
+               "100..100000000, so the history never stops recording)"),
     /* registration */
-    ROW_INT("maxInflateBytes", max_inflate_bytes, "268435456", 1024, INT64_MAX,
-            CFG_OURS | CFG_MUTABLE, "largest inflated (compressed) register body, bytes"),
+    ROW_INT("maxInflateBytes", max_inflate_bytes, "67108864", 1024, GiB, CFG_OURS,
+            "largest inflated (compressed) register body, bytes (a safety cap: file and restart "
+            "only)"),
     /* liveness */
-    ROW_INT("scanNotActiveBrokerInterval", scan_not_active_broker_interval_ms, "5000", 10,
-            INT32_MAX, CFG_MUTABLE, "broker liveness scan period, ms"),
-    ROW_INT("brokerGraceWindowMillis", broker_grace_window_ms, "120000", 0, INT64_MAX,
-            CFG_OURS | CFG_MUTABLE, "after a restart, how long stored brokers live unseen, ms"),
+    ROW_INT_RT("scanNotActiveBrokerInterval", scan_not_active_broker_interval_ms, "5000", 10,
+               INT32_MAX, 1000, 60000, CFG_MUTABLE,
+               "broker liveness scan period, ms (while running: 1000..60000, so expiry is "
+               "never switched off)"),
+    ROW_INT_RT("brokerGraceWindowMillis", broker_grace_window_ms, "120000", 0, INT64_MAX, 0, 600000,
+               CFG_OURS | CFG_MUTABLE,
+               "after a restart, a stored broker lives unseen for max(this, its own "
+               "heartbeatTimeoutMillis), ms (while running: at most 600000)"),
     /* RocketMQ NamesrvConfig */
     ROW_STR("rocketmqHome", rocketmq_home, "${ROCKETMQ_HOME}", 0, "RocketMQ home directory"),
     ROW_STR("kvConfigPath", kv_config_path, "${HOME}/namesrv/kvConfig.json", 0,
@@ -197,6 +217,30 @@ static const cfg_entry_t ns_config_table[] = {
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
     ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
             0, "pending UNREGISTER_BROKER queue capacity"),
+    /* memory budgets over all connections (src/daemon/budget.h); file and restart only */
+    ROW_INT("maxConnections", max_connections, "4096", 1, 1000000, CFG_OURS,
+            "most client connections open at once; more are closed at accept"),
+    ROW_INT("maxUnfinishedFrameBytes", max_unfinished_frame_bytes, "67108864", MiB, 64 * GiB,
+            CFG_OURS,
+            "bytes held for frames not fully arrived, all connections together; over it the "
+            "connections holding the most are closed"),
+    ROW_INT("maxUnsentReplyBytes", max_unsent_reply_bytes, "67108864", MiB, 64 * GiB, CFG_OURS,
+            "reply bytes the peers have not read yet, all connections together; over it the "
+            "connections holding the most are closed"),
+    ROW_INT("writerQueueMaxBytes", writer_queue_max_bytes, "33554432", MiB, 64 * GiB, CFG_OURS,
+            "bytes of mutations waiting for the writer; at it, connections stop reading writes"),
+    ROW_INT("writerQueueMaxOps", writer_queue_max_ops, "10000", 16, 10000000, CFG_OURS,
+            "mutations waiting for the writer; at it, connections stop reading writes"),
+    /* damage found and survived (src/daemon/backup.c, store/check.c) */
+    ROW_BOOL("verifyOnStart", verify_on_start, "true", CFG_OURS,
+             "read and check the whole store (in a child process) before serving; a damaged "
+             "store is refused with exit 4"),
+    ROW_INT("backupIntervalSeconds", backup_interval_s, "3600", 0, 365 * 86400, CFG_OURS,
+            "seconds between compacted hot backups of the store; 0 = none"),
+    ROW_STR("backupDir", backup_dir, "", CFG_OURS,
+            "directory of the backups (one subdirectory each); empty = <dataDir>.backups"),
+    ROW_INT("backupKeep", backup_keep, "3", 1, 1000, CFG_OURS,
+            "verified backups kept (the oldest are removed)"),
     /* logging */
     ROW_ENUM_APPLY("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
                    "log threshold", apply_log_level),
@@ -497,6 +541,28 @@ int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out)
 bool ns_config_has_key(const char *key)
 {
     return find_entry(key) != NULL;
+}
+
+int ns_config_check_runtime(const char *key, const char *value, char *err, size_t errlen)
+{
+    const cfg_entry_t *e = find_entry(key);
+    if (e == NULL || !(e->flags & CFG_MUTABLE)) {
+        set_err(err, errlen, "%s cannot change while the server runs", key);
+        return NS_EINVAL;
+    }
+    if (e->type != CFG_INT64 || (e->rt_min == 0 && e->rt_max == 0))
+        return NS_OK;
+    int64_t v = 0;
+    if (ns_parse_i64(value, strlen(value), &v) != NS_OK)
+        return NS_OK; /* ns_config_set reports it */
+    if (v < e->rt_min || v > e->rt_max) {
+        set_err(err, errlen,
+                "%s: %lld is outside %lld..%lld, the range allowed while running (other values "
+                "only through the settings file and a restart)",
+                key, (long long)v, (long long)e->rt_min, (long long)e->rt_max);
+        return NS_EINVAL;
+    }
+    return NS_OK;
 }
 
 bool ns_config_is_mutable(const char *key)

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "ioloop.h"
 #include "ns/err.h"
 #include "ns/log.h"
@@ -58,6 +59,7 @@ struct ns_conn {
     ns_conn_filter_t filter;
     ns_mail_t close_mail;  /* another loop's close request, kept so it cannot fail */
     ns_mail_t closed_mail; /* I/O loop -> main: the close notice */
+    ns_conn_budget_t bud;  /* what it holds against the server-wide budgets (budget.h) */
     ns_conn_t *prev, *next;
     ns_conn_t *dirty_next;
     ns_conn_t *paused_next;
@@ -78,6 +80,7 @@ void ns_conn_unref(ns_conn_t *c)
 {
     if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    ns_budget_conn_close(&c->bud);
     ns_buf_free(&c->rbuf);
     ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
@@ -133,6 +136,29 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer)
     snprintf(c->peer, sizeof c->peer, "%s", peer);
 }
 
+/* Re-accounts c's buffers against the server-wide budgets and, when a sum
+ * is over, closes the connections that hold the most (budget.c). */
+static void account(ns_conn_t *c)
+{
+    size_t unsent = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
+    if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
+        return; /* the common case: nothing moved */
+    if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {
+        c->bud.enforce = false;
+        ns_budget_enforce(c->srv);
+    }
+}
+
+ns_conn_t *ns_conn_iter(ns_server_t *srv, ns_conn_t *prev)
+{
+    return prev ? prev->next : srv->conns;
+}
+
+ns_conn_budget_t *ns_conn_budget_of(ns_conn_t *c)
+{
+    return &c->bud;
+}
+
 static void mark_dirty(ns_conn_t *c)
 {
     if (c->in_dirty)
@@ -166,6 +192,7 @@ static void close_cb(uv_handle_t *h)
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
     unlink_conn(c);
+    ns_budget_conn_close(&c->bud);
     if (c->peer[0]) /* started: counted as accepted */
         NS_M_INC(srv->m.conn_closed);
     if (srv->on_closed)
@@ -228,6 +255,10 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     }
     buf->base = (char *)c->rbuf.data + c->rbuf.len;
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
+    /* counted now, enforced in read_cb: libuv reads into the stream right
+     * after this callback, so it must not be closed here */
+    if (c->rbuf.cap != c->bud.rbuf && ns_budget_account(&c->bud, c->rbuf.cap, c->bud.unsent))
+        c->bud.enforce = true;
 }
 
 /* on_request refused a frame for now: stop reading until ns_conn_resume_all. */
@@ -259,6 +290,19 @@ static ns_conn_t *paused_pop(ns_server_t *srv)
     return c;
 }
 
+/* A connection keeps its decode arena and ext array between frames (no
+ * allocation per request), but not after a huge header: 60 connections that
+ * each sent one 16 MiB header would otherwise hold 16 MiB apiece for as long
+ * as they stay open, outside every budget. */
+#define MSG_KEEP_BYTES (256u * 1024)
+
+static void shrink_msg(ns_conn_t *c)
+{
+    if (c->msg.arena.cap > MSG_KEEP_BYTES ||
+        c->msg.ext_cap * sizeof(ns_ext_field_t) > MSG_KEEP_BYTES)
+        ns_cmd_msg_free(&c->msg);
+}
+
 /* Decodes one frame (the only decode it gets) and hands it to the loop's
  * on_request; false when the connection must stop (closed, or paused with
  * the frame not taken). */
@@ -272,8 +316,10 @@ static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
         close_here(c, "malformed header");
         return false;
     }
-    if (srv->on_request(srv, c, &c->msg.cmd, flen))
+    if (srv->on_request(srv, c, &c->msg.cmd, flen)) {
+        shrink_msg(c);
         return true;
+    }
     pause_reading(c); /* this frame waits in c->rbuf */
     return false;
 }
@@ -323,6 +369,7 @@ static void process_rbuf(ns_conn_t *c)
     }
     if (c->rbuf.len == 0)
         ns_buf_free(&c->rbuf); /* back to the shared buffer */
+    account(c);
 }
 
 /* The seam, inbound: n bytes read from the socket into the shared buffer. */
@@ -349,6 +396,7 @@ static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
     size_t used = process(c, p, n);
     if (!c->closing && used < n && ns_buf_append(&c->rbuf, p + used, n - used) != NS_OK)
         close_here(c, "out of memory");
+    account(c);
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -434,6 +482,12 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
     peer_name(&ss, c->peer, sizeof c->peer);
     uv_tcp_nodelay(&c->tcp, 1);
+    if (!ns_budget_conn_open(&c->bud)) {
+        ns_refusal(c->srv, c, NS_REFUSE_CONNECTIONS,
+                   "connection refused: maxConnections open already");
+        close_here(c, NULL);
+        return;
+    }
     NS_M_INC(c->srv->m.conn_accepted);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
     if (c->srv->on_accepted)
@@ -489,6 +543,7 @@ static int queue_out(ns_conn_t *c)
         return NS_ECONN;
     }
     mark_dirty(c);
+    account(c);
     return NS_OK;
 }
 
@@ -535,6 +590,7 @@ static void write_cb(uv_write_t *req, int status)
 {
     ns_conn_t *c = req->data;
     ns_wq_done(&c->wq);
+    account(c);
     if (status < 0) {
         close_here(c, uv_strerror(status));
     } else {
@@ -568,6 +624,7 @@ static void conn_flush(ns_conn_t *c)
     if (c->closing)
         return;
     int rc = conn_bytes_out(c);
+    account(c);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
     else if (rc == NS_WQ_QUEUED)

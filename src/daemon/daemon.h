@@ -7,6 +7,9 @@
 
 /* Opens the store, restores liveness, starts the writer, the I/O loops and
  * listens. On failure everything opened is closed again and err says why. */
+/* verifyOnStart (startcheck.c): reads and checks the whole store in a child
+ * process; NS_ECORRUPT with the table and how to recover in err. */
+int ns_start_check(const ns_config_t *cfg, char *err, size_t errlen);
 int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *err, size_t errlen);
 /* Stops accepting, lets in-flight writes finish, closes everything. */
 void ns_server_stop(ns_server_t *srv);

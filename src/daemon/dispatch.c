@@ -14,6 +14,8 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "ns/names.h"
+#include "budget.h"
 
 #define NS_ROW_ANY_LOOP 0x1u /* served by the loop that owns the connection */
 #define NS_ROW_EXT 0x2u      /* Java answers with a (maybe empty) header object */
@@ -174,6 +176,12 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
         return;
     }
     req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
+    char bad[192];
+    if (!ns_names_check_header(cmd, bad, sizeof bad)) {
+        ns_refusal(srv, conn, NS_REFUSE_NAME, "%s refused: %s", row->name, bad);
+        ns_reply_code(&req.to, NS_RSP_INVALID_PARAMETER, bad);
+        return;
+    }
     uint64_t t0 = uv_hrtime();
     req.to.m_row = (uint8_t)(row - cmd_table + 1);
     req.to.t0_ns = t0;
@@ -185,6 +193,12 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
                     (unsigned long long)ms);
+}
+
+bool ns_dispatch_may_write(const ns_cmd_t *cmd)
+{
+    const ns_cmd_row_t *row = find_row(cmd->code);
+    return row != NULL && (row->kind == NS_CMD_WRITE || row->code == NS_REQ_REGISTER_BROKER);
 }
 
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)

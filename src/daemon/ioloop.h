@@ -99,8 +99,9 @@ struct ns_server {
     uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
     uv_signal_t tls_sig_hup; /* reloads them now (beside service.c's log reopen) */
     bool tls_handles;
-    ns_io_t *io;   /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios; /* main: the extra loops */
+    ns_io_t *io;              /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;            /* main: the extra loops */
+    struct ns_backup *backup; /* main: periodic hot backups (backup.c), or NULL */
     size_t n_ios, next_io;
     /* metrics (metrics.h): this loop's counters, written by this loop only */
     ns_metrics_loop_t m;

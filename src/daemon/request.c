@@ -134,9 +134,14 @@ const char *ns_err_remark(int rc)
     case NS_ECORRUPT:
         return "store is corrupt; nothing was written";
     case NS_EIO:
-        return "store I/O error; nothing was written";
+        return "store I/O error (EIO or another errno, named in the server log); nothing was "
+               "written";
+    case NS_ENOSPC:
+        return "store write failed: no space left on device (ENOSPC); nothing was written";
     case NS_ENOMEM:
         return "out of memory";
+    case NS_ESHUTDOWN:
+        return "the NameServer is shutting down: not written; send it to another NameServer";
     default:
         return ns_strerror(rc);
     }

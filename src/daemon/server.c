@@ -13,6 +13,9 @@
 #include "ns/log.h"
 #include "daemon.h"
 
+#include "backup.h"
+#include "budget.h"
+
 #include "cmd.h"
 #include "conn.h"
 #include "dispatch.h"
@@ -36,8 +39,20 @@ static void on_connection(uv_stream_t *listener, int status)
 /* The main loop's on_request: every row runs here. */
 static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
+    if (ns_budget_writer_full() && ns_dispatch_may_write(cmd)) {
+        /* the writer queue is at its budget: the frame waits, reading pauses */
+        ns_refusal(srv, c, NS_REFUSE_WRITER_PAUSE,
+                   "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
+        return false;
+    }
     ns_dispatch(srv, c, cmd);
     return true;
+}
+
+/* The writer queue got shorter: connections paused on its budget read again. */
+static void writer_drained(void *ctx)
+{
+    ns_budget_resume(ctx);
 }
 
 static void scan_cb(uv_timer_t *t)
@@ -134,7 +149,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
                             false,
                             true,
                             0};
-    if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
+    if ((rc = ns_start_check(cfg, err, errlen)) != NS_OK ||
+        (rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
         (rc = ns_liveness_new(&srv->liveness)) != NS_OK ||
@@ -146,7 +162,9 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         snprintf(err, errlen, "cannot read the stored brokers: %s", ns_strerror(rc));
         return rc;
     }
-    ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset};
+    ns_budget_init(cfg);
+    ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset,
+                               writer_drained, srv};
     if ((rc = ns_writer_start(srv->store, loop, (size_t)cfg->writer_batch_max, &hooks,
                               &srv->writer)) != NS_OK) {
         snprintf(err, errlen, "cannot start the writer thread");
@@ -170,6 +188,10 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->handles_init = true;
     if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
         return rc;
+    if ((rc = ns_backup_start(srv)) != NS_OK) {
+        snprintf(err, errlen, "cannot start the backups: %s", ns_strerror(rc));
+        return rc;
+    }
     if ((rc = ns_http_start(srv, err, errlen)) != NS_OK)
         return rc;
     /* listen last: everything a request needs is ready */
@@ -207,6 +229,7 @@ void ns_server_stop(ns_server_t *srv)
     }
     ns_secure_stop(srv);
     /* 2. in-flight writes commit and their replies are queued */
+    ns_backup_stop(srv); /* a backup in progress ends first */
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
     ns_conn_flush_all(srv);

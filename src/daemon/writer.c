@@ -16,6 +16,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "budget.h"
 #include "metrics.h"
 
 /* The lowest priority short of SCHED_IDLE (which an unprivileged process
@@ -194,9 +195,13 @@ static void drain_done(ns_writer_t *w)
         op->next = NULL;
         w->pending--;
         w->done++;
+        size_t bytes = op->bytes;
         op->done(op);
+        ns_budget_writer_done(bytes + NS_WOP_BASE_BYTES);
         op = next;
     }
+    if (w->hooks.drained)
+        w->hooks.drained(w->hooks.loop_ctx);
 }
 
 static void done_cb(uv_poll_t *h, int status, int events)
@@ -257,6 +262,7 @@ void ns_writer_submit(ns_writer_t *w, ns_wop_t *op)
     op->rc = NS_OK;
     op->failed = false;
     w->pending++;
+    ns_budget_writer_add(op->bytes + NS_WOP_BASE_BYTES);
     NS_M_INC(w->m.queued);
     pthread_mutex_lock(&w->mu);
     append(&w->in_head, &w->in_tail, op, op);
@@ -290,8 +296,19 @@ void ns_writer_stop(ns_writer_t *w)
 {
     if (w == NULL)
         return;
+    /* The batch in flight commits; what is still queued is not applied but
+     * answered NS_ESHUTDOWN at once, so a long queue cannot hold up the exit
+     * (60 queued large registrations took 14.5 s). */
     pthread_mutex_lock(&w->mu);
     w->stopping = true;
+    ns_wop_t *queued = w->in_head, *last = w->in_tail;
+    w->in_head = w->in_tail = NULL;
+    for (ns_wop_t *op = queued; op; op = op->next) {
+        op->rc = NS_ESHUTDOWN;
+        op->failed = true;
+    }
+    if (queued)
+        append(&w->out_head, &w->out_tail, queued, last);
     pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);

@@ -30,6 +30,8 @@ struct ns_wop {
      * result. The op is the callee's from here on (free it here). */
     void (*done)(ns_wop_t *op);
     int rc;
+    size_t bytes;   /* memory the op holds while queued (set by the submitter;
+                       counted against writerQueueMaxBytes, budget.h) */
     bool failed;    /* writer: taken out of its batch */
     ns_wop_t *next; /* writer's queue link */
 };
@@ -40,6 +42,10 @@ typedef struct {
     int (*before_commit)(void *ctx, ns_txn_t *txn);
     /* A batch is (re)starting: forget per-batch state. */
     void (*batch_reset)(void *ctx);
+    /* Loop thread, after a batch's done callbacks ran (NULL = none): the
+     * queue got shorter (connections paused on its budget may read again). */
+    void (*drained)(void *loop_ctx);
+    void *loop_ctx;
 } ns_writer_hooks_t;
 
 typedef struct ns_writer ns_writer_t;
@@ -54,7 +60,8 @@ size_t ns_writer_pending(const ns_writer_t *w);
 /* Ops done so far (loop thread): while it and the pending count stay the
  * same, nothing in the store has changed. */
 uint64_t ns_writer_done_count(const ns_writer_t *w);
-/* Applies everything still queued, joins the thread, runs the remaining done
+/* Lets the batch in flight commit, fails every op still queued with
+ * NS_ESHUTDOWN (not applied), joins the thread, runs the remaining done
  * callbacks, frees w. Loop thread. */
 void ns_writer_stop(ns_writer_t *w);
 

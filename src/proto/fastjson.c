@@ -97,6 +97,8 @@ int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out)
         i++;
     }
     rc = ns_buf_append(out, p + run, n - run);
+    if (rc == NS_OK)
+        ns_json_nul_to_soh(out->data + start, out->len - start);
 
 cleanup:
     ns_buf_free(&stack);
@@ -105,4 +107,25 @@ cleanup:
         out->data[start] = 0;
     }
     return rc;
+}
+
+size_t ns_json_nul_to_soh(uint8_t *p, size_t n)
+{
+    size_t count = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!in_str) {
+            in_str = p[i] == '"';
+        } else if (p[i] == '"') {
+            in_str = false;
+        } else if (p[i] == '\\' && i + 1 < n) {
+            if (p[i + 1] == 'u' && i + 5 < n && p[i + 2] == '0' && p[i + 3] == '0' &&
+                p[i + 4] == '0' && p[i + 5] == '0') {
+                p[i + 5] = '1';
+                count++;
+            }
+            i++; /* the escaped byte */
+        }
+    }
+    return count;
 }

@@ -20,6 +20,7 @@
 #include "json_read.h"
 #include "ns/buf.h"
 #include "ns/err.h"
+#include "ns/names.h"
 
 /* Request versions (§1.8, §3.5, §5.2): below 37 the body is a bare
  * TopicConfigSerializeWrapper; from 413 (V5_0_0) the compressed form carries
@@ -865,4 +866,41 @@ cleanup:
     ns_buf_free(&raw);
     ns_buf_free(&tmp);
     return rc;
+}
+
+size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size)
+{
+    size_t dropped = 0, kept = 0;
+    if (first_size)
+        first[0] = 0;
+    for (size_t i = 0; i < b->n_topics; i++) {
+        ns_topic_config_t *t = &b->topics[i];
+        const char *why = ns_name_problem(t->topic_name, strlen(t->topic_name));
+        if (why == NULL) {
+            b->topics[kept++] = *t;
+            continue;
+        }
+        if (dropped++ == 0 && first_size) {
+            char shown[48];
+            snprintf(first, first_size, "topic \"%s\" %s (%zu bytes)",
+                     ns_escape(t->topic_name, strlen(t->topic_name), shown, sizeof shown), why,
+                     strlen(t->topic_name));
+        }
+        free(t->topic_name);
+    }
+    b->n_topics = kept;
+    kept = 0;
+    for (size_t i = 0; i < b->n_mappings; i++) {
+        ns_mapping_info_t *m = &b->mappings[i];
+        if (ns_name_problem(m->topic, strlen(m->topic)) == NULL &&
+            ns_name_problem(m->bname, strlen(m->bname)) == NULL) {
+            b->mappings[kept++] = *m;
+            continue;
+        }
+        if (dropped++ == 0 && first_size)
+            snprintf(first, first_size, "a static-topic mapping with an invalid topic or bname");
+        mapping_free(m);
+    }
+    b->n_mappings = kept;
+    return dropped;
 }

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 
@@ -36,12 +37,15 @@ void ns_cmd_msg_init(ns_cmd_msg_t *m)
     ns_buf_init(&m->arena);
     m->ext_storage = NULL;
     m->ext_cap = 0;
+    m->ext_index = NULL;
+    m->ext_index_cap = 0;
 }
 
 void ns_cmd_msg_free(ns_cmd_msg_t *m)
 {
     ns_buf_free(&m->arena);
     free(m->ext_storage);
+    free(m->ext_index);
     ns_cmd_msg_init(m);
 }
 
@@ -121,27 +125,105 @@ static int ext_reserve(ns_cmd_msg_t *m, size_t n)
     return NS_OK;
 }
 
+/* Below this many entries a duplicate is looked for by a plain walk; above
+ * it, through the hash index (ext_index). */
+#define EXT_INDEX_MIN 16
+
+static uint64_t key_hash(const uint8_t *k, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ k[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Slot of the index where key [k, k+n) is, or the empty slot where it would
+ * go. The index is at most half full, so the probe ends. */
+static size_t index_find(const ns_cmd_msg_t *m, const uint8_t *k, size_t n)
+{
+    const uint8_t *base = m->arena.data;
+    size_t mask = m->ext_index_cap - 1, i = (size_t)key_hash(k, n) & mask;
+    for (; m->ext_index[i] != 0; i = (i + 1) & mask) {
+        const ns_ext_field_t *e = &m->ext_storage[m->ext_index[i] - 1];
+        if (e->key_len == n && memcmp(base + ptr_off(e->key), k, n) == 0)
+            break;
+    }
+    return i;
+}
+
+/* Makes room for n entries in the index (at most half full), re-placing the
+ * current entries; amortised O(1) per entry. */
+static int index_reserve(ns_cmd_msg_t *m, size_t n)
+{
+    if (n * 2 <= m->ext_index_cap)
+        return NS_OK;
+    if (n > UINT32_MAX / 4)
+        return NS_ENOMEM;
+    size_t cap = m->ext_index_cap ? m->ext_index_cap : 64;
+    while (cap < n * 2)
+        cap *= 2;
+    uint32_t *idx = calloc(cap, sizeof *idx);
+    if (idx == NULL)
+        return NS_ENOMEM;
+    free(m->ext_index);
+    m->ext_index = idx;
+    m->ext_index_cap = cap;
+    const uint8_t *base = m->arena.data;
+    for (size_t i = 0; i < m->cmd.n_ext; i++) {
+        const ns_ext_field_t *e = &m->ext_storage[i];
+        idx[index_find(m, base + ptr_off(e->key), e->key_len)] = (uint32_t)(i + 1);
+    }
+    return NS_OK;
+}
+
+/* Drops the index at the end of a decode (big headers are rare; a msg that
+ * decodes small ones keeps no large table around). */
+static void index_drop(ns_cmd_msg_t *m)
+{
+    free(m->ext_index);
+    m->ext_index = NULL;
+    m->ext_index_cap = 0;
+}
+
+/* Position of an existing entry with key [koff, koff+klen), or n_ext. */
+static size_t ext_find(ns_cmd_msg_t *m, size_t koff, size_t klen, size_t *slot)
+{
+    const uint8_t *base = m->arena.data;
+    if (m->ext_index_cap != 0) {
+        *slot = index_find(m, base + koff, klen);
+        return m->ext_index[*slot] ? m->ext_index[*slot] - 1 : m->cmd.n_ext;
+    }
+    for (size_t i = 0; i < m->cmd.n_ext; i++) {
+        const ns_ext_field_t *e = &m->ext_storage[i];
+        if (e->key_len == klen && memcmp(base + ptr_off(e->key), base + koff, klen) == 0)
+            return i;
+    }
+    return m->cmd.n_ext;
+}
+
 /* Adds key/value (already in the arena, at offsets) to the ext list. A key
  * that is already present gets the new value (Java decodes into a HashMap:
  * the last occurrence wins) but keeps its first position. */
 static int ext_add(ns_cmd_msg_t *m, size_t koff, size_t klen, size_t voff, size_t vlen)
 {
-    const uint8_t *base = m->arena.data;
-    for (size_t i = 0; i < m->cmd.n_ext; i++) {
-        ns_ext_field_t *e = &m->ext_storage[i];
-        if (e->key_len == klen && memcmp(base + ptr_off(e->key), base + koff, klen) == 0) {
-            e->val = off_ptr(voff);
-            e->val_len = vlen;
-            return NS_OK;
-        }
+    size_t n = m->cmd.n_ext, slot = 0;
+    if (n >= EXT_INDEX_MIN && index_reserve(m, n + 1) != NS_OK)
+        return NS_ENOMEM;
+    size_t i = ext_find(m, koff, klen, &slot);
+    if (i < n) {
+        m->ext_storage[i].val = off_ptr(voff);
+        m->ext_storage[i].val_len = vlen;
+        return NS_OK;
     }
-    if (ext_reserve(m, m->cmd.n_ext + 1) != NS_OK)
+    if (ext_reserve(m, n + 1) != NS_OK)
         return NS_ENOMEM;
     ns_ext_field_t *e = &m->ext_storage[m->cmd.n_ext++];
     e->key = off_ptr(koff);
     e->key_len = klen;
     e->val = off_ptr(voff);
     e->val_len = vlen;
+    if (m->ext_index_cap != 0)
+        m->ext_index[slot] = (uint32_t)(n + 1);
     return NS_OK;
 }
 
@@ -266,6 +348,7 @@ static int json_text(ns_buf_t *a, const cJSON *v, bool *present, size_t *off, si
 static int json_ext(ns_cmd_msg_t *m, const cJSON *obj)
 {
     m->cmd.n_ext = 0;
+    index_drop(m);
     if (cJSON_IsNull(obj)) {
         m->cmd.has_ext = false;
         return NS_OK;
@@ -306,14 +389,33 @@ static int json_language(const cJSON *v, int32_t *out)
     return NS_OK;
 }
 
+static bool has_nul_escape(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i + 6 <= n; i++)
+        if (p[i] == '\\' && memcmp(p + i + 1, "u0000", 5) == 0)
+            return true;
+    return false;
+}
+
 static int decode_json(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
 {
     int rc = NS_EINVAL;
     cJSON *root = NULL;
+    uint8_t *copy = NULL;
     const char *end = NULL;
     bool has_remark = false;
     size_t remark_off = 0;
 
+    if (has_nul_escape(hdr, hdr_len)) {
+        /* a NUL would end the C string early: decode it as U+0001 */
+        if ((copy = malloc(hdr_len)) == NULL) {
+            rc = NS_ENOMEM;
+            goto cleanup;
+        }
+        memcpy(copy, hdr, hdr_len);
+        ns_json_nul_to_soh(copy, hdr_len);
+        hdr = copy;
+    }
     root = cJSON_ParseWithLengthOpts((const char *)hdr, hdr_len, &end, false);
     if (root == NULL || !cJSON_IsObject(root))
         goto cleanup;
@@ -353,6 +455,7 @@ static int decode_json(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
 
 cleanup:
     cJSON_Delete(root);
+    free(copy);
     return rc;
 }
 
@@ -510,6 +613,7 @@ static int decode_json_header(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *
     memset(&m->cmd, 0, sizeof m->cmd);
     m->cmd.serialize_type = type;
     ns_buf_reset(&m->arena);
+    index_drop(m);
     return decode_json(hdr, hdr_len, m);
 }
 
@@ -587,6 +691,7 @@ int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out
 
     memset(c, 0, sizeof *c);
     ns_buf_reset(&out->arena);
+    index_drop(out);
     if (frame_len < 8 || (size_t)ns_be32_read(frame) != frame_len - 4)
         goto cleanup;
     uint32_t word = ns_be32_read(frame + 4);
@@ -610,6 +715,7 @@ int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out
     c->body = c->body_len ? frame + 8 + hdr_len : NULL;
 
 cleanup:
+    index_drop(out);
     if (rc != NS_OK) {
         memset(c, 0, sizeof *c);
         ns_buf_reset(&out->arena);

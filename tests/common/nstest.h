@@ -19,6 +19,12 @@ uint8_t *nstest_hex_decode(const char *hex, size_t *len);
 char *nstest_tmpdir(const char *tag);
 void nstest_rmtree(const char *path);
 
+/* Overwrites the root page of LMDB table `table` in the store file `file`
+ * (data.mdb) with garbage shaped like a branch page; meta pages stay intact.
+ * Returns 0, or -1 when the table has no root page (empty) or on I/O errors.
+ * (nstest_damage.c) */
+int nstest_damage_table(const char *file, const char *table);
+
 /* ---- time (nstest.c) ---- */
 /* CLOCK_MONOTONIC in whole milliseconds. */
 int64_t nstest_mono_ms(void);

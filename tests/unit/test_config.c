@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 50
+#define NKEYS 59
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -71,6 +71,16 @@ static const char *const all_keys[NKEYS] = {
     "tls.config.file",
     "tlsHandshakeTimeoutMillis",
     "proxyProtocolTrustedAddresses",
+    /* memory budgets, damage check and backups (issue 14) */
+    "maxConnections",
+    "maxUnfinishedFrameBytes",
+    "maxUnsentReplyBytes",
+    "writerQueueMaxBytes",
+    "writerQueueMaxOps",
+    "verifyOnStart",
+    "backupIntervalSeconds",
+    "backupDir",
+    "backupKeep",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -194,7 +204,12 @@ static void test_defaults(void **state)
     assert_true(cfg.map_max_bytes == INT64_C(16) * 1024 * 1024 * 1024);
     assert_int_equal(cfg.writer_batch_max, 64);
     assert_int_equal(cfg.audit_retention, 1000);
-    assert_int_equal(cfg.max_inflate_bytes, 256 * 1024 * 1024);
+    assert_int_equal(cfg.max_inflate_bytes, 64 * 1024 * 1024);
+    assert_int_equal(cfg.max_connections, 4096);
+    assert_int_equal(cfg.max_unfinished_frame_bytes, 64 * 1024 * 1024);
+    assert_int_equal(cfg.max_unsent_reply_bytes, 64 * 1024 * 1024);
+    assert_int_equal(cfg.writer_queue_max_bytes, 32 * 1024 * 1024);
+    assert_int_equal(cfg.writer_queue_max_ops, 10000);
     assert_int_equal(cfg.scan_not_active_broker_interval_ms, 5000);
     assert_int_equal(cfg.broker_grace_window_ms, 120000);
     assert_string_equal(cfg.rocketmq_home, "");
@@ -266,17 +281,19 @@ static void test_keys_and_mutability(void **state)
                                                "serverChannelMaxIdleTimeSeconds",
                                                "brokerGraceWindowMillis",
                                                "auditRetention",
-                                               "maxInflateBytes",
                                                "adminAuditRetention"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",
-        "maxFrameBytes", "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath",
-        "configBlackList", "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes",
-        "logFileKeep", "tls.server.mode", "tls.server.certPath", "tls.server.keyPath",
-        "tls.server.keyPassword", "tls.server.need.client.auth", "tls.server.trustCertPath",
-        "tls.protocols", "tls.ciphers", "tls.config.file", "tlsHandshakeTimeoutMillis",
-        "proxyProtocolTrustedAddresses"};
+        "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
+        "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath", "configBlackList",
+        "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes", "logFileKeep",
+        "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.keyPassword",
+        "tls.server.need.client.auth", "tls.server.trustCertPath", "tls.protocols", "tls.ciphers",
+        "tls.config.file", "tlsHandshakeTimeoutMillis", "proxyProtocolTrustedAddresses",
+        /* safety caps and budgets change only by file and restart (issue 14) */
+        "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
+        "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "backupIntervalSeconds",
+        "backupDir", "backupKeep"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)
@@ -285,6 +302,47 @@ static void test_keys_and_mutability(void **state)
                          sizeof fixed_keys / sizeof fixed_keys[0],
                      NKEYS);
     assert_false(ns_config_is_mutable("foo"));
+}
+
+/* Values anyone who may send UPDATE_NAMESRV_CONFIG picks cannot disable
+ * liveness or the audit history (issue 14); the file still may. */
+static void test_runtime_bounds(void **state)
+{
+    (void)state;
+    char err[256];
+    static const char *const refused[][2] = {{"serverChannelMaxIdleTimeSeconds", "1"},
+                                             {"serverChannelMaxIdleTimeSeconds", "0"},
+                                             {"scanNotActiveBrokerInterval", "2147483647"},
+                                             {"scanNotActiveBrokerInterval", "10"},
+                                             {"auditRetention", "0"},
+                                             {"brokerGraceWindowMillis", "9223372036854775807"},
+                                             {"maxInflateBytes", "1073741824"},
+                                             {"maxConnections", "10"},
+                                             {"listenPort", "1"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        err[0] = 0;
+        assert_int_equal(ns_config_check_runtime(refused[i][0], refused[i][1], err, sizeof err),
+                         NS_EINVAL);
+        assert_non_null(strstr(err, refused[i][0]));
+    }
+    static const char *const allowed[][2] = {{"serverChannelMaxIdleTimeSeconds", "60"},
+                                             {"scanNotActiveBrokerInterval", "1000"},
+                                             {"auditRetention", "100"},
+                                             {"brokerGraceWindowMillis", "0"},
+                                             {"orderMessageEnable", "true"},
+                                             {"logLevel", "debug"}};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+        assert_int_equal(ns_config_check_runtime(allowed[i][0], allowed[i][1], err, sizeof err),
+                         NS_OK);
+    /* the file and the command line keep the wide bounds */
+    ns_config_t cfg;
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_set(&cfg, "serverChannelMaxIdleTimeSeconds", "1", err, sizeof err),
+                     NS_OK);
+    assert_int_equal(ns_config_set(&cfg, "auditRetention", "0", err, sizeof err), NS_OK);
+    assert_int_equal(ns_config_set(&cfg, "maxInflateBytes", "2147483648", err, sizeof err),
+                     NS_EINVAL); /* over its 1 GiB ceiling */
+    ns_config_free(&cfg);
 }
 
 /* ---- ns_config_set ---------------------------------------------------- */
@@ -850,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_defaults_from_env),
         cmocka_unit_test(test_keys_and_mutability),
+        cmocka_unit_test(test_runtime_bounds),
         cmocka_unit_test(test_set_int),
         cmocka_unit_test(test_set_bool),
         cmocka_unit_test(test_set_string_and_enum),

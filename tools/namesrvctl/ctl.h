@@ -113,6 +113,7 @@ int ctl_cmd_audit(int argc, char **argv);           /* audit.c */
 int ctl_cmd_verify(int argc, char **argv);          /* offline.c */
 int ctl_cmd_backup(int argc, char **argv);          /* offline.c */
 int ctl_cmd_stat(int argc, char **argv);            /* offline.c */
+int ctl_cmd_recover(int argc, char **argv);         /* recover.c */
 int ctl_cmd_route(int argc, char **argv);           /* online.c */
 int ctl_cmd_clusters(int argc, char **argv);
 int ctl_cmd_topics(int argc, char **argv);

@@ -14,6 +14,7 @@
 
 #include "ctl.h"
 #include "doc.h"
+#include "ns/names.h"
 #include "ns/err.h"
 
 void ctl_doc_free(ctl_doc_t *d)
@@ -123,6 +124,13 @@ static int member(ctl_doc_t *d, const cJSON *obj, const char *base, const char *
     return CTL_OK;
 }
 
+/* Members that name something stored under a key (ns/names.h). */
+static bool is_name_field(const char *key)
+{
+    return strcmp(key, "cluster") == 0 || strcmp(key, "brokerAddr") == 0 ||
+           strcmp(key, "brokerName") == 0 || strcmp(key, "bname") == 0;
+}
+
 static int get_str(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key, bool required,
                    bool nullable, const char **out)
 {
@@ -137,6 +145,11 @@ static int get_str(ctl_doc_t *d, const cJSON *obj, const char *base, const char 
         return bad(d, path, "expected a string, found %s", type_name(v));
     if (!nullable && v->valuestring[0] == 0)
         return bad(d, path, "must not be empty");
+    if (is_name_field(key) && v->valuestring[0] != 0) {
+        const char *why = ns_name_problem(v->valuestring, strlen(v->valuestring));
+        if (why != NULL)
+            return bad(d, path, "not a valid name: %s", why);
+    }
     *out = v->valuestring;
     return CTL_OK;
 }
@@ -157,6 +170,16 @@ static int get_i32(ctl_doc_t *d, const cJSON *obj, const char *base, const char 
 {
     int64_t v = 0;
     int rc = get_i64(d, obj, base, key, required, 0, INT32_MIN, INT32_MAX, &v);
+    *out = (int32_t)v;
+    return rc;
+}
+
+/* The same inside [min, max]: queue counts and flags are never negative. */
+static int get_i32_in(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key,
+                      bool required, int32_t min, int32_t max, int32_t *out)
+{
+    int64_t v = 0;
+    int rc = get_i64(d, obj, base, key, required, 0, min, max, &v);
     *out = (int32_t)v;
     return rc;
 }
@@ -320,8 +343,8 @@ static int parse_registration(ctl_doc_t *d, const cJSON *o, const char *base, ns
         get_i64(d, dv, path, "stateVersion", false, 0, INT64_MIN, INT64_MAX,
                 &r->dv.state_version) ||
         get_i64(d, dv, path, "timestamp", true, 0, INT64_MIN, INT64_MAX, &r->dv.timestamp) ||
-        get_i64(d, o, base, "heartbeatTimeoutMillis", false, NS_DEFAULT_HEARTBEAT_TIMEOUT_MS,
-                INT64_MIN, INT64_MAX, &r->heartbeat_timeout_ms) ||
+        get_i64(d, o, base, "heartbeatTimeoutMillis", false, NS_DEFAULT_HEARTBEAT_TIMEOUT_MS, 1,
+                INT64_C(365) * 86400 * 1000, &r->heartbeat_timeout_ms) ||
         get_container(d, o, base, "filterServers", false, true, &fs, path, sizeof path))
         return CTL_INVALID;
     if (fs) {
@@ -367,6 +390,9 @@ static int parse_topics(ctl_doc_t *d, const cJSON *topics)
         path_key(path, sizeof path, "$.topics", t->string);
         if (t->string[0] == 0)
             return bad(d, path, "empty topic name");
+        const char *why = ns_name_problem(t->string, strlen(t->string));
+        if (why != NULL)
+            return bad(d, path, "not a valid topic name: %s", why);
         if (!cJSON_IsArray(t) || t->child == NULL)
             return bad(d, path, "expected a non-empty array of queue data");
         size_t first = d->n_queues, i = 0;
@@ -381,10 +407,10 @@ static int parse_topics(ctl_doc_t *d, const cJSON *topics)
             if (!cJSON_IsObject(o))
                 return bad(d, qp, "expected an object, found %s", type_name(o));
             if (get_str(d, o, qp, "brokerName", true, false, &q->q.broker_name) ||
-                get_i32(d, o, qp, "perm", true, &q->q.perm) ||
-                get_i32(d, o, qp, "readQueueNums", true, &q->q.read_queue_nums) ||
-                get_i32(d, o, qp, "writeQueueNums", true, &q->q.write_queue_nums) ||
-                get_i32(d, o, qp, "topicSysFlag", false, &q->q.topic_sys_flag))
+                get_i32_in(d, o, qp, "perm", true, 0, 15, &q->q.perm) ||
+                get_i32_in(d, o, qp, "readQueueNums", true, 0, 65535, &q->q.read_queue_nums) ||
+                get_i32_in(d, o, qp, "writeQueueNums", true, 0, 65535, &q->q.write_queue_nums) ||
+                get_i32_in(d, o, qp, "topicSysFlag", false, 0, INT32_MAX, &q->q.topic_sys_flag))
                 return CTL_INVALID;
             for (size_t k = first; k + 1 < d->n_queues; k++)
                 if (strcmp(d->queues[k].q.broker_name, q->q.broker_name) == 0)
@@ -460,12 +486,17 @@ static int parse_kv(ctl_doc_t *d, const cJSON *kv, const char *base, size_t *n_n
         path_key(path, sizeof path, base, ns->string);
         if (ns->string[0] == 0)
             return bad(d, path, "empty namespace name");
+        const char *why = ns_name_problem(ns->string, strlen(ns->string));
+        if (why != NULL)
+            return bad(d, path, "not a valid namespace name: %s", why);
         if (!cJSON_IsObject(ns))
             return bad(d, path, "expected an object, found %s", type_name(ns));
         if (unique_keys(d, ns, path) != CTL_OK)
             return CTL_INVALID;
         for (const cJSON *v = ns->child; v; v = v->next) {
             path_key(kp, sizeof kp, path, v->string);
+            if ((why = ns_name_problem(v->string, strlen(v->string))) != NULL)
+                return bad(d, kp, "not a valid key: %s", why);
             if (n_null && cJSON_IsNull(v)) { /* kvConfig.json: Java drops null values */
                 (*n_null)++;
                 continue;
@@ -594,7 +625,8 @@ int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len)
     if (ver != CTL_DUMP_FORMAT_VERSION)
         return bad(d, "$.formatVersion", "unsupported version %lld (this namesrvctl reads %d)",
                    (long long)ver, CTL_DUMP_FORMAT_VERSION);
-    if (get_i64(d, d->root, "$", "schemaVersion", false, 0, 0, UINT32_MAX, &ver) ||
+    /* a store schema this binary does not know is refused (0 = not given) */
+    if (get_i64(d, d->root, "$", "schemaVersion", false, 0, 0, ns_store_latest_schema(), &ver) ||
         get_i64(d, d->root, "$", "createdAt", false, 0, INT64_MIN, INT64_MAX, &ver))
         return CTL_INVALID;
     if (get_container(d, d->root, "$", "clusters", true, false, &sect, path, sizeof path) ||

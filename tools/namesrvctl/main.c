@@ -42,12 +42,20 @@ static const ctl_command_t commands[] = {
      "      requests (who changed what, from which address, with which result)\n"
      "      (TIME: ms or YYYY-MM-DD[THH:MM[:SS]], UTC)",
      false},
-    {"verify", ctl_cmd_verify, "--data-dir D\n      check the store's invariants", false},
+    {"verify", ctl_cmd_verify,
+     "--data-dir D\n      read every page and record of every table, decode every value, check\n"
+     "      the invariants (in a child process: damage is reported, exit 4)",
+     false},
     {"backup", ctl_cmd_backup,
      "--data-dir D -o DIR [--config FILE]\n"
      "      compacted hot copy into an empty DIR, then verify the copy; the settings file\n"
      "      (FILE, else D/namesrv.properties or /etc/namesrv/namesrv.properties) is\n"
      "      copied beside it",
+     false},
+    {"recover", ctl_cmd_recover,
+     "--data-dir D [--backup-dir B]\n      namesrvd stopped: move a damaged store aside, restore "
+     "the newest backup\n      that checks good (B: default D.backups), else a new store with "
+     "its KV config",
      false},
     {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage",
      false},
@@ -175,7 +183,8 @@ static void usage(FILE *out)
                  "  1  verify found violations, or a request was refused/failed\n"
                  "  2  usage error\n"
                  "  3  the data directory is locked by a running server\n"
-                 "  4  the input document is invalid (nothing was written)\n"
+                 "  4  the input document is invalid (nothing was written), or verify found\n"
+                 "     the store damaged\n"
                  "  5  I/O, network or store error\n"
                  "\nnamesrvctl <command> -h explains one command; namesrvctl --version.\n");
 }

@@ -1,0 +1,32 @@
+/* backup.h - periodic hot backups of the store (issue 14).
+ *
+ * Every backupIntervalSeconds a thread of its own writes a compacted copy of
+ * the live store (mdb_env_copy2 with MDB_CP_COMPACT: a consistent snapshot,
+ * taken while namesrvd serves and writes) into backupDir/backup-<UTC time>.tmp,
+ * reads and checks all of it (ns_store_check_dir, in a child process), and
+ * only then renames it to backupDir/backup-<UTC time>: a directory without
+ * ".tmp" is a verified backup. The oldest verified ones beyond backupKeep are
+ * removed; a copy that fails its check is removed and logged.
+ * `namesrvctl recover` restores the newest one that still checks good. */
+#ifndef NS_BACKUP_H
+#define NS_BACKUP_H
+
+#include <stddef.h>
+
+#include "ns/config.h"
+#include "ns/store.h"
+
+typedef struct ns_backup ns_backup_t;
+typedef struct ns_server ns_server_t;
+
+/* backupDir, or <dataDir>.backups when it is empty, into buf. */
+void ns_backup_dir(const ns_config_t *cfg, char *buf, size_t n);
+/* Starts the timer on srv's loop (nothing when backupIntervalSeconds = 0). */
+int ns_backup_start(ns_server_t *srv);
+/* Stops the timer, waits for a backup in progress. Loop thread. */
+void ns_backup_stop(ns_server_t *srv);
+/* Writes, checks and keeps one backup now, on the calling thread; NS_OK or
+ * the error (logged). */
+int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep);
+
+#endif

@@ -1,0 +1,397 @@
+/* check.c - the full check of a store, run in a child process
+ * (ns_store_check_dir in include/ns/store.h; issue 14).
+ *
+ * LMDB keeps no checksums and trusts its pages: a damaged data page makes it
+ * follow a wild pointer, and the process dies of SIGSEGV inside liblmdb. So
+ * the walk runs in a child that opens the store read-only by itself (an
+ * LMDB environment must not cross fork()), and tells the parent over a pipe
+ * which table it is in before it touches it:
+ *   "table <name>\n"      about to walk that table
+ *   "v <text>\n"          an invariant violation (ns_store_verify)
+ *   "damaged <text>\n"    LMDB or a decoder reported damage
+ *   "done <records>\n"    the walk finished
+ * No "done" line means the child died: the store is damaged in the last
+ * table it named. Exit status is not used (a sanitizer's SEGV handler exits
+ * with 1 instead of dying of the signal).
+ *
+ * What the child reads: every record of every table (the free list, the
+ * main directory and the eleven named tables, keys and values byte by byte
+ * so every branch, leaf and overflow page is visited); then every value is
+ * decoded (groups, registrations, queue data, routes, mappings, KV
+ * namespaces, audit records as JSON) and every invariant I1-I8 checked. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+
+typedef struct {
+    FILE *out;
+    uint64_t records;
+    uint64_t sum; /* of every byte: the reads cannot be optimised away */
+} walk_t;
+
+static void say(walk_t *w, const char *what, const char *text)
+{
+    fprintf(w->out, "%s %s\n", what, text);
+    fflush(w->out);
+}
+
+/* Reads every record of dbi, byte by byte. */
+static int walk_dbi(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, dbi, &cur);
+    if (rc != 0)
+        return rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *p = k.mv_data, *q = v.mv_data;
+        for (size_t i = 0; i < k.mv_size; i++)
+            w->sum += p[i];
+        for (size_t i = 0; i < v.mv_size; i++)
+            w->sum += q[i];
+        w->records++;
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int noop_group(ns_group_rec_t *g, void *ctx)
+{
+    (void)g;
+    (void)ctx;
+    return 0;
+}
+
+static int noop_live(const ns_live_rec_t *r, void *ctx)
+{
+    (void)r;
+    (void)ctx;
+    return 0;
+}
+
+static int noop_name(const char *name, void *ctx)
+{
+    (void)name;
+    (void)ctx;
+    return 0;
+}
+
+static int noop_mapping(const ns_mapping_info_t *m, void *ctx)
+{
+    (void)m;
+    (void)ctx;
+    return 0;
+}
+
+static int audit_json(uint64_t seq, const char *json, size_t len, void *ctx)
+{
+    walk_t *w = ctx;
+    cJSON *doc = cJSON_ParseWithLength(json, len);
+    if (doc == NULL) {
+        char t[64];
+        snprintf(t, sizeof t, "audit record %llu is not JSON", (unsigned long long)seq);
+        say(w, "damaged", t);
+        return NS_ECORRUPT;
+    }
+    cJSON_Delete(doc);
+    return 0;
+}
+
+/* The decoding pass, one table at a time (announced), then the invariants. */
+static int decode_all(walk_t *w, ns_txn_t *t)
+{
+    int rc;
+    say(w, "table", "groups");
+    if ((rc = ns_group_iter(t, noop_group, NULL)) != NS_OK)
+        return rc;
+    say(w, "table", "live");
+    if ((rc = ns_live_iter(t, noop_live, NULL)) != NS_OK)
+        return rc;
+    say(w, "table", "kvns");
+    if ((rc = ns_kv_ns_iter(t, noop_name, NULL)) != NS_OK)
+        return rc;
+    if (t->s->have_db[NS_DB_MAPPINGS]) {
+        say(w, "table", "mappings");
+        if ((rc = ns_mapping_iter(t, noop_mapping, NULL)) != NS_OK)
+            return rc;
+    }
+    if (t->s->have_db[NS_DB_AUDIT]) {
+        say(w, "table", "audit");
+        if ((rc = ns_audit_iter(t, audit_json, w)) != NS_OK)
+            return rc;
+    }
+    say(w, "table", "(invariants across tables)");
+    ns_buf_t report = NS_BUF_INIT;
+    rc = ns_store_verify(t, &report);
+    if (rc > 0) {
+        for (char *line = (char *)report.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+            nl = strchr(line, '\n');
+            if (nl)
+                *nl = 0;
+            say(w, "v", line);
+        }
+        rc = NS_OK;
+    }
+    ns_buf_free(&report);
+    return rc;
+}
+
+/* The child: opens dir read-only, walks, reports on out. Never returns. */
+static void child_main(const char *dir, FILE *out)
+{
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core); /* a crash here is expected, not news */
+    walk_t w = {out, 0, 0};
+    ns_store_t *s = NULL;
+    ns_txn_t *t = NULL;
+    char err[512] = "";
+    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0};
+    say(&w, "table", "meta"); /* opening reads the meta pages and the meta table */
+    int rc = ns_store_open(&opts, &s, err, sizeof err);
+    if (rc != NS_OK) {
+        say(&w, rc == NS_ECORRUPT ? "damaged" : "error", err[0] ? err : ns_strerror(rc));
+        _exit(0);
+    }
+    if ((rc = ns_txn_begin(s, false, &t)) != NS_OK) {
+        say(&w, "error", ns_strerror(rc));
+        _exit(0);
+    }
+    say(&w, "table", "(free list)");
+    rc = walk_dbi(&w, t->txn, 0 /* FREE_DBI */);
+    if (rc == 0) {
+        MDB_dbi main_dbi;
+        say(&w, "table", "(main directory)");
+        rc = mdb_dbi_open(t->txn, NULL, 0, &main_dbi);
+        if (rc == 0)
+            rc = walk_dbi(&w, t->txn, main_dbi);
+    }
+    for (int i = 0; rc == 0 && i < NS_DB_COUNT; i++) {
+        if (!s->have_db[i])
+            continue;
+        say(&w, "table", ns_db_names[i]);
+        rc = walk_dbi(&w, t->txn, s->dbi[i]);
+    }
+    if (rc != 0) {
+        say(&w, "damaged", mdb_strerror(rc));
+        _exit(0);
+    }
+    rc = decode_all(&w, t);
+    if (rc != NS_OK) {
+        say(&w, rc == NS_ECORRUPT || rc == NS_EINVAL ? "damaged" : "error", ns_strerror(rc));
+        _exit(0);
+    }
+    fprintf(out, "done %llu %llu\n", (unsigned long long)w.records, (unsigned long long)w.sum);
+    fflush(out);
+    _exit(0);
+}
+
+int ns_store_check_dir(const char *dir, ns_check_result_t *res)
+{
+    int fds[2];
+    ns_buf_t *report = res->report;
+    memset(res, 0, sizeof *res);
+    res->report = report;
+    snprintf(res->table, sizeof res->table, "(none)");
+    if (pipe(fds) != 0) {
+        snprintf(res->detail, sizeof res->detail, "pipe: %s", strerror(errno));
+        return NS_EIO;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        snprintf(res->detail, sizeof res->detail, "fork: %s", strerror(errno));
+        return NS_EIO;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        FILE *out = fdopen(fds[1], "w");
+        if (out == NULL)
+            _exit(0);
+        child_main(dir, out);
+    }
+    close(fds[1]);
+    FILE *in = fdopen(fds[0], "r");
+    char line[1024];
+    bool done = false, error = false;
+    while (in && fgets(line, sizeof line, in)) {
+        line[strcspn(line, "\n")] = 0;
+        if (strncmp(line, "table ", 6) == 0) {
+            snprintf(res->table, sizeof res->table, "%.63s", line + 6);
+        } else if (strncmp(line, "v ", 2) == 0) {
+            res->violations++;
+            if (res->report)
+                ns_buf_printf(res->report, "%s\n", line + 2);
+        } else if (strncmp(line, "damaged ", 8) == 0) {
+            res->damaged = true;
+            snprintf(res->detail, sizeof res->detail, "%.255s", line + 8);
+        } else if (strncmp(line, "error ", 6) == 0) {
+            error = true;
+            snprintf(res->detail, sizeof res->detail, "%.255s", line + 6);
+        } else if (strncmp(line, "done ", 5) == 0) {
+            done = true;
+            res->records = strtoull(line + 5, NULL, 10);
+        }
+    }
+    if (in)
+        fclose(in);
+    else
+        close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!done && !res->damaged && !error) {
+        res->damaged = true;
+        if (WIFSIGNALED(status))
+            snprintf(res->detail, sizeof res->detail, "reading it crashed the check (signal %d)",
+                     WTERMSIG(status));
+        else
+            snprintf(res->detail, sizeof res->detail,
+                     "reading it crashed the check (exit status %d)",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (res->damaged)
+        return NS_ECORRUPT;
+    if (error)
+        return NS_EIO;
+    return NS_OK;
+}
+
+/* ---- KV salvage ---- */
+
+typedef struct {
+    FILE *out;
+    const char *ns;
+} salvage_t;
+
+static void put_field(FILE *out, const char *p, size_t n)
+{
+    uint32_t len = (uint32_t)n;
+    fwrite(&len, sizeof len, 1, out);
+    fwrite(p, 1, n, out);
+}
+
+static int salvage_key(const char *key, const char *val, size_t val_len, void *ctx)
+{
+    salvage_t *s = ctx;
+    put_field(s->out, s->ns, strlen(s->ns));
+    put_field(s->out, key, strlen(key));
+    put_field(s->out, val, val_len);
+    fflush(s->out); /* what was read gets out before a crash */
+    return 0;
+}
+
+/* The namespaces first (kvns), then each one's keys: two passes, since a
+ * name's storage is borrowed only during its callback. */
+typedef struct {
+    char **names;
+    size_t n, cap;
+} names_t;
+
+static int collect_ns(const char *name, void *ctx)
+{
+    names_t *v = ctx;
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 16;
+        char **p = realloc(v->names, v->cap * sizeof *p);
+        if (p == NULL)
+            return NS_ENOMEM;
+        v->names = p;
+    }
+    return (v->names[v->n++] = strdup(name)) != NULL ? 0 : NS_ENOMEM;
+}
+
+static void salvage_child(const char *dir, FILE *out)
+{
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    ns_store_t *s = NULL;
+    ns_txn_t *t = NULL;
+    char err[256];
+    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0};
+    names_t v = {NULL, 0, 0};
+    if (ns_store_open(&opts, &s, err, sizeof err) != NS_OK || ns_txn_begin(s, false, &t) != NS_OK)
+        _exit(0);
+    salvage_t sv = {out, NULL};
+    if (ns_kv_ns_iter(t, collect_ns, &v) == NS_OK)
+        for (size_t i = 0; i < v.n; i++) {
+            sv.ns = v.names[i];
+            ns_kv_iter(t, v.names[i], salvage_key, &sv);
+        }
+    fflush(out);
+    _exit(0);
+}
+
+static bool get_field(FILE *in, char **out, size_t *n)
+{
+    uint32_t len;
+    if (fread(&len, sizeof len, 1, in) != 1 || len > (64u << 20))
+        return false;
+    *out = malloc((size_t)len + 1);
+    if (*out == NULL)
+        return false;
+    if (fread(*out, 1, len, in) != len) {
+        free(*out);
+        return false;
+    }
+    (*out)[len] = 0;
+    *n = len;
+    return true;
+}
+
+int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out)
+{
+    int fds[2];
+    *n_out = 0;
+    if (pipe(fds) != 0)
+        return NS_EIO;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return NS_EIO;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        FILE *out = fdopen(fds[1], "w");
+        if (out)
+            salvage_child(dir, out);
+        _exit(0);
+    }
+    close(fds[1]);
+    FILE *in = fdopen(fds[0], "r");
+    int rc = NS_OK;
+    char *ns = NULL, *key = NULL, *val = NULL;
+    size_t nn, kn, vn;
+    while (in && rc == NS_OK && get_field(in, &ns, &nn)) {
+        if (get_field(in, &key, &kn)) {
+            if (get_field(in, &val, &vn)) {
+                rc = cb(ns, key, val, ctx);
+                (*n_out)++;
+                free(val);
+            }
+            free(key);
+        }
+        free(ns);
+    }
+    if (in)
+        fclose(in);
+    else
+        close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return rc;
+}

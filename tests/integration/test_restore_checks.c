@@ -1,0 +1,121 @@
+/* test_restore_checks.c - `namesrvctl restore` validates every field it
+ * writes (issue 14): a dump of a real store restores; the same dump with a
+ * negative queue count, a store schema newer than this binary, an invalid
+ * broker name or a zero heartbeat timeout is refused with exit 4, the
+ * member's JSON path named, and nothing written. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/model.h"
+
+static char *replace_once(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    assert_non_null(at);
+    size_t n = strlen(text) - strlen(from) + strlen(to);
+    char *out = malloc(n + 1);
+    assert_non_null(out);
+    size_t head = (size_t)(at - text);
+    memcpy(out, text, head);
+    strcpy(out + head, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_restore_validates(void **state)
+{
+    (void)state;
+    nstest_server_t srv;
+    char *dir = nstest_tmpdir("restore-checks");
+    char data[4200], dump[4200], bad[4200], target[4200], *out = NULL;
+    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(dump, sizeof dump, "%s/dump.json", dir);
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
+    ns_client_t *c = nstest_connect(&srv);
+    ns_regbody_t b;
+    memset(&b, 0, sizeof b);
+    b.data_version.counter = 1;
+    b.data_version.timestamp = 1700000000000LL;
+    ns_topic_config_t t[2] = {{(char *)"ChkA", 4, 4, 6, 0}, {(char *)"ChkB", 8, 8, 6, 0}};
+    b.topics = t;
+    b.n_topics = 2;
+    b.has_filter_server_list = true;
+    ns_buf_t body = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
+    const char *kv[] = {"brokerAddr",   "10.0.3.1:10911", "brokerId",    "0",
+                        "brokerName",   "chk-b",          "clusterName", "Chk",
+                        "haServerAddr", "10.0.3.1:10912", NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
+                     NS_RSP_SUCCESS);
+    nstest_server_stop(&srv, SIGKILL);
+    ns_client_close(c);
+    ns_buf_free(&body);
+    int rc = nstest_ctl(30000, &out, "dump", "--data-dir", data, "-o", dump, "--compact", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    uint8_t *text = NULL;
+    size_t len = 0;
+    assert_int_equal(nstest_read_file(dump, &text, &len), 0);
+
+    /* the dump as it is restores */
+    snprintf(target, sizeof target, "%s/ok", dir);
+    rc = nstest_ctl(30000, &out, "restore", "--data-dir", target, "-i", dump, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+
+    static const char *const edits[][3] = {
+        {"\"readQueueNums\":4", "\"readQueueNums\":-4", "readQueueNums"},
+        {"\"writeQueueNums\":8", "\"writeQueueNums\":-1", "writeQueueNums"},
+        {"\"perm\":6", "\"perm\":-6", "perm"},
+        {"\"schemaVersion\":", "\"schemaVersion\":999,\"x\":", "schemaVersion"},
+        {"\"brokerName\":\"chk-b\"", "\"brokerName\":\"chk\\tb\"", "not a valid name"},
+        {"\"heartbeatTimeoutMillis\":", "\"heartbeatTimeoutMillis\":0,\"y\":",
+         "heartbeatTimeoutMillis"},
+        {"\"ChkA\":", "\"Chk\\u0001A\":", "not a valid topic name"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        if (strstr((char *)text, edits[i][0]) == NULL)
+            fail_msg("the dump has no %s:\n%s", edits[i][0], (char *)text);
+        char *mod = replace_once((char *)text, edits[i][0], edits[i][1]);
+        write_text(bad, mod);
+        free(mod);
+        snprintf(target, sizeof target, "%s/bad%zu", dir, i);
+        rc = nstest_ctl(30000, &out, "restore", "--data-dir", target, "-i", bad, NULL);
+        printf("# restore with %s: exit %d: %s", edits[i][1], rc, out);
+        NSTEST_EXPECT_RC(rc, 4, out);
+        NSTEST_EXPECT_IN(out, edits[i][2]);
+        free(out);
+    }
+    free(text);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_restore_validates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

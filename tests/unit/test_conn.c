@@ -121,6 +121,7 @@ static int teardown(void **state)
     ns_txn_abort(fx->srv.rtxn);
     ns_store_close(fx->srv.store);
     ns_buf_free(&fx->srv.rshared);
+    ns_buf_free(&fx->srv.tshared); /* a filter's plain bytes (conn.c) */
     ns_config_free(&fx->cfg);
     nstest_rmtree(fx->dir);
     free(fx->dir);

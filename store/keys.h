@@ -20,6 +20,9 @@
  *                                   bytes = legacy derived from std on read)
  *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
  *   audit          seq (u64 BE) -> JSON record of one data-version change (v3)
+ *   users          accessKey -> packed user: [u8 version=1][str secret][u8 role]
+ *                                 [u8 enabled][str allow][str brokers]
+ *                                 [i64 created_ms][i64 updated_ms]         (v6)
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -58,6 +61,7 @@ enum {
     NS_DB_ROUTES,
     NS_DB_MAPPINGS,
     NS_DB_AUDIT,
+    NS_DB_USERS,
     NS_DB_COUNT
 };
 

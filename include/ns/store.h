@@ -193,6 +193,32 @@ typedef int (*ns_audit_cb)(uint64_t seq, const char *json, size_t len, void *ctx
 int ns_audit_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
 int ns_audit_del(ns_txn_t *t, uint64_t seq);
 
+/* ---- users: access key -> packed user record (store/users.c, v6) ----
+ * The secret is stored as it is: RocketMQ's HmacSHA1 signature can only be
+ * checked by someone who holds the secret, so no one-way hash can stand in
+ * for it (README "Authentication": what this protects and what it does
+ * not). Never log or return it over the wire. */
+typedef enum { NS_ROLE_CLIENT = 1, NS_ROLE_BROKER = 2, NS_ROLE_ADMIN = 3 } ns_role_t;
+typedef struct {
+    char *access_key;
+    char *secret;     /* heap; ns_user_rec_free wipes it */
+    ns_role_t role;
+    bool enabled;
+    char *allow;      /* source addresses/CIDRs, ','-separated; "" = any */
+    char *brokers;    /* broker role: [CLUSTER/]BROKER grants, ','-separated, '*' wildcard */
+    int64_t created_ms, updated_ms;
+} ns_user_rec_t;
+int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out); /* NS_ENOTFOUND */
+int ns_user_put(ns_txn_t *t, const ns_user_rec_t *u);
+int ns_user_del(ns_txn_t *t, const char *access_key); /* NS_ENOTFOUND when absent */
+/* Users in access-key order; u is borrowed for the call. NS_OK (no users)
+ * on a store whose schema predates the table. */
+typedef int (*ns_user_cb)(const ns_user_rec_t *u, void *ctx);
+int ns_user_iter(ns_txn_t *t, ns_user_cb cb, void *ctx);
+void ns_user_rec_free(ns_user_rec_t *u);
+const char *ns_role_name(ns_role_t r);
+int ns_role_parse(const char *s, ns_role_t *out); /* NS_OK, NS_EINVAL */
+
 /* ---- emptying (store/clear.c) ----
  * Empties every table but meta (schema version and audit sequence stay) in
  * write transaction t; NS_EINVAL for a read transaction. Used by

@@ -21,7 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "ns/err.h"
+#include "ns/sign.h"
 
 #define CLIENT_MAX_FRAME (64u * 1024u * 1024u)
 #define READ_CHUNK 65536
@@ -33,6 +36,8 @@ struct ns_client {
     ns_buf_t rbuf;   /* received, not yet consumed bytes */
     size_t consumed; /* bytes at the front of rbuf owned by the last returned frame */
     ns_buf_t wbuf;   /* encode scratch */
+    char *access_key, *secret_key; /* sign requests when set (owned) */
+    ns_buf_t sbuf;   /* signing scratch */
 };
 
 static int64_t now_ms(void)
@@ -190,6 +195,8 @@ void ns_client_close(ns_client_t *c)
         close(c->fd);
     ns_buf_free(&c->rbuf);
     ns_buf_free(&c->wbuf);
+    ns_buf_free(&c->sbuf);
+    ns_client_set_credentials(c, NULL, NULL);
     free(c);
 }
 
@@ -229,10 +236,38 @@ static int send_all(ns_client_t *c, const uint8_t *p, size_t n, int64_t deadline
     return NS_OK;
 }
 
+int ns_client_set_credentials(ns_client_t *c, const char *access_key, const char *secret_key)
+{
+    char *ak = access_key ? strdup(access_key) : NULL;
+    char *sk = access_key ? strdup(secret_key ? secret_key : "") : NULL;
+    if (access_key && (ak == NULL || sk == NULL)) {
+        free(ak);
+        free(sk);
+        return NS_ENOMEM;
+    }
+    free(c->access_key);
+    if (c->secret_key)
+        OPENSSL_cleanse(c->secret_key, strlen(c->secret_key));
+    free(c->secret_key);
+    c->access_key = ak;
+    c->secret_key = sk;
+    return NS_OK;
+}
+
 static int send_cmd(ns_client_t *c, const ns_cmd_t *req, int64_t deadline)
 {
+    ns_signed_t sreq;
+    int rc = NS_OK;
     ns_buf_reset(&c->wbuf);
-    int rc = ns_remoting_encode(&c->wbuf, req);
+    if (c->access_key) {
+        rc = ns_sign_request(req, c->access_key, c->secret_key, &c->sbuf, &sreq);
+        if (rc != NS_OK)
+            return rc;
+        rc = ns_remoting_encode(&c->wbuf, &sreq.cmd);
+        ns_signed_free(&sreq);
+    } else {
+        rc = ns_remoting_encode(&c->wbuf, req);
+    }
     if (rc != NS_OK)
         return rc;
     return send_all(c, c->wbuf.data, c->wbuf.len, deadline);

@@ -15,7 +15,7 @@
 
 const char *const ns_db_names[NS_DB_COUNT] = {
     "meta", "kvns", "kv", "clusters", "groups", "live", "queues", "broker_topics",
-    "routes", "mappings", "audit", "users",
+    "routes", "mappings", "audit", "users", "auth_refusals",
 };
 
 int ns_lmdb_error(int rc)

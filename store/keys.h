@@ -23,6 +23,8 @@
  *   users          accessKey -> packed user: [u8 version=1][str secret][u8 role]
  *                                 [u8 enabled][str allow][str brokers]
  *                                 [i64 created_ms][i64 updated_ms]         (v6)
+ *   auth_refusals  seq (u64 BE) -> JSON record of one refused request    (v6)
+ *                  (meta "auth_refusal_seq" = last seq; newest 10000 kept)
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -62,6 +64,7 @@ enum {
     NS_DB_MAPPINGS,
     NS_DB_AUDIT,
     NS_DB_USERS,
+    NS_DB_AUTH_REFUSALS,
     NS_DB_COUNT
 };
 

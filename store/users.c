@@ -1,6 +1,8 @@
 /* users.c - the users table (v6): access key -> packed user record
  * (store/keys.h). Secrets are kept as they are; see ns_user_rec_t in
  * include/ns/store.h for why. */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,35 @@ int ns_role_parse(const char *s, ns_role_t *out)
             return NS_OK;
         }
     return NS_EINVAL;
+}
+
+static bool all_in(const char *s, const char *set, bool alnum)
+{
+    for (; s && *s; s++)
+        if (!((alnum && isalnum((unsigned char)*s)) || strchr(set, *s)))
+            return false;
+    return true;
+}
+
+int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    size_t akl = u->access_key ? strlen(u->access_key) : 0;
+    size_t skl = u->secret ? strlen(u->secret) : 0;
+    if (akl == 0 || akl > 128 || !all_in(u->access_key, "_.@:-", true))
+        why = "access key must be 1..128 characters of A-Z a-z 0-9 _ . @ : -";
+    else if (skl < 6 || skl > 256)
+        why = "secret key must be 6..256 bytes";
+    else if (u->role < NS_ROLE_CLIENT || u->role > NS_ROLE_ADMIN)
+        why = "role must be admin, broker or client";
+    else if (!all_in(u->allow, "0123456789abcdefABCDEF.:/*, ", false))
+        why = "allow: ','-separated IP addresses or CIDR blocks (or *)";
+    else if (u->brokers &&
+             (strpbrk(u->brokers, " \t\r\n") || !all_in(u->brokers, "_.-/*,%|", true)))
+        why = "brokers: ','-separated [CLUSTER/]BROKER names (or *), no blanks";
+    if (why && err && errlen)
+        snprintf(err, errlen, "%s", why);
+    return why ? NS_EINVAL : NS_OK;
 }
 
 static void wipe(ns_buf_t *b)

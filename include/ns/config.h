@@ -50,6 +50,8 @@ typedef struct {
     int64_t wait_seconds_for_service; /* waitSecondsForService, 45 */
     char *config_black_list;          /* configBlackList */
     int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
+    /* access control */
+    char *auth_mode;                  /* authMode: off|writes|all (ours) */
     /* logging */
     char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
     /* the file given with -c, if any (not a table entry) */

@@ -217,7 +217,18 @@ typedef int (*ns_user_cb)(const ns_user_rec_t *u, void *ctx);
 int ns_user_iter(ns_txn_t *t, ns_user_cb cb, void *ctx);
 void ns_user_rec_free(ns_user_rec_t *u);
 const char *ns_role_name(ns_role_t r);
+/* Checks a record before it is stored: access key 1..128 of [A-Za-z0-9_.@:-],
+ * secret 6..256 bytes (RocketMQ asks at least 6), a known role, allowlist
+ * entries of address characters only (0-9 a-f A-F . : / *), broker grants
+ * without blanks or control characters. NS_OK or NS_EINVAL with why in err. */
+int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen);
 int ns_role_parse(const char *s, ns_role_t *out); /* NS_OK, NS_EINVAL */
+
+/* ---- refused requests (store/authlog.c, v6): seq -> JSON record ----
+ * Appends one record and drops the one `keep` places back (keep 0 = keep
+ * all). Iterates in sequence order (the record is NUL-terminated). */
+int ns_authlog_append(ns_txn_t *t, const char *json, size_t len, uint64_t keep);
+int ns_authlog_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
 
 /* ---- emptying (store/clear.c) ----
  * Empties every table but meta (schema version and audit sequence stay) in

@@ -9,6 +9,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "auth.h"
 #include "server.h"
 
 typedef struct {
@@ -120,6 +121,10 @@ void ns_cmd_update_namesrv_config(ns_req_t *req)
             NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
             if (strcmp(u.keys[i], "logLevel") == 0 && ns_log_level_parse(u.vals[i]) >= 0)
                 ns_log_set_level((ns_log_level_t)ns_log_level_parse(u.vals[i]));
+            ns_auth_mode_t mode;
+            if (strcmp(u.keys[i], "authMode") == 0 &&
+                ns_auth_mode_parse(srv->cfg->auth_mode, &mode) == NS_OK)
+                ns_auth_set_mode(mode);
         }
     }
     ns_io_config_changed(srv);

@@ -79,6 +79,7 @@ typedef struct {
 
 static const char *const sync_modes[] = {"full", "nometasync", "nosync", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+static const char *const auth_modes[] = {"off", "writes", "all", NULL};
 
 static const cfg_entry_t ns_config_table[] = {
     /* network */
@@ -147,6 +148,9 @@ static const cfg_entry_t ns_config_table[] = {
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
     ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
             INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
+    /* access control (src/daemon/auth.h) */
+    ROW_ENUM("authMode", auth_mode, "off", auth_modes, CFG_OURS | CFG_MUTABLE,
+             "signed requests: off (none), writes (broker and admin requests), all (reads too)"),
     /* logging */
     ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
              "log threshold"),

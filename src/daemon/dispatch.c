@@ -1,7 +1,8 @@
 /* dispatch.c - the request table and the one wrapper around every handler.
  *
  * A request is a row: code, name, read/write, handler. The wrapper does the
- * cross-cutting work: unknown codes, the read transaction of read rows,
+ * cross-cutting work: unknown codes, who may send the request (authMode,
+ * auth.h: the row's auth column), the read transaction of read rows,
  * timing and slow-request logging. Handlers read their arguments, call the
  * store (reads) or queue a write, and reply. */
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "auth.h"
 #include "server.h"
 
 typedef enum { NS_CMD_READ, NS_CMD_WRITE } ns_cmd_kind_t;
@@ -22,48 +24,60 @@ typedef struct {
     const char *name;
     ns_cmd_kind_t kind;
     ns_handler_fn handler;
+    ns_auth_need_t auth; /* what authMode asks of the sender (auth.h) */
 } ns_cmd_row_t;
 
 /* Write rows queue their mutation on the writer and reply after commit;
  * the ones that only touch liveness (heartbeats) are reads of the store. */
 static const ns_cmd_row_t cmd_table[] = {
-    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", NS_CMD_WRITE, ns_cmd_put_kv_config},
-    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", NS_CMD_READ, ns_cmd_get_kv_config},
-    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", NS_CMD_WRITE, ns_cmd_delete_kv_config},
-    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", NS_CMD_READ, ns_cmd_register_broker},
-    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", NS_CMD_WRITE, ns_cmd_unregister_broker},
+    {NS_REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG", NS_CMD_WRITE, ns_cmd_put_kv_config, NS_NEED_ADMIN},
+    {NS_REQ_GET_KV_CONFIG, "GET_KV_CONFIG", NS_CMD_READ, ns_cmd_get_kv_config, NS_NEED_READ},
+    {NS_REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG", NS_CMD_WRITE, ns_cmd_delete_kv_config,
+     NS_NEED_ADMIN},
+    {NS_REQ_REGISTER_BROKER, "REGISTER_BROKER", NS_CMD_READ, ns_cmd_register_broker,
+     NS_NEED_BROKER_NAMED},
+    {NS_REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER", NS_CMD_WRITE, ns_cmd_unregister_broker,
+     NS_NEED_BROKER_NAMED},
     {NS_REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC", NS_CMD_READ,
-     ns_cmd_get_routeinfo_by_topic},
+     ns_cmd_get_routeinfo_by_topic, NS_NEED_READ},
     {NS_REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO", NS_CMD_READ,
-     ns_cmd_get_broker_cluster_info},
+     ns_cmd_get_broker_cluster_info, NS_NEED_READ},
     {NS_REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER", NS_CMD_WRITE,
-     ns_cmd_wipe_write_perm_of_broker},
+     ns_cmd_wipe_write_perm_of_broker, NS_NEED_ADMIN},
     {NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER", NS_CMD_READ,
-     ns_cmd_get_all_topic_list},
+     ns_cmd_get_all_topic_list, NS_NEED_READ},
     {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", NS_CMD_WRITE,
-     ns_cmd_delete_topic_in_namesrv},
+     ns_cmd_delete_topic_in_namesrv, NS_NEED_ADMIN},
     {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", NS_CMD_WRITE,
-     ns_cmd_register_topic_in_namesrv},
+     ns_cmd_register_topic_in_namesrv, NS_NEED_BROKER},
     {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", NS_CMD_READ,
-     ns_cmd_get_kvlist_by_namespace},
+     ns_cmd_get_kvlist_by_namespace, NS_NEED_READ},
     {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", NS_CMD_READ,
-     ns_cmd_get_topics_by_cluster},
+     ns_cmd_get_topics_by_cluster, NS_NEED_READ},
     {NS_REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS", NS_CMD_READ,
-     ns_cmd_get_system_topic_list},
-    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", NS_CMD_READ, ns_cmd_get_unit_topic_list},
+     ns_cmd_get_system_topic_list, NS_NEED_READ},
+    {NS_REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST", NS_CMD_READ, ns_cmd_get_unit_topic_list,
+     NS_NEED_READ},
     {NS_REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST", NS_CMD_READ,
-     ns_cmd_get_has_unit_sub_topic_list},
+     ns_cmd_get_has_unit_sub_topic_list, NS_NEED_READ},
     {NS_REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST", NS_CMD_READ,
-     ns_cmd_get_has_unit_sub_ununit_topic_list},
+     ns_cmd_get_has_unit_sub_ununit_topic_list, NS_NEED_READ},
     {NS_REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG", NS_CMD_WRITE,
-     ns_cmd_update_namesrv_config},
-    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", NS_CMD_READ, ns_cmd_get_namesrv_config},
-    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", NS_CMD_READ, ns_cmd_query_data_version},
+     ns_cmd_update_namesrv_config, NS_NEED_ADMIN},
+    {NS_REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG", NS_CMD_READ, ns_cmd_get_namesrv_config,
+     NS_NEED_READ},
+    {NS_REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION", NS_CMD_READ, ns_cmd_query_data_version,
+     NS_NEED_READ},
     {NS_REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER", NS_CMD_WRITE,
-     ns_cmd_add_write_perm_of_broker},
+     ns_cmd_add_write_perm_of_broker, NS_NEED_ADMIN},
     {NS_REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP", NS_CMD_READ,
-     ns_cmd_get_broker_member_group},
-    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", NS_CMD_READ, ns_cmd_broker_heartbeat},
+     ns_cmd_get_broker_member_group, NS_NEED_READ},
+    {NS_REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT", NS_CMD_READ, ns_cmd_broker_heartbeat,
+     NS_NEED_BROKER_NAMED},
+    {NS_REQ_NS_USER_ADD, "NS_USER_ADD", NS_CMD_WRITE, ns_cmd_user_add, NS_NEED_USERS},
+    {NS_REQ_NS_USER_UPDATE, "NS_USER_UPDATE", NS_CMD_WRITE, ns_cmd_user_update, NS_NEED_USERS},
+    {NS_REQ_NS_USER_DELETE, "NS_USER_DELETE", NS_CMD_WRITE, ns_cmd_user_delete, NS_NEED_USERS},
+    {NS_REQ_NS_USER_LIST, "NS_USER_LIST", NS_CMD_READ, ns_cmd_user_list, NS_NEED_USERS},
 };
 
 #define SLOW_REQUEST_MS 100
@@ -108,7 +122,10 @@ int64_t ns_wall_ms(void)
 
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
-    ns_req_t req = {srv, conn, cmd, NULL,
+    ns_req_t req = {srv,
+                    conn,
+                    cmd,
+                    NULL,
                     {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0}};
     srv->requests++;
     if (cmd->flag & NS_FLAG_RESPONSE) {
@@ -124,6 +141,8 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
         return;
     }
+    if (!ns_auth_check(srv, conn, cmd, row->name, row->auth))
+        return;
     uint64_t t0 = uv_hrtime();
     int rc = row->kind == NS_CMD_READ ? ns_read_begin(srv, &req.txn) : NS_OK;
     if (rc != NS_OK) {

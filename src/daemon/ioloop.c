@@ -45,6 +45,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "auth.h"
 #include "server.h"
 
 typedef enum {
@@ -255,6 +256,9 @@ static void io_main(void *arg)
 
 bool ns_io_serves(const ns_cmd_t *cmd)
 {
+    /* With authMode on, every request is checked on the main loop (auth.c). */
+    if (ns_auth_mode() != NS_AUTH_OFF)
+        return false;
     return cmd->code == NS_REQ_GET_ROUTEINFO_BY_TOPIC && !(cmd->flag & NS_FLAG_RESPONSE);
 }
 

@@ -11,6 +11,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "auth.h"
 #include "server.h"
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -92,9 +93,8 @@ static int listen_on(ns_server_t *srv, char *err, size_t errlen)
     struct sockaddr_storage bound;
     int len = sizeof bound;
     uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-    srv->bound_port = ntohs(bound.ss_family == AF_INET6
-                                ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                : ((struct sockaddr_in *)&bound)->sin_port);
+    srv->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                        : ((struct sockaddr_in *)&bound)->sin_port);
     return NS_OK;
 }
 
@@ -105,10 +105,22 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->loop = loop;
     srv->cfg = cfg;
     srv->start_ms = uv_now(loop);
-    ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
-                            sync_mode(cfg->sync_mode), false, true, 0};
+    ns_store_opts_t opts = {cfg->data_dir,
+                            (size_t)cfg->map_size_bytes,
+                            (size_t)cfg->map_max_bytes,
+                            sync_mode(cfg->sync_mode),
+                            false,
+                            true,
+                            0};
     if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
+    ns_auth_mode_t mode = NS_AUTH_OFF;
+    ns_auth_mode_parse(cfg->auth_mode, &mode);
+    ns_auth_set_mode(mode);
+    if ((rc = ns_auth_init(srv)) != NS_OK) {
+        snprintf(err, errlen, "out of memory");
+        return rc;
+    }
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
         (rc = ns_liveness_new(&srv->liveness)) != NS_OK) {
         snprintf(err, errlen, "out of memory");
@@ -145,11 +157,12 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
-    if (cfg->port_file && *cfg->port_file && write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
+    if (cfg->port_file && *cfg->port_file &&
+        write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
-    NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s)",
+    NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s, authMode %s)",
                 cfg->bind_address, srv->bound_port, cfg->data_dir,
-                ns_store_schema_version(srv->store), cfg->sync_mode);
+                ns_store_schema_version(srv->store), cfg->sync_mode, cfg->auth_mode);
     return NS_OK;
 }
 
@@ -179,6 +192,7 @@ void ns_server_stop(ns_server_t *srv)
     /* 3. the I/O loops write out their replies and close their connections */
     ns_io_stop(srv);
     /* 4. close every connection and handle; the loop then ends */
+    ns_auth_stop(srv);
     ns_conn_close_all(srv);
     uv_walk(srv->loop, close_walk_cb, NULL);
 }
@@ -194,5 +208,6 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
     ns_io_free(srv);
+    ns_auth_free(srv);
     memset(srv, 0, sizeof *srv);
 }

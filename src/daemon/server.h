@@ -45,6 +45,7 @@ struct ns_server {
     ns_buf_t derived;        /* legacy routes derived from the standard form */
     ns_buf_t rshared;        /* the read buffer connections share (conn.c) */
     uint64_t requests;
+    struct ns_auth *auth;    /* main: authMode state, penalties, counters (auth.c) */
     /* ioThreads > 1 (ioloop.c). The main server owns the extra loops; each
      * of them runs its own ns_server_t, which has its own loop, read
      * transaction, buffers and connections, and no writer, registry or
@@ -222,6 +223,10 @@ NS_HANDLER_DECL(delete_topic_in_namesrv)
 NS_HANDLER_DECL(register_topic_in_namesrv)
 NS_HANDLER_DECL(update_namesrv_config)
 NS_HANDLER_DECL(get_namesrv_config)
+NS_HANDLER_DECL(user_add)
+NS_HANDLER_DECL(user_update)
+NS_HANDLER_DECL(user_delete)
+NS_HANDLER_DECL(user_list)
 #undef NS_HANDLER_DECL
 
 /* Liveness glue (cmd_broker.c): brokers registered over a closed connection

@@ -33,11 +33,11 @@
 struct ns_client {
     int fd;
     uint32_t next_opaque;
-    ns_buf_t rbuf;   /* received, not yet consumed bytes */
-    size_t consumed; /* bytes at the front of rbuf owned by the last returned frame */
-    ns_buf_t wbuf;   /* encode scratch */
+    ns_buf_t rbuf;                 /* received, not yet consumed bytes */
+    size_t consumed;               /* bytes at the front of rbuf owned by the last returned frame */
+    ns_buf_t wbuf;                 /* encode scratch */
     char *access_key, *secret_key; /* sign requests when set (owned) */
-    ns_buf_t sbuf;   /* signing scratch */
+    ns_buf_t sbuf;                 /* signing scratch */
 };
 
 static int64_t now_ms(void)

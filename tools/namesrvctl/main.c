@@ -37,6 +37,11 @@ static const ctl_command_t commands[] = {
     {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage"},
     {"import-kvconfig", ctl_cmd_import_kvconfig,
      "--data-dir D FILE\n      load a Java kvConfig.json into a stopped server's store"},
+    {"user", ctl_cmd_user,
+     "add|update|delete KEY [--role R] [--secret S|--secret-file F] [--allow LIST]\n"
+     "      [--brokers LIST] [--enable|--disable] | list | refusals   with --data-dir D:\n"
+     "      offline (a stopped server's store); without: online, for an admin (--ns,\n"
+     "      --access-key, --secret-key); refusals (offline) lists refused requests"},
     /* online: over the wire to --ns "host:port;host:port" */
     {"route", ctl_cmd_route, "TOPIC"},
     {"clusters", ctl_cmd_clusters, ""},
@@ -56,11 +61,14 @@ static void usage(FILE *out)
                  "offline commands (read the data directory directly):\n");
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, "route") == 0)
-            fprintf(out, "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
-                         "(default $NAMESRV_ADDR,\n"
-                         "  else 127.0.0.1:9876), --json, --timeout MS; reads ask the first "
-                         "reachable server,\n"
-                         "  writes go to every server):\n");
+            fprintf(out,
+                    "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
+                    "(default $NAMESRV_ADDR,\n"
+                    "  else 127.0.0.1:9876), --json, --timeout MS, --access-key K --secret-key S\n"
+                    "  (or $NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY: sign requests); reads ask the "
+                    "first "
+                    "reachable server,\n"
+                    "  writes go to every server):\n");
         fprintf(out, "  %s %s\n", commands[i].name, commands[i].synopsis);
     }
     fprintf(out, "\nexit status:\n"

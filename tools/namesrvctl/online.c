@@ -10,6 +10,8 @@
  *   config get: read
  *
  * Common options: --ns/-n ADDRS (default $NAMESRV_ADDR, else 127.0.0.1:9876),
+ * --access-key/--secret-key (default $NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY:
+ * every request is signed as RocketMQ's AclClientRPCHook signs it),
  * --json (bodies as JSON: legacy fastjson bodies are normalised with
  * ns_fastjson_normalize so the output is valid JSON), --timeout MS (5000).
  * Requests are JSON-header, language JAVA, version 479 (PROTOCOL.md §3).
@@ -30,40 +32,21 @@
 #include "ns/err.h"
 #include "ns/model.h"
 
-#define MAX_SERVERS 16
-#define MAX_EXT 8
-
-typedef struct {
-    const char *cmd;
-    char *list; /* copy of --ns, cut into addrs */
-    const char *addrs[MAX_SERVERS];
-    size_t n_addrs;
-    bool json;
-    int timeout_ms;
-} session_t;
-
-typedef struct {
-    int code;
-    const char *kv[2 * MAX_EXT + 1]; /* "k","v",...,NULL */
-    const uint8_t *body;
-    size_t body_len;
-} request_t;
-
-/* Called with each SUCCESS response; returns a CTL_* code. */
-typedef int (*reply_fn)(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx);
-
 /* Parses the common options plus extra (NULL-terminated rows). */
-static int session_init(session_t *s, const char *cmd, int argc, char **argv,
-                        const ctl_opt_t *extra, const char **pos, int min_pos, int max_pos,
-                        int *n_pos)
+int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
+                     const char **pos, int min_pos, int max_pos, int *n_pos)
 {
     const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
-    ctl_opt_t opts[16] = {{"--ns", &ns, NULL},
+    s->access_key = getenv("NAMESRV_ACCESS_KEY");
+    s->secret_key = getenv("NAMESRV_SECRET_KEY");
+    ctl_opt_t opts[24] = {{"--ns", &ns, NULL},
                           {"-n", &ns, NULL},
                           {"--json", NULL, &s->json},
-                          {"--timeout", &timeout, NULL}};
-    size_t n = 4;
-    for (; extra && extra->name && n < 15; extra++)
+                          {"--timeout", &timeout, NULL},
+                          {"--access-key", &s->access_key, NULL},
+                          {"--secret-key", &s->secret_key, NULL}};
+    size_t n = 6;
+    for (; extra && extra->name && n < 23; extra++)
         opts[n++] = *extra;
     opts[n] = (ctl_opt_t){NULL, NULL, NULL};
     s->cmd = cmd;
@@ -93,6 +76,11 @@ static int session_init(session_t *s, const char *cmd, int argc, char **argv,
         }
         s->addrs[s->n_addrs++] = a;
     }
+    if (s->access_key && *s->access_key && (s->secret_key == NULL || *s->secret_key == 0)) {
+        fprintf(stderr, "namesrvctl %s: --access-key needs --secret-key (or $NAMESRV_SECRET_KEY)\n",
+                cmd);
+        return CTL_USAGE;
+    }
     if (s->n_addrs == 0) {
         fprintf(stderr, "namesrvctl %s: --ns names no server\n", cmd);
         return CTL_USAGE;
@@ -100,7 +88,7 @@ static int session_init(session_t *s, const char *cmd, int argc, char **argv,
     return CTL_OK;
 }
 
-static void session_free(session_t *s)
+void ctl_session_free(session_t *s)
 {
     free(s->list);
 }
@@ -120,6 +108,8 @@ static int call(session_t *s, const char *addr, const request_t *r, bool try_nex
     req.body = r->body;
     req.body_len = r->body_len;
     int rc = ns_client_connect_addr(addr, s->timeout_ms, c);
+    if (rc == NS_OK && s->access_key && *s->access_key)
+        rc = ns_client_set_credentials(*c, s->access_key, s->secret_key ? s->secret_key : "");
     rc = rc ? rc : ns_client_call(*c, &req, s->timeout_ms, rsp);
     if (rc != NS_OK) {
         ctl_err("%s: %s: %s%s", s->cmd, addr, ns_strerror(rc), try_next ? "; trying the next" : "");
@@ -138,7 +128,7 @@ static int report_error(session_t *s, const char *addr, const ns_cmd_t *rsp)
 }
 
 /* Reads go to the first server that answers. */
-static int ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
 {
     for (size_t i = 0; i < s->n_addrs; i++) {
         ns_client_t *c = NULL;
@@ -158,7 +148,7 @@ static int ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
 }
 
 /* Writes go to every server; the worst outcome is the exit code. */
-static int ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
 {
     int worst = CTL_OK;
     for (size_t i = 0; i < s->n_addrs; i++) {
@@ -297,10 +287,10 @@ int ctl_cmd_route(int argc, char **argv)
 {
     session_t s = {0};
     const char *topic = NULL;
-    int rc = session_init(&s, "route", argc, argv, NULL, &topic, 1, 1, NULL);
+    int rc = ctl_session_init(&s, "route", argc, argv, NULL, &topic, 1, 1, NULL);
     request_t r = {NS_REQ_GET_ROUTEINFO_BY_TOPIC, {"topic", topic, NULL}, NULL, 0};
-    rc = rc ? rc : ask_one(&s, &r, route_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_one(&s, &r, route_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -337,10 +327,10 @@ static int clusters_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, v
 int ctl_cmd_clusters(int argc, char **argv)
 {
     session_t s = {0};
-    int rc = session_init(&s, "clusters", argc, argv, NULL, NULL, 0, 0, NULL);
+    int rc = ctl_session_init(&s, "clusters", argc, argv, NULL, NULL, 0, 0, NULL);
     request_t r = {NS_REQ_GET_BROKER_CLUSTER_INFO, {NULL}, NULL, 0};
-    rc = rc ? rc : ask_one(&s, &r, clusters_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_one(&s, &r, clusters_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -379,14 +369,14 @@ int ctl_cmd_topics(int argc, char **argv)
     session_t s = {0};
     const char *cluster = NULL;
     ctl_opt_t extra[] = {{"--cluster", &cluster, NULL}, {"-c", &cluster, NULL}, {NULL, NULL, NULL}};
-    int rc = session_init(&s, "topics", argc, argv, extra, NULL, 0, 0, NULL);
+    int rc = ctl_session_init(&s, "topics", argc, argv, extra, NULL, 0, 0, NULL);
     request_t r = {cluster ? NS_REQ_GET_TOPICS_BY_CLUSTER
                            : NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
                    {cluster ? "cluster" : NULL, cluster, NULL},
                    NULL,
                    0};
-    rc = rc ? rc : ask_one(&s, &r, topics_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_one(&s, &r, topics_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -420,10 +410,10 @@ static int perm_cmd(int argc, char **argv, const char *cmd, int code, const char
 {
     session_t s = {0};
     const char *broker = NULL;
-    int rc = session_init(&s, cmd, argc, argv, NULL, &broker, 1, 1, NULL);
+    int rc = ctl_session_init(&s, cmd, argc, argv, NULL, &broker, 1, 1, NULL);
     request_t r = {code, {"brokerName", broker, NULL}, NULL, 0};
-    rc = rc ? rc : ask_all(&s, &r, write_reply, (void *)count_key);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_all(&s, &r, write_reply, (void *)count_key);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -442,13 +432,13 @@ int ctl_cmd_delete_topic(int argc, char **argv)
     session_t s = {0};
     const char *topic = NULL, *cluster = NULL;
     ctl_opt_t extra[] = {{"--cluster", &cluster, NULL}, {"-c", &cluster, NULL}, {NULL, NULL, NULL}};
-    int rc = session_init(&s, "delete-topic", argc, argv, extra, &topic, 1, 1, NULL);
+    int rc = ctl_session_init(&s, "delete-topic", argc, argv, extra, &topic, 1, 1, NULL);
     request_t r = {NS_REQ_DELETE_TOPIC_IN_NAMESRV,
                    {"topic", topic, cluster ? "clusterName" : NULL, cluster, NULL},
                    NULL,
                    0};
-    rc = rc ? rc : ask_all(&s, &r, write_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_all(&s, &r, write_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -494,7 +484,7 @@ int ctl_cmd_kv(int argc, char **argv)
     session_t s = {0};
     const char *pos[4] = {NULL};
     int n = 0;
-    int rc = session_init(&s, "kv", argc, argv, NULL, pos, 1, 4, &n);
+    int rc = ctl_session_init(&s, "kv", argc, argv, NULL, pos, 1, 4, &n);
     const char *verb = pos[0];
     request_t r = {0};
     if (rc != CTL_OK)
@@ -502,26 +492,26 @@ int ctl_cmd_kv(int argc, char **argv)
     rc = CTL_USAGE;
     if (strcmp(verb, "get") == 0 && n == 3) {
         r = (request_t){NS_REQ_GET_KV_CONFIG, {"namespace", pos[1], "key", pos[2], NULL}, NULL, 0};
-        rc = ask_one(&s, &r, kv_get_reply, NULL);
+        rc = ctl_ask_one(&s, &r, kv_get_reply, NULL);
     } else if (strcmp(verb, "list") == 0 && n == 2) {
         r = (request_t){NS_REQ_GET_KVLIST_BY_NAMESPACE, {"namespace", pos[1], NULL}, NULL, 0};
-        rc = ask_one(&s, &r, kv_list_reply, NULL);
+        rc = ctl_ask_one(&s, &r, kv_list_reply, NULL);
     } else if (strcmp(verb, "put") == 0 && n == 4) {
         r = (request_t){NS_REQ_PUT_KV_CONFIG,
                         {"namespace", pos[1], "key", pos[2], "value", pos[3], NULL},
                         NULL,
                         0};
-        rc = ask_all(&s, &r, write_reply, NULL);
+        rc = ctl_ask_all(&s, &r, write_reply, NULL);
     } else if (strcmp(verb, "delete") == 0 && n == 3) {
         r = (request_t){
             NS_REQ_DELETE_KV_CONFIG, {"namespace", pos[1], "key", pos[2], NULL}, NULL, 0};
-        rc = ask_all(&s, &r, write_reply, NULL);
+        rc = ctl_ask_all(&s, &r, write_reply, NULL);
     } else {
         fprintf(stderr, "namesrvctl kv: want 'get NS KEY', 'put NS KEY VALUE', 'delete NS KEY' "
                         "or 'list NS'\n");
     }
 out:
-    session_free(&s);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -581,25 +571,25 @@ int ctl_cmd_config(int argc, char **argv)
     const char *pos[3] = {NULL};
     int n = 0;
     ns_buf_t body = NS_BUF_INIT;
-    int rc = session_init(&s, "config", argc, argv, NULL, pos, 1, 3, &n);
+    int rc = ctl_session_init(&s, "config", argc, argv, NULL, pos, 1, 3, &n);
     if (rc != CTL_OK)
         goto out;
     if (strcmp(pos[0], "get") == 0 && n == 1) {
         request_t r = {NS_REQ_GET_NAMESRV_CONFIG, {NULL}, NULL, 0};
-        rc = ask_one(&s, &r, config_get_reply, NULL);
+        rc = ctl_ask_one(&s, &r, config_get_reply, NULL);
     } else if (strcmp(pos[0], "set") == 0 && n == 3) {
         prop_escape(&body, pos[1], true);
         ns_buf_append_u8(&body, '=');
         prop_escape(&body, pos[2], false);
         ns_buf_append_u8(&body, '\n');
         request_t r = {NS_REQ_UPDATE_NAMESRV_CONFIG, {NULL}, body.data, body.len};
-        rc = ask_all(&s, &r, write_reply, NULL);
+        rc = ctl_ask_all(&s, &r, write_reply, NULL);
     } else {
         fprintf(stderr, "namesrvctl config: want 'get' or 'set KEY VALUE'\n");
         rc = CTL_USAGE;
     }
 out:
     ns_buf_free(&body);
-    session_free(&s);
+    ctl_session_free(&s);
     return rc;
 }

@@ -284,7 +284,8 @@ static void refuse(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
     p->failures++;
     p->last_ms = now;
     ns_reply_to_t to = {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0};
-    uint64_t delay = ns_auth_penalty_ms(p->failures);
+    int64_t max = srv->cfg->auth_penalty_max_ms;
+    uint64_t delay = ns_auth_penalty_ms(p->failures, max > 0 ? (uint64_t)max : 0);
     if (delay && !to.oneway)
         reply_late(srv, conn, &to, why, delay);
     else

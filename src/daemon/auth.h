@@ -64,8 +64,9 @@ bool ns_auth_broker_granted(const char *grants, const char *cluster, const char 
 void ns_auth_peer_ip(const char *peer, char *out, size_t outlen);
 /* True for 127.0.0.0/8, ::1 and ::ffff:127.x. */
 bool ns_auth_is_loopback(const char *ip);
-/* Reply delay for the n-th failure in a row from one address, ms. */
-uint64_t ns_auth_penalty_ms(uint32_t failures);
+/* Reply delay for the n-th failure in a row from one address, ms: none
+ * for the first three, then 100 ms doubling, at most max_ms. */
+uint64_t ns_auth_penalty_ms(uint32_t failures, uint64_t max_ms);
 
 /* ---- the server's side (auth.c) ---- */
 

@@ -193,11 +193,12 @@ bool ns_auth_is_loopback(const char *ip)
     return (is_v4(a) && a[12] == 127) || memcmp(a, v6lo, 16) == 0;
 }
 
-uint64_t ns_auth_penalty_ms(uint32_t failures)
+uint64_t ns_auth_penalty_ms(uint32_t failures, uint64_t max_ms)
 {
-    /* Three free tries (a mistyped secret), then 100 ms doubling to 5 s. */
+    /* Three free tries (a mistyped secret), then 100 ms doubling to max. */
     if (failures <= 3)
         return 0;
     uint32_t k = failures - 4;
-    return k >= 6 ? 5000 : 100u << k > 5000 ? 5000 : 100u << k;
+    uint64_t d = k >= 20 ? UINT64_MAX : (uint64_t)100 << k;
+    return d > max_ms ? max_ms : d;
 }

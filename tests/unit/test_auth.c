@@ -181,13 +181,14 @@ static void test_broker_grants(void **state)
 
 static void test_penalty(void **state)
 {
-    assert_int_equal(ns_auth_penalty_ms(1), 0);
-    assert_int_equal(ns_auth_penalty_ms(3), 0);
-    assert_int_equal(ns_auth_penalty_ms(4), 100);
-    assert_int_equal(ns_auth_penalty_ms(5), 200);
-    assert_int_equal(ns_auth_penalty_ms(9), 3200);
-    assert_int_equal(ns_auth_penalty_ms(10), 5000);
-    assert_int_equal(ns_auth_penalty_ms(1000000), 5000);
+    assert_int_equal(ns_auth_penalty_ms(1, 5000), 0);
+    assert_int_equal(ns_auth_penalty_ms(3, 5000), 0);
+    assert_int_equal(ns_auth_penalty_ms(4, 5000), 100);
+    assert_int_equal(ns_auth_penalty_ms(5, 5000), 200);
+    assert_int_equal(ns_auth_penalty_ms(9, 5000), 3200);
+    assert_int_equal(ns_auth_penalty_ms(10, 5000), 5000);
+    assert_int_equal(ns_auth_penalty_ms(1000000, 5000), 5000);
+    assert_int_equal(ns_auth_penalty_ms(50, 0), 0);
 }
 
 int main(void)

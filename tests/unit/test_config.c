@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 34
+#define NKEYS 35
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
@@ -28,7 +28,7 @@ static const char *const all_keys[NKEYS] = {
     "productEnvName", "clusterTest", "orderMessageEnable", "returnOrderTopicConfigToBroker",
     "enableAllTopicList", "enableTopicList", "notifyMinBrokerIdChanged",
     "deleteTopicWithBrokerRegistration", "supportActingMaster", "needWaitForService",
-    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "authMode",
+    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "authMode", "authPenaltyMaxMillis",
     "logLevel",
 };
 
@@ -216,7 +216,7 @@ static void test_keys_and_mutability(void **state)
         "supportActingMaster", "productEnvName", "clusterTest", "notifyMinBrokerIdChanged",
         "needWaitForService", "waitSecondsForService", "scanNotActiveBrokerInterval", "logLevel",
         "serverChannelMaxIdleTimeSeconds", "brokerGraceWindowMillis", "auditRetention",
-        "maxInflateBytes", "authMode"};
+        "maxInflateBytes", "authMode", "authPenaltyMaxMillis"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",

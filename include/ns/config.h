@@ -14,48 +14,47 @@
 
 typedef struct {
     /* network */
-    char *bind_address;       /* bindAddress, default 0.0.0.0 */
-    int64_t listen_port;      /* listenPort, 9876; 0 = ephemeral */
-    char *port_file;          /* portFile: write the bound port here (ours) */
-    int64_t max_frame_bytes;  /* maxFrameBytes, 16 MiB (ours) */
-    int64_t idle_timeout_s;   /* serverChannelMaxIdleTimeSeconds, 120 */
-    int64_t io_threads;       /* ioThreads, 1: event loops serving connections (ours) */
-    int64_t io_backlog_bytes; /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
+    char *bind_address;               /* bindAddress, default 0.0.0.0 */
+    int64_t listen_port;              /* listenPort, 9876; 0 = ephemeral */
+    char *port_file;                  /* portFile: write the bound port here (ours) */
+    int64_t max_frame_bytes;          /* maxFrameBytes, 16 MiB (ours) */
+    int64_t idle_timeout_s;           /* serverChannelMaxIdleTimeSeconds, 120 */
+    int64_t io_threads;               /* ioThreads, 1: event loops serving connections (ours) */
+    int64_t io_backlog_bytes;         /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* store */
-    char *data_dir;           /* dataDir (ours), default "./data" */
-    char *sync_mode;          /* syncMode: full | nometasync | nosync (ours) */
-    int64_t map_size_bytes;   /* mapSizeBytes: initial LMDB map (ours) */
-    int64_t map_max_bytes;    /* mapMaxBytes: hard limit for growth (ours) */
-    int64_t writer_batch_max; /* writerBatchMax: ops per write txn (ours) */
-    int64_t audit_retention;  /* auditRetention: audit history records kept in all, oldest dropped
-                                 first (ours) */
+    char *data_dir;                   /* dataDir (ours), default "./data" */
+    char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */
+    int64_t map_size_bytes;           /* mapSizeBytes: initial LMDB map (ours) */
+    int64_t map_max_bytes;            /* mapMaxBytes: hard limit for growth (ours) */
+    int64_t writer_batch_max;         /* writerBatchMax: ops per write txn (ours) */
+    int64_t audit_retention;          /* auditRetention: audit history records kept in all, oldest dropped first (ours) */
     /* registration */
-    int64_t max_inflate_bytes; /* maxInflateBytes: cap on inflated register bodies (ours) */
+    int64_t max_inflate_bytes;        /* maxInflateBytes: cap on inflated register bodies (ours) */
     /* liveness */
     int64_t scan_not_active_broker_interval_ms; /* scanNotActiveBrokerInterval, 5000 */
-    int64_t broker_grace_window_ms;             /* brokerGraceWindowMillis, 120000 (ours) */
+    int64_t broker_grace_window_ms;   /* brokerGraceWindowMillis, 120000 (ours) */
     /* RocketMQ NamesrvConfig */
-    char *rocketmq_home;                        /* rocketmqHome */
-    char *kv_config_path;                       /* kvConfigPath */
-    char *config_store_path;                    /* configStorePath */
-    char *product_env_name;                     /* productEnvName, "center" */
-    bool cluster_test;                          /* clusterTest */
-    bool order_message_enable;                  /* orderMessageEnable */
-    bool return_order_topic_config_to_broker;   /* returnOrderTopicConfigToBroker, true */
-    bool enable_all_topic_list;                 /* enableAllTopicList, true */
-    bool enable_topic_list;                     /* enableTopicList, true */
-    bool notify_min_broker_id_changed;          /* notifyMinBrokerIdChanged */
+    char *rocketmq_home;              /* rocketmqHome */
+    char *kv_config_path;             /* kvConfigPath */
+    char *config_store_path;          /* configStorePath */
+    char *product_env_name;           /* productEnvName, "center" */
+    bool cluster_test;                /* clusterTest */
+    bool order_message_enable;        /* orderMessageEnable */
+    bool return_order_topic_config_to_broker; /* returnOrderTopicConfigToBroker, true */
+    bool enable_all_topic_list;       /* enableAllTopicList, true */
+    bool enable_topic_list;           /* enableTopicList, true */
+    bool notify_min_broker_id_changed;/* notifyMinBrokerIdChanged */
     bool delete_topic_with_broker_registration; /* deleteTopicWithBrokerRegistration */
-    bool support_acting_master;                 /* supportActingMaster */
-    bool need_wait_for_service;                 /* needWaitForService */
-    int64_t wait_seconds_for_service;           /* waitSecondsForService, 45 */
-    char *config_black_list;                    /* configBlackList */
-    int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
+    bool support_acting_master;       /* supportActingMaster */
+    bool need_wait_for_service;       /* needWaitForService */
+    int64_t wait_seconds_for_service; /* waitSecondsForService, 45 */
+    char *config_black_list;          /* configBlackList */
+    int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
     /* access control */
-    char *auth_mode;             /* authMode: off|writes|all (ours) */
-    int64_t auth_penalty_max_ms; /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
+    char *auth_mode;                  /* authMode: off|writes|all (ours) */
+    int64_t auth_penalty_max_ms;      /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
     /* logging */
-    char *log_level; /* logLevel: debug|info|warn|error (ours) */
+    char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
     /* the file given with -c, if any (not a table entry) */
     char *config_file;
 } ns_config_t;

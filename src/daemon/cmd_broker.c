@@ -285,7 +285,8 @@ void ns_cmd_register_broker(ns_req_t *req)
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
-        ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
+        ns_writer_pending(srv->writer) == 0 &&
+        e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
         ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
@@ -375,8 +376,8 @@ static void unreg_done(ns_wop_t *w)
         if (op->removed)
             ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         if (op->why && op->removed)
-            NS_LOG_INFO("broker %s %s (%s) unregistered: %s",
-                        op->broker_name ? op->broker_name : "?", op->addr, op->cluster, op->why);
+            NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
+                        op->addr, op->cluster, op->why);
         ns_reply_code(&op->to, NS_RSP_SUCCESS, NULL);
     } else {
         ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);

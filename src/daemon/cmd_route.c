@@ -154,8 +154,8 @@ void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
         return;
     }
-    bool standard =
-        req->cmd->version >= NS_VERSION_V4_9_4 || ns_req_bool(req, "acceptStandardJsonOnly");
+    bool standard = req->cmd->version >= NS_VERSION_V4_9_4 ||
+                    ns_req_bool(req, "acceptStandardJsonOnly");
     const char *zone = ns_req_str(req, "__ZONE_NAME");
     if (!ns_req_bool(req, "__ZONE_MODE") || zone == NULL || zone[strspn(zone, " \t")] == 0)
         zone = NULL;
@@ -354,7 +354,8 @@ static int topic_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 {
     names_t *l = ctx;
     int f = q->topic_sys_flag;
-    bool keep = l->want_flag == ALL_TOPICS || (l->want_flag == UNIT && (f & NS_TOPIC_FLAG_UNIT)) ||
+    bool keep = l->want_flag == ALL_TOPICS ||
+                (l->want_flag == UNIT && (f & NS_TOPIC_FLAG_UNIT)) ||
                 (l->want_flag == UNIT_SUB && (f & NS_TOPIC_FLAG_UNIT_SUB)) ||
                 (l->want_flag == UNIT_SUB_NOT_UNIT && (f & NS_TOPIC_FLAG_UNIT_SUB) &&
                  !(f & NS_TOPIC_FLAG_UNIT));

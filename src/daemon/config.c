@@ -63,24 +63,16 @@ typedef struct {
 } cfg_entry_t;
 
 /* offsetof that refuses to compile unless the field has type T. */
-#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T : offsetof(ns_config_t, field))
+#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T: offsetof(ns_config_t, field))
 
-#define ROW_INT(key, field, def, min, max, flags, help)                                            \
-    {                                                                                              \
-        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help                     \
-    }
-#define ROW_BOOL(key, field, def, flags, help)                                                     \
-    {                                                                                              \
-        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help                             \
-    }
-#define ROW_STR(key, field, def, flags, help)                                                      \
-    {                                                                                              \
-        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help                         \
-    }
-#define ROW_ENUM(key, field, def, values, flags, help)                                             \
-    {                                                                                              \
-        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help                         \
-    }
+#define ROW_INT(key, field, def, min, max, flags, help) \
+    {key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help}
+#define ROW_BOOL(key, field, def, flags, help) \
+    {key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help}
+#define ROW_STR(key, field, def, flags, help) \
+    {key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help}
+#define ROW_ENUM(key, field, def, values, flags, help) \
+    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help}
 
 #define MiB (INT64_C(1) << 20)
 #define GiB (INT64_C(1) << 30)
@@ -94,8 +86,7 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
     ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
             "TCP port to listen on; 0 = any free port (see portFile)"),
-    ROW_STR("portFile", port_file, "", CFG_OURS,
-            "write the bound port to this file; empty = don't"),
+    ROW_STR("portFile", port_file, "", CFG_OURS, "write the bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
@@ -155,8 +146,8 @@ static const cfg_entry_t ns_config_table[] = {
             "see needWaitForService, seconds"),
     ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
-    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
-            0, "pending UNREGISTER_BROKER queue capacity"),
+    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
+            INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
     /* access control (src/daemon/auth.h) */
     ROW_ENUM("authMode", auth_mode, "off", auth_modes, CFG_OURS | CFG_MUTABLE,
              "signed requests: off (none), writes (broker and admin requests), all (reads too)"),
@@ -164,7 +155,8 @@ static const cfg_entry_t ns_config_table[] = {
             "longest delay before answering a refusal to an address that keeps failing, ms; "
             "0 = never delay"),
     /* logging */
-    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE, "log threshold"),
+    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
+             "log threshold"),
 };
 
 #define NS_CONFIG_NENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])

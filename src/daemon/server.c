@@ -93,8 +93,9 @@ static int listen_on(ns_server_t *srv, char *err, size_t errlen)
     struct sockaddr_storage bound;
     int len = sizeof bound;
     uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-    srv->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                                        : ((struct sockaddr_in *)&bound)->sin_port);
+    srv->bound_port = ntohs(bound.ss_family == AF_INET6
+                                ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                : ((struct sockaddr_in *)&bound)->sin_port);
     return NS_OK;
 }
 
@@ -105,13 +106,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->loop = loop;
     srv->cfg = cfg;
     srv->start_ms = uv_now(loop);
-    ns_store_opts_t opts = {cfg->data_dir,
-                            (size_t)cfg->map_size_bytes,
-                            (size_t)cfg->map_max_bytes,
-                            sync_mode(cfg->sync_mode),
-                            false,
-                            true,
-                            0};
+    ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
+                            sync_mode(cfg->sync_mode), false, true, 0};
     if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     ns_auth_mode_t mode = NS_AUTH_OFF;
@@ -157,8 +153,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
-    if (cfg->port_file && *cfg->port_file &&
-        write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
+    if (cfg->port_file && *cfg->port_file && write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
     NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s, authMode %s)",
                 cfg->bind_address, srv->bound_port, cfg->data_dir,

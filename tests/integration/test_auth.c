@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -485,6 +486,56 @@ static void test_penalty(void **state)
     assert_true(nstest_mono_ms() - t3 < 300);
 }
 
+/* Users are in dumps (mode 0600, secrets included) and come back with
+ * restore: the restored store verifies the same signatures. */
+static void test_dump_restore_users(void **state)
+{
+    fx_t *fx = *state;
+    char dump[4200], dir2[4200];
+    snprintf(dump, sizeof dump, "%s/dump.json", fx->dir);
+    snprintf(dir2, sizeof dir2, "%s/restored", fx->dir);
+    char *out = NULL;
+    int rc = ctl(&out, "dump", "--data-dir", fx->srv.data, "-o", dump, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "5 users");
+    free(out);
+    struct stat st;
+    assert_int_equal(stat(dump, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    rc = ctl(&out, "restore", "--data-dir", dir2, "-i", dump, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = ctl(&out, "user", "list", "--data-dir", dir2, "--json", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "\"accessKey\":\"far1\",\"role\":\"client\",\"enabled\":true,"
+                          "\"allow\":\"10.0.0.0/8,::1\"");
+    NSTEST_EXPECT_IN(out, "\"accessKey\":\"off1\",\"role\":\"client\",\"enabled\":false");
+    free(out);
+    /* the restored store serves the same credentials */
+    nstest_server_stop(&fx->srv, SIGKILL);
+    char *d2 = strdup(dir2);
+    const char *args[] = {"--authMode=all", NULL};
+    nstest_server_t s2;
+    char sub[4300];
+    snprintf(sub, sizeof sub, "%s/srv2", fx->dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    char data2[4400];
+    snprintf(data2, sizeof data2, "%s/data", sub);
+    assert_int_equal(rename(d2, data2), 0);
+    free(d2);
+    assert_int_equal(nstest_server_start(&s2, sub, args), 0);
+    fx->srv = s2;
+    char r[256];
+    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
+                call_as(fx, "cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+                        r, sizeof r),
+                r);
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                call_as(fx, "cli1", "wrongsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r,
+                        sizeof r),
+                r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +547,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_off_mode, setup_off, teardown),
         cmocka_unit_test_setup_teardown(test_bootstrap, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_penalty, setup_writes, teardown),
+        cmocka_unit_test_setup_teardown(test_dump_restore_users, setup_writes, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -247,7 +247,8 @@ static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create LMDB environment: %s", mdb_strerror(rc));
         return ns_lmdb_error(rc);
     }
-    rc = mdb_env_open(s->env, s->dir, flags, 0644);
+    /* 0600 and a 0700 directory: the store holds the users' secrets (v6) */
+    rc = mdb_env_open(s->env, s->dir, flags, 0600);
     if (rc != 0) {
         snprintf(err, errlen, "cannot open store in %s: %s", s->dir, mdb_strerror(rc));
         rc = ns_lmdb_error(rc);
@@ -290,7 +291,7 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
         rc = NS_ENOMEM;
         goto fail;
     }
-    if (!opts->read_only && mkdir(s->dir, 0755) != 0 && errno != EEXIST) {
+    if (!opts->read_only && mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create data directory %s: %s", s->dir, strerror(errno));
         rc = NS_EIO;
         goto fail;

@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev"
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev libssl-dev openssl"
 
 install_missing() {
     local missing=()

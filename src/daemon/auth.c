@@ -237,8 +237,9 @@ static void record(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
     ns_buf_append_str(&b, num);
     json_str(&b, name);
     ns_buf_append_str(&b, ",\"accessKey\":");
+    char akc[129]; /* a key is at most 128 characters (ns_user_validate) */
     if (ak)
-        json_str(&b, ak);
+        json_str(&b, (snprintf(akc, sizeof akc, "%s", ak), akc));
     else
         ns_buf_append_str(&b, "null");
     ns_buf_append_str(&b, ",\"reason\":");
@@ -260,6 +261,16 @@ static void record(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
     ns_writer_submit(srv->writer, &op->op);
 }
 
+/* A printable copy of peer-chosen text for the log (control bytes -> '?'). */
+static const char *printable(const char *s, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (; s && s[i] && i + 1 < n; i++)
+        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    buf[i] = 0;
+    return buf;
+}
+
 /* Counts, logs, records and answers one refusal. */
 static void refuse(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const char *name,
                    const char *ak, const char *why, uint64_t *counter)
@@ -269,8 +280,9 @@ static void refuse(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
     a->stats.refused++;
     (*counter)++;
     if (a->log_ms == 0 || now - a->log_ms >= 1000) {
+        char akp[72], whyp[256];
         NS_LOG_WARN("conn %s: refused %s (AccessKey %s): %s%s", ns_conn_peer(conn), name,
-                    ak ? ak : "-", why,
+                    ak ? printable(ak, akp, sizeof akp) : "-", printable(why, whyp, sizeof whyp),
                     a->log_suppressed ? " (and more refusals since the last line)" : "");
         a->log_ms = now;
         a->log_suppressed = 0;

@@ -141,14 +141,13 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
         ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
         return;
     }
-    if (!ns_auth_check(srv, conn, cmd, row->name, row->auth))
-        return;
     uint64_t t0 = uv_hrtime();
     int rc = row->kind == NS_CMD_READ ? ns_read_begin(srv, &req.txn) : NS_OK;
     if (rc != NS_OK) {
         NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
         ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "store unavailable");
-    } else {
+    } else if (ns_auth_check(srv, conn, cmd, row->name, row->auth)) {
+        /* (after the read txn: the user lookup shares its snapshot) */
         row->handler(&req);
     }
     if (req.txn)

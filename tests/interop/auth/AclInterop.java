@@ -179,6 +179,17 @@ public class AclInterop {
             check(refused(e), "client may not update settings: " + e.getMessage().split("\n")[0]);
         }
         weak.shutdown();
+        // 3b. mqadmin itself (MQAdminStartup) with $ROCKETMQ_HOME/conf/tools.yml (run.sh
+        // writes admin1's keys there): updateKvConfig, then read back
+        org.apache.rocketmq.tools.command.MQAdminStartup.main0(new String[] {"updateKvConfig",
+            "-s", "ORDER_TOPIC_CONFIG", "-k", "TopicM", "-v", "broker-a:8", "-n", ns}, null);
+        String got = null;
+        try {
+            got = adm.getKVConfig("ORDER_TOPIC_CONFIG", "TopicM");
+        } catch (Exception e) {
+            got = String.valueOf(e);
+        }
+        check("broker-a:8".equals(got), "mqadmin updateKvConfig with conf/tools.yml credentials: " + got);
         // 4. the same credentials under a broker name not granted: refused
         BrokerController b = broker(ns, "broker-b", dir, 31911 + (int) (ProcessHandle.current().pid() % 500));
         Thread.sleep(15000); // past its first registration attempt

@@ -40,7 +40,9 @@ D=$T/data
 PID=$!
 for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
 NS=127.0.0.1:$(cat "$T/port")
-mkdir -p "$T/brokers"
+mkdir -p "$T/brokers" "$T/mqhome/conf"
+printf 'accessKey: admin1\nsecretKey: adminsecret\n' > "$T/mqhome/conf/tools.yml"
+export ROCKETMQ_HOME="$T/mqhome"
 RC=0
 java -Xmx512m -cp "$LIB/*" -Duser.home="$T" "$HERE/AclInterop.java" live "$NS" "$T/brokers" \
     2>"$T/java.log" > "$T/java.out" || RC=$?

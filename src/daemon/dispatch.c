@@ -122,10 +122,7 @@ int64_t ns_wall_ms(void)
 
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
-    ns_req_t req = {srv,
-                    conn,
-                    cmd,
-                    NULL,
+    ns_req_t req = {srv, conn, cmd, NULL,
                     {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0}};
     srv->requests++;
     if (cmd->flag & NS_FLAG_RESPONSE) {

@@ -33,9 +33,8 @@
 #include "ns/model.h"
 
 /* Parses the common options plus extra (NULL-terminated rows). */
-int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv,
-                        const ctl_opt_t *extra, const char **pos, int min_pos, int max_pos,
-                        int *n_pos)
+int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
+                     const char **pos, int min_pos, int max_pos, int *n_pos)
 {
     const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
     s->access_key = getenv("NAMESRV_ACCESS_KEY");

@@ -5,19 +5,24 @@
 # (every lookup verified: user lookup in the store + HMAC-SHA1 + compare),
 # alternating in one session, best of ROUNDS kept; one markdown table.
 #
-#   tools/bench_auth.sh [--server-cpu N] [--client-cpu N]
+#   tools/bench_auth.sh [--server-cpu N] [--client-cpu N] [--callgrind]
 # Environment: BUILD_DIR (default build-release, built if missing), DUR
 # seconds per run (4), ROUNDS per setting (3). Smoke topology (10 brokers x
 # 100 topics), 16 connections, depth 1 and 8, loopback only.
+# --callgrind: instead, the server's user-space instructions per lookup
+# (namesrvd under callgrind, collection on only while COUNT lookups at depth
+# 8 run; stable on a noisy machine), for the same three settings.
 set -euo pipefail
 
 SRV_CPU=0
 CLI_CPU=1
+CG=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --server-cpu) SRV_CPU="$2"; shift ;;
     --client-cpu) CLI_CPU="$2"; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --callgrind) CG=1 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_auth.sh: unknown argument $1" >&2; exit 1 ;;
     esac
     shift
@@ -55,6 +60,56 @@ run() {
     kill "$pid"; wait "$pid" 2>/dev/null || true
     jq -r '.runs[-1] | "\(.qps|floor) \(.latency_us[.kind].p50) \(.latency_us[.kind].p99) \(.server.cpu_us_per_req_stat*100|floor/100) \(.errors)"' "$dir/r.json"
 }
+
+# Instructions per lookup: authMode signed(0|1) -> Ir / COUNT
+cg_run() {
+    local mode=$1 signed=$2 dir="$WORK/cg" n=${COUNT:-20000} creds=() f ir=0 v
+    rm -rf "$dir"; mkdir -p "$dir"
+    "$BUILD/namesrvctl" user add bench --role admin --secret bench-secret-1 \
+        --data-dir "$dir/data" >/dev/null
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.%p" \
+        "$BUILD/namesrvd" --listenPort=0 --bindAddress=127.0.0.1 --portFile="$dir/port" \
+        --dataDir="$dir/data" --logLevel=warn --authMode="$mode" --configStorePath="$dir/p" \
+        --kvConfigPath="$dir/kv" >"$dir/vg.log" 2>&1 &
+    local pid=$!
+    [ "$signed" = 1 ] && creds=(--access-key bench --secret-key bench-secret-1)
+    for _ in $(seq 600); do [ -s "$dir/port" ] && break; sleep 0.1; done
+    local ns="127.0.0.1:$(cat "$dir/port")"
+    "$BUILD/nsbench" --ns "$ns" --mode setup --setup-brokers 10 --setup-topics 100 --hold 3600 \
+        --ready-file "$dir/ready" "${creds[@]}" >/dev/null 2>&1 &
+    local hold=$!
+    for _ in $(seq 1200); do [ -e "$dir/ready" ] && break; sleep 0.1; done
+    callgrind_control -z "$pid" >/dev/null 2>&1
+    callgrind_control -i on "$pid" >/dev/null 2>&1
+    "$BUILD/nsbench" --ns "$ns" --no-setup --setup-brokers 10 --setup-topics 100 --conns 16 \
+        --depth 8 --count "$n" --warmup 0 --drain-timeout-ms 60000 --json "${creds[@]}" \
+        >"$dir/r.json" 2>/dev/null
+    callgrind_control -i off "$pid" >/dev/null 2>&1
+    callgrind_control -d "$pid" >/dev/null 2>&1
+    sleep 0.5
+    for f in "$dir"/cg."$pid"*; do
+        v=$(awk '/^totals:/ {print $2; exit}' "$f")
+        ir=$((ir + ${v:-0}))
+    done
+    kill "$hold" "$pid" 2>/dev/null || true
+    wait "$hold" "$pid" 2>/dev/null || true
+    awk -v ir="$ir" -v n="$n" -v e="$(jq -r '.runs[-1].errors' "$dir/r.json")" \
+        'BEGIN { printf "%.0f %s", ir / n, e }'
+}
+
+if [ "$CG" = 1 ]; then
+    command -v callgrind_control >/dev/null || { echo "bench_auth.sh: valgrind needed" >&2; exit 1; }
+    echo "server instructions per route lookup (callgrind), ${COUNT:-20000} lookups at depth 8"
+    echo
+    echo "| authMode | client signs | namesrvd instr/lookup | errors |"
+    echo "|---|---|---|---|"
+    for s in "off 0" "off 1" "all 1"; do
+        read -r ir e <<<"$(cg_run $s)"
+        set -- $s
+        echo "| $1 | $([ "$2" = 1 ] && echo yes || echo no) | $ir | $e |"
+    done
+    exit 0
+fi
 
 echo "server CPU $SRV_CPU, client CPU $CLI_CPU, $ROUNDS rounds of ${DUR}s, best kept"
 echo

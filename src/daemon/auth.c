@@ -272,9 +272,12 @@ static const char *printable(const char *s, char *buf, size_t n)
 }
 
 /* Counts, logs, records and answers one refusal. */
-static void refuse(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const char *name,
-                   const char *ak, const char *why, uint64_t *counter)
+static void refuse(ns_req_t *req, const char *name, const char *ak, const char *why,
+                   uint64_t *counter)
 {
+    ns_server_t *srv = req->srv;
+    ns_conn_t *conn = req->conn;
+    const ns_cmd_t *cmd = req->cmd;
     ns_auth_t *a = srv->auth;
     uint64_t now = uv_now(srv->loop);
     a->stats.refused++;
@@ -295,7 +298,7 @@ static void refuse(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
     penalty_t *p = penalty_of(a, ip, now);
     p->failures++;
     p->last_ms = now;
-    ns_reply_to_t to = {conn, cmd->opaque, cmd->serialize_type, (cmd->flag & NS_FLAG_ONEWAY) != 0};
+    const ns_reply_to_t to = req->to;
     int64_t max = srv->cfg->auth_penalty_max_ms;
     uint64_t delay = ns_auth_penalty_ms(p->failures, max > 0 ? (uint64_t)max : 0);
     if (delay && !to.oneway)
@@ -354,9 +357,11 @@ static bool no_admin_yet(ns_server_t *srv)
     return rc == NS_OK;
 }
 
-bool ns_auth_check(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const char *name,
-                   ns_auth_need_t need)
+bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
 {
+    ns_server_t *srv = req->srv;
+    ns_conn_t *conn = req->conn;
+    const ns_cmd_t *cmd = req->cmd;
     ns_auth_mode_t mode = ns_auth_mode();
     if (mode == NS_AUTH_OFF && need != NS_NEED_USERS)
         return true;
@@ -379,7 +384,7 @@ bool ns_auth_check(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
         snprintf(why, sizeof why,
                  "%s needs a signed request (AccessKey and Signature) of a user with role %s", name,
                  ns_role_name(want));
-        refuse(srv, conn, cmd, name, NULL, why, &a->stats.unsigned_);
+        refuse(req, name, NULL, why, &a->stats.unsigned_);
         return false;
     }
     ns_user_rec_t u;
@@ -389,17 +394,17 @@ bool ns_auth_check(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
                  rc == NS_EPERM ? "signature check failed for this AccessKey (unknown key, wrong "
                                   "secret or disabled user)"
                                 : "cannot check the signature: store unavailable");
-        refuse(srv, conn, cmd, name, ak, why, &a->stats.bad_signature);
+        refuse(req, name, ak, why, &a->stats.bad_signature);
         return false;
     }
     bool ok = false;
     if (!ns_auth_addr_allowed(u.allow, ip)) {
         snprintf(why, sizeof why, "source address %s is not allowed for this AccessKey", ip);
-        refuse(srv, conn, cmd, name, ak, why, &a->stats.address);
+        refuse(req, name, ak, why, &a->stats.address);
     } else if (want != 0 && !ns_auth_role_allows(u.role, need)) {
         snprintf(why, sizeof why, "%s needs role %s; this AccessKey has role %s", name,
                  ns_role_name(want), ns_role_name(u.role));
-        refuse(srv, conn, cmd, name, ak, why, &a->stats.role);
+        refuse(req, name, ak, why, &a->stats.role);
     } else if (want != 0 && need == NS_NEED_BROKER_NAMED && u.role == NS_ROLE_BROKER &&
                !ns_auth_broker_granted(u.brokers, ns_cmd_ext_get(cmd, "clusterName"),
                                        ns_cmd_ext_get(cmd, "brokerName"))) {
@@ -407,7 +412,7 @@ bool ns_auth_check(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const
         snprintf(why, sizeof why,
                  "this AccessKey is not granted broker name '%.60s' in cluster '%.60s'", b ? b : "",
                  c ? c : "");
-        refuse(srv, conn, cmd, name, ak, why, &a->stats.broker_name);
+        refuse(req, name, ak, why, &a->stats.broker_name);
     } else {
         ok = true;
     }

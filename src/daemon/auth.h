@@ -98,9 +98,10 @@ void ns_auth_stop(ns_server_t *srv);
 void ns_auth_free(ns_server_t *srv);
 const ns_auth_stats_t *ns_auth_stats(const ns_server_t *srv);
 
-/* The one check of the dispatcher. True: go on with the handler. False:
- * the request was refused and answered (or will be, after the penalty). */
-bool ns_auth_check(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const char *name,
-                   ns_auth_need_t need);
+/* The one check of the dispatcher, for the request req of row `name`.
+ * True: go on with the handler. False: the request was refused and
+ * answered (or will be, after the penalty). */
+struct ns_req;
+bool ns_auth_check(struct ns_req *req, const char *name, ns_auth_need_t need);
 
 #endif

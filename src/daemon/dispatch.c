@@ -143,7 +143,7 @@ void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
     if (rc != NS_OK) {
         NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
         ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "store unavailable");
-    } else if (ns_auth_check(srv, conn, cmd, row->name, row->auth)) {
+    } else if (ns_auth_check(&req, row->name, row->auth)) {
         /* (after the read txn: the user lookup shares its snapshot) */
         row->handler(&req);
     }

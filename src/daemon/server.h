@@ -151,7 +151,7 @@ typedef struct {
     bool oneway;
 } ns_reply_to_t;
 
-typedef struct {
+typedef struct ns_req {
     ns_server_t *srv;
     ns_conn_t *conn;
     const ns_cmd_t *cmd; /* valid during the handler call only */

@@ -361,7 +361,7 @@ void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes)
 
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return NS_EIO;
     }
@@ -370,6 +370,10 @@ int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "backup to %s failed: %s", dir, mdb_strerror(rc));
         return ns_lmdb_error(rc);
     }
+    /* the copy holds the users' secrets too (v6): owner only */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    chmod(path, 0600);
     return NS_OK;
 }
 

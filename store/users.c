@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 
 #include "internal.h"
+#include "ns/seal.h"
 
 #define USER_REC_VERSION 1
 
@@ -44,8 +45,10 @@ int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen)
     size_t skl = u->secret ? strlen(u->secret) : 0;
     if (akl == 0 || akl > 128 || !all_in(u->access_key, "_.@:-", true))
         why = "access key must be 1..128 characters of A-Z a-z 0-9 _ . @ : -";
-    else if (skl < 6 || skl > 256)
+    else if (!ns_sealed(u->secret) && (skl < 6 || skl > 256))
         why = "secret key must be 6..256 bytes";
+    else if (ns_sealed(u->secret) && skl > 512)
+        why = "sealed secret too long";
     else if (u->role < NS_ROLE_CLIENT || u->role > NS_ROLE_ADMIN)
         why = "role must be admin, broker or client";
     else if (!all_in(u->allow, "0123456789abcdefABCDEF.:/*, ", false))

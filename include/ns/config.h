@@ -53,6 +53,7 @@ typedef struct {
     /* access control */
     char *auth_mode;                  /* authMode: off|writes|all (ours) */
     int64_t auth_penalty_max_ms;      /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
+    char *auth_key_file;              /* authKeyFile: key sealing secrets at rest (ours) */
     /* logging */
     char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
     /* the file given with -c, if any (not a table entry) */

@@ -194,10 +194,12 @@ int ns_audit_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
 int ns_audit_del(ns_txn_t *t, uint64_t seq);
 
 /* ---- users: access key -> packed user record (store/users.c, v6) ----
- * The secret is stored as it is: RocketMQ's HmacSHA1 signature can only be
- * checked by someone who holds the secret, so no one-way hash can stand in
- * for it (README "Authentication": what this protects and what it does
- * not). Never log or return it over the wire. */
+ * RocketMQ's HmacSHA1 signature can only be checked by someone who holds
+ * the secret, so no one-way hash can stand in for it: the secret field is
+ * either sealed (include/ns/seal.h, "enc1:...", with authKeyFile) or the
+ * secret as it is (README "Authentication": what each protects). The store
+ * does not tell them apart beyond validation. Never log or return it over
+ * the wire. */
 typedef enum { NS_ROLE_CLIENT = 1, NS_ROLE_BROKER = 2, NS_ROLE_ADMIN = 3 } ns_role_t;
 typedef struct {
     char *access_key;
@@ -218,7 +220,8 @@ int ns_user_iter(ns_txn_t *t, ns_user_cb cb, void *ctx);
 void ns_user_rec_free(ns_user_rec_t *u);
 const char *ns_role_name(ns_role_t r);
 /* Checks a record before it is stored: access key 1..128 of [A-Za-z0-9_.@:-],
- * secret 6..256 bytes (RocketMQ asks at least 6), a known role, allowlist
+ * secret 6..256 bytes (RocketMQ asks at least 6; a sealed one any length up
+ * to 512, and a plain secret may not look sealed), a known role, allowlist
  * entries of address characters only (0-9 a-f A-F . : / *), broker grants
  * without blanks or control characters. NS_OK or NS_EINVAL with why in err. */
 int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen);

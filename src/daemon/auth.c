@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "auth.h"
 #include "ns/codes.h"
 #include "ns/err.h"
@@ -52,6 +54,9 @@ struct ns_auth {
     uint64_t log_ms, log_suppressed;
     uint64_t audit_window_ms, audit_in_window, audit_suppressed;
     ns_buf_t scratch;
+    uint8_t seal_key[NS_SEAL_KEY_BYTES];
+    bool have_key;
+    bool warned_no_key;
 };
 
 static _Atomic int auth_mode = NS_AUTH_OFF;
@@ -66,16 +71,30 @@ ns_auth_mode_t ns_auth_mode(void)
     return (ns_auth_mode_t)atomic_load(&auth_mode);
 }
 
-int ns_auth_init(ns_server_t *srv)
+int ns_auth_init(ns_server_t *srv, char *err, size_t errlen)
 {
     srv->auth = calloc(1, sizeof *srv->auth);
-    if (srv->auth == NULL)
+    if (srv->auth == NULL) {
+        snprintf(err, errlen, "out of memory");
         return NS_ENOMEM;
+    }
     srv->auth->late = calloc(LATE_MAX, sizeof *srv->auth->late);
     if (srv->auth->late == NULL) {
         free(srv->auth);
         srv->auth = NULL;
+        snprintf(err, errlen, "out of memory");
         return NS_ENOMEM;
+    }
+    const char *kf = srv->cfg->auth_key_file;
+    if (kf && *kf) {
+        int rc = ns_seal_key_load(kf, srv->auth->seal_key, err, errlen);
+        if (rc != NS_OK) {
+            free(srv->auth->late);
+            free(srv->auth);
+            srv->auth = NULL;
+            return rc;
+        }
+        srv->auth->have_key = true;
     }
     uv_timer_init(srv->loop, &srv->auth->timer);
     srv->auth->timer.data = srv;
@@ -95,10 +114,16 @@ void ns_auth_stop(ns_server_t *srv)
         uv_close((uv_handle_t *)&a->timer, NULL);
 }
 
+const uint8_t *ns_auth_seal_key(const ns_server_t *srv)
+{
+    return srv->auth && srv->auth->have_key ? srv->auth->seal_key : NULL;
+}
+
 void ns_auth_free(ns_server_t *srv)
 {
     if (srv->auth == NULL)
         return;
+    OPENSSL_cleanse(srv->auth->seal_key, sizeof srv->auth->seal_key);
     free(srv->auth->late);
     ns_buf_free(&srv->auth->scratch);
     free(srv->auth);
@@ -315,8 +340,10 @@ static const char DUMMY_SECRET[] = "ns-auth-no-such-user-dummy-secret";
  * frees) when it verifies; NS_EPERM otherwise, with no hint why. */
 static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user_rec_t *u)
 {
+    ns_auth_t *a = srv->auth;
     const char *sig = ns_cmd_ext_get(cmd, NS_SIGN_SIGNATURE);
     ns_txn_t *txn = NULL;
+    char *opened = NULL; /* the secret, when the store keeps it sealed */
     int rc = ns_read_begin(srv, &txn);
     if (rc != NS_OK)
         return rc;
@@ -324,21 +351,31 @@ static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user
     ns_read_end(srv);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         return rc;
-    bool found = rc == NS_OK;
-    char want[NS_SIGN_B64_LEN + 1];
-    rc = ns_sign_compute(cmd, found ? u->secret : DUMMY_SECRET, &srv->auth->scratch, want);
-    ns_buf_reset(&srv->auth->scratch);
-    if (rc != NS_OK) {
-        if (found)
-            ns_user_rec_free(u);
-        return rc;
+    bool have = rc == NS_OK, usable = have;
+    if (have && ns_sealed(u->secret)) {
+        int orc = a->have_key ? ns_unseal(a->seal_key, ak, u->secret, &opened) : NS_EINVAL;
+        if (orc != NS_OK && !a->warned_no_key) {
+            NS_LOG_ERROR("auth: the secret of '%s' is sealed and cannot be opened (%s); "
+                         "check authKeyFile",
+                         ak, a->have_key ? "wrong key or damaged record" : "no authKeyFile set");
+            a->warned_no_key = true;
+        }
+        usable = orc == NS_OK; /* otherwise it fails like an unknown key */
     }
-    bool ok = sig != NULL && ns_sign_equal(want, sig, strlen(sig));
-    if (ok && found && u->enabled)
+    char want[NS_SIGN_B64_LEN + 1];
+    const char *secret = opened ? opened : usable ? u->secret : DUMMY_SECRET;
+    rc = ns_sign_compute(cmd, secret, &a->scratch, want);
+    ns_buf_reset(&a->scratch);
+    if (opened) {
+        OPENSSL_cleanse(opened, strlen(opened));
+        free(opened);
+    }
+    bool ok = rc == NS_OK && sig != NULL && ns_sign_equal(want, sig, strlen(sig));
+    if (ok && usable && u->enabled)
         return NS_OK;
-    if (found)
+    if (have)
         ns_user_rec_free(u);
-    return NS_EPERM;
+    return rc != NS_OK ? rc : NS_EPERM;
 }
 
 /* True while no enabled admin user exists (online bootstrap). */

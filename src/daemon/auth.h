@@ -27,9 +27,11 @@
 #define NS_AUTH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ns/remoting.h"
+#include "ns/seal.h"
 #include "ns/store.h"
 
 typedef enum { NS_AUTH_OFF = 0, NS_AUTH_WRITES, NS_AUTH_ALL } ns_auth_mode_t;
@@ -90,8 +92,12 @@ typedef struct {
 void ns_auth_set_mode(ns_auth_mode_t m);
 ns_auth_mode_t ns_auth_mode(void);
 
-/* Allocates srv->auth (main loop). NS_OK, NS_ENOMEM. */
-int ns_auth_init(ns_server_t *srv);
+/* Allocates srv->auth (main loop) and loads authKeyFile when set. NS_OK,
+ * NS_ENOMEM, or the key file's error (NS_EIO, NS_EINVAL) with why in err. */
+int ns_auth_init(ns_server_t *srv, char *err, size_t errlen);
+/* The key secrets are sealed with (include/ns/seal.h), or NULL when
+ * authKeyFile is not set. */
+const uint8_t *ns_auth_seal_key(const ns_server_t *srv);
 /* Closes the penalty timer and drops pending late replies (at shutdown);
  * ns_auth_free after the loop has ended. */
 void ns_auth_stop(ns_server_t *srv);

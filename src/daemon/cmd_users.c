@@ -7,8 +7,9 @@
  *                          enabled, allow, brokers
  *   NS_USER_DELETE (9702)  ext userAccessKey
  *   NS_USER_LIST (9703)    body: JSON array of {accessKey, role, enabled,
- *                          allow, brokers, createdMs, updatedMs}; never the
- *                          secret
+ *                          sealed, allow, brokers, createdMs, updatedMs};
+ *                          never the secret
+ * With authKeyFile the new secret is sealed before it is stored.
  * Errors: INVALID_PARAMETER (bad field, with why), SYSTEM_ERROR "user
  * exists" / "no such user" (only an admin gets this far).
  * The secret travels in the request: in the clear without TLS (README). */
@@ -18,10 +19,13 @@
 #include <strings.h>
 
 #include <cJSON.h>
+#include <openssl/crypto.h>
 
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "auth.h"
+#include "ns/seal.h"
 #include "server.h"
 
 typedef struct {
@@ -75,6 +79,21 @@ static user_change_t *change_of(ns_req_t *req, bool create)
         why = "enabled must be true or false";
     else if (create && (!c->has_secret || !c->has_role))
         why = "userSecretKey and role are required";
+    else if (c->has_secret && ns_sealed(c->rec.secret))
+        why = "userSecretKey may not start with " NS_SEAL_PREFIX;
+    else if (c->has_secret && (strlen(c->rec.secret) < 6 || strlen(c->rec.secret) > 256))
+        why = "secret key must be 6..256 bytes";
+    const uint8_t *key = ns_auth_seal_key(req->srv);
+    char *sealed = NULL;
+    if (why == NULL && c->has_secret && key) { /* authKeyFile: sealed at rest */
+        if (ns_seal(key, c->rec.access_key, c->rec.secret, &sealed) != NS_OK) {
+            why = "cannot seal the secret";
+        } else {
+            OPENSSL_cleanse(c->rec.secret, strlen(c->rec.secret));
+            free(c->rec.secret);
+            c->rec.secret = sealed;
+        }
+    }
     if (why) {
         ns_reply_code(&req->to, NS_RSP_INVALID_PARAMETER, why);
         change_free(c);
@@ -187,6 +206,7 @@ static int list_cb(const ns_user_rec_t *u, void *ctx)
     bool ok = cJSON_AddStringToObject(o, "accessKey", u->access_key) &&
               cJSON_AddStringToObject(o, "role", ns_role_name(u->role)) &&
               cJSON_AddBoolToObject(o, "enabled", u->enabled) &&
+              cJSON_AddBoolToObject(o, "sealed", ns_sealed(u->secret)) &&
               cJSON_AddStringToObject(o, "allow", u->allow) &&
               cJSON_AddStringToObject(o, "brokers", u->brokers) &&
               cJSON_AddNumberToObject(o, "createdMs", (double)u->created_ms) &&

@@ -154,6 +154,9 @@ static const cfg_entry_t ns_config_table[] = {
     ROW_INT("authPenaltyMaxMillis", auth_penalty_max_ms, "5000", 0, 60000, CFG_OURS | CFG_MUTABLE,
             "longest delay before answering a refusal to an address that keeps failing, ms; "
             "0 = never delay"),
+    ROW_STR("authKeyFile", auth_key_file, "", CFG_OURS,
+            "file with the 256-bit key (64 hex digits) users' secrets are sealed with in the "
+            "store; keep it outside dataDir; empty = secrets stored as they are"),
     /* logging */
     ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
              "log threshold"),

@@ -113,10 +113,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     ns_auth_mode_t mode = NS_AUTH_OFF;
     ns_auth_mode_parse(cfg->auth_mode, &mode);
     ns_auth_set_mode(mode);
-    if ((rc = ns_auth_init(srv)) != NS_OK) {
-        snprintf(err, errlen, "out of memory");
+    if ((rc = ns_auth_init(srv, err, errlen)) != NS_OK)
         return rc;
-    }
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
         (rc = ns_liveness_new(&srv->liveness)) != NS_OK) {
         snprintf(err, errlen, "out of memory");

@@ -508,7 +508,7 @@ static void test_dump_restore_users(void **state)
     rc = ctl(&out, "user", "list", "--data-dir", dir2, "--json", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     NSTEST_EXPECT_IN(out, "\"accessKey\":\"far1\",\"role\":\"client\",\"enabled\":true,"
-                          "\"allow\":\"10.0.0.0/8,::1\"");
+                          "\"sealed\":false,\"allow\":\"10.0.0.0/8,::1\"");
     NSTEST_EXPECT_IN(out, "\"accessKey\":\"off1\",\"role\":\"client\",\"enabled\":false");
     free(out);
     /* the restored store serves the same credentials */
@@ -536,6 +536,78 @@ static void test_dump_restore_users(void **state)
                 r);
 }
 
+/* grep: whether the file holds the bytes of needle. */
+static bool file_has(const char *path, const char *needle)
+{
+    uint8_t *d = NULL;
+    size_t n = 0;
+    assert_int_equal(nstest_read_file(path, &d, &n), 0);
+    bool found = memmem(d, n, needle, strlen(needle)) != NULL;
+    free(d);
+    return found;
+}
+
+/* authKeyFile: secrets sealed at rest, by namesrvctl offline and by the
+ * server online; the store and its dumps never hold them plain; without
+ * the key they do not verify. */
+static void test_sealed_secrets(void **state)
+{
+    char *dir = nstest_tmpdir("auth-seal"), key[4200], data[4200], dump[4200], arg[4300];
+    snprintf(key, sizeof key, "%s/ns.key", dir);
+    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(dump, sizeof dump, "%s/dump.json", dir);
+    FILE *f = fopen(key, "w");
+    fputs("8c1f3a0e5b7d92c4e6f8a1b3c5d7e9f0123456789abcdef0fedcba9876543210\n", f);
+    fclose(f);
+    char *out = NULL;
+    int rc = ctl(&out, "user", "add", "admin1", "--role", "admin", "--secret", "adminsecret-s",
+                 "--data-dir", data, "--key-file", key, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    snprintf(arg, sizeof arg, "--authKeyFile=%s", key);
+    const char *args[] = {"--authMode=all", arg, "--authPenaltyMaxMillis=0", NULL};
+    fx_t fx = {0};
+    fx.dir = dir;
+    assert_int_equal(nstest_server_start(&fx.srv, dir, args), 0);
+    snprintf(fx.addr, sizeof fx.addr, "127.0.0.1:%d", fx.srv.port);
+    rc = ctl(&out, "user", "add", "cli1", "--role", "client", "--secret", "clientsecret-s", "--ns",
+             fx.addr, "--access-key", "admin1", "--secret-key", "adminsecret-s", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    char r[256];
+    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
+                call_as(&fx, "cli1", "clientsecret-s", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv,
+                        NULL, r, sizeof r),
+                r);
+    rc = ctl(&out, "user", "list", "--json", "--ns", fx.addr, "--access-key", "admin1",
+             "--secret-key", "adminsecret-s", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out,
+                     "\"accessKey\":\"cli1\",\"role\":\"client\",\"enabled\":true,\"sealed\":true");
+    free(out);
+    rc = ctl(&out, "dump", "--data-dir", data, "-o", dump, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    nstest_server_stop(&fx.srv, SIGTERM);
+    char mdb[4300];
+    snprintf(mdb, sizeof mdb, "%s/data.mdb", data);
+    assert_false(file_has(mdb, "adminsecret-s"));
+    assert_false(file_has(mdb, "clientsecret-s"));
+    assert_false(file_has(dump, "clientsecret-s"));
+    assert_true(file_has(dump, "enc1:"));
+    /* the same store without the key: sealed secrets verify for no one */
+    const char *nokey[] = {"--authMode=all", "--authPenaltyMaxMillis=0", NULL};
+    assert_int_equal(nstest_server_start(&fx.srv, dir, nokey), 0);
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                call_as(&fx, "cli1", "clientsecret-s", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv,
+                        NULL, r, sizeof r),
+                r);
+    EXPECT_IN(r, BAD_SIG);
+    nstest_server_stop(&fx.srv, SIGKILL);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -548,6 +620,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bootstrap, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_penalty, setup_writes, teardown),
         cmocka_unit_test_setup_teardown(test_dump_restore_users, setup_writes, teardown),
+        cmocka_unit_test(test_sealed_secrets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

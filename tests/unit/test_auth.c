@@ -14,12 +14,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "ns/err.h"
+#include "ns/seal.h"
 #include "ns/sign.h"
+#include "nstest.h"
 #include "src/daemon/auth.h"
 
 static void sig_of(const ns_ext_field_t *ext, size_t n, const char *body, const char *secret,
@@ -191,6 +194,57 @@ static void test_penalty(void **state)
     assert_int_equal(ns_auth_penalty_ms(50, 0), 0);
 }
 
+/* Secrets sealed at rest: round trip, bound to the access key and the
+ * key, tampering detected, key files read strictly. */
+static void test_seal(void **state)
+{
+    uint8_t key[NS_SEAL_KEY_BYTES], other[NS_SEAL_KEY_BYTES];
+    for (int i = 0; i < NS_SEAL_KEY_BYTES; i++) {
+        key[i] = (uint8_t)i;
+        other[i] = (uint8_t)(i + 1);
+    }
+    char *sealed = NULL, *plain = NULL, *again = NULL;
+    assert_int_equal(ns_seal(key, "cli1", "clientsecret", &sealed), NS_OK);
+    assert_true(ns_sealed(sealed));
+    assert_null(strstr(sealed, "clientsecret"));
+    assert_int_equal(ns_unseal(key, "cli1", sealed, &plain), NS_OK);
+    assert_string_equal(plain, "clientsecret");
+    free(plain);
+    assert_int_equal(ns_seal(key, "cli1", "clientsecret", &again), NS_OK);
+    assert_string_not_equal(sealed, again); /* a fresh nonce each time */
+    free(again);
+    assert_int_equal(ns_unseal(key, "cli2", sealed, &plain), NS_EINVAL);
+    assert_int_equal(ns_unseal(other, "cli1", sealed, &plain), NS_EINVAL);
+    size_t n = strlen(sealed);
+    sealed[n - 6] = sealed[n - 6] == 'A' ? 'B' : 'A';
+    assert_int_equal(ns_unseal(key, "cli1", sealed, &plain), NS_EINVAL);
+    assert_int_equal(ns_unseal(key, "cli1", "enc1:", &plain), NS_EINVAL);
+    assert_int_equal(ns_unseal(key, "cli1", "enc1:!!!!", &plain), NS_EINVAL);
+    assert_int_equal(ns_unseal(key, "cli1", "clientsecret", &plain), NS_EINVAL);
+    free(sealed);
+
+    char *dir = nstest_tmpdir("seal"), path[4200], err[256];
+    uint8_t k2[NS_SEAL_KEY_BYTES];
+    snprintf(path, sizeof path, "%s/key", dir);
+    FILE *f = fopen(path, "w");
+    fputs("  000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F\n", f);
+    fclose(f);
+    assert_int_equal(ns_seal_key_load(path, k2, err, sizeof err), NS_OK);
+    assert_memory_equal(k2, key, NS_SEAL_KEY_BYTES);
+    f = fopen(path, "w");
+    fputs("000102030405060708090a0b0c0d0e0f1011121314151617", f);
+    fclose(f);
+    assert_int_equal(ns_seal_key_load(path, k2, err, sizeof err), NS_EINVAL);
+    f = fopen(path, "w");
+    fputs("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f00", f);
+    fclose(f);
+    assert_int_equal(ns_seal_key_load(path, k2, err, sizeof err), NS_EINVAL);
+    snprintf(path, sizeof path, "%s/none", dir);
+    assert_int_equal(ns_seal_key_load(path, k2, err, sizeof err), NS_EIO);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,7 +253,7 @@ int main(void)
         cmocka_unit_test(test_utf8_secret),   cmocka_unit_test(test_sign_request_roundtrip),
         cmocka_unit_test(test_equal),         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_addresses),     cmocka_unit_test(test_broker_grants),
-        cmocka_unit_test(test_penalty),
+        cmocka_unit_test(test_penalty),       cmocka_unit_test(test_seal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

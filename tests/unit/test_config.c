@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 35
+#define NKEYS 36
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
@@ -28,7 +28,7 @@ static const char *const all_keys[NKEYS] = {
     "productEnvName", "clusterTest", "orderMessageEnable", "returnOrderTopicConfigToBroker",
     "enableAllTopicList", "enableTopicList", "notifyMinBrokerIdChanged",
     "deleteTopicWithBrokerRegistration", "supportActingMaster", "needWaitForService",
-    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "authMode", "authPenaltyMaxMillis",
+    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "authMode", "authPenaltyMaxMillis", "authKeyFile",
     "logLevel",
 };
 
@@ -221,7 +221,8 @@ static void test_keys_and_mutability(void **state)
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
         "rocketmqHome",
-        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity"};
+        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
+        "authKeyFile"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

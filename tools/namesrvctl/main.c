@@ -39,7 +39,8 @@ static const ctl_command_t commands[] = {
      "--data-dir D FILE\n      load a Java kvConfig.json into a stopped server's store"},
     {"user", ctl_cmd_user,
      "add|update|delete KEY [--role R] [--secret S|--secret-file F] [--allow LIST]\n"
-     "      [--brokers LIST] [--enable|--disable] | list | refusals   with --data-dir D:\n"
+     "      [--brokers LIST] [--enable|--disable] [--key-file F] | list | seal --key-file F\n"
+     "      | refusals   with --data-dir D:\n"
      "      offline (a stopped server's store); without: online, for an admin (--ns,\n"
      "      --access-key, --secret-key); refusals (offline) lists refused requests"},
     /* online: over the wire to --ns "host:port;host:port" */

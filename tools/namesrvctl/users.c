@@ -8,7 +8,11 @@
  *   user update KEY [--role R] [--secret S | --secret-file F] [--allow LIST]
  *                [--brokers LIST] [--enable | --disable]
  *   user delete KEY
- *   user list [--json]                  (never shows secrets)
+ *   user list [--json]                  (never shows secrets; says whether
+ *                                        each is sealed)
+ *   user seal --data-dir D --key-file F (seals every secret still plain)
+ * With --key-file F (offline), new secrets are sealed with the key in F
+ * (include/ns/seal.h; the server's authKeyFile); online, the server seals.
  *   user refusals --data-dir D [--json] (the refused requests the server
  *                                        recorded, oldest first)
  * Offline writes take the directory lock (they refuse while namesrvd runs:
@@ -25,10 +29,13 @@
 #include "ctl.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/seal.h"
 
 typedef struct {
     const char *verb, *key;
-    const char *data_dir, *role, *secret, *secret_file, *allow, *brokers;
+    const char *data_dir, *role, *secret, *secret_file, *allow, *brokers, *key_file;
+    uint8_t seal_key[NS_SEAL_KEY_BYTES];
+    bool have_key;
     bool enable, disable;
     char *secret_buf; /* from --secret-file (wiped and freed) */
 } user_args_t;
@@ -52,13 +59,15 @@ static int load_secret(user_args_t *a)
 
 /* ---- offline ---- */
 
-static int print_user(const ns_user_rec_t *u, bool json)
+/* sealed: whether the store keeps the secret sealed (seal.h). */
+static int print_user(const ns_user_rec_t *u, bool sealed, bool json)
 {
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "accessKey", u->access_key);
         cJSON_AddStringToObject(o, "role", ns_role_name(u->role));
         cJSON_AddBoolToObject(o, "enabled", u->enabled);
+        cJSON_AddBoolToObject(o, "sealed", sealed);
         cJSON_AddStringToObject(o, "allow", u->allow);
         cJSON_AddStringToObject(o, "brokers", u->brokers);
         cJSON_AddNumberToObject(o, "createdMs", (double)u->created_ms);
@@ -69,16 +78,16 @@ static int print_user(const ns_user_rec_t *u, bool json)
         free(t);
         cJSON_Delete(o);
     } else {
-        printf("%-24s %-7s %-8s %-24s %s\n", u->access_key, ns_role_name(u->role),
-               u->enabled ? "enabled" : "disabled", *u->allow ? u->allow : "*",
-               *u->brokers ? u->brokers : "-");
+        printf("%-24s %-7s %-8s %-6s %-24s %s\n", u->access_key, ns_role_name(u->role),
+               u->enabled ? "enabled" : "disabled", sealed ? "sealed" : "plain",
+               *u->allow ? u->allow : "*", *u->brokers ? u->brokers : "-");
     }
     return 0;
 }
 
 static int list_cb(const ns_user_rec_t *u, void *ctx)
 {
-    return print_user(u, *(bool *)ctx);
+    return print_user(u, ns_sealed(u->secret), *(bool *)ctx);
 }
 
 static int refusal_cb(uint64_t seq, const char *json, size_t len, void *ctx)
@@ -123,6 +132,14 @@ static int offline_read(const user_args_t *a, bool json)
     return nrc == NS_OK ? CTL_OK : ctl_exit_for(nrc);
 }
 
+/* Collects the access keys whose secret is plain, NUL-separated. */
+static int plain_cb(const ns_user_rec_t *u, void *ctx)
+{
+    if (ns_sealed(u->secret))
+        return 0;
+    return ns_buf_append(ctx, u->access_key, strlen(u->access_key) + 1);
+}
+
 /* Fills u from the arguments over what the store holds (update) or
  * nothing (add). */
 static int merge(const user_args_t *a, ns_user_rec_t *u)
@@ -132,8 +149,23 @@ static int merge(const user_args_t *a, ns_user_rec_t *u)
         return CTL_USAGE;
     }
     char *s = NULL;
-    if (a->secret) {
+    if (a->secret && ns_sealed(a->secret)) {
+        ctl_err("user: a secret may not start with %s", NS_SEAL_PREFIX);
+        return CTL_USAGE;
+    }
+    if (a->secret && (strlen(a->secret) < 6 || strlen(a->secret) > 256)) {
+        ctl_err("user: the secret must be 6..256 bytes");
+        return CTL_USAGE;
+    }
+    if (a->secret && a->have_key) {
+        if (ns_seal(a->seal_key, u->access_key, a->secret, &s) != NS_OK) {
+            ctl_err("user: cannot seal the secret");
+            return CTL_IO;
+        }
+    } else if (a->secret) {
         s = strdup(a->secret);
+    }
+    if (a->secret) {
         if (u->secret) {
             OPENSSL_cleanse(u->secret, strlen(u->secret));
             free(u->secret);
@@ -209,6 +241,50 @@ out:
                                                      : ctl_exit_for(nrc);
 }
 
+/* `user seal`: seals every secret still stored as it is. */
+static int seal_all(const user_args_t *a)
+{
+    ns_store_t *st = NULL;
+    ns_txn_t *t = NULL;
+    ns_buf_t keys = NS_BUF_INIT;
+    size_t n = 0;
+    int rc = ctl_store_open_rw(a->data_dir, 0, &st);
+    if (rc != CTL_OK)
+        return rc;
+    int nrc = ns_txn_begin(st, true, &t);
+    nrc = nrc ? nrc : ns_user_iter(t, plain_cb, &keys);
+    for (size_t off = 0; nrc == NS_OK && off < keys.len;
+         off += strlen((char *)keys.data + off) + 1) {
+        ns_user_rec_t u;
+        char *sealed = NULL;
+        nrc = ns_user_get(t, (char *)keys.data + off, &u);
+        if (nrc != NS_OK)
+            break;
+        nrc = ns_seal(a->seal_key, u.access_key, u.secret, &sealed);
+        if (nrc == NS_OK) {
+            OPENSSL_cleanse(u.secret, strlen(u.secret));
+            free(u.secret);
+            u.secret = sealed;
+            u.updated_ms = ctl_now_ms();
+            nrc = ns_user_put(t, &u);
+            n++;
+        }
+        ns_user_rec_free(&u);
+    }
+    if (nrc == NS_OK)
+        nrc = ns_txn_commit(t);
+    else if (t)
+        ns_txn_abort(t);
+    ns_buf_free(&keys);
+    ns_store_close(st);
+    if (nrc != NS_OK) {
+        ctl_err("user seal: %s", ns_strerror(nrc));
+        return ctl_exit_for(nrc);
+    }
+    printf("user seal: %zu secret(s) sealed\n", n);
+    return CTL_OK;
+}
+
 /* ---- online ---- */
 
 static int ok_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx)
@@ -239,7 +315,7 @@ static int list_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void 
         u.created_ms = cJSON_IsNumber(cr) ? (int64_t)cr->valuedouble : 0;
         u.updated_ms = cJSON_IsNumber(up) ? (int64_t)up->valuedouble : 0;
         if (u.access_key && u.allow && u.brokers)
-            print_user(&u, s->json);
+            print_user(&u, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "sealed")), s->json);
     }
     cJSON_Delete(arr);
     return CTL_OK;
@@ -275,15 +351,12 @@ int ctl_cmd_user(int argc, char **argv)
     session_t s = {0};
     const char *pos[2] = {NULL};
     int n = 0;
-    const ctl_opt_t extra[] = {{"--data-dir", &a.data_dir, NULL},
-                               {"--role", &a.role, NULL},
-                               {"--secret", &a.secret, NULL},
-                               {"--secret-file", &a.secret_file, NULL},
-                               {"--allow", &a.allow, NULL},
-                               {"--brokers", &a.brokers, NULL},
-                               {"--enable", NULL, &a.enable},
-                               {"--disable", NULL, &a.disable},
-                               {NULL, NULL, NULL}};
+    const ctl_opt_t extra[] = {
+        {"--data-dir", &a.data_dir, NULL}, {"--role", &a.role, NULL},
+        {"--secret", &a.secret, NULL},     {"--secret-file", &a.secret_file, NULL},
+        {"--allow", &a.allow, NULL},       {"--brokers", &a.brokers, NULL},
+        {"--enable", NULL, &a.enable},     {"--disable", NULL, &a.disable},
+        {"--key-file", &a.key_file, NULL}, {NULL, NULL, NULL}};
     int rc = ctl_session_init(&s, "user", argc, argv, extra, pos, 1, 2, &n);
     a.verb = pos[0];
     a.key = pos[1];
@@ -291,10 +364,11 @@ int ctl_cmd_user(int argc, char **argv)
         goto out;
     bool keyed = strcmp(a.verb, "add") == 0 || strcmp(a.verb, "update") == 0 ||
                  strcmp(a.verb, "delete") == 0;
-    bool listing = strcmp(a.verb, "list") == 0 || strcmp(a.verb, "refusals") == 0;
+    bool listing = strcmp(a.verb, "list") == 0 || strcmp(a.verb, "refusals") == 0 ||
+                   strcmp(a.verb, "seal") == 0;
     rc = CTL_USAGE;
     if ((!keyed && !listing) || (keyed && n != 2) || (listing && n != 1)) {
-        ctl_err("user: want add|update|delete KEY, list or refusals");
+        ctl_err("user: want add|update|delete KEY, list, seal or refusals");
         goto out;
     }
     if (a.enable && a.disable) {
@@ -305,17 +379,38 @@ int ctl_cmd_user(int argc, char **argv)
         ctl_err("user add: --role and --secret (or --secret-file) are required");
         goto out;
     }
-    if (strcmp(a.verb, "refusals") == 0 && a.data_dir == NULL) {
-        rc = ctl_missing("user refusals", "data-dir");
+    if ((strcmp(a.verb, "refusals") == 0 || strcmp(a.verb, "seal") == 0) && a.data_dir == NULL) {
+        rc = ctl_missing(a.verb[0] == 'r' ? "user refusals" : "user seal", "data-dir");
         goto out;
+    }
+    if (strcmp(a.verb, "seal") == 0 && a.key_file == NULL) {
+        rc = ctl_missing("user seal", "key-file");
+        goto out;
+    }
+    if (a.key_file && a.data_dir == NULL) {
+        ctl_err("user: --key-file is for offline use; online, the server seals with its "
+                "authKeyFile");
+        goto out;
+    }
+    if (a.key_file) {
+        char err[256];
+        if (ns_seal_key_load(a.key_file, a.seal_key, err, sizeof err) != NS_OK) {
+            ctl_err("user: %s", err);
+            rc = CTL_IO;
+            goto out;
+        }
+        a.have_key = true;
     }
     if ((rc = load_secret(&a)) != CTL_OK)
         goto out;
-    if (a.data_dir)
+    if (a.data_dir && strcmp(a.verb, "seal") == 0)
+        rc = seal_all(&a);
+    else if (a.data_dir)
         rc = listing ? offline_read(&a, s.json) : offline_write(&a);
     else
         rc = online(&s, &a);
 out:
+    OPENSSL_cleanse(a.seal_key, sizeof a.seal_key);
     if (a.secret_buf) {
         OPENSSL_cleanse(a.secret_buf, strlen(a.secret_buf));
         free(a.secret_buf);

@@ -1,8 +1,10 @@
 /* doc_users.c - the "users" section of a dump document (dump.c writes it,
  * restore.c reads it): [{accessKey, secretKey, role, enabled, allow,
  * brokers, createdMs, updatedMs}] in access-key order. The secret is in
- * the document as it is in the store (the signature scheme needs it back):
- * dumps are written mode 0600 and are as sensitive as the store itself. */
+ * the document as it is in the store: sealed ("enc1:...", authKeyFile) or
+ * plain (the signature scheme needs it back); restore writes it back as it
+ * is, so a sealed dump needs the same key file on the server. Dumps are
+ * written mode 0600. */
 #include <stdio.h>
 #include <string.h>
 

@@ -17,8 +17,8 @@
  *   kv            {namespace: {key: value}}
  *   audit         [record...]  (only with --with-audit)
  *   users         [{accessKey, secretKey, role, enabled, allow, brokers,
- *                   createdMs, updatedMs}]  (doc_users.c; secrets included:
- *                   a dump file is created mode 0600)
+ *                   createdMs, updatedMs}]  (doc_users.c; secrets as stored,
+ *                   sealed or plain: a dump file is created mode 0600)
  *
  * Every list and map comes out in store key order (sorted), so the same
  * store always gives the same bytes; --no-timestamp leaves out createdAt so

@@ -11,7 +11,8 @@
 # 100 topics), 16 connections, depth 1 and 8, loopback only.
 # --callgrind: instead, the server's user-space instructions per lookup
 # (namesrvd under callgrind, collection on only while COUNT lookups at depth
-# 8 run; stable on a noisy machine), for the same three settings.
+# 8 run; stable on a noisy machine), for the same three settings and `all`
+# with the secrets sealed (authKeyFile).
 set -euo pipefail
 
 SRV_CPU=0
@@ -61,16 +62,22 @@ run() {
     jq -r '.runs[-1] | "\(.qps|floor) \(.latency_us[.kind].p50) \(.latency_us[.kind].p99) \(.server.cpu_us_per_req_stat*100|floor/100) \(.errors)"' "$dir/r.json"
 }
 
-# Instructions per lookup: authMode signed(0|1) -> Ir / COUNT
+# Instructions per lookup: authMode signed(0|1) sealed(0|1) -> Ir / COUNT
 cg_run() {
-    local mode=$1 signed=$2 dir="$WORK/cg" n=${COUNT:-20000} creds=() f ir=0 v
+    local mode=$1 signed=$2 sealed=${3:-0} dir="$WORK/cg" n=${COUNT:-20000} creds=() f ir=0 v
+    local keyargs=() srvkey=()
     rm -rf "$dir"; mkdir -p "$dir"
+    if [ "$sealed" = 1 ]; then
+        openssl rand -hex 32 >"$WORK/key"
+        keyargs=(--key-file "$WORK/key")
+        srvkey=(--authKeyFile="$WORK/key")
+    fi
     "$BUILD/namesrvctl" user add bench --role admin --secret bench-secret-1 \
-        --data-dir "$dir/data" >/dev/null
+        --data-dir "$dir/data" "${keyargs[@]}" >/dev/null
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.%p" \
         "$BUILD/namesrvd" --listenPort=0 --bindAddress=127.0.0.1 --portFile="$dir/port" \
         --dataDir="$dir/data" --logLevel=warn --authMode="$mode" --configStorePath="$dir/p" \
-        --kvConfigPath="$dir/kv" >"$dir/vg.log" 2>&1 &
+        --kvConfigPath="$dir/kv" "${srvkey[@]}" >"$dir/vg.log" 2>&1 &
     local pid=$!
     [ "$signed" = 1 ] && creds=(--access-key bench --secret-key bench-secret-1)
     for _ in $(seq 600); do [ -s "$dir/port" ] && break; sleep 0.1; done
@@ -101,12 +108,12 @@ if [ "$CG" = 1 ]; then
     command -v callgrind_control >/dev/null || { echo "bench_auth.sh: valgrind needed" >&2; exit 1; }
     echo "server instructions per route lookup (callgrind), ${COUNT:-20000} lookups at depth 8"
     echo
-    echo "| authMode | client signs | namesrvd instr/lookup | errors |"
-    echo "|---|---|---|---|"
-    for s in "off 0" "off 1" "all 1"; do
+    echo "| authMode | client signs | secrets | namesrvd instr/lookup | errors |"
+    echo "|---|---|---|---|---|"
+    for s in "off 0 0" "off 1 0" "all 1 0" "all 1 1"; do
         read -r ir e <<<"$(cg_run $s)"
         set -- $s
-        echo "| $1 | $([ "$2" = 1 ] && echo yes || echo no) | $ir | $e |"
+        echo "| $1 | $([ "$2" = 1 ] && echo yes || echo no) | $([ "$3" = 1 ] && echo sealed || echo plain) | $ir | $e |"
     done
     exit 0
 fi

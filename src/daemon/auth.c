@@ -11,7 +11,12 @@
  * signature is checked first (an unknown key is checked against a dummy
  * secret, so both paths cost one HMAC, and disabled users fail the same
  * way), then the source address, then the role, then the broker name; the
- * last three are only reported to someone who proved they hold the secret. */
+ * last three are only reported to someone who proved they hold the secret.
+ *
+ * With authKeyFile the stored secrets are sealed (include/ns/seal.h); each
+ * is opened once and kept in memory (OPENED_SLOTS, keyed by access key and
+ * the sealed text, so a changed secret is opened again): the server holds
+ * the secrets in memory either way. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +36,7 @@
 #define LATE_MAX 1024           /* late replies pending; beyond: close the conn */
 #define AUTH_AUDIT_PER_S 20     /* refusal records written a second at most */
 #define AUTH_AUDIT_KEEP 10000   /* refusal records kept in the store */
+#define OPENED_SLOTS 64         /* sealed secrets kept opened (direct-mapped) */
 
 typedef struct {
     char ip[48];
@@ -44,7 +50,13 @@ typedef struct {
     char remark[200];
 } late_t;
 
+/* An opened sealed secret: valid while the stored text is the same. */
+typedef struct {
+    char *ak, *sealed, *plain;
+} opened_t;
+
 struct ns_auth {
+    opened_t opened[OPENED_SLOTS];
     penalty_t pen[PENALTY_SLOTS];
     late_t *late;
     size_t n_late;
@@ -114,6 +126,42 @@ void ns_auth_stop(ns_server_t *srv)
         uv_close((uv_handle_t *)&a->timer, NULL);
 }
 
+static void opened_clear(opened_t *o)
+{
+    if (o->plain)
+        OPENSSL_cleanse(o->plain, strlen(o->plain));
+    free(o->ak);
+    free(o->sealed);
+    free(o->plain);
+    memset(o, 0, sizeof *o);
+}
+
+/* The secret behind a sealed one, opened once and kept while the stored
+ * text stays the same (AES-GCM per request costs more than the HMAC).
+ * Borrowed from the cache until the next call; NULL when it cannot be
+ * opened. */
+static const char *open_sealed(ns_auth_t *a, const char *ak, const char *sealed)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = ak; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    opened_t *o = &a->opened[h % OPENED_SLOTS];
+    if (o->ak && strcmp(o->ak, ak) == 0 && strcmp(o->sealed, sealed) == 0)
+        return o->plain;
+    char *plain = NULL;
+    if (!a->have_key || ns_unseal(a->seal_key, ak, sealed, &plain) != NS_OK)
+        return NULL;
+    opened_clear(o);
+    o->ak = strdup(ak);
+    o->sealed = strdup(sealed);
+    o->plain = plain;
+    if (o->ak == NULL || o->sealed == NULL) {
+        opened_clear(o);
+        return NULL;
+    }
+    return o->plain;
+}
+
 const uint8_t *ns_auth_seal_key(const ns_server_t *srv)
 {
     return srv->auth && srv->auth->have_key ? srv->auth->seal_key : NULL;
@@ -124,6 +172,8 @@ void ns_auth_free(ns_server_t *srv)
     if (srv->auth == NULL)
         return;
     OPENSSL_cleanse(srv->auth->seal_key, sizeof srv->auth->seal_key);
+    for (size_t i = 0; i < OPENED_SLOTS; i++)
+        opened_clear(&srv->auth->opened[i]);
     free(srv->auth->late);
     ns_buf_free(&srv->auth->scratch);
     free(srv->auth);
@@ -343,7 +393,7 @@ static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user
     ns_auth_t *a = srv->auth;
     const char *sig = ns_cmd_ext_get(cmd, NS_SIGN_SIGNATURE);
     ns_txn_t *txn = NULL;
-    char *opened = NULL; /* the secret, when the store keeps it sealed */
+    const char *opened = NULL; /* the secret, when the store keeps it sealed */
     int rc = ns_read_begin(srv, &txn);
     if (rc != NS_OK)
         return rc;
@@ -353,23 +403,19 @@ static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user
         return rc;
     bool have = rc == NS_OK, usable = have;
     if (have && ns_sealed(u->secret)) {
-        int orc = a->have_key ? ns_unseal(a->seal_key, ak, u->secret, &opened) : NS_EINVAL;
-        if (orc != NS_OK && !a->warned_no_key) {
+        opened = open_sealed(a, ak, u->secret);
+        if (opened == NULL && !a->warned_no_key) {
             NS_LOG_ERROR("auth: the secret of '%s' is sealed and cannot be opened (%s); "
                          "check authKeyFile",
                          ak, a->have_key ? "wrong key or damaged record" : "no authKeyFile set");
             a->warned_no_key = true;
         }
-        usable = orc == NS_OK; /* otherwise it fails like an unknown key */
+        usable = opened != NULL; /* otherwise it fails like an unknown key */
     }
     char want[NS_SIGN_B64_LEN + 1];
     const char *secret = opened ? opened : usable ? u->secret : DUMMY_SECRET;
     rc = ns_sign_compute(cmd, secret, &a->scratch, want);
     ns_buf_reset(&a->scratch);
-    if (opened) {
-        OPENSSL_cleanse(opened, strlen(opened));
-        free(opened);
-    }
     bool ok = rc == NS_OK && sig != NULL && ns_sign_equal(want, sig, strlen(sig));
     if (ok && usable && u->enabled)
         return NS_OK;

@@ -28,15 +28,17 @@ grep -q '^B HrKLPreAKqd/2zvbOIHCBZuiIk0=$' "$T/vectors"
 grep -q '^C X4NV3tvrnlxil3uP0cIUdElLNCE=$' "$T/vectors"
 echo "ok   the Java hook signs cases A-C as our unit test expects"
 
-echo "== live: namesrvd authMode=all"
+echo "== live: namesrvd authMode=all, secrets sealed (authKeyFile)"
 D=$T/data
-"$B/namesrvctl" user add admin1 --role admin --secret adminsecret --data-dir "$D" >/dev/null
+openssl rand -hex 32 > "$T/ns.key"
+K="--key-file $T/ns.key"
+"$B/namesrvctl" user add admin1 --role admin --secret adminsecret --data-dir "$D" $K >/dev/null
 "$B/namesrvctl" user add brk1 --role broker --secret brokersecret \
-    --brokers 'DefaultCluster/broker-a' --data-dir "$D" >/dev/null
-"$B/namesrvctl" user add cli1 --role client --secret clientsecret --data-dir "$D" >/dev/null
+    --brokers 'DefaultCluster/broker-a' --data-dir "$D" $K >/dev/null
+"$B/namesrvctl" user add cli1 --role client --secret clientsecret --data-dir "$D" $K >/dev/null
 "$B/namesrvd" --dataDir="$D" --listenPort=0 --bindAddress=127.0.0.1 --portFile="$T/port" \
-    --authMode=all --authPenaltyMaxMillis=0 --configStorePath="$T/ns.properties" \
-    2> "$T/namesrvd.log" &
+    --authMode=all --authPenaltyMaxMillis=0 --authKeyFile="$T/ns.key" \
+    --configStorePath="$T/ns.properties" 2> "$T/namesrvd.log" &
 PID=$!
 for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
 NS=127.0.0.1:$(cat "$T/port")

@@ -25,6 +25,7 @@
 #include <openssl/crypto.h>
 
 #include "auth.h"
+#include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
@@ -424,6 +425,27 @@ static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user
     return rc != NS_OK ? rc : NS_EPERM;
 }
 
+/* REGISTER_TOPIC_IN_NAMESRV by a broker user: the first broker name of the
+ * body's queue data it is not granted (copied into buf), or NULL when all
+ * are. A body that does not decode is left to the handler's answer. */
+static const char *body_broker_not_granted(const ns_cmd_t *cmd, const char *grants, char *buf,
+                                           size_t n)
+{
+    ns_queue_data_t *q = NULL;
+    size_t nq = 0;
+    const char *bad = NULL;
+    if (cmd->body_len == 0 ||
+        ns_json_queue_datas_decode(cmd->body, cmd->body_len, &q, &nq) != NS_OK)
+        return NULL;
+    for (size_t i = 0; bad == NULL && i < nq; i++)
+        if (!ns_auth_broker_granted(grants, NULL, q[i].broker_name)) {
+            snprintf(buf, n, "%s", q[i].broker_name);
+            bad = buf;
+        }
+    ns_queue_datas_free(q, nq);
+    return bad;
+}
+
 /* True while no enabled admin user exists (online bootstrap). */
 static int admin_cb(const ns_user_rec_t *u, void *ctx)
 {
@@ -481,6 +503,9 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
         return false;
     }
     bool ok = false;
+    const char *b = NULL, *broker = ns_cmd_ext_get(cmd, "brokerName");
+    const char *cluster = ns_cmd_ext_get(cmd, "clusterName");
+    char bname[64];
     if (!ns_auth_addr_allowed(u.allow, ip)) {
         snprintf(why, sizeof why, "source address %s is not allowed for this AccessKey", ip);
         refuse(req, name, ak, why, &a->stats.address);
@@ -488,13 +513,15 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
         snprintf(why, sizeof why, "%s needs role %s; this AccessKey has role %s", name,
                  ns_role_name(want), ns_role_name(u.role));
         refuse(req, name, ak, why, &a->stats.role);
+    } else if (want != 0 && need == NS_NEED_BROKER_TOPIC && u.role == NS_ROLE_BROKER &&
+               (b = body_broker_not_granted(cmd, u.brokers, bname, sizeof bname)) != NULL) {
+        snprintf(why, sizeof why, "this AccessKey is not granted broker name '%.60s'", b);
+        refuse(req, name, ak, why, &a->stats.broker_name);
     } else if (want != 0 && need == NS_NEED_BROKER_NAMED && u.role == NS_ROLE_BROKER &&
-               !ns_auth_broker_granted(u.brokers, ns_cmd_ext_get(cmd, "clusterName"),
-                                       ns_cmd_ext_get(cmd, "brokerName"))) {
-        const char *b = ns_cmd_ext_get(cmd, "brokerName"), *c = ns_cmd_ext_get(cmd, "clusterName");
+               !ns_auth_broker_granted(u.brokers, cluster ? cluster : "", broker)) {
         snprintf(why, sizeof why,
-                 "this AccessKey is not granted broker name '%.60s' in cluster '%.60s'", b ? b : "",
-                 c ? c : "");
+                 "this AccessKey is not granted broker name '%.60s' in cluster '%.60s'",
+                 broker ? broker : "", cluster ? cluster : "");
         refuse(req, name, ak, why, &a->stats.broker_name);
     } else {
         ok = true;

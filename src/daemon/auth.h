@@ -8,7 +8,8 @@
  *   writes  reads are open; broker requests (REGISTER_BROKER,
  *           UNREGISTER_BROKER, BROKER_HEARTBEAT, REGISTER_TOPIC_IN_NAMESRV)
  *           need role broker (or admin), and a broker user only under the
- *           broker names it is granted; every other write (perms, topic
+ *           broker names it is granted (for REGISTER_TOPIC_IN_NAMESRV: the
+ *           names of its queue data, any cluster); every other write (perms, topic
  *           deletion, KV writes, UPDATE_NAMESRV_CONFIG) needs admin
  *   all     as writes, and reads need at least role client
  * In writes and all, a request that carries an AccessKey is verified even
@@ -41,6 +42,8 @@ typedef enum {
     NS_NEED_READ = 0,     /* client in all, nothing otherwise */
     NS_NEED_BROKER,       /* broker (or admin) in writes/all */
     NS_NEED_BROKER_NAMED, /* as BROKER, and brokerName/clusterName granted */
+    NS_NEED_BROKER_TOPIC, /* as BROKER, and every brokerName of the queueDatas
+                             in the body granted (REGISTER_TOPIC_IN_NAMESRV) */
     NS_NEED_ADMIN,        /* admin in writes/all */
     NS_NEED_USERS,        /* admin in every mode (bootstrap exception) */
 } ns_auth_need_t;
@@ -60,7 +63,8 @@ bool ns_auth_role_allows(ns_role_t r, ns_auth_need_t need);
  * IPv4 entries), "*" any; an empty list allows any address. */
 bool ns_auth_addr_allowed(const char *allow, const char *ip);
 /* True when the ','-separated grants allow broker `name` of `cluster`:
- * "NAME" (any cluster), "CLUSTER/NAME", "CLUSTER/" + "*", "*". */
+ * "NAME" (any cluster), "CLUSTER/NAME", "CLUSTER/" + "*", "*". A NULL
+ * cluster (the request names none) matches any CLUSTER part. */
 bool ns_auth_broker_granted(const char *grants, const char *cluster, const char *name);
 /* The IP part of a peer name "ip:port" (conn.c) into out. */
 void ns_auth_peer_ip(const char *peer, char *out, size_t outlen);

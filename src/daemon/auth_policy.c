@@ -37,6 +37,7 @@ ns_role_t ns_auth_required_role(ns_auth_mode_t mode, ns_auth_need_t need)
         return mode == NS_AUTH_ALL ? NS_ROLE_CLIENT : (ns_role_t)0;
     case NS_NEED_BROKER:
     case NS_NEED_BROKER_NAMED:
+    case NS_NEED_BROKER_TOPIC:
         return NS_ROLE_BROKER;
     default:
         return NS_ROLE_ADMIN;
@@ -49,7 +50,8 @@ bool ns_auth_role_allows(ns_role_t r, ns_auth_need_t need)
     case NS_ROLE_ADMIN:
         return true;
     case NS_ROLE_BROKER:
-        return need == NS_NEED_READ || need == NS_NEED_BROKER || need == NS_NEED_BROKER_NAMED;
+        return need == NS_NEED_READ || need == NS_NEED_BROKER || need == NS_NEED_BROKER_NAMED ||
+               need == NS_NEED_BROKER_TOPIC;
     case NS_ROLE_CLIENT:
         return need == NS_NEED_READ;
     default:
@@ -162,7 +164,7 @@ bool ns_auth_broker_granted(const char *grants, const char *cluster, const char 
                 return true;
         } else {
             size_t cl = (size_t)(slash - p), bl = n - cl - 1;
-            bool c_ok = span_is(p, cl, "*") || (cluster && span_is(p, cl, cluster));
+            bool c_ok = cluster == NULL || span_is(p, cl, "*") || span_is(p, cl, cluster);
             bool b_ok = span_is(slash + 1, bl, "*") || span_is(slash + 1, bl, name);
             if (c_ok && b_ok)
                 return true;

@@ -49,7 +49,7 @@ static const ns_cmd_row_t cmd_table[] = {
     {NS_REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV", NS_CMD_WRITE,
      ns_cmd_delete_topic_in_namesrv, NS_NEED_ADMIN},
     {NS_REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV", NS_CMD_WRITE,
-     ns_cmd_register_topic_in_namesrv, NS_NEED_BROKER},
+     ns_cmd_register_topic_in_namesrv, NS_NEED_BROKER_TOPIC},
     {NS_REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE", NS_CMD_READ,
      ns_cmd_get_kvlist_by_namespace, NS_NEED_READ},
     {NS_REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER", NS_CMD_READ,

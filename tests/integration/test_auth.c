@@ -216,6 +216,21 @@ static void test_writes_mode(void **state)
     EXPECT_CODE(
         NS_RSP_NO_PERMISSION,
         call_as(fx, "brk1", "brokersecret", NS_REQ_UNREGISTER_BROKER, reg_b, NULL, r, sizeof r), r);
+    /* REGISTER_TOPIC_IN_NAMESRV: only queue data of granted broker names */
+    const char *const topic_kv[] = {"topic", "T9", NULL};
+    const char *qd_b = "{\"queueDatas\":[{\"brokerName\":\"broker-b\",\"readQueueNums\":4,"
+                       "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}]}";
+    const char *qd_a = "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":4,"
+                       "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}]}";
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                call_as(fx, "brk1", "brokersecret", NS_REQ_REGISTER_TOPIC_IN_NAMESRV, topic_kv,
+                        qd_b, r, sizeof r),
+                r);
+    EXPECT_IN(r, "not granted broker name 'broker-b'");
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                call_as(fx, "brk1", "brokersecret", NS_REQ_REGISTER_TOPIC_IN_NAMESRV, topic_kv,
+                        qd_a, r, sizeof r),
+                r);
     /* a client may not register; a broker may not wipe permissions */
     EXPECT_CODE(
         NS_RSP_NO_PERMISSION,

@@ -175,7 +175,9 @@ static void test_broker_grants(void **state)
     assert_true(ns_auth_broker_granted("C1/broker-a", "C1", "broker-a"));
     assert_false(ns_auth_broker_granted("C1/broker-a", "C2", "broker-a"));
     assert_true(ns_auth_broker_granted("x, C1/*", "C1", "anything"));
-    assert_false(ns_auth_broker_granted("C1/*", NULL, "anything"));
+    assert_true(ns_auth_broker_granted("C1/*", NULL, "anything")); /* no cluster named */
+    assert_true(ns_auth_broker_granted("C1/b", NULL, "b"));
+    assert_false(ns_auth_broker_granted("C1/b", NULL, "c"));
     assert_true(ns_auth_broker_granted("*", NULL, "b"));
     assert_false(ns_auth_broker_granted("", "C1", "b"));
     assert_false(ns_auth_broker_granted("broker-a", "C1", NULL));

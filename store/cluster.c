@@ -23,14 +23,14 @@ int ns_cluster_del(ns_txn_t *t, const char *cluster, const char *broker_name)
     return rc;
 }
 
-bool ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name)
+int ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name)
 {
-    ns_buf_t k = NS_BUF_INIT;
-    int rc = ns_key2(&k, cluster, broker_name);
+    ns_skey_t k;
+    int rc = ns_skey2(&k, cluster, broker_name);
     if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_CLUSTERS, &k, NULL);
-    ns_buf_free(&k);
-    return rc == NS_OK;
+        rc = ns_db_get(t, NS_DB_CLUSTERS, &k.buf, NULL);
+    ns_skey_free(&k);
+    return rc;
 }
 
 static int stop_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
@@ -38,14 +38,14 @@ static int stop_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, vo
     return 1;
 }
 
-bool ns_cluster_exists(ns_txn_t *t, const char *cluster)
+int ns_cluster_exists(ns_txn_t *t, const char *cluster)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, cluster, NULL);
     if (rc == NS_OK)
         rc = ns_db_walk(t, NS_DB_CLUSTERS, &k, stop_cb, NULL);
     ns_buf_free(&k);
-    return rc == 1;
+    return rc == 1 ? NS_OK : rc == NS_OK ? NS_ENOTFOUND : rc;
 }
 
 struct pair_walk {

@@ -14,6 +14,32 @@ int ns_key2(ns_buf_t *k, const char *a, const char *b)
     return NS_OK;
 }
 
+int ns_skey2(ns_skey_t *k, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = b ? strlen(b) : 0, n = la + 1 + lb;
+    ns_buf_init(&k->buf);
+    k->heap = n >= sizeof k->room;
+    if (!k->heap) {
+        k->buf.data = k->room;
+        k->buf.cap = sizeof k->room;
+    } else if (ns_buf_reserve(&k->buf, n + 1) != NS_OK) {
+        return NS_ENOMEM;
+    }
+    memcpy(k->buf.data, a, la);
+    k->buf.data[la] = 0;
+    if (lb)
+        memcpy(k->buf.data + la + 1, b, lb);
+    k->buf.data[n] = 0;
+    k->buf.len = n;
+    return NS_OK;
+}
+
+void ns_skey_free(ns_skey_t *k)
+{
+    if (k->heap)
+        ns_buf_free(&k->buf);
+}
+
 int ns_db_put(ns_txn_t *t, int db, const ns_buf_t *key, const void *val, size_t n)
 {
     MDB_dbi dbi;
@@ -65,11 +91,12 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
     size_t plen = prefix ? prefix->len : 0;
     MDB_val k = ns_val(plen ? prefix->data : NULL, plen), v;
     int op = plen ? MDB_SET_RANGE : MDB_FIRST;
-    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < plen || (plen && memcmp(k.mv_data, prefix->data, plen) != 0))
             break;
-        int crc = cb((const uint8_t *)k.mv_data + plen, k.mv_size - plen, v.mv_data, v.mv_size,
-                     ctx);
+        int crc =
+            cb((const uint8_t *)k.mv_data + plen, k.mv_size - plen, v.mv_data, v.mv_size, ctx);
         if (crc != 0) {
             mdb_cursor_close(cur);
             return crc;
@@ -79,13 +106,15 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
     return rc == 0 || rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
 }
 
-size_t ns_db_count(ns_txn_t *t, int db)
+int ns_db_count(ns_txn_t *t, int db, size_t *out)
 {
     MDB_dbi dbi;
     MDB_stat st;
-    if (ns_dbi(t, db, &dbi) != NS_OK || mdb_stat(t->txn, dbi, &st) != 0)
-        return 0;
-    return st.ms_entries;
+    int rc = ns_dbi(t, db, &dbi);
+    if (rc == NS_OK && (rc = mdb_stat(t->txn, dbi, &st)) != 0)
+        rc = ns_lmdb_error(rc);
+    *out = rc == NS_OK ? st.ms_entries : 0;
+    return rc;
 }
 
 /* ---- packer ---- */

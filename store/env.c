@@ -14,11 +14,12 @@
 #include "ns/log.h"
 
 const char *const ns_db_names[NS_DB_COUNT] = {
-    "meta", "kvns", "kv", "clusters", "groups", "live", "queues", "broker_topics",
-    "routes", "mappings", "audit", "users", "auth_refusals",
+    "meta",          "kvns",   "kv",       "clusters", "groups", "live",          "queues",
+    "broker_topics", "routes", "mappings", "audit",    "users",  "auth_refusals",
 };
 
-int ns_lmdb_error(int rc)
+/* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */
+static int translate(int rc)
 {
     switch (rc) {
     case 0:
@@ -50,6 +51,16 @@ int ns_lmdb_error(int rc)
     default:
         return NS_EINTERNAL;
     }
+}
+
+int ns_lmdb_error(int rc)
+{
+    int ns = translate(rc);
+    /* the answers callers expect are not trouble; the rest is logged with
+     * LMDB's own code and words, which ours would otherwise lose */
+    if (ns != NS_OK && ns != NS_ENOTFOUND && ns != NS_EEXIST && ns != NS_EMAPFULL)
+        NS_LOG_ERROR("lmdb: %s (%d) -> %s", mdb_strerror(rc), rc, ns_errname(ns));
+    return ns;
 }
 
 uint32_t ns_store_latest_schema(void)
@@ -160,13 +171,17 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
     }
     rc = read_schema(txn, &cur);
     if (rc != NS_OK) {
-        snprintf(err, errlen, "%s does not hold a namesrv store (no schema version): refusing "
-                 "to touch it", s->dir);
+        snprintf(err, errlen,
+                 "%s does not hold a namesrv store (no schema version): refusing "
+                 "to touch it",
+                 s->dir);
         goto out;
     }
     if (cur > ns_store_latest_schema()) {
-        snprintf(err, errlen, "store schema version %u is newer than this binary supports (%u); "
-                 "upgrade namesrvd", cur, ns_store_latest_schema());
+        snprintf(err, errlen,
+                 "store schema version %u is newer than this binary supports (%u); "
+                 "upgrade namesrvd",
+                 cur, ns_store_latest_schema());
         rc = NS_ESCHEMA;
         goto out;
     }
@@ -176,8 +191,10 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
         goto out;
     }
     if (s->read_only) {
-        snprintf(err, errlen, "store schema version %u is older than %u; start namesrvd once to "
-                 "migrate it", cur, target);
+        snprintf(err, errlen,
+                 "store schema version %u is older than %u; start namesrvd once to "
+                 "migrate it",
+                 cur, target);
         rc = NS_ESCHEMA;
         goto out;
     }

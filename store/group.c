@@ -49,14 +49,11 @@ bad:
 
 int ns_group_get(ns_txn_t *t, const char *broker_name, ns_group_rec_t *out)
 {
-    ns_buf_t k = NS_BUF_INIT;
+    ns_buf_t k = ns_key_view(broker_name);
     ns_slice_t v;
-    int rc = ns_buf_append_str(&k, broker_name);
+    int rc = ns_db_get(t, NS_DB_GROUPS, &k, &v);
     if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_GROUPS, &k, &v);
-    if (rc == NS_OK)
-        rc = group_decode(broker_name, strlen(broker_name), v.ptr, v.len, out);
-    ns_buf_free(&k);
+        rc = group_decode(broker_name, k.len, v.ptr, v.len, out);
     return rc;
 }
 

@@ -53,8 +53,8 @@ static inline MDB_val ns_val(const void *p, size_t n)
     return v;
 }
 
-/* Small record packer: [u32 LE len][bytes][NUL] strings (len 0xFFFFFFFF =
- * NULL), i64 LE, u8. */
+/* Small record packer: [u32 len][bytes][NUL] strings (len 0xFFFFFFFF =
+ * NULL), i64, u8; integers in host byte order (memcpy), as LMDB's file is. */
 int ns_pack_str(ns_buf_t *b, const char *s);
 int ns_pack_i64(ns_buf_t *b, int64_t v);
 int ns_pack_u8(ns_buf_t *b, uint8_t v);
@@ -82,6 +82,6 @@ int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key); /* NS_OK when absent */
 typedef int (*ns_db_walk_cb)(const uint8_t *ksuffix, size_t klen, const uint8_t *val, size_t vlen,
                              void *ctx);
 int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx);
-size_t ns_db_count(ns_txn_t *t, int db);
+int ns_db_count(ns_txn_t *t, int db, size_t *out);
 
 #endif

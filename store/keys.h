@@ -49,6 +49,10 @@
 
 #include <stddef.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "ns/buf.h"
 
 enum {
@@ -74,5 +78,22 @@ extern const char *const ns_db_names[NS_DB_COUNT];
 /* Builds "a \0 b" (b may be NULL: "a \0", the prefix of all a's keys) into k.
  * Returns NS_OK or NS_ENOMEM. */
 int ns_key2(ns_buf_t *k, const char *a, const char *b);
+
+/* The same key for one lookup, built on the stack when it fits (every real
+ * name does) and on the heap otherwise: k->buf is the key until
+ * ns_skey_free(k). k must not be copied. NS_OK or NS_ENOMEM. */
+typedef struct {
+    ns_buf_t buf;
+    bool heap;
+    uint8_t room[256];
+} ns_skey_t;
+int ns_skey2(ns_skey_t *k, const char *a, const char *b);
+void ns_skey_free(ns_skey_t *k);
+/* A one-part key (a name) as it is, borrowed: no copy at all. */
+static inline ns_buf_t ns_key_view(const char *s)
+{
+    ns_buf_t k = {(uint8_t *)(uintptr_t)s, strlen(s), 0};
+    return k;
+}
 
 #endif

@@ -15,12 +15,8 @@ int ns_kv_ns_create(ns_txn_t *t, const char *ns)
 
 bool ns_kv_ns_exists(ns_txn_t *t, const char *ns)
 {
-    ns_buf_t k = NS_BUF_INIT;
-    int rc = ns_buf_append_str(&k, ns);
-    if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_KVNS, &k, NULL);
-    ns_buf_free(&k);
-    return rc == NS_OK;
+    ns_buf_t k = ns_key_view(ns);
+    return ns_db_get(t, NS_DB_KVNS, &k, NULL) == NS_OK;
 }
 
 int ns_kv_put(ns_txn_t *t, const char *ns, const char *key, const char *val)
@@ -37,11 +33,11 @@ int ns_kv_put(ns_txn_t *t, const char *ns, const char *key, const char *val)
 
 int ns_kv_get(ns_txn_t *t, const char *ns, const char *key, ns_slice_t *val)
 {
-    ns_buf_t k = NS_BUF_INIT;
-    int rc = ns_key2(&k, ns, key);
+    ns_skey_t k;
+    int rc = ns_skey2(&k, ns, key);
     if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_KV, &k, val);
-    ns_buf_free(&k);
+        rc = ns_db_get(t, NS_DB_KV, &k.buf, val);
+    ns_skey_free(&k);
     return rc;
 }
 

@@ -57,14 +57,14 @@ bad:
 
 int ns_live_get(ns_txn_t *t, const char *cluster, const char *addr, ns_live_rec_t *out)
 {
-    ns_buf_t k = NS_BUF_INIT;
+    ns_skey_t k;
     ns_slice_t v;
-    int rc = ns_key2(&k, cluster, addr);
+    int rc = ns_skey2(&k, cluster, addr);
     if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_LIVE, &k, &v);
+        rc = ns_db_get(t, NS_DB_LIVE, &k.buf, &v);
     if (rc == NS_OK)
-        rc = live_decode(k.data, k.len, v.ptr, v.len, out);
-    ns_buf_free(&k);
+        rc = live_decode(k.buf.data, k.buf.len, v.ptr, v.len, out);
+    ns_skey_free(&k);
     return rc;
 }
 

@@ -78,8 +78,10 @@ static int mapping_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_
 
 int ns_mapping_iter_topic(ns_txn_t *t, const char *topic, ns_mapping_cb cb, void *ctx)
 {
-    if (ns_db_count(t, NS_DB_MAPPINGS) == 0)
-        return NS_OK; /* the usual case: no static topics, no cursor needed */
+    size_t n = 0;
+    int crc = ns_db_count(t, NS_DB_MAPPINGS, &n);
+    if (crc != NS_OK || n == 0)
+        return crc; /* the usual case: no static topics, no cursor needed */
     struct mapping_walk w = {cb, ctx, topic, NS_BUF_INIT};
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, topic, NULL);

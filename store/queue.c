@@ -71,15 +71,15 @@ int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q)
 
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out)
 {
-    ns_buf_t k = NS_BUF_INIT;
+    ns_skey_t k;
     ns_slice_t v;
-    int rc = ns_key2(&k, topic, broker_name);
-    rc = rc ? rc : ns_db_get(t, NS_DB_QUEUES, &k, &v);
+    int rc = ns_skey2(&k, topic, broker_name);
+    rc = rc ? rc : ns_db_get(t, NS_DB_QUEUES, &k.buf, &v);
     if (rc == NS_OK) {
         queue_decode(v.ptr, v.len, out);
         out->broker_name = broker_name;
     }
-    ns_buf_free(&k);
+    ns_skey_free(&k);
     return rc;
 }
 
@@ -195,9 +195,8 @@ static int count_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
     return 0;
 }
 
-size_t ns_topic_count(ns_txn_t *t)
+int ns_topic_count(ns_txn_t *t, size_t *out)
 {
-    size_t n = 0;
-    ns_topic_iter(t, count_cb, &n);
-    return n;
+    *out = 0;
+    return ns_topic_iter(t, count_cb, out);
 }

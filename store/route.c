@@ -1,6 +1,7 @@
 /* route.c - materialised routes: routes (topic -> both encodings).
  * Value: [u32 std_insert][u32 std_len][std bytes][u32 legacy_insert][legacy]
- * (u32 little-endian). Since schema v4 legacy_insert may be ROUTE_DERIVED
+ * (u32 in host byte order, as LMDB's own file is: a store does not move
+ * between machines of different endianness). Since schema v4 legacy_insert may be ROUTE_DERIVED
  * with no legacy bytes: the legacy form is derived from std when read, which
  * halves what a registration of many topics writes. Written by the writer in
  * the transaction that changes the topic; read with one mdb_get on the
@@ -38,8 +39,8 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     return NS_OK;
 }
 
-int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
-                 size_t *insert_at, bool *derive)
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,
+                 bool *derive)
 {
     MDB_dbi dbi;
     int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);
@@ -81,7 +82,7 @@ int ns_route_del(ns_txn_t *t, const char *topic)
     return rc;
 }
 
-size_t ns_route_count(ns_txn_t *t)
+int ns_route_count(ns_txn_t *t, size_t *out)
 {
-    return ns_db_count(t, NS_DB_ROUTES);
+    return ns_db_count(t, NS_DB_ROUTES, out);
 }

@@ -71,14 +71,17 @@ static bool live_for_group(vctx_t *v, const ns_group_rec_t *g, const char *addr)
 static int group_cb(ns_group_rec_t *g, void *ctx)
 {
     vctx_t *v = ctx;
-    if (!ns_cluster_has(v->t, g->cluster, g->broker_name))
+    int rc = ns_cluster_has(v->t, g->cluster, g->broker_name);
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        return rc;
+    if (rc == NS_ENOTFOUND)
         violation(v, "I3 groups: group '%s' is not listed under its cluster '%s'", g->broker_name,
                   g->cluster);
     for (size_t i = 0; i < g->n_addrs; i++) {
         for (size_t j = i + 1; j < g->n_addrs; j++)
             if (strcmp(g->addrs[i].addr, g->addrs[j].addr) == 0)
-                violation(v, "I5 groups: group '%s' maps address %s under two ids",
-                          g->broker_name, g->addrs[i].addr);
+                violation(v, "I5 groups: group '%s' maps address %s under two ids", g->broker_name,
+                          g->addrs[i].addr);
         if (!live_for_group(v, g, g->addrs[i].addr))
             violation(v, "I5 groups: group '%s' member %s has no registration record",
                       g->broker_name, g->addrs[i].addr);
@@ -108,10 +111,11 @@ static int live_cb(const ns_live_rec_t *r, void *ctx)
     else if (mine == NULL || strcmp(mine, r->addr) != 0)
         violation(v, "I4 live: registration %s has another id in group '%s'", r->addr,
                   r->broker_name);
-    if (!ns_cluster_has(v->t, r->cluster, r->broker_name))
+    int crc = ns_cluster_has(v->t, r->cluster, r->broker_name);
+    if (crc == NS_ENOTFOUND)
         violation(v, "I4 live: cluster '%s' does not list group '%s'", r->cluster, r->broker_name);
     ns_group_rec_free(&g);
-    return 0;
+    return crc == NS_ENOTFOUND ? 0 : crc;
 }
 
 /* I6 (queues -> index) and I7/I8 per topic */

@@ -3,8 +3,10 @@
 #
 #   tools/setup.sh run    install what is missing, build, run namesrvd in the
 #                         foreground on 127.0.0.1:9876 with ./data as data dir
-#   tools/setup.sh test   install what is missing, build (normal and
-#                         ASan+UBSan, both with -Werror) and run every test
+#   tools/setup.sh test   install what is missing, check the formatting,
+#                         build (normal and ASan+UBSan, both with -Werror)
+#                         and run every test
+#   tools/setup.sh format only the formatting check (clang-format drift)
 #
 # Both are idempotent and work as root on a fresh Debian 12 machine.
 set -euo pipefail
@@ -13,7 +15,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev libssl-dev openssl"
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format libssl-dev openssl"
 
 install_missing() {
     local missing=()
@@ -26,6 +28,20 @@ install_missing() {
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Every C file as the committed .clang-format lays it out; lists the ones
+# that drift (the project's sources, not build trees).
+format_check() {
+    local drift=() f
+    while IFS= read -r f; do
+        clang-format --style=file "$f" | cmp -s - "$f" || drift+=("$f")
+    done < <(git -C "$top" ls-files '*.c' '*.h' 2>/dev/null || find src store migrations include tools tests -name '*.[ch]')
+    if [ ${#drift[@]} -gt 0 ]; then
+        echo "setup: not formatted (run clang-format -i on them):" >&2
+        printf '  %s\n' "${drift[@]}" >&2
+        return 1
+    fi
 }
 
 build() { # dir, cmake args...
@@ -46,6 +62,8 @@ run)
 test)
     install_missing
     start=$(date +%s)
+    echo "== format (clang-format, .clang-format)"
+    format_check
     echo "== build (Debug, -Werror)"
     build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
     echo "== tests"
@@ -58,8 +76,11 @@ test)
             ctest --output-on-failure -j "$jobs")
     echo "== all tests passed in $(($(date +%s) - start)) s"
     ;;
+format)
+    format_check
+    ;;
 *)
-    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test" >&2
+    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,7 @@
 #define NS_BUF_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,7 +19,10 @@ typedef struct {
     size_t cap;
 } ns_buf_t;
 
-#define NS_BUF_INIT {NULL, 0, 0}
+#define NS_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* A borrowed byte range; lifetime is stated by whoever hands it out. */
 typedef struct {
@@ -50,6 +54,9 @@ int ns_buf_append_be16(ns_buf_t *b, uint16_t v);
 int ns_buf_append_be32(ns_buf_t *b, uint32_t v);
 int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v);
 int ns_buf_printf(ns_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The value of hex digit c (either case), -1 when c is not one. */
+int ns_hex_digit(char c);
+int ns_buf_vprintf(ns_buf_t *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends a JSON string literal with quotes, escaped as fastjson does:
  * '"', '\\' and control characters escaped; non-ASCII raw (ascii_only=false)
  * or as \uXXXX (ascii_only=true, for "standard" JSON, UTF-16 surrogates for

@@ -8,34 +8,34 @@
 /* Request codes the NameServer serves (PROTOCOL.md §3.1). X(name, value)
  * 9700..9703 are ours (user management, src/daemon/cmd_users.c): a range
  * no RocketMQ RequestCode uses (its highest are 3xxx and 2000xx). */
-#define NS_REQUEST_CODE_MAP(X)                     \
-    X(PUT_KV_CONFIG, 100)                          \
-    X(GET_KV_CONFIG, 101)                          \
-    X(DELETE_KV_CONFIG, 102)                       \
-    X(REGISTER_BROKER, 103)                        \
-    X(UNREGISTER_BROKER, 104)                      \
-    X(GET_ROUTEINFO_BY_TOPIC, 105)                 \
-    X(GET_BROKER_CLUSTER_INFO, 106)                \
-    X(WIPE_WRITE_PERM_OF_BROKER, 205)              \
-    X(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206)     \
-    X(DELETE_TOPIC_IN_NAMESRV, 216)                \
-    X(REGISTER_TOPIC_IN_NAMESRV, 217)              \
-    X(GET_KVLIST_BY_NAMESPACE, 219)                \
-    X(GET_TOPICS_BY_CLUSTER, 224)                  \
-    X(GET_SYSTEM_TOPIC_LIST_FROM_NS, 304)          \
-    X(GET_UNIT_TOPIC_LIST, 311)                    \
-    X(GET_HAS_UNIT_SUB_TOPIC_LIST, 312)            \
-    X(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, 313)     \
-    X(UPDATE_NAMESRV_CONFIG, 318)                  \
-    X(GET_NAMESRV_CONFIG, 319)                     \
-    X(QUERY_DATA_VERSION, 322)                     \
-    X(ADD_WRITE_PERM_OF_BROKER, 327)               \
-    X(GET_BROKER_MEMBER_GROUP, 901)                \
-    X(BROKER_HEARTBEAT, 904)                       \
-    X(NOTIFY_MIN_BROKER_ID_CHANGE, 905)            \
-    X(NS_USER_ADD, 9700)                           \
-    X(NS_USER_UPDATE, 9701)                        \
-    X(NS_USER_DELETE, 9702)                        \
+#define NS_REQUEST_CODE_MAP(X)                                                                     \
+    X(PUT_KV_CONFIG, 100)                                                                          \
+    X(GET_KV_CONFIG, 101)                                                                          \
+    X(DELETE_KV_CONFIG, 102)                                                                       \
+    X(REGISTER_BROKER, 103)                                                                        \
+    X(UNREGISTER_BROKER, 104)                                                                      \
+    X(GET_ROUTEINFO_BY_TOPIC, 105)                                                                 \
+    X(GET_BROKER_CLUSTER_INFO, 106)                                                                \
+    X(WIPE_WRITE_PERM_OF_BROKER, 205)                                                              \
+    X(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206)                                                     \
+    X(DELETE_TOPIC_IN_NAMESRV, 216)                                                                \
+    X(REGISTER_TOPIC_IN_NAMESRV, 217)                                                              \
+    X(GET_KVLIST_BY_NAMESPACE, 219)                                                                \
+    X(GET_TOPICS_BY_CLUSTER, 224)                                                                  \
+    X(GET_SYSTEM_TOPIC_LIST_FROM_NS, 304)                                                          \
+    X(GET_UNIT_TOPIC_LIST, 311)                                                                    \
+    X(GET_HAS_UNIT_SUB_TOPIC_LIST, 312)                                                            \
+    X(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, 313)                                                     \
+    X(UPDATE_NAMESRV_CONFIG, 318)                                                                  \
+    X(GET_NAMESRV_CONFIG, 319)                                                                     \
+    X(QUERY_DATA_VERSION, 322)                                                                     \
+    X(ADD_WRITE_PERM_OF_BROKER, 327)                                                               \
+    X(GET_BROKER_MEMBER_GROUP, 901)                                                                \
+    X(BROKER_HEARTBEAT, 904)                                                                       \
+    X(NOTIFY_MIN_BROKER_ID_CHANGE, 905)                                                            \
+    X(NS_USER_ADD, 9700)                                                                           \
+    X(NS_USER_UPDATE, 9701)                                                                        \
+    X(NS_USER_DELETE, 9702)                                                                        \
     X(NS_USER_LIST, 9703)
 
 enum {
@@ -45,15 +45,15 @@ enum {
 };
 
 /* Response codes (PROTOCOL.md §2). X(name, value) */
-#define NS_RESPONSE_CODE_MAP(X)            \
-    X(SUCCESS, 0)                          \
-    X(SYSTEM_ERROR, 1)                     \
-    X(SYSTEM_BUSY, 2)                      \
-    X(REQUEST_CODE_NOT_SUPPORTED, 3)       \
-    X(NO_PERMISSION, 16)                   \
-    X(TOPIC_NOT_EXIST, 17)                 \
-    X(QUERY_NOT_FOUND, 22)                 \
-    X(INVALID_PARAMETER, 29)               \
+#define NS_RESPONSE_CODE_MAP(X)                                                                    \
+    X(SUCCESS, 0)                                                                                  \
+    X(SYSTEM_ERROR, 1)                                                                             \
+    X(SYSTEM_BUSY, 2)                                                                              \
+    X(REQUEST_CODE_NOT_SUPPORTED, 3)                                                               \
+    X(NO_PERMISSION, 16)                                                                           \
+    X(TOPIC_NOT_EXIST, 17)                                                                         \
+    X(QUERY_NOT_FOUND, 22)                                                                         \
+    X(INVALID_PARAMETER, 29)                                                                       \
     X(GO_AWAY, 1500)
 
 enum {
@@ -63,20 +63,20 @@ enum {
 };
 
 /* Language codes (PROTOCOL.md §1.7). X(name, byte) */
-#define NS_LANGUAGE_MAP(X) \
-    X(JAVA, 0)             \
-    X(CPP, 1)              \
-    X(DOTNET, 2)           \
-    X(PYTHON, 3)           \
-    X(DELPHI, 4)           \
-    X(ERLANG, 5)           \
-    X(RUBY, 6)             \
-    X(OTHER, 7)            \
-    X(HTTP, 8)             \
-    X(GO, 9)               \
-    X(PHP, 10)             \
-    X(OMS, 11)             \
-    X(RUST, 12)            \
+#define NS_LANGUAGE_MAP(X)                                                                         \
+    X(JAVA, 0)                                                                                     \
+    X(CPP, 1)                                                                                      \
+    X(DOTNET, 2)                                                                                   \
+    X(PYTHON, 3)                                                                                   \
+    X(DELPHI, 4)                                                                                   \
+    X(ERLANG, 5)                                                                                   \
+    X(RUBY, 6)                                                                                     \
+    X(OTHER, 7)                                                                                    \
+    X(HTTP, 8)                                                                                     \
+    X(GO, 9)                                                                                       \
+    X(PHP, 10)                                                                                     \
+    X(OMS, 11)                                                                                     \
+    X(RUST, 12)                                                                                    \
     X(NODE_JS, 13)
 
 enum {

@@ -11,51 +11,53 @@
 #include <stdint.h>
 
 #include "ns/buf.h"
+#include "ns/properties.h"
 
 typedef struct {
     /* network */
-    char *bind_address;               /* bindAddress, default 0.0.0.0 */
-    int64_t listen_port;              /* listenPort, 9876; 0 = ephemeral */
-    char *port_file;                  /* portFile: write the bound port here (ours) */
-    int64_t max_frame_bytes;          /* maxFrameBytes, 16 MiB (ours) */
-    int64_t idle_timeout_s;           /* serverChannelMaxIdleTimeSeconds, 120 */
-    int64_t io_threads;               /* ioThreads, 1: event loops serving connections (ours) */
-    int64_t io_backlog_bytes;         /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
+    char *bind_address;       /* bindAddress, default 0.0.0.0 */
+    int64_t listen_port;      /* listenPort, 9876; 0 = ephemeral */
+    char *port_file;          /* portFile: write the bound port here (ours) */
+    int64_t max_frame_bytes;  /* maxFrameBytes, 16 MiB (ours) */
+    int64_t idle_timeout_s;   /* serverChannelMaxIdleTimeSeconds, 120 */
+    int64_t io_threads;       /* ioThreads, 1: event loops serving connections (ours) */
+    int64_t io_backlog_bytes; /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* store */
-    char *data_dir;                   /* dataDir (ours), default "./data" */
-    char *sync_mode;                  /* syncMode: full | nometasync | nosync (ours) */
-    int64_t map_size_bytes;           /* mapSizeBytes: initial LMDB map (ours) */
-    int64_t map_max_bytes;            /* mapMaxBytes: hard limit for growth (ours) */
-    int64_t writer_batch_max;         /* writerBatchMax: ops per write txn (ours) */
-    int64_t audit_retention;          /* auditRetention: audit history records kept in all, oldest dropped first (ours) */
+    char *data_dir;           /* dataDir (ours), default "./data" */
+    char *sync_mode;          /* syncMode: full | nometasync | nosync (ours) */
+    int64_t map_size_bytes;   /* mapSizeBytes: initial LMDB map (ours) */
+    int64_t map_max_bytes;    /* mapMaxBytes: hard limit for growth (ours) */
+    int64_t writer_batch_max; /* writerBatchMax: ops per write txn (ours) */
+    int64_t audit_retention;  /* auditRetention: audit history records kept in all, oldest dropped
+                                 first (ours) */
     /* registration */
-    int64_t max_inflate_bytes;        /* maxInflateBytes: cap on inflated register bodies (ours) */
+    int64_t max_inflate_bytes; /* maxInflateBytes: cap on inflated register bodies (ours) */
     /* liveness */
     int64_t scan_not_active_broker_interval_ms; /* scanNotActiveBrokerInterval, 5000 */
-    int64_t broker_grace_window_ms;   /* brokerGraceWindowMillis, 120000 (ours) */
+    int64_t broker_grace_window_ms;             /* brokerGraceWindowMillis, 120000 (ours) */
     /* RocketMQ NamesrvConfig */
-    char *rocketmq_home;              /* rocketmqHome */
-    char *kv_config_path;             /* kvConfigPath */
-    char *config_store_path;          /* configStorePath */
-    char *product_env_name;           /* productEnvName, "center" */
-    bool cluster_test;                /* clusterTest */
-    bool order_message_enable;        /* orderMessageEnable */
-    bool return_order_topic_config_to_broker; /* returnOrderTopicConfigToBroker, true */
-    bool enable_all_topic_list;       /* enableAllTopicList, true */
-    bool enable_topic_list;           /* enableTopicList, true */
-    bool notify_min_broker_id_changed;/* notifyMinBrokerIdChanged */
+    char *rocketmq_home;                        /* rocketmqHome */
+    char *kv_config_path;                       /* kvConfigPath */
+    char *config_store_path;                    /* configStorePath */
+    char *product_env_name;                     /* productEnvName, "center" */
+    bool cluster_test;                          /* clusterTest */
+    bool order_message_enable;                  /* orderMessageEnable */
+    bool return_order_topic_config_to_broker;   /* returnOrderTopicConfigToBroker, true */
+    bool enable_all_topic_list;                 /* enableAllTopicList, true */
+    bool enable_topic_list;                     /* enableTopicList, true */
+    bool notify_min_broker_id_changed;          /* notifyMinBrokerIdChanged */
     bool delete_topic_with_broker_registration; /* deleteTopicWithBrokerRegistration */
-    bool support_acting_master;       /* supportActingMaster */
-    bool need_wait_for_service;       /* needWaitForService */
-    int64_t wait_seconds_for_service; /* waitSecondsForService, 45 */
-    char *config_black_list;          /* configBlackList */
-    int64_t unregister_broker_queue_capacity; /* unRegisterBrokerQueueCapacity, 3000 */
+    bool support_acting_master;                 /* supportActingMaster */
+    bool need_wait_for_service;                 /* needWaitForService */
+    int64_t wait_seconds_for_service;           /* waitSecondsForService, 45 */
+    char *config_black_list;                    /* configBlackList */
+    int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
     /* access control */
-    char *auth_mode;                  /* authMode: off|writes|all (ours) */
-    int64_t auth_penalty_max_ms;      /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
-    char *auth_key_file;              /* authKeyFile: key sealing secrets at rest (ours) */
+    char *auth_mode;             /* authMode: off|writes|all (ours) */
+    int64_t auth_penalty_max_ms; /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
+    char *auth_key_file;         /* authKeyFile: key sealing secrets at rest (ours) */
     /* logging */
-    char *log_level;                  /* logLevel: debug|info|warn|error (ours) */
+    char *log_level; /* logLevel: debug|info|warn|error (ours) */
     /* the file given with -c, if any (not a table entry) */
     char *config_file;
 } ns_config_t;
@@ -80,21 +82,16 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src);
  * unchanged. The value is copied. */
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen);
 
+/* ns_config_set, then whatever the row needs for the value to take effect
+ * (its apply hook: the log threshold for logLevel). */
+int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err,
+                     size_t errlen);
+/* Runs every row's apply hook (at startup, once the settings are read). */
+void ns_config_apply_all(const ns_config_t *cfg);
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
 /* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
 bool ns_config_is_mutable(const char *key);
-
-/* Java .properties parsing (key=value / key:value / key value, # and !
- * comments, backslash escapes incl. \uXXXX, line continuations; lines end
- * at \n, \r or \r\n). Bytes are passed through as they are (UTF-8); \uXXXX
- * is written as UTF-8. Calls cb for every pair in order with NUL-terminated
- * key and value that are borrowed only for the duration of the call; stops
- * at the first non-zero return and returns it. NS_EINVAL on a malformed
- * \u escape or a NUL byte (raw or \u0000), NS_ENOMEM; pairs before the bad
- * line have been delivered. */
-typedef int (*ns_properties_cb)(const char *key, const char *value, void *ctx);
-int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx);
 
 /* Loads a properties file into cfg (strict: unknown keys are an error naming
  * the key). On success sets cfg->config_file to a copy of path. Errors, with
@@ -115,6 +112,8 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
  * missing parent directories (as Java does). NS_EIO or NS_ENOMEM; a failure
  * before the rename leaves path untouched and removes path.tmp. */
 int ns_config_write_file(const ns_config_t *cfg, const char *path);
+/* The same for text already dumped (any thread: touches no ns_config_t). */
+int ns_config_write_text(const ns_buf_t *text, const char *path);
 
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */

@@ -7,7 +7,12 @@
 #ifndef NS_LOG_H
 #define NS_LOG_H
 
-typedef enum { NS_LOG_LEVEL_DEBUG = 0, NS_LOG_LEVEL_INFO, NS_LOG_LEVEL_WARN, NS_LOG_LEVEL_ERROR } ns_log_level_t;
+typedef enum {
+    NS_LOG_LEVEL_DEBUG = 0,
+    NS_LOG_LEVEL_INFO,
+    NS_LOG_LEVEL_WARN,
+    NS_LOG_LEVEL_ERROR
+} ns_log_level_t;
 
 /* Set with ns_log_set_level: it changes at run time (UPDATE_NAMESRV_CONFIG)
  * while other threads log, so it is read and written atomically. */
@@ -19,10 +24,10 @@ int ns_log_level_parse(const char *name);
 void ns_log_write(ns_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#define NS_LOG(level, ...)                                               \
-    do {                                                                 \
-        if ((level) >= __atomic_load_n(&ns_log_level, __ATOMIC_RELAXED)) \
-            ns_log_write((level), __FILE__, __LINE__, __VA_ARGS__);      \
+#define NS_LOG(level, ...)                                                                         \
+    do {                                                                                           \
+        if ((level) >= __atomic_load_n(&ns_log_level, __ATOMIC_RELAXED))                           \
+            ns_log_write((level), __FILE__, __LINE__, __VA_ARGS__);                                \
     } while (0)
 #define NS_LOG_DEBUG(...) NS_LOG(NS_LOG_LEVEL_DEBUG, __VA_ARGS__)
 #define NS_LOG_INFO(...) NS_LOG(NS_LOG_LEVEL_INFO, __VA_ARGS__)
@@ -32,9 +37,10 @@ void ns_log_write(ns_log_level_t level, const char *file, int line, const char *
 /* Recoverable assertion (after Knot's kr_fails_assert): logs file:line and
  * evaluates to true when the condition FAILS, so callers can bail out:
  *   if (NS_FAILS_ASSERT(p != NULL)) { rc = NS_EINTERNAL; goto out; } */
-#define NS_FAILS_ASSERT(cond)                                                          \
-    (!(cond) ? (ns_log_write(NS_LOG_LEVEL_ERROR, __FILE__, __LINE__,                   \
-                             "assertion failed: %s", #cond), 1)                        \
-             : 0)
+#define NS_FAILS_ASSERT(cond)                                                                      \
+    (!(cond)                                                                                       \
+         ? (ns_log_write(NS_LOG_LEVEL_ERROR, __FILE__, __LINE__, "assertion failed: %s", #cond),   \
+            1)                                                                                     \
+         : 0)
 
 #endif

@@ -93,7 +93,7 @@ typedef struct {
     size_t n_queues;
     const ns_filter_entry_t *filters;
     size_t n_filters;
-    const char *order_topic_conf; /* NULL = omitted */
+    const char *order_topic_conf;      /* NULL = omitted */
     const ns_mapping_info_t *mappings; /* keyed by mappings[i].bname */
     size_t n_mappings;
     /* Optional: brokers[i] already encoded (ns_json_broker_data_encode) in

@@ -43,10 +43,10 @@ typedef struct {
     uint8_t serialize_type; /* NS_SERIALIZE_JSON or NS_SERIALIZE_ROCKETMQ */
     const char *remark;     /* NULL = no remark (omitted on encode) */
     size_t remark_len;
-    bool has_ext;           /* encode: emit extFields (possibly {}) */
+    bool has_ext; /* encode: emit extFields (possibly {}) */
     const ns_ext_field_t *ext;
     size_t n_ext;
-    const uint8_t *body;    /* NULL/0 = no body */
+    const uint8_t *body; /* NULL/0 = no body */
     size_t body_len;
 } ns_cmd_t;
 
@@ -64,6 +64,10 @@ typedef struct {
 
 void ns_cmd_msg_init(ns_cmd_msg_t *m);
 void ns_cmd_msg_free(ns_cmd_msg_t *m);
+/* A copy of src in one heap block (strings, extFields and body included),
+ * for a decoded command that outlives its frame; the caller frees it with
+ * free(). NULL when out of memory. */
+ns_cmd_t *ns_cmd_dup(const ns_cmd_t *src);
 
 /* Looks at the first n bytes of a stream. Returns
  *   NS_OK       a whole frame is present; *frame_len = 4 + frameLength

@@ -23,6 +23,7 @@
 
 #include "ns/buf.h"
 #include "ns/model.h"
+#include "ns/strmap.h"
 
 typedef struct ns_store ns_store_t;
 typedef struct ns_txn ns_txn_t;
@@ -30,13 +31,13 @@ typedef struct ns_txn ns_txn_t;
 typedef enum { NS_SYNC_FULL = 0, NS_SYNC_NOMETASYNC, NS_SYNC_NOSYNC } ns_sync_mode_t;
 
 typedef struct {
-    const char *dir;            /* data directory; created if missing (unless read_only) */
-    size_t map_size_bytes;      /* initial map size */
-    size_t map_max_bytes;       /* growth stops here: NS_EMAPFULL */
+    const char *dir;       /* data directory; created if missing (unless read_only) */
+    size_t map_size_bytes; /* initial map size */
+    size_t map_max_bytes;  /* growth stops here: NS_EMAPFULL */
     ns_sync_mode_t sync_mode;
-    bool read_only;             /* offline readers (dump, verify, stat): no lock, no migrations */
-    bool lock;                  /* take the exclusive directory lock (namesrvd, restore) */
-    uint32_t target_schema;     /* migrate up to this version; 0 = latest (tests use older) */
+    bool read_only;         /* offline readers (dump, verify, stat): no lock, no migrations */
+    bool lock;              /* take the exclusive directory lock (namesrvd, restore) */
+    uint32_t target_schema; /* migrate up to this version; 0 = latest (tests use older) */
 } ns_store_opts_t;
 
 /* Opens (creating if needed) the store in opts->dir, takes the directory
@@ -95,8 +96,10 @@ int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
 /* ---- clusters: cluster -> set of broker names ---- */
 int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);
 int ns_cluster_del(ns_txn_t *t, const char *cluster, const char *broker_name);
-bool ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name);
-bool ns_cluster_exists(ns_txn_t *t, const char *cluster);
+/* NS_OK when the pair / the cluster is stored, NS_ENOTFOUND when not, or
+ * the store's error. */
+int ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name);
+int ns_cluster_exists(ns_txn_t *t, const char *cluster);
 typedef int (*ns_pair_cb)(const char *a, const char *b, void *ctx);
 /* All (cluster, broker name) pairs, sorted. */
 int ns_cluster_iter(ns_txn_t *t, ns_pair_cb cb, void *ctx);
@@ -153,8 +156,8 @@ int ns_queue_put(ns_txn_t *t, const char *topic, const ns_queue_data_t *q);
  * equals it, with one B-tree search: *existed says whether there was a
  * record (then *had holds it; had->broker_name is q's), *wrote whether q
  * was written. */
-int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q,
-                    ns_queue_data_t *had, bool *existed, bool *wrote);
+int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns_queue_data_t *had,
+                    bool *existed, bool *wrote);
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out);
 int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name);
 /* Queue data of one topic in broker-name order; q->broker_name is borrowed. */
@@ -165,7 +168,8 @@ int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, vo
 /* Every topic once, in order, with its first QueueData. */
 int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx);
 bool ns_topic_exists(ns_txn_t *t, const char *topic);
-size_t ns_topic_count(ns_txn_t *t);
+/* *out = topics with queue data (as far as counted on error). */
+int ns_topic_count(ns_txn_t *t, size_t *out);
 
 /* ---- materialised routes: topic -> encoded TopicRouteData (both forms) ---- */
 /* legacy NULL: the legacy form is not stored because the caller checked that
@@ -176,10 +180,11 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
  * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route.
  * *derive is set when the legacy form was asked for but is not stored: out
  * is then the standard form, to pass through ns_json_route_legacy(). */
-int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
-                 size_t *insert_at, bool *derive);
+int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,
+                 bool *derive);
 int ns_route_del(ns_txn_t *t, const char *topic);
-size_t ns_route_count(ns_txn_t *t);
+/* *out = stored routes (0 on error). */
+int ns_route_count(ns_txn_t *t, size_t *out);
 
 /* ---- static-topic mappings: topic -> bname -> TopicQueueMappingInfo ---- */
 int ns_mapping_put(ns_txn_t *t, const ns_mapping_info_t *m);
@@ -203,11 +208,11 @@ int ns_audit_del(ns_txn_t *t, uint64_t seq);
 typedef enum { NS_ROLE_CLIENT = 1, NS_ROLE_BROKER = 2, NS_ROLE_ADMIN = 3 } ns_role_t;
 typedef struct {
     char *access_key;
-    char *secret;     /* heap; ns_user_rec_free wipes it */
+    char *secret; /* heap; ns_user_rec_free wipes it */
     ns_role_t role;
     bool enabled;
-    char *allow;      /* source addresses/CIDRs, ','-separated; "" = any */
-    char *brokers;    /* broker role: [CLUSTER/]BROKER grants, ','-separated, '*' wildcard */
+    char *allow;   /* source addresses/CIDRs, ','-separated; "" = any */
+    char *brokers; /* broker role: [CLUSTER/]BROKER grants, ','-separated, '*' wildcard */
     int64_t created_ms, updated_ms;
 } ns_user_rec_t;
 int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out); /* NS_ENOTFOUND */
@@ -244,5 +249,132 @@ int ns_store_clear(ns_txn_t *t);
  * violation to report. Returns the number of violations (>= 0) or an NS_E*
  * error (< 0). */
 int ns_store_verify(ns_txn_t *t, ns_buf_t *report);
+
+/* ---- routes: assembly and materialisation (store/route_build.c) ----
+ * Assembling a TopicRouteData from the tables (PROTOCOL.md §6.8) and
+ * materialising its encoded forms (store/keys.h invariant I7). */
+
+/* Groups (and their members' filter servers) looked up once per
+ * transaction. Valid only for the transaction it was filled in. */
+typedef struct {
+    ns_strmap_t groups; /* broker name -> struct cached_group * */
+} ns_route_cache_t;
+
+void ns_route_cache_init(ns_route_cache_t *c);
+void ns_route_cache_free(ns_route_cache_t *c);
+
+struct cached_group;
+
+/* An assembled route: `route` views the arrays below, which the parts own. */
+typedef struct {
+    ns_route_t route;
+    ns_queue_data_t *queues;
+    ns_broker_data_t *brokers;
+    struct cached_group **groups; /* the cache entry of each of brokers[] */
+    ns_filter_entry_t *filters;
+    ns_mapping_info_t *mappings;
+    size_t n_queues, n_brokers, n_filters, n_mappings;
+    char **owned; /* strings and arrays the parts allocated */
+    size_t n_owned;
+} ns_route_parts_t;
+
+/* Builds the route of topic from txn (§6.8 steps 1-4: queue data, copies of
+ * the groups, filter servers, static mappings). NS_ENOTFOUND when the topic
+ * has no route (no queue data, or none of its groups exist). On success the
+ * caller frees out with ns_route_parts_free(); strings borrow from cache. */
+int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
+                      ns_route_parts_t *out);
+void ns_route_parts_free(ns_route_parts_t *p);
+/* Hands mem to the parts (freed with them); NS_ENOMEM frees mem at once. */
+int ns_route_parts_own(ns_route_parts_t *p, void *mem);
+
+/* Buffers ns_route_materialise reuses from topic to topic. */
+typedef struct {
+    ns_buf_t std, legacy, derived;
+} ns_route_scratch_t;
+
+void ns_route_scratch_free(ns_route_scratch_t *s);
+
+/* Re-encodes the topic's route in both forms and stores it (the legacy form
+ * only when it cannot be derived from the standard one), or deletes the
+ * stored route when the topic has none. */
+int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
+                         ns_route_scratch_t *s);
+
+/* ---- route mutations (store/registry.c) ----
+ * The §6 algorithms, run inside a write transaction (the daemon's writer
+ * batch, or namesrvctl restore). Every mutation marks the topics whose route
+ * it changes; before the transaction commits, ns_registry_before_commit
+ * re-encodes exactly those routes in the same transaction (store/keys.h
+ * invariant I7). Inputs are captured by the caller (including the settings
+ * that steer the algorithm), so nothing here reads mutable configuration. */
+
+typedef struct ns_registry ns_registry_t;
+
+/* A registry owns the per-batch dirty-topic set; ns_registry_free(). */
+int ns_registry_new(ns_registry_t **out);
+void ns_registry_free(ns_registry_t *r);
+
+/* Writer hooks (ctx is the registry). */
+int ns_registry_before_commit(void *ctx, ns_txn_t *txn);
+void ns_registry_batch_reset(void *ctx);
+
+typedef struct {
+    const char *cluster;
+    const char *addr;
+    const char *broker_name;
+    int64_t broker_id;
+    const char *ha_addr;
+    const char *zone_name; /* NULL when the header has no __ZONE_NAME */
+    int64_t heartbeat_timeout_ms;
+    bool enable_acting_master;
+    bool old_version;          /* no enableActingMaster header: a 4.x broker */
+    bool delete_absent_topics; /* deleteTopicWithBrokerRegistration */
+    int64_t now_ms;            /* wall clock, for the audit history */
+    int64_t audit_retention;   /* history records kept in all */
+    const ns_regbody_t *body;
+} ns_register_args_t;
+
+typedef struct {
+    bool failed;   /* §6.2 step 7: answer "register broker failed" */
+    bool conflict; /* §6.2 step 6: stale stateVersion, answered without master */
+    bool dv_changed;
+    char *master_addr; /* heap, NULL when none (ns_register_result_free) */
+    char *ha_addr;
+} ns_register_result_t;
+
+void ns_register_result_free(ns_register_result_t *res);
+
+/* §6.2 registration algorithm. */
+int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
+                         ns_register_result_t *res);
+
+/* True when registering a would change nothing in the store (read-only
+ * check used to answer unchanged re-registrations without the writer). On
+ * true, *res holds the reply (master/ha addresses). */
+bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register_result_t *res);
+
+/* §6.5 unregistration of (cluster, addr); broker_name may be NULL (then the
+ * stored record names it). Unknown brokers are a no-op. broker_id >= 0 fences
+ * the removal: if the group now maps addr under another id (a slave promoted
+ * to master at the same address since the unregister was decided), the
+ * request is stale and nothing is removed (Apache RocketMQ #5374, #11043).
+ * *removed tells whether anything was removed. */
+int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
+                           const char *broker_name, int64_t broker_id, bool *removed);
+
+/* §3.10: wipe (add=false) or add write permission; *count topics touched. */
+int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,
+                           int *count);
+
+/* §3.11: cluster NULL or "" = everywhere. */
+int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster);
+
+/* §3.12 REGISTER_TOPIC_IN_NAMESRV. */
+int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
+                               const ns_queue_data_t *q, size_t n);
+
+/* Marks every stored topic dirty (used after restore and by migrations). */
+int ns_registry_mark_all(ns_registry_t *r, ns_txn_t *t);
 
 #endif

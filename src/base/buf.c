@@ -95,26 +95,45 @@ int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v)
     return ns_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+int ns_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int ns_buf_vprintf(ns_buf_t *b, const char *fmt, va_list ap)
+{
+    va_list again;
+    size_t room = b->cap > b->len ? b->cap - b->len : 0;
+    va_copy(again, ap);
+    int n = vsnprintf(room ? (char *)b->data + b->len : NULL, room, fmt, ap);
+    int rc = NS_OK;
+    if (n < 0) {
+        rc = NS_EINVAL;
+    } else if ((size_t)n < room) { /* it fitted: one pass */
+        b->len += (size_t)n;
+    } else if (ns_buf_reserve(b, (size_t)n) != NS_OK) {
+        rc = NS_ENOMEM;
+    } else {
+        vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+    return rc;
+}
+
 int ns_buf_printf(ns_buf_t *b, const char *fmt, ...)
 {
     va_list ap;
-    size_t room = b->cap > b->len ? b->cap - b->len : 0;
     va_start(ap, fmt);
-    int n = vsnprintf(room ? (char *)b->data + b->len : NULL, room, fmt, ap);
+    int rc = ns_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return NS_EINVAL;
-    if ((size_t)n < room) { /* it fitted: one pass */
-        b->len += (size_t)n;
-        return NS_OK;
-    }
-    if (ns_buf_reserve(b, (size_t)n) != NS_OK)
-        return NS_ENOMEM;
-    va_start(ap, fmt);
-    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return NS_OK;
+    return rc;
 }
 
 /* Decodes one UTF-8 sequence at s[i]; returns its length (1 on invalid

@@ -9,8 +9,8 @@
 const char *ns_request_code_name(int code)
 {
     switch (code) {
-#define NS_REQ_CASE(name, value) \
-    case value:                  \
+#define NS_REQ_CASE(name, value)                                                                   \
+    case value:                                                                                    \
         return #name;
         NS_REQUEST_CODE_MAP(NS_REQ_CASE)
 #undef NS_REQ_CASE
@@ -22,8 +22,8 @@ const char *ns_request_code_name(int code)
 const char *ns_response_code_name(int code)
 {
     switch (code) {
-#define NS_RSP_CASE(name, value) \
-    case value:                  \
+#define NS_RSP_CASE(name, value)                                                                   \
+    case value:                                                                                    \
         return #name;
         NS_RESPONSE_CODE_MAP(NS_RSP_CASE)
 #undef NS_RSP_CASE
@@ -35,8 +35,8 @@ const char *ns_response_code_name(int code)
 const char *ns_language_name(int code)
 {
     switch (code) {
-#define NS_LANG_CASE(name, value) \
-    case value:                   \
+#define NS_LANG_CASE(name, value)                                                                  \
+    case value:                                                                                    \
         return #name;
         NS_LANGUAGE_MAP(NS_LANG_CASE)
 #undef NS_LANG_CASE
@@ -47,8 +47,8 @@ const char *ns_language_name(int code)
 
 int ns_language_code(const char *name, size_t len)
 {
-#define NS_LANG_CMP(lname, value)                                     \
-    if (len == sizeof(#lname) - 1 && memcmp(name, #lname, len) == 0) \
+#define NS_LANG_CMP(lname, value)                                                                  \
+    if (len == sizeof(#lname) - 1 && memcmp(name, #lname, len) == 0)                               \
         return value;
     NS_LANGUAGE_MAP(NS_LANG_CMP)
 #undef NS_LANG_CMP
@@ -58,8 +58,8 @@ int ns_language_code(const char *name, size_t len)
 const char *ns_strerror(int err)
 {
     switch (err) {
-#define NS_ERR_MSG(name, value, msg) \
-    case value:                      \
+#define NS_ERR_MSG(name, value, msg)                                                               \
+    case value:                                                                                    \
         return msg;
         NS_ERR_MAP(NS_ERR_MSG)
 #undef NS_ERR_MSG
@@ -71,8 +71,8 @@ const char *ns_strerror(int err)
 const char *ns_errname(int err)
 {
     switch (err) {
-#define NS_ERR_NAME(name, value, msg) \
-    case value:                       \
+#define NS_ERR_NAME(name, value, msg)                                                              \
+    case value:                                                                                    \
         return #name;
         NS_ERR_MAP(NS_ERR_NAME)
 #undef NS_ERR_NAME

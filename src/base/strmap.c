@@ -1,5 +1,5 @@
 /* strmap.c - open addressing with linear probing and backward-shift delete. */
-#include "strmap.h"
+#include "ns/strmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>

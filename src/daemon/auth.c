@@ -30,7 +30,8 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/sign.h"
-#include "server.h"
+#include "request.h"
+#include "writer.h"
 
 #define PENALTY_SLOTS 256       /* addresses remembered */
 #define PENALTY_FORGET_MS 60000 /* a quiet minute clears an address */
@@ -121,7 +122,7 @@ void ns_auth_stop(ns_server_t *srv)
     if (a == NULL)
         return;
     for (size_t i = 0; i < a->n_late; i++)
-        ns_reply_to_release(&a->late[i].to);
+        ns_conn_unref(a->late[i].to.conn);
     a->n_late = 0;
     if (a->timer_init && !uv_is_closing((uv_handle_t *)&a->timer))
         uv_close((uv_handle_t *)&a->timer, NULL);
@@ -197,7 +198,7 @@ static void late_cb(uv_timer_t *t)
         late_t *l = &a->late[i];
         if (l->due_ms <= now) {
             ns_reply_code(&l->to, NS_RSP_NO_PERMISSION, l->remark);
-            ns_reply_to_release(&l->to);
+            ns_conn_unref(l->to.conn);
             a->late[i] = a->late[--a->n_late];
             continue;
         }
@@ -219,7 +220,7 @@ static void reply_late(ns_server_t *srv, ns_conn_t *conn, const ns_reply_to_t *t
     }
     late_t *l = &a->late[a->n_late++];
     l->to = *to;
-    ns_reply_to_hold(&l->to);
+    ns_conn_ref(l->to.conn);
     l->due_ms = uv_now(srv->loop) + delay_ms;
     snprintf(l->remark, sizeof l->remark, "%s", remark);
     uint64_t due = uv_timer_get_due_in(&a->timer);

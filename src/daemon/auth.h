@@ -34,6 +34,7 @@
 #include "ns/remoting.h"
 #include "ns/seal.h"
 #include "ns/store.h"
+#include "request.h"
 
 typedef enum { NS_AUTH_OFF = 0, NS_AUTH_WRITES, NS_AUTH_ALL } ns_auth_mode_t;
 
@@ -76,8 +77,6 @@ uint64_t ns_auth_penalty_ms(uint32_t failures, uint64_t max_ms);
 
 /* ---- the server's side (auth.c) ---- */
 
-typedef struct ns_server ns_server_t;
-typedef struct ns_conn ns_conn_t;
 typedef struct ns_auth ns_auth_t;
 
 /* Counters (read by the metrics; main loop only). */
@@ -111,7 +110,6 @@ const ns_auth_stats_t *ns_auth_stats(const ns_server_t *srv);
 /* The one check of the dispatcher, for the request req of row `name`.
  * True: go on with the handler. False: the request was refused and
  * answered (or will be, after the penalty). */
-struct ns_req;
-bool ns_auth_check(struct ns_req *req, const char *name, ns_auth_need_t need);
+bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need);
 
 #endif

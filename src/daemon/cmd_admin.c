@@ -5,102 +5,135 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
-#include "server.h"
 
-static int perm_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
+typedef struct {
+    char *broker_name;
+    bool add;
+    int count; /* topics touched, from the last apply */
+} perm_op_t;
+
+static void perm_free(void *p)
 {
-    bool add = sop->s[1] != NULL;
-    return ns_registry_write_perm(reg, txn, sop->s[0], add, &sop->count);
+    free(((perm_op_t *)p)->broker_name);
 }
 
-static void perm_reply(ns_sop_t *sop)
+static int perm_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
+    perm_op_t *p = (perm_op_t *)w->payload;
+    p->count = 0;
+    return ns_registry_write_perm(reg, txn, p->broker_name, p->add, &p->count);
+}
+
+static int perm_done(ns_wreq_t *w, int rc)
+{
+    perm_op_t *p = (perm_op_t *)w->payload;
     char count[16];
     ns_rsp_t rsp = {0};
-    snprintf(count, sizeof count, "%d", sop->count);
-    ns_rsp_ext(&rsp, sop->s[1] ? "addTopicCount" : "wipeTopicCount", count);
-    ns_reply(&sop->to, &rsp);
+    if (rc != NS_OK)
+        return rc;
+    snprintf(count, sizeof count, "%d", p->count);
+    ns_rsp_ext(&rsp, p->add ? "addTopicCount" : "wipeTopicCount", count);
+    ns_reply(&w->to, &rsp);
+    return NS_OK;
 }
 
-static void write_perm(ns_req_t *req, bool add)
+static const ns_wreq_ops_t perm_ops = {perm_apply, perm_done, perm_free};
+
+static int write_perm(ns_req_t *req, bool add)
 {
-    const char *name = ns_req_str(req, "brokerName");
-    if (name == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "brokerName is null");
-        return;
+    ns_wreq_t *w = ns_wreq_new(&perm_ops, sizeof(perm_op_t));
+    perm_op_t *p = w ? (perm_op_t *)w->payload : NULL;
+    if (p == NULL || (p->broker_name = strdup(ns_req_str(req, "brokerName"))) == NULL) {
+        ns_wreq_free(w);
+        return NS_ENOMEM;
     }
-    /* s[1] non-NULL marks "add" */
-    ns_sop_submit(req, perm_run, perm_reply, name, add ? "add" : NULL, NULL, NULL, NULL);
+    p->add = add;
+    ns_wreq_submit(req->srv, w, &req->to);
+    return NS_OK;
 }
 
-void ns_cmd_wipe_write_perm_of_broker(ns_req_t *req)
+int ns_cmd_wipe_write_perm_of_broker(ns_req_t *req)
 {
-    write_perm(req, false);
+    return write_perm(req, false);
 }
 
-void ns_cmd_add_write_perm_of_broker(ns_req_t *req)
+int ns_cmd_add_write_perm_of_broker(ns_req_t *req)
 {
-    write_perm(req, true);
-}
-
-static int delete_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
-{
-    return ns_registry_delete_topic(reg, txn, sop->s[0], sop->s[1]);
-}
-
-void ns_cmd_delete_topic_in_namesrv(ns_req_t *req)
-{
-    const char *topic = ns_req_str(req, "topic");
-    if (topic == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "topic is null");
-        return;
-    }
-    ns_sop_submit(req, delete_run, NULL, topic, ns_req_str(req, "clusterName"), NULL, NULL, NULL);
+    return write_perm(req, true);
 }
 
 typedef struct {
-    ns_queue_data_t *q;
+    char *topic, *cluster; /* cluster NULL: everywhere */
+    ns_queue_data_t *q;    /* REGISTER_TOPIC_IN_NAMESRV */
     size_t n;
-} queue_list_t;
+} topic_op_t;
 
-static void queue_list_free(void *p)
+static void topic_free(void *p)
 {
-    queue_list_t *l = p;
-    if (l)
-        ns_queue_datas_free(l->q, l->n);
-    free(l);
+    topic_op_t *t = p;
+    free(t->topic);
+    free(t->cluster);
+    if (t->q)
+        ns_queue_datas_free(t->q, t->n);
 }
 
-static int register_topic_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
+static int delete_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
-    queue_list_t *l = sop->extra;
-    return ns_registry_register_topic(reg, txn, sop->s[0], l->q, l->n);
+    topic_op_t *t = (topic_op_t *)w->payload;
+    return ns_registry_delete_topic(reg, txn, t->topic, t->cluster);
 }
 
-void ns_cmd_register_topic_in_namesrv(ns_req_t *req)
+static int register_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
-    const char *topic = ns_req_str(req, "topic");
-    queue_list_t *l = calloc(1, sizeof *l);
-    if (topic == NULL || l == NULL) {
-        free(l);
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, topic ? "out of memory" : "topic is null");
-        return;
+    topic_op_t *t = (topic_op_t *)w->payload;
+    return ns_registry_register_topic(reg, txn, t->topic, t->q, t->n);
+}
+
+static const ns_wreq_ops_t delete_ops = {delete_apply, NULL, topic_free};
+static const ns_wreq_ops_t register_ops = {register_apply, NULL, topic_free};
+
+/* A topic operation with the request's topic (and cluster) copied. */
+static ns_wreq_t *topic_op_new(ns_req_t *req, const ns_wreq_ops_t *ops, const char *cluster)
+{
+    ns_wreq_t *w = ns_wreq_new(ops, sizeof(topic_op_t));
+    topic_op_t *t = w ? (topic_op_t *)w->payload : NULL;
+    if (t == NULL || (t->topic = strdup(ns_req_str(req, "topic"))) == NULL ||
+        (cluster && (t->cluster = strdup(cluster)) == NULL)) {
+        ns_wreq_free(w);
+        return NULL;
     }
+    return w;
+}
+
+int ns_cmd_delete_topic_in_namesrv(ns_req_t *req)
+{
+    ns_wreq_t *w = topic_op_new(req, &delete_ops, ns_req_str(req, "clusterName"));
+    if (w == NULL)
+        return NS_ENOMEM;
+    ns_wreq_submit(req->srv, w, &req->to);
+    return NS_OK;
+}
+
+int ns_cmd_register_topic_in_namesrv(ns_req_t *req)
+{
+    ns_wreq_t *w = topic_op_new(req, &register_ops, NULL);
+    if (w == NULL)
+        return NS_ENOMEM;
+    topic_op_t *t = (topic_op_t *)w->payload;
     int rc = req->cmd->body_len
-                 ? ns_json_queue_datas_decode(req->cmd->body, req->cmd->body_len, &l->q, &l->n)
+                 ? ns_json_queue_datas_decode(req->cmd->body, req->cmd->body_len, &t->q, &t->n)
                  : NS_OK;
-    if (rc != NS_OK) {
-        queue_list_free(l);
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "Failed to decode TopicRouteData body");
-        return;
+    if (rc != NS_OK || t->n == 0) {
+        ns_wreq_free(w);
+        if (rc != NS_OK)
+            return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "Failed to decode TopicRouteData body");
+        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* nothing to register: no write */
+        return NS_OK;
     }
-    if (l->n == 0) { /* nothing to register: no write at all */
-        queue_list_free(l);
-        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
-        return;
-    }
-    ns_sop_submit(req, register_topic_run, NULL, topic, NULL, NULL, l, queue_list_free);
+    ns_wreq_submit(req->srv, w, &req->to);
+    return NS_OK;
 }

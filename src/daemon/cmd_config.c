@@ -9,8 +9,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "auth.h"
-#include "server.h"
+#include "cmd.h"
 
 typedef struct {
     const ns_config_t *cfg;
@@ -75,77 +74,117 @@ static void update_free(update_t *u)
     free(u->vals);
 }
 
-void ns_cmd_update_namesrv_config(ns_req_t *req)
+/* The settings file, rewritten by the writer thread (its fsyncs must not
+ * hold up the loop); the reply waits for it, as it did for Java. */
+typedef struct {
+    char *path;
+    ns_buf_t text; /* the dump, taken on the loop */
+    bool written;  /* apply may run again in a re-run batch: write once */
+} persist_op_t;
+
+static void persist_free(void *p)
+{
+    persist_op_t *o = p;
+    free(o->path);
+    ns_buf_free(&o->text);
+}
+
+static int persist_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
+{
+    persist_op_t *o = (persist_op_t *)w->payload;
+    if (!o->written && ns_config_write_text(&o->text, o->path) != NS_OK)
+        NS_LOG_WARN("config: could not persist the settings to %s", o->path);
+    o->written = true;
+    return NS_OK; /* not a store change: never fails the batch */
+}
+
+static const ns_wreq_ops_t persist_ops = {persist_apply, NULL, persist_free};
+
+/* Validates every known key on a scratch copy first: all or nothing.
+ * Unknown keys are ignored, as Java does; settings fixed at startup are
+ * refused. */
+static int validate(ns_req_t *req, const update_t *u)
+{
+    char err[256];
+    for (size_t i = 0; i < u->n; i++) {
+        if (!ns_config_has_key(u->keys[i]))
+            continue;
+        if (!ns_config_is_mutable(u->keys[i]))
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s cannot change while the server runs",
+                            u->keys[i]);
+        ns_config_t probe;
+        if (ns_config_init(&probe) != NS_OK)
+            return NS_ENOMEM;
+        int rc = ns_config_set(&probe, u->keys[i], u->vals[i], err, sizeof err);
+        ns_config_free(&probe);
+        if (rc != NS_OK)
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s", err);
+    }
+    return NS_OK;
+}
+
+/* Queues the rewrite of the settings file (SUCCESS after it), or answers
+ * SUCCESS now when there is no file. */
+static int persist(ns_req_t *req)
+{
+    ns_server_t *srv = req->srv;
+    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
+    if (path == NULL || *path == 0) {
+        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
+        return NS_OK;
+    }
+    ns_wreq_t *w = ns_wreq_new(&persist_ops, sizeof(persist_op_t));
+    persist_op_t *o = w ? (persist_op_t *)w->payload : NULL;
+    if (o == NULL || (o->path = strdup(path)) == NULL ||
+        ns_config_dump(srv->cfg, &o->text) != NS_OK) {
+        ns_wreq_free(w);
+        NS_LOG_WARN("config: could not persist the settings to %s: out of memory", path);
+        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* applied in memory all the same */
+        return NS_OK;
+    }
+    ns_wreq_submit(srv, w, &req->to);
+    return NS_OK;
+}
+
+int ns_cmd_update_namesrv_config(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
     update_t u = {srv->cfg, NULL, NULL, 0, false};
     char err[256];
     if (req->cmd->body_len == 0) {
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
-        return;
+        return NS_OK;
     }
     int rc = ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
-    if (rc != NS_OK) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "string2Properties error");
+    if (rc != NS_OK)
+        rc = ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "string2Properties error");
+    else if (u.blacklisted)
+        rc = ns_fail(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
+    else
+        rc = validate(req, &u);
+    if (rc != NS_OK)
         goto out;
-    }
-    if (u.blacklisted) {
-        ns_reply_code(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
-        goto out;
-    }
-    /* Validate everything on a scratch copy first: all or nothing. Unknown
-     * keys are ignored, as Java does; settings fixed at startup are refused. */
-    for (size_t i = 0; i < u.n; i++) {
-        if (!ns_config_has_key(u.keys[i]))
-            continue;
-        if (!ns_config_is_mutable(u.keys[i])) {
-            snprintf(err, sizeof err, "%s cannot change while the server runs", u.keys[i]);
-            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);
-            goto out;
-        }
-        ns_config_t probe;
-        if (ns_config_init(&probe) != NS_OK) {
-            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
-            goto out;
-        }
-        rc = ns_config_set(&probe, u.keys[i], u.vals[i], err, sizeof err);
-        ns_config_free(&probe);
-        if (rc != NS_OK) {
-            ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, err);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < u.n; i++) {
+    for (size_t i = 0; i < u.n; i++)
         if (ns_config_has_key(u.keys[i]) &&
-            ns_config_set(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK) {
+            ns_config_update(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK)
             NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
-            if (strcmp(u.keys[i], "logLevel") == 0 && ns_log_level_parse(u.vals[i]) >= 0)
-                ns_log_set_level((ns_log_level_t)ns_log_level_parse(u.vals[i]));
-            ns_auth_mode_t mode;
-            if (strcmp(u.keys[i], "authMode") == 0 &&
-                ns_auth_mode_parse(srv->cfg->auth_mode, &mode) == NS_OK)
-                ns_auth_set_mode(mode);
-        }
-    }
-    ns_io_config_changed(srv);
-    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
-    if (path && *path && ns_config_write_file(srv->cfg, path) != NS_OK)
-        NS_LOG_WARN("config: could not persist the settings to %s", path);
-    ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
+    if (srv->on_config_changed)
+        srv->on_config_changed(srv);
+    rc = persist(req);
 out:
     update_free(&u);
+    return rc;
 }
 
-void ns_cmd_get_namesrv_config(ns_req_t *req)
+int ns_cmd_get_namesrv_config(ns_req_t *req)
 {
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);
-    if (ns_config_dump(req->srv->cfg, body) != NS_OK) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
-        return;
-    }
+    if (ns_config_dump(req->srv->cfg, body) != NS_OK)
+        return NS_ENOMEM;
     ns_rsp_t rsp = {0};
     rsp.body = body->data;
     rsp.body_len = body->len;
     ns_reply(&req->to, &rsp);
+    return NS_OK;
 }

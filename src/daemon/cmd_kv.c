@@ -1,77 +1,91 @@
 /* cmd_kv.c - KV configuration: PUT_KV_CONFIG, GET_KV_CONFIG,
- * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (PROTOCOL.md §3.2). */
+ * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (PROTOCOL.md §3.2). The
+ * required namespace and key are checked by the dispatcher. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
-#include "server.h"
 
-static int put_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
+/* A KV write: namespace, key and (for PUT) value, copied. */
+typedef struct {
+    char *ns, *key, *val;
+} kv_write_t;
+
+static void kv_write_free(void *p)
 {
-    return ns_kv_put(txn, sop->s[0], sop->s[1], sop->s[2]);
+    kv_write_t *k = p;
+    free(k->ns);
+    free(k->key);
+    free(k->val);
 }
 
-void ns_cmd_put_kv_config(ns_req_t *req)
+static int put_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
-    const char *ns = ns_req_str(req, "namespace"), *key = ns_req_str(req, "key");
-    const char *val = ns_req_str(req, "value");
-    if (ns == NULL || key == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "namespace or key is null");
-        return;
+    kv_write_t *k = (kv_write_t *)w->payload;
+    return ns_kv_put(txn, k->ns, k->key, k->val);
+}
+
+static int del_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
+{
+    kv_write_t *k = (kv_write_t *)w->payload;
+    return ns_kv_del(txn, k->ns, k->key);
+}
+
+static const ns_wreq_ops_t put_ops = {put_apply, NULL, kv_write_free};
+static const ns_wreq_ops_t del_ops = {del_apply, NULL, kv_write_free};
+
+static int submit_kv(ns_req_t *req, const ns_wreq_ops_t *ops, const char *val)
+{
+    ns_wreq_t *w = ns_wreq_new(ops, sizeof(kv_write_t));
+    if (w == NULL)
+        return NS_ENOMEM;
+    kv_write_t *k = (kv_write_t *)w->payload;
+    k->ns = strdup(ns_req_str(req, "namespace"));
+    k->key = strdup(ns_req_str(req, "key"));
+    k->val = val ? strdup(val) : NULL;
+    if (!k->ns || !k->key || (val && !k->val)) {
+        ns_wreq_free(w);
+        return NS_ENOMEM;
     }
+    ns_wreq_submit(req->srv, w, &req->to);
+    return NS_OK;
+}
+
+int ns_cmd_put_kv_config(ns_req_t *req)
+{
     /* Java stores a null value that GET cannot see; we store "" instead. */
-    ns_sop_submit(req, put_run, NULL, ns, key, val ? val : "", NULL, NULL);
+    const char *val = ns_req_str(req, "value");
+    return submit_kv(req, &put_ops, val ? val : "");
 }
 
-static int del_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
+int ns_cmd_delete_kv_config(ns_req_t *req)
 {
-    return ns_kv_del(txn, sop->s[0], sop->s[1]);
+    return submit_kv(req, &del_ops, NULL);
 }
 
-void ns_cmd_delete_kv_config(ns_req_t *req)
-{
-    const char *ns = ns_req_str(req, "namespace"), *key = ns_req_str(req, "key");
-    if (ns == NULL || key == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "namespace or key is null");
-        return;
-    }
-    ns_sop_submit(req, del_run, NULL, ns, key, NULL, NULL, NULL);
-}
-
-void ns_cmd_get_kv_config(ns_req_t *req)
+int ns_cmd_get_kv_config(ns_req_t *req)
 {
     const char *ns = ns_req_str(req, "namespace"), *key = ns_req_str(req, "key");
     ns_rsp_t rsp = {0};
     ns_slice_t v;
-    char *val = NULL;
-    rsp.has_ext = true; /* Java always answers with a (maybe empty) response header */
-    if (ns == NULL || key == NULL) {
-        rsp.code = NS_RSP_SYSTEM_ERROR;
-        rsp.remark = "namespace or key is null";
-        ns_reply(&req->to, &rsp);
-        return;
-    }
     int rc = ns_kv_get(req->txn, ns, key, &v);
-    if (rc == NS_OK && (val = strndup((const char *)v.ptr, v.len)) != NULL) {
-        ns_rsp_ext(&rsp, "value", val);
-        rsp.code = NS_RSP_SUCCESS;
-        ns_reply(&req->to, &rsp);
-    } else if (rc == NS_OK || rc == NS_ENOTFOUND) {
-        ns_buf_t *remark = &req->srv->scratch;
-        ns_buf_reset(remark);
-        ns_buf_printf(remark, "No config item, Namespace: %s Key: %s", ns, key);
-        rsp.code = rc == NS_OK ? NS_RSP_SYSTEM_ERROR : NS_RSP_QUERY_NOT_FOUND;
-        rsp.remark = rc == NS_OK ? "out of memory" : (const char *)remark->data;
-        ns_reply(&req->to, &rsp);
-    } else {
-        rsp.code = NS_RSP_SYSTEM_ERROR;
-        rsp.remark = ns_err_remark(rc);
-        ns_reply(&req->to, &rsp);
-    }
+    if (rc == NS_ENOTFOUND)
+        return ns_failf(req, NS_RSP_QUERY_NOT_FOUND, "No config item, Namespace: %s Key: %s", ns,
+                        key);
+    if (rc != NS_OK)
+        return rc;
+    char *val = strndup((const char *)v.ptr, v.len);
+    if (val == NULL)
+        return NS_ENOMEM;
+    rsp.has_ext = true; /* Java always answers with a (maybe empty) response header */
+    ns_rsp_ext(&rsp, "value", val);
+    ns_reply(&req->to, &rsp);
     free(val);
+    return NS_OK;
 }
 
 typedef struct {
@@ -118,28 +132,19 @@ int ns_kv_table_body(ns_txn_t *txn, const char *ns, ns_buf_t *out)
     return rc;
 }
 
-void ns_cmd_get_kvlist_by_namespace(ns_req_t *req)
+int ns_cmd_get_kvlist_by_namespace(ns_req_t *req)
 {
     const char *ns = ns_req_str(req, "namespace");
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);
-    if (ns == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "namespace is null");
-        return;
-    }
     int rc = ns_kv_table_body(req->txn, ns, body);
-    if (rc == NS_ENOTFOUND) {
-        char remark[512];
-        snprintf(remark, sizeof remark, "No config item, Namespace: %s", ns);
-        ns_reply_code(&req->to, NS_RSP_QUERY_NOT_FOUND, remark);
-        return;
-    }
-    if (rc != NS_OK) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(rc));
-        return;
-    }
+    if (rc == NS_ENOTFOUND)
+        return ns_failf(req, NS_RSP_QUERY_NOT_FOUND, "No config item, Namespace: %s", ns);
+    if (rc != NS_OK)
+        return rc;
     ns_rsp_t rsp = {0};
     rsp.body = body->data;
     rsp.body_len = body->len;
     ns_reply(&req->to, &rsp);
+    return NS_OK;
 }

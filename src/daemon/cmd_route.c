@@ -10,33 +10,29 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "route_build.h"
-#include "server.h"
-#include "src/base/strmap.h"
+#include "cmd.h"
+#include "ns/strmap.h"
 
 static const char TOPIC_NOT_EXIST_FAQ[] =
     "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";
 
-static void reply_body(ns_req_t *req, const ns_buf_t *body)
+/* Replies body on success; returns rc for the wrapper otherwise. */
+static int reply_body(ns_req_t *req, int rc, const ns_buf_t *body)
 {
+    if (rc != NS_OK)
+        return rc;
     ns_rsp_t rsp = {0};
     rsp.body = body->data;
     rsp.body_len = body->len;
     ns_reply(&req->to, &rsp);
+    return NS_OK;
 }
 
-static void reply_error(ns_req_t *req, int rc)
+static int no_route(ns_req_t *req, const char *topic)
 {
-    ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(rc));
-}
-
-static void reply_no_route(ns_req_t *req, const char *topic)
-{
-    ns_buf_t *remark = &req->srv->scratch;
-    ns_buf_reset(remark);
-    ns_buf_printf(remark, "No topic route info in name server for the topic: %s%s", topic,
-                  TOPIC_NOT_EXIST_FAQ);
-    ns_reply_code(&req->to, NS_RSP_TOPIC_NOT_EXIST, (const char *)remark->data);
+    return ns_failf(req, NS_RSP_TOPIC_NOT_EXIST,
+                    "No topic route info in name server for the topic: %s%s", topic,
+                    TOPIC_NOT_EXIST_FAQ);
 }
 
 /* orderTopicConf for topic when orderMessageEnable (§3.3 step 3). */
@@ -104,7 +100,7 @@ static void zone_filter(ns_route_parts_t *p, const char *zone)
 }
 
 /* The slow path: assemble from the tables (zone filter, acting master). */
-static void route_from_tables(ns_req_t *req, const char *topic, bool standard, const char *zone)
+static int route_from_tables(ns_req_t *req, const char *topic, bool standard, const char *zone)
 {
     ns_route_cache_t cache;
     ns_route_parts_t parts;
@@ -115,8 +111,7 @@ static void route_from_tables(ns_req_t *req, const char *topic, bool standard, c
     int rc = ns_route_assemble(req->txn, &cache, topic, &parts);
     if (rc == NS_ENOTFOUND) {
         ns_route_cache_free(&cache);
-        reply_no_route(req, topic);
-        return;
+        return no_route(req, topic);
     }
     if (rc == NS_OK && req->srv->cfg->support_acting_master &&
         strncmp(topic, "rmq_sys_SYNC_BROKER_MEMBER_", 27) != 0)
@@ -132,37 +127,27 @@ static void route_from_tables(ns_req_t *req, const char *topic, bool standard, c
     ns_buf_reset(body);
     if (rc == NS_OK)
         rc = ns_json_route_encode(body, &parts.route, standard, NULL);
-    if (rc == NS_OK)
-        reply_body(req, body);
-    else
-        reply_error(req, rc);
+    rc = reply_body(req, rc, body);
     free(conf_str);
     ns_route_parts_free(&parts);
     ns_route_cache_free(&cache);
+    return rc;
 }
 
-void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
+int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
-    const char *topic = ns_req_str(req, "topic");
-    if (topic == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "topic is null");
-        return;
-    }
+    const char *topic = req->need[0]; /* the row's one required field */
     if (srv->cfg->need_wait_for_service &&
-        ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
-        return;
-    }
-    bool standard = req->cmd->version >= NS_VERSION_V4_9_4 ||
-                    ns_req_bool(req, "acceptStandardJsonOnly");
+        ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000)
+        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
+    bool standard =
+        req->cmd->version >= NS_VERSION_V4_9_4 || ns_req_bool(req, "acceptStandardJsonOnly");
     const char *zone = ns_req_str(req, "__ZONE_NAME");
     if (!ns_req_bool(req, "__ZONE_MODE") || zone == NULL || zone[strspn(zone, " \t")] == 0)
         zone = NULL;
-    if (zone || srv->cfg->support_acting_master) {
-        route_from_tables(req, topic, standard, zone);
-        return;
-    }
+    if (zone || srv->cfg->support_acting_master)
+        return route_from_tables(req, topic, standard, zone);
     /* The fast path: one lookup of the materialised route. */
     ns_slice_t route, conf;
     size_t insert_at = 0;
@@ -174,14 +159,10 @@ void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         route.ptr = srv->derived.data;
         route.len = srv->derived.len;
     }
-    if (rc == NS_ENOTFOUND) {
-        reply_no_route(req, topic);
-        return;
-    }
-    if (rc != NS_OK) {
-        reply_error(req, rc);
-        return;
-    }
+    if (rc == NS_ENOTFOUND)
+        return no_route(req, topic);
+    if (rc != NS_OK)
+        return rc;
     ns_rsp_t rsp = {0};
     rsp.body = route.ptr;
     rsp.body_len = route.len;
@@ -193,14 +174,13 @@ void ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         rc = rc ? rc : ns_json_order_conf_member(body, c, standard);
         rc = rc ? rc : ns_buf_append(body, route.ptr + insert_at, route.len - insert_at);
         free(c);
-        if (rc != NS_OK) {
-            reply_error(req, rc);
-            return;
-        }
+        if (rc != NS_OK)
+            return rc;
         rsp.body = body->data;
         rsp.body_len = body->len;
     }
     ns_reply(&req->to, &rsp); /* copies the bytes before the read txn ends */
+    return NS_OK;
 }
 
 /* ---- cluster info and member group ---- */
@@ -285,7 +265,7 @@ static int topo_load(ns_txn_t *txn, topo_t *t)
     return NS_OK;
 }
 
-void ns_cmd_get_broker_cluster_info(ns_req_t *req)
+int ns_cmd_get_broker_cluster_info(ns_req_t *req)
 {
     topo_t t;
     ns_buf_t *body = &req->srv->scratch;
@@ -294,13 +274,10 @@ void ns_cmd_get_broker_cluster_info(ns_req_t *req)
     if (rc == NS_OK)
         rc = ns_json_cluster_info_encode(body, t.views, t.n, t.entries, t.n_entries);
     topo_free(&t);
-    if (rc == NS_OK)
-        reply_body(req, body);
-    else
-        reply_error(req, rc);
+    return reply_body(req, rc, body);
 }
 
-void ns_cmd_get_broker_member_group(ns_req_t *req)
+int ns_cmd_get_broker_member_group(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *name = ns_req_str(req, "brokerName");
     ns_group_rec_t g = {0};
@@ -312,15 +289,14 @@ void ns_cmd_get_broker_member_group(ns_req_t *req)
     if (rc == NS_OK)
         rc = ns_json_member_group_encode(body, cluster, name, g.addrs, g.n_addrs);
     ns_group_rec_free(&g);
-    if (rc != NS_OK) {
-        reply_error(req, rc);
-        return;
-    }
+    if (rc != NS_OK)
+        return rc;
     ns_rsp_t rsp = {0};
     rsp.remark = "not set any response code"; /* what Java answers (scenario corpus) */
     rsp.body = body->data;
     rsp.body_len = body->len;
     ns_reply(&req->to, &rsp);
+    return NS_OK;
 }
 
 /* ---- topic lists ---- */
@@ -354,57 +330,51 @@ static int topic_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 {
     names_t *l = ctx;
     int f = q->topic_sys_flag;
-    bool keep = l->want_flag == ALL_TOPICS ||
-                (l->want_flag == UNIT && (f & NS_TOPIC_FLAG_UNIT)) ||
+    bool keep = l->want_flag == ALL_TOPICS || (l->want_flag == UNIT && (f & NS_TOPIC_FLAG_UNIT)) ||
                 (l->want_flag == UNIT_SUB && (f & NS_TOPIC_FLAG_UNIT_SUB)) ||
                 (l->want_flag == UNIT_SUB_NOT_UNIT && (f & NS_TOPIC_FLAG_UNIT_SUB) &&
                  !(f & NS_TOPIC_FLAG_UNIT));
     return keep ? names_add(l, topic) : 0;
 }
 
-static void reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broker_addr)
+static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broker_addr)
 {
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);
     if (rc == NS_OK)
         rc = ns_json_topic_list_encode(body, (const char *const *)l->v, l->n, broker_addr);
-    if (rc == NS_OK)
-        reply_body(req, body);
-    else
-        reply_error(req, rc);
     names_free(l);
+    return reply_body(req, rc, body);
 }
 
-static void topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
+static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
 {
     names_t l = {NULL, 0, mode};
     bool enabled = gated_by_topic_list ? req->srv->cfg->enable_topic_list
                                        : req->srv->cfg->enable_all_topic_list;
-    if (!enabled) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
-        return;
-    }
-    reply_topic_list(req, &l, ns_topic_iter(req->txn, topic_cb, &l), NULL);
+    if (!enabled)
+        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
+    return reply_topic_list(req, &l, ns_topic_iter(req->txn, topic_cb, &l), NULL);
 }
 
-void ns_cmd_get_all_topic_list(ns_req_t *req)
+int ns_cmd_get_all_topic_list(ns_req_t *req)
 {
-    topic_list(req, ALL_TOPICS, false);
+    return topic_list(req, ALL_TOPICS, false);
 }
 
-void ns_cmd_get_unit_topic_list(ns_req_t *req)
+int ns_cmd_get_unit_topic_list(ns_req_t *req)
 {
-    topic_list(req, UNIT, true);
+    return topic_list(req, UNIT, true);
 }
 
-void ns_cmd_get_has_unit_sub_topic_list(ns_req_t *req)
+int ns_cmd_get_has_unit_sub_topic_list(ns_req_t *req)
 {
-    topic_list(req, UNIT_SUB, true);
+    return topic_list(req, UNIT_SUB, true);
 }
 
-void ns_cmd_get_has_unit_sub_ununit_topic_list(ns_req_t *req)
+int ns_cmd_get_has_unit_sub_ununit_topic_list(ns_req_t *req)
 {
-    topic_list(req, UNIT_SUB_NOT_UNIT, true);
+    return topic_list(req, UNIT_SUB_NOT_UNIT, true);
 }
 
 typedef struct {
@@ -429,18 +399,16 @@ static int cluster_broker_cb(const char *broker, void *ctx)
     return ns_queue_iter_broker(b->txn, broker, cluster_topic_cb, b);
 }
 
-void ns_cmd_get_topics_by_cluster(ns_req_t *req)
+int ns_cmd_get_topics_by_cluster(ns_req_t *req)
 {
     names_t l = {NULL, 0, ALL_TOPICS};
     const char *cluster = ns_req_str(req, "cluster");
-    if (!req->srv->cfg->enable_topic_list) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
-        return;
-    }
+    if (!req->srv->cfg->enable_topic_list)
+        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
     by_cluster_t b = {req->txn, &l, NS_STRMAP_INIT};
     int rc = cluster ? ns_cluster_brokers_iter(req->txn, cluster, cluster_broker_cb, &b) : NS_OK;
     ns_strmap_clear(&b.seen);
-    reply_topic_list(req, &l, rc, NULL);
+    return reply_topic_list(req, &l, rc, NULL);
 }
 
 static int pair_names_cb(const char *cluster, const char *broker, void *ctx)
@@ -462,7 +430,7 @@ static int first_addr_cb(ns_group_rec_t *g, void *ctx)
     return rc;
 }
 
-void ns_cmd_get_system_topic_list(ns_req_t *req)
+int ns_cmd_get_system_topic_list(ns_req_t *req)
 {
     names_t l = {NULL, 0, ALL_TOPICS};
     int rc = ns_cluster_iter(req->txn, pair_names_cb, &l);
@@ -474,6 +442,7 @@ void ns_cmd_get_system_topic_list(ns_req_t *req)
                 (l.n - (size_t)l.want_flag - 1) * sizeof *l.v);
         l.n--;
     }
-    reply_topic_list(req, &l, rc, addr);
+    rc = reply_topic_list(req, &l, rc, addr);
     free(addr);
+    return rc;
 }

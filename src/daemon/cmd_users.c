@@ -25,8 +25,8 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "auth.h"
+#include "cmd.h"
 #include "ns/seal.h"
-#include "server.h"
 
 typedef struct {
     ns_user_rec_t rec;
@@ -40,7 +40,6 @@ static void change_free(void *p)
 {
     user_change_t *c = p;
     ns_user_rec_free(&c->rec);
-    free(c);
 }
 
 static char *dup_or_null(const char *s, bool *has)
@@ -49,15 +48,10 @@ static char *dup_or_null(const char *s, bool *has)
     return s ? strdup(s) : NULL;
 }
 
-/* Reads the request's fields into a new change; NULL and a reply sent on
- * a bad field. */
-static user_change_t *change_of(ns_req_t *req, bool create)
+/* Reads the request's fields into c (zeroed); NULL, or why a field is bad
+ * (c is then to be freed with change_free). */
+static const char *change_of(ns_req_t *req, user_change_t *c, bool create)
 {
-    user_change_t *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, "out of memory");
-        return NULL;
-    }
     const char *ak = ns_req_str(req, "userAccessKey"), *role = ns_req_str(req, "role");
     const char *enabled = ns_req_str(req, "enabled");
     bool has_ak;
@@ -94,17 +88,12 @@ static user_change_t *change_of(ns_req_t *req, bool create)
             c->rec.secret = sealed;
         }
     }
-    if (why) {
-        ns_reply_code(&req->to, NS_RSP_INVALID_PARAMETER, why);
-        change_free(c);
-        return NULL;
-    }
-    return c;
+    return why;
 }
 
-static int change_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
+static int change_run(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
-    user_change_t *c = sop->extra;
+    user_change_t *c = (user_change_t *)w->payload;
     ns_user_rec_t cur;
     int rc = ns_user_get(txn, c->rec.access_key, &cur);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
@@ -139,63 +128,99 @@ static int change_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
     return c->outcome == NS_EINVAL ? NS_OK : rc;
 }
 
-static void change_reply(ns_sop_t *sop)
+static int change_reply(ns_wreq_t *w, int rc)
 {
-    user_change_t *c = sop->extra;
+    user_change_t *c = (user_change_t *)w->payload;
+    if (rc != NS_OK)
+        return rc;
     switch (c->outcome) {
     case NS_OK:
         NS_LOG_INFO("auth: user '%s' %s over the wire", c->rec.access_key,
                     c->create ? "added" : "updated");
-        ns_reply_code(&sop->to, NS_RSP_SUCCESS, NULL);
-        break;
+        ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
+        return NS_OK;
     case NS_EEXIST:
-        ns_reply_code(&sop->to, NS_RSP_SYSTEM_ERROR, "user exists");
-        break;
+        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "user exists");
     case NS_ENOTFOUND:
-        ns_reply_code(&sop->to, NS_RSP_SYSTEM_ERROR, "no such user");
-        break;
+        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "no such user");
     default:
-        ns_reply_code(&sop->to, NS_RSP_INVALID_PARAMETER, c->err);
+        return ns_fail(&w->to, NS_RSP_INVALID_PARAMETER, c->err);
     }
 }
 
-void ns_cmd_user_add(ns_req_t *req)
+static const ns_wreq_ops_t change_ops = {change_run, change_reply, change_free};
+
+static int submit_change(ns_req_t *req, bool create)
 {
-    user_change_t *c = change_of(req, true);
-    if (c)
-        ns_sop_submit(req, change_run, change_reply, NULL, NULL, NULL, c, change_free);
+    ns_wreq_t *w = ns_wreq_new(&change_ops, sizeof(user_change_t));
+    if (w == NULL)
+        return NS_ENOMEM;
+    const char *why = change_of(req, (user_change_t *)w->payload, create);
+    if (why) {
+        ns_wreq_free(w);
+        return ns_fail(&req->to, NS_RSP_INVALID_PARAMETER, why);
+    }
+    ns_wreq_submit(req->srv, w, &req->to);
+    return NS_OK;
 }
 
-void ns_cmd_user_update(ns_req_t *req)
+int ns_cmd_user_add(ns_req_t *req)
 {
-    user_change_t *c = change_of(req, false);
-    if (c)
-        ns_sop_submit(req, change_run, change_reply, NULL, NULL, NULL, c, change_free);
+    return submit_change(req, true);
 }
 
-static int delete_run(ns_sop_t *sop, ns_txn_t *txn, ns_registry_t *reg)
+int ns_cmd_user_update(ns_req_t *req)
 {
-    int rc = ns_user_del(txn, sop->s[0]);
-    sop->count = rc == NS_OK;
+    return submit_change(req, false);
+}
+
+typedef struct {
+    char *ak;
+    bool deleted;
+} user_delete_t;
+
+static void delete_free(void *p)
+{
+    free(((user_delete_t *)p)->ak);
+}
+
+static int delete_run(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
+{
+    user_delete_t *d = (user_delete_t *)w->payload;
+    int rc = ns_user_del(txn, d->ak);
+    d->deleted = rc == NS_OK;
     return rc == NS_ENOTFOUND ? NS_OK : rc;
 }
 
-static void delete_reply(ns_sop_t *sop)
+static int delete_reply(ns_wreq_t *w, int rc)
 {
-    if (sop->count)
-        NS_LOG_INFO("auth: user '%s' deleted over the wire", sop->s[0]);
-    ns_reply_code(&sop->to, sop->count ? NS_RSP_SUCCESS : NS_RSP_SYSTEM_ERROR,
-                  sop->count ? NULL : "no such user");
+    user_delete_t *d = (user_delete_t *)w->payload;
+    if (rc != NS_OK)
+        return rc;
+    if (!d->deleted)
+        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "no such user");
+    NS_LOG_INFO("auth: user '%s' deleted over the wire", d->ak);
+    ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
+    return NS_OK;
 }
 
-void ns_cmd_user_delete(ns_req_t *req)
+static const ns_wreq_ops_t delete_ops = {delete_run, delete_reply, delete_free};
+
+int ns_cmd_user_delete(ns_req_t *req)
 {
     const char *ak = ns_req_str(req, "userAccessKey");
-    if (ak == NULL) {
-        ns_reply_code(&req->to, NS_RSP_INVALID_PARAMETER, "userAccessKey is missing");
-        return;
+    if (ak == NULL)
+        return ns_fail(&req->to, NS_RSP_INVALID_PARAMETER, "userAccessKey is missing");
+    ns_wreq_t *w = ns_wreq_new(&delete_ops, sizeof(user_delete_t));
+    if (w == NULL)
+        return NS_ENOMEM;
+    user_delete_t *d = (user_delete_t *)w->payload;
+    if ((d->ak = strdup(ak)) == NULL) {
+        ns_wreq_free(w);
+        return NS_ENOMEM;
     }
-    ns_sop_submit(req, delete_run, delete_reply, ak, NULL, NULL, NULL, NULL);
+    ns_wreq_submit(req->srv, w, &req->to);
+    return NS_OK;
 }
 
 static int list_cb(const ns_user_rec_t *u, void *ctx)
@@ -214,16 +239,14 @@ static int list_cb(const ns_user_rec_t *u, void *ctx)
     return ok ? 0 : NS_ENOMEM;
 }
 
-void ns_cmd_user_list(ns_req_t *req)
+int ns_cmd_user_list(ns_req_t *req)
 {
     cJSON *arr = cJSON_CreateArray();
     char *text = NULL;
     int rc = arr ? ns_user_iter(req->txn, list_cb, arr) : NS_ENOMEM;
     if (rc == NS_OK && (text = cJSON_PrintUnformatted(arr)) == NULL)
         rc = NS_ENOMEM;
-    if (rc != NS_OK) {
-        ns_reply_code(&req->to, NS_RSP_SYSTEM_ERROR, ns_err_remark(rc));
-    } else {
+    if (rc == NS_OK) {
         ns_rsp_t rsp = {0};
         rsp.body = (const uint8_t *)text;
         rsp.body_len = strlen(text);
@@ -231,4 +254,5 @@ void ns_cmd_user_list(ns_req_t *req)
     }
     free(text);
     cJSON_Delete(arr);
+    return rc;
 }

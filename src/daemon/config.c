@@ -17,14 +17,7 @@
  * ${HOME} falls back to the passwd entry), so a row whose default breaks its
  * own bounds makes ns_config_init fail. A failed set leaves cfg unchanged.
  *
- * Properties text (ns_properties_parse) follows java.util.Properties.load:
- * logical lines are read first (line terminators, comments, continuations),
- * then split into key and value, then each is unescaped (loadConvert).
- * Differences from Java, by design: input bytes are taken as UTF-8 and passed
- * through (Java's InputStream form reads ISO-8859-1); \uXXXX is written as
- * UTF-8, a surrogate pair as one 4-byte sequence and a lone surrogate as '?'
- * (what Java's UTF-8 encoder does); a NUL byte, raw or \u0000, is refused
- * because the callback gets C strings.
+ * Properties text is parsed by ns_properties_parse (src/base/properties.c).
  *
  * Dump escaping (ns_config_dump): only what our parser and Java's need to
  * read the value back unchanged: '\\' -> "\\\\", newline -> "\\n", CR -> "\\r",
@@ -45,6 +38,8 @@
 #include <unistd.h>
 
 #include "ns/err.h"
+#include "ns/log.h"
+#include "auth.h"
 
 typedef enum { CFG_INT64, CFG_BOOL, CFG_STRING, CFG_ENUM } cfg_type_t;
 
@@ -60,19 +55,41 @@ typedef struct {
     const char *const *values; /* CFG_ENUM only: NULL-terminated */
     unsigned flags;
     const char *help;
+    /* Makes a new value take effect beyond the field (NULL: reading the
+     * field is enough); run by ns_config_update and ns_config_apply_all. */
+    void (*apply)(const ns_config_t *cfg);
 } cfg_entry_t;
 
 /* offsetof that refuses to compile unless the field has type T. */
-#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T: offsetof(ns_config_t, field))
+#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T : offsetof(ns_config_t, field))
 
-#define ROW_INT(key, field, def, min, max, flags, help) \
-    {key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help}
-#define ROW_BOOL(key, field, def, flags, help) \
-    {key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help}
-#define ROW_STR(key, field, def, flags, help) \
-    {key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help}
-#define ROW_ENUM(key, field, def, values, flags, help) \
-    {key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help}
+#define ROW_INT(key, field, def, min, max, flags, help)                                            \
+    {                                                                                              \
+        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL               \
+    }
+#define ROW_BOOL(key, field, def, flags, help)                                                     \
+    {                                                                                              \
+        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help, NULL                       \
+    }
+#define ROW_STR(key, field, def, flags, help)                                                      \
+    {                                                                                              \
+        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help, NULL                   \
+    }
+#define ROW_ENUM(key, field, def, values, flags, help)                                             \
+    {                                                                                              \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, NULL                   \
+    }
+#define ROW_ENUM_APPLY(key, field, def, values, flags, help, apply)                                \
+    {                                                                                              \
+        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, apply                  \
+    }
+
+static void apply_log_level(const ns_config_t *cfg)
+{
+    int level = ns_log_level_parse(cfg->log_level);
+    if (level >= 0)
+        ns_log_set_level((ns_log_level_t)level);
+}
 
 #define MiB (INT64_C(1) << 20)
 #define GiB (INT64_C(1) << 30)
@@ -81,12 +98,21 @@ static const char *const sync_modes[] = {"full", "nometasync", "nosync", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const auth_modes[] = {"off", "writes", "all", NULL};
 
+/* Every loop reads the mode through ns_auth_mode() (atomic). */
+static void apply_auth_mode(const ns_config_t *cfg)
+{
+    ns_auth_mode_t m;
+    if (ns_auth_mode_parse(cfg->auth_mode, &m) == NS_OK)
+        ns_auth_set_mode(m);
+}
+
 static const cfg_entry_t ns_config_table[] = {
     /* network */
     ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
     ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
             "TCP port to listen on; 0 = any free port (see portFile)"),
-    ROW_STR("portFile", port_file, "", CFG_OURS, "write the bound port to this file; empty = don't"),
+    ROW_STR("portFile", port_file, "", CFG_OURS,
+            "write the bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,
@@ -146,11 +172,13 @@ static const cfg_entry_t ns_config_table[] = {
             "see needWaitForService, seconds"),
     ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
-    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1,
-            INT32_MAX, 0, "pending UNREGISTER_BROKER queue capacity"),
+    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
+            0, "pending UNREGISTER_BROKER queue capacity"),
     /* access control (src/daemon/auth.h) */
-    ROW_ENUM("authMode", auth_mode, "off", auth_modes, CFG_OURS | CFG_MUTABLE,
-             "signed requests: off (none), writes (broker and admin requests), all (reads too)"),
+    ROW_ENUM_APPLY("authMode", auth_mode, "off", auth_modes, CFG_OURS | CFG_MUTABLE,
+                   "signed requests: off (none), writes (broker and admin requests), all (reads "
+                   "too)",
+                   apply_auth_mode),
     ROW_INT("authPenaltyMaxMillis", auth_penalty_max_ms, "5000", 0, 60000, CFG_OURS | CFG_MUTABLE,
             "longest delay before answering a refusal to an address that keeps failing, ms; "
             "0 = never delay"),
@@ -158,8 +186,8 @@ static const cfg_entry_t ns_config_table[] = {
             "file with the 256-bit key (64 hex digits) users' secrets are sealed with in the "
             "store; keep it outside dataDir; empty = secrets stored as they are"),
     /* logging */
-    ROW_ENUM("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
-             "log threshold"),
+    ROW_ENUM_APPLY("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
+                   "log threshold", apply_log_level),
 };
 
 #define NS_CONFIG_NENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])
@@ -195,11 +223,6 @@ static void *slot_of(ns_config_t *cfg, const cfg_entry_t *e)
 static const void *cslot_of(const ns_config_t *cfg, const cfg_entry_t *e)
 {
     return (const char *)cfg + e->offset;
-}
-
-static bool is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\f';
 }
 
 /* True if s is an optional sign followed by one or more digits. */
@@ -405,6 +428,22 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *er
     return set_entry(cfg, e, value, err, errlen);
 }
 
+int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+    int rc = ns_config_set(cfg, key, value, err, errlen);
+    const cfg_entry_t *e = rc == NS_OK ? find_entry(key) : NULL;
+    if (e && e->apply)
+        e->apply(cfg);
+    return rc;
+}
+
+void ns_config_apply_all(const ns_config_t *cfg)
+{
+    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
+        if (ns_config_table[i].apply)
+            ns_config_table[i].apply(cfg);
+}
+
 bool ns_config_has_key(const char *key)
 {
     return find_entry(key) != NULL;
@@ -414,309 +453,6 @@ bool ns_config_is_mutable(const char *key)
 {
     const cfg_entry_t *e = find_entry(key);
     return e != NULL && (e->flags & CFG_MUTABLE);
-}
-
-/* ---- properties text -------------------------------------------------- */
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Reads the 4 hex digits of a \u escape at p[0..3] (n bytes available). */
-static int read_u4(const char *p, size_t n, uint32_t *out)
-{
-    uint32_t v = 0;
-    if (n < 4)
-        return NS_EINVAL;
-    for (size_t k = 0; k < 4; k++) {
-        int h = hex_value(p[k]);
-        if (h < 0)
-            return NS_EINVAL;
-        v = v << 4 | (uint32_t)h;
-    }
-    *out = v;
-    return NS_OK;
-}
-
-static int append_utf8(ns_buf_t *out, uint32_t cp)
-{
-    uint8_t b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (uint8_t)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (uint8_t)(0xC0 | cp >> 6);
-        b[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (uint8_t)(0xE0 | cp >> 12);
-        b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (uint8_t)(0xF0 | cp >> 18);
-        b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        b[3] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return ns_buf_append(out, b, n);
-}
-
-/* Handles the \uXXXX escape whose digits start at p (n bytes left); *used
- * gets the bytes consumed after the 'u', a following low surrogate escape
- * included. */
-static int unescape_u(const char *p, size_t n, ns_buf_t *out, size_t *used)
-{
-    uint32_t cp = 0, lo = 0;
-    if (read_u4(p, n, &cp) != NS_OK || cp == 0)
-        return NS_EINVAL;
-    *used = 4;
-    if (cp >= 0xD800 && cp <= 0xDBFF && n >= 6 && p[4] == '\\' && p[5] == 'u' &&
-        read_u4(p + 6, n - 6, &lo) == NS_OK && lo >= 0xDC00 && lo <= 0xDFFF) {
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        *used = 10;
-    } else if (cp >= 0xD800 && cp <= 0xDFFF) {
-        cp = '?'; /* lone surrogate, as Java's UTF-8 encoder writes it */
-    }
-    return append_utf8(out, cp);
-}
-
-/* Java's loadConvert: resolves the escapes of [p, p+n) into out, which ends
- * up NUL-terminated. */
-static int unescape(const char *p, size_t n, ns_buf_t *out)
-{
-    ns_buf_reset(out);
-    if (ns_buf_reserve(out, n) != NS_OK)
-        return NS_ENOMEM;
-    out->data[0] = 0;
-    for (size_t i = 0; i < n;) {
-        char c = p[i++];
-        int rc = NS_OK;
-        size_t used = 0;
-        if (c == 0)
-            return NS_EINVAL;
-        if (c != '\\') {
-            rc = ns_buf_append_u8(out, (uint8_t)c);
-        } else if (i == n) {
-            break; /* a lone trailing backslash: dropped */
-        } else {
-            c = p[i++];
-            switch (c) {
-            case 't':
-                c = '\t';
-                break;
-            case 'n':
-                c = '\n';
-                break;
-            case 'r':
-                c = '\r';
-                break;
-            case 'f':
-                c = '\f';
-                break;
-            case 0:
-                return NS_EINVAL;
-            default:
-                break;
-            }
-            if (c == 'u') {
-                rc = unescape_u(p + i, n - i, out, &used);
-                i += used;
-            } else {
-                rc = ns_buf_append_u8(out, (uint8_t)c);
-            }
-        }
-        if (rc != NS_OK)
-            return rc;
-    }
-    return NS_OK;
-}
-
-/* Splits one logical line as Java's Properties.load0 does and hands the
- * unescaped pair to cb. */
-static int emit_pair(const ns_buf_t *line, ns_buf_t *key, ns_buf_t *val, ns_properties_cb cb,
-                     void *ctx)
-{
-    const char *s = (const char *)line->data;
-    size_t n = line->len, klen = 0, vstart = n;
-    bool sep = false, backslash = false;
-    int rc = NS_OK;
-    for (; klen < n; klen++) {
-        char c = s[klen];
-        if ((c == '=' || c == ':') && !backslash) {
-            vstart = klen + 1;
-            sep = true;
-            break;
-        }
-        if (is_ws(c) && !backslash) {
-            vstart = klen + 1;
-            break;
-        }
-        backslash = c == '\\' ? !backslash : false;
-    }
-    for (; vstart < n; vstart++) {
-        char c = s[vstart];
-        if (is_ws(c))
-            continue;
-        if (sep || (c != '=' && c != ':'))
-            break;
-        sep = true;
-    }
-    rc = unescape(s, klen, key);
-    if (rc == NS_OK)
-        rc = unescape(s + vstart, n - vstart, val);
-    if (rc == NS_OK)
-        rc = cb((const char *)key->data, (const char *)val->data, ctx);
-    return rc;
-}
-
-int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx)
-{
-    ns_buf_t line = NS_BUF_INIT, key = NS_BUF_INIT, val = NS_BUF_INIT;
-    bool skip_ws = true;    /* at the start of a line: skip blanks */
-    bool new_line = true;   /* next character starts a logical line */
-    bool comment = false;   /* inside a # or ! line */
-    bool backslash = false; /* odd number of backslashes just read */
-    bool continued = false; /* inside the leading blanks of a continuation */
-    bool skip_lf = false;   /* a continuation ended in \r: a \n after it belongs to it */
-    int rc = NS_OK;
-
-    for (size_t i = 0; i < len && rc == NS_OK; i++) {
-        char c = text[i];
-        if (skip_lf) {
-            skip_lf = false;
-            if (c == '\n')
-                continue;
-        }
-        if (skip_ws) {
-            if (is_ws(c) || (!continued && (c == '\r' || c == '\n')))
-                continue;
-            skip_ws = false;
-            continued = false;
-        }
-        if (new_line) {
-            new_line = false;
-            comment = c == '#' || c == '!';
-        }
-        if (c != '\n' && c != '\r') {
-            if (!comment) {
-                rc = ns_buf_append_u8(&line, (uint8_t)c);
-                backslash = c == '\\' ? !backslash : false;
-            }
-            continue;
-        }
-        if (comment || line.len == 0) {
-            /* end of a comment or an empty continuation: nothing to emit */
-        } else if (backslash) {
-            line.len--; /* drop the backslash, join the next line */
-            backslash = false;
-            skip_ws = true;
-            continued = true;
-            skip_lf = c == '\r';
-            continue;
-        } else {
-            rc = emit_pair(&line, &key, &val, cb, ctx);
-        }
-        ns_buf_reset(&line);
-        comment = false;
-        new_line = true;
-        skip_ws = true;
-    }
-    if (rc == NS_OK && !comment && backslash && line.len > 0)
-        line.len--; /* a continuation at the end of the text joins nothing */
-    if (rc == NS_OK && !comment && line.len > 0)
-        rc = emit_pair(&line, &key, &val, cb, ctx);
-
-    ns_buf_free(&line);
-    ns_buf_free(&key);
-    ns_buf_free(&val);
-    return rc;
-}
-
-/* ---- files ------------------------------------------------------------ */
-
-typedef struct {
-    ns_config_t *cfg;
-    char msg[512];
-    bool set_failed; /* the error came from ns_config_set, msg says why */
-} load_ctx_t;
-
-static int load_pair_cb(const char *key, const char *value, void *ctx)
-{
-    load_ctx_t *l = ctx;
-    int rc = ns_config_set(l->cfg, key, value, l->msg, sizeof l->msg);
-    if (rc != NS_OK)
-        l->set_failed = true;
-    return rc;
-}
-
-/* Reads a whole file into out. NS_EIO with errno set on failure. */
-static int read_whole_file(const char *path, ns_buf_t *out)
-{
-    FILE *f = NULL;
-    char chunk[8192];
-    size_t n = 0;
-    int rc = NS_OK;
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        rc = NS_EIO;
-        goto cleanup;
-    }
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        rc = ns_buf_append(out, chunk, n);
-        if (rc != NS_OK)
-            goto cleanup;
-    }
-    if (ferror(f)) {
-        rc = NS_EIO;
-        goto cleanup;
-    }
-cleanup:
-    if (f != NULL)
-        fclose(f);
-    return rc;
-}
-
-int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t errlen)
-{
-    ns_buf_t text = NS_BUF_INIT;
-    load_ctx_t ctx = {.cfg = cfg};
-    char *path_copy = NULL;
-    int rc = read_whole_file(path, &text);
-    if (rc != NS_OK) {
-        set_err(err, errlen, "%s: %s", path, rc == NS_EIO ? strerror(errno) : ns_strerror(rc));
-        goto cleanup;
-    }
-    rc = ns_properties_parse((const char *)text.data, text.len, load_pair_cb, &ctx);
-    if (rc != NS_OK) {
-        if (ctx.set_failed)
-            set_err(err, errlen, "%s: %s", path, ctx.msg);
-        else if (rc == NS_EINVAL)
-            set_err(err, errlen, "%s: malformed escape or NUL byte", path);
-        else
-            set_err(err, errlen, "%s: %s", path, ns_strerror(rc));
-        goto cleanup;
-    }
-    path_copy = strdup(path);
-    if (path_copy == NULL) {
-        rc = NS_ENOMEM;
-        set_err(err, errlen, "%s: out of memory", path);
-        goto cleanup;
-    }
-    free(cfg->config_file);
-    cfg->config_file = path_copy;
-cleanup:
-    ns_buf_free(&text);
-    return rc;
 }
 
 /* Appends s escaped for a properties value (rules at the top of the file). */
@@ -792,153 +528,6 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
             return NS_ENOMEM;
     }
     return NS_OK;
-}
-
-/* path + suffix as a new heap string, or NULL. */
-static char *path_with(const char *path, const char *suffix)
-{
-    size_t a = strlen(path), b = strlen(suffix);
-    char *s = malloc(a + b + 1);
-    if (s == NULL)
-        return NULL;
-    memcpy(s, path, a);
-    memcpy(s + a, suffix, b + 1);
-    return s;
-}
-
-/* Creates the directories leading to the file at path (mkdir -p dirname). */
-static int make_parent_dirs(const char *path)
-{
-    char *dir = strdup(path);
-    int rc = NS_OK;
-    if (dir == NULL)
-        return NS_ENOMEM;
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL || slash == dir)
-        goto cleanup;
-    *slash = 0;
-    for (char *p = dir + 1;; p++) {
-        if (*p != '/' && *p != 0)
-            continue;
-        char saved = *p;
-        *p = 0;
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            rc = NS_EIO;
-            goto cleanup;
-        }
-        *p = saved;
-        if (saved == 0)
-            break;
-    }
-cleanup:
-    free(dir);
-    return rc;
-}
-
-/* Writes n bytes to a new file at path (truncating) and fsyncs it. */
-static int write_synced(const char *path, const void *data, size_t n)
-{
-    const uint8_t *p = data;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = NS_OK;
-    if (fd < 0)
-        return NS_EIO;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = NS_EIO;
-            goto cleanup;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    if (fsync(fd) != 0)
-        rc = NS_EIO;
-cleanup:
-    if (close(fd) != 0 && rc == NS_OK)
-        rc = NS_EIO;
-    return rc;
-}
-
-/* Copies the file at src to dst (fsynced). A missing src is not an error. */
-static int backup_file(const char *src, const char *dst)
-{
-    ns_buf_t old = NS_BUF_INIT;
-    int rc = read_whole_file(src, &old);
-    if (rc == NS_EIO && errno == ENOENT) {
-        rc = NS_OK;
-        goto cleanup;
-    }
-    if (rc != NS_OK)
-        goto cleanup;
-    rc = write_synced(dst, old.data, old.len);
-cleanup:
-    ns_buf_free(&old);
-    return rc;
-}
-
-/* fsyncs the directory holding path, so a rename in it is durable. */
-static int sync_parent_dir(const char *path)
-{
-    char *dir = strdup(path);
-    int fd = -1, rc = NS_OK;
-    if (dir == NULL)
-        return NS_ENOMEM;
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        slash[1] = 0;
-    else
-        *slash = 0;
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || fsync(fd) != 0)
-        rc = NS_EIO;
-    if (fd >= 0)
-        close(fd);
-    free(dir);
-    return rc;
-}
-
-int ns_config_write_file(const ns_config_t *cfg, const char *path)
-{
-    ns_buf_t text = NS_BUF_INIT;
-    char *tmp = NULL, *bak = NULL;
-    bool tmp_written = false;
-    int rc = ns_config_dump(cfg, &text);
-    if (rc != NS_OK)
-        goto cleanup;
-    tmp = path_with(path, ".tmp");
-    bak = path_with(path, ".bak");
-    if (tmp == NULL || bak == NULL) {
-        rc = NS_ENOMEM;
-        goto cleanup;
-    }
-    rc = make_parent_dirs(path);
-    if (rc != NS_OK)
-        goto cleanup;
-    tmp_written = true;
-    rc = write_synced(tmp, text.data, text.len);
-    if (rc != NS_OK)
-        goto cleanup;
-    rc = backup_file(path, bak);
-    if (rc != NS_OK)
-        goto cleanup;
-    if (rename(tmp, path) != 0) {
-        rc = NS_EIO;
-        goto cleanup;
-    }
-    tmp_written = false;
-    rc = sync_parent_dir(path);
-cleanup:
-    if (tmp_written)
-        unlink(tmp);
-    free(tmp);
-    free(bak);
-    ns_buf_free(&text);
-    return rc;
 }
 
 /* ---- --help ----------------------------------------------------------- */

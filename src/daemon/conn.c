@@ -1,81 +1,93 @@
-/* conn.c - one TCP connection: read buffer, frame splitting, reply batching.
+/* conn.c - one TCP connection: read buffer, frame splitting, reply batching
+ * (the contract is in conn.h).
  *
- * State machine:
- *   OPEN     reading; every whole frame in the buffer is decoded and
- *            dispatched in arrival order (pipelining); replies are appended
- *            to `wq.out` and written once per loop iteration (uv_check) by
- *            ns_wq_flush, as one write per connection; while the previous
- *            write is in flight they keep accumulating.
- *   CLOSING  after a protocol error, EOF, idle timeout or shutdown: uv_close
- *            was called; queued writes are cancelled; nothing is dispatched.
- *   CLOSED   close callback ran: the connection left the server's list, the
- *            brokers it registered are unregistered (cmd_broker.c), and the
- *            handle's reference was dropped.
+ * State machine (all on the connection's loop):
+ *   OPEN     reading; every whole frame in the buffer is decoded once and
+ *            dispatched in arrival order (pipelining): here when the row may
+ *            run on any loop, else forwarded to the main loop as a decoded
+ *            command (the loop's on_request hook decides). Replies are appended to `wq.out` and
+ *            written once per loop iteration (uv_check) by ns_wq_flush, as
+ *            one write per connection; while the previous write is in
+ *            flight they keep accumulating.
+ *   PAUSED   on_request refused a frame for now (an I/O loop whose
+ *            forwarded requests pile up): not reading; the frame waits in
+ *            rbuf; ns_conn_resume_all takes it up again.
+ *   CLOSING  after a protocol error, EOF, idle timeout, a close request
+ *            or shutdown: uv_close was called; nothing more is dispatched;
+ *            replies that still arrive are dropped.
+ *   CLOSED   close callback ran: the connection left its loop's list; on
+ *            the on_closed hook runs (the main loop unregisters the brokers
+ *            it registered; an I/O loop sends a close notice there).
  * The struct is freed when the last reference goes: the handle holds one,
- * and every write operation still waiting for the writer holds one (so a
- * late reply finds a CLOSED conn and is dropped, never a dangling pointer).
+ * and so does every write operation still waiting for the writer and every
+ * message naming the connection (a late reply then finds a CLOSING conn and
+ * is dropped, never a dangling pointer).
  *
- * With ioThreads > 1 a connection may live on an I/O loop (ioloop.c). Its
- * main-loop proxy has no socket: forwarded frames are dispatched against it,
- * its flush sends the reply bytes to the I/O loop, closing it asks the I/O
- * loop to close, and it is CLOSED when the I/O loop reports the close. The
- * I/O loop's connection holds one more reference, for the proxy's link,
- * until the main loop has finished the proxy and can no longer name it. */
+ * The byte seam: conn_bytes_in is the only way read bytes reach the frame
+ * decoder, conn_bytes_out the only way reply bytes reach the socket; a
+ * filter (conn.h) hooks into exactly these two. */
+#include "conn.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include "ioloop.h"
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/wqueue.h"
-#include "server.h"
 
 #define READ_CHUNK (64 * 1024)
 #define MAX_PENDING_OUT (64u * 1024 * 1024)
 
 struct ns_conn {
-    uv_tcp_t tcp; /* first member: the handle's data points back at us */
-    ns_server_t *srv;
-    int refs;
-    bool closing;
+    uv_tcp_t tcp;     /* first member: the handle's data points back at us */
+    ns_server_t *srv; /* the loop it lives on */
+    int refs;         /* atomic */
+    bool closing;     /* atomic: read by other loops */
+    bool close_asked; /* atomic: another loop posted close_mail */
     bool in_dirty;
-    bool paused;   /* I/O loop: not reading while the main loop catches up */
-    bool proxy;    /* a main-loop stand-in for a connection of an I/O loop */
-    bool finished; /* proxy: the I/O loop reported the close */
-    int brokers;   /* registrations seen on this connection */
+    bool paused;
+    int brokers; /* main loop only: registrations seen on this connection */
     uint64_t last_active_ms;
-    ns_buf_t rbuf;
-    ns_wq_t wq; /* replies waiting for the next write, and the one in flight */
+    ns_buf_t rbuf; /* the tail of a frame that has not fully arrived (plain bytes) */
+    ns_wq_t wq;    /* replies waiting for the next write, and the one in flight */
     ns_cmd_msg_t msg;
+    ns_conn_filter_t filter;
+    ns_mail_t close_mail;  /* another loop's close request, kept so it cannot fail */
+    ns_mail_t closed_mail; /* I/O loop -> main: the close notice */
     ns_conn_t *prev, *next;
     ns_conn_t *dirty_next;
     ns_conn_t *paused_next;
-    ns_io_t *home;   /* proxy: the I/O loop that owns the socket */
-    ns_conn_t *link; /* the other half: a token, dereferenced only by its own loop */
-    void *spare;     /* the message the close path will send (ioloop.c), kept so it cannot fail */
     char peer[64];
 };
 
+static bool on_own_loop(const ns_conn_t *c)
+{
+    return c->srv == ns_loop_current();
+}
+
 void ns_conn_ref(ns_conn_t *c)
 {
-    c->refs++;
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
 }
 
 void ns_conn_unref(ns_conn_t *c)
 {
-    if (--c->refs > 0)
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     ns_buf_free(&c->rbuf);
     ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
-    ns_io_msg_free(c->spare);
+    if (c->filter.free)
+        c->filter.free(c->filter.ctx);
     free(c);
 }
 
 bool ns_conn_is_closed(const ns_conn_t *c)
 {
-    return c->closing;
+    return __atomic_load_n(&c->closing, __ATOMIC_ACQUIRE);
 }
 
 const char *ns_conn_peer(const ns_conn_t *c)
@@ -83,9 +95,29 @@ const char *ns_conn_peer(const ns_conn_t *c)
     return c->peer;
 }
 
+ns_server_t *ns_conn_loop(const ns_conn_t *c)
+{
+    return c->srv;
+}
+
+struct ns_mail *ns_conn_notice(ns_conn_t *c)
+{
+    return &c->closed_mail;
+}
+
 void ns_conn_note_broker(ns_conn_t *c)
 {
     c->brokers++;
+}
+
+int ns_conn_brokers(const ns_conn_t *c)
+{
+    return c->brokers;
+}
+
+void ns_conn_set_filter(ns_conn_t *c, const ns_conn_filter_t *f)
+{
+    c->filter = *f;
 }
 
 static void mark_dirty(ns_conn_t *c)
@@ -98,11 +130,10 @@ static void mark_dirty(ns_conn_t *c)
     c->srv->dirty = c;
 }
 
-static void *take_spare(ns_conn_t *c)
+void ns_conn_want_flush(ns_conn_t *c)
 {
-    void *s = c->spare;
-    c->spare = NULL;
-    return s;
+    if (!c->closing)
+        mark_dirty(c);
 }
 
 static void unlink_conn(ns_conn_t *c)
@@ -122,43 +153,55 @@ static void close_cb(uv_handle_t *h)
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
     unlink_conn(c);
-    if (srv->io)
-        ns_io_closed(srv, c, c->link, take_spare(c)); /* its brokers are the main loop's */
-    else if (c->brokers > 0 && !srv->stopping)
-        ns_broker_conn_closed(srv, c);
+    if (srv->on_closed)
+        srv->on_closed(srv, c);
     ns_conn_unref(c);
 }
 
-void ns_conn_close(ns_conn_t *c, const char *reason)
+/* On c's loop. */
+static void close_here(ns_conn_t *c, const char *reason)
 {
     if (c->closing)
         return;
-    c->closing = true;
+    __atomic_store_n(&c->closing, true, __ATOMIC_RELEASE);
     if (reason)
         NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
-    if (c->proxy) {
-        if (c->link && c->srv->n_ios > 0) /* else told when it next forwards (or gone) */
-            ns_io_close_remote(c->home, c->link, take_spare(c));
-        return;
-    }
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, close_cb);
 }
 
-/* A connection with no partial frame reads into the server's one shared
- * buffer (idle connections then hold no read memory); only the tail of a
- * frame that has not fully arrived is copied into the connection's own
- * buffer, which later reads extend. */
+void ns_conn_close(ns_conn_t *c, const char *reason)
+{
+    if (on_own_loop(c)) {
+        close_here(c, reason);
+        return;
+    }
+    if (ns_conn_is_closed(c) || __atomic_exchange_n(&c->close_asked, true, __ATOMIC_ACQ_REL))
+        return;
+    if (reason)
+        NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
+    c->close_mail.kind = NS_MAIL_CLOSE;
+    c->close_mail.conn = c;
+    ns_conn_ref(c); /* the mail's */
+    if (!ns_loop_post(c->srv, &c->close_mail))
+        ns_conn_unref(c); /* its loop has ended: it is closed already */
+}
+
+/* A connection whose bytes pass as they are and that has no partial frame
+ * reads into the loop's one shared buffer (idle connections then hold no
+ * read memory); only the tail of a frame that has not fully arrived is
+ * copied into the connection's own buffer, which later reads extend. */
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
-    if (c->rbuf.len == 0 && ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
+    if ((c->rbuf.len == 0 || c->filter.read) &&
+        ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
         buf->base = (char *)srv->rshared.data;
         buf->len = srv->rshared.cap - 1;
         return;
     }
-    if (ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
+    if (c->filter.read || ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
         buf->base = NULL;
         buf->len = 0;
         return;
@@ -167,8 +210,7 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     buf->len = c->rbuf.cap - c->rbuf.len - 1;
 }
 
-/* I/O loop: the main loop has too many of this loop's frames to handle;
- * stop reading until it catches up (ns_conn_resume_all). */
+/* on_request refused a frame for now: stop reading until ns_conn_resume_all. */
 static void pause_reading(ns_conn_t *c)
 {
     ns_server_t *srv = c->srv;
@@ -197,15 +239,31 @@ static ns_conn_t *paused_pop(ns_server_t *srv)
     return c;
 }
 
-/* Splits [data, data+len) into frames and dispatches each one; returns how
+/* Decodes one frame (the only decode it gets) and hands it to the loop's
+ * on_request; false when the connection must stop (closed, or paused with
+ * the frame not taken). */
+static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
+{
+    ns_server_t *srv = c->srv;
+    int rc = ns_remoting_decode(frame, flen, &c->msg);
+    if (rc != NS_OK) {
+        NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
+        close_here(c, "malformed header");
+        return false;
+    }
+    if (srv->on_request(srv, c, &c->msg.cmd, flen))
+        return true;
+    pause_reading(c); /* this frame waits in c->rbuf */
+    return false;
+}
+
+/* Splits [data, data+len) into frames and handles each one; returns how
  * many bytes were consumed (whole frames). */
 static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
 {
     ns_server_t *srv = c->srv;
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
     ns_txn_t *txn = NULL;
-    if (srv->io)
-        ns_io_sync(srv);
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
     while (!c->closing && !c->paused) {
         size_t flen = 0;
@@ -215,29 +273,16 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
         if (rc == NS_ETOOBIG) {
             NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
                         ns_be32_read(data + off), max);
-            ns_conn_close(c, "oversized frame");
+            close_here(c, "oversized frame");
             break;
         }
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: malformed frame length", c->peer);
-            ns_conn_close(c, "malformed frame");
+            close_here(c, "malformed frame");
             break;
         }
-        rc = ns_remoting_decode(data + off, flen, &c->msg);
-        if (rc != NS_OK) {
-            NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
-            ns_conn_close(c, "malformed header");
+        if (!handle_frame(c, data + off, flen))
             break;
-        }
-        if (srv->io && !ns_io_serves(&c->msg.cmd)) {
-            if (ns_io_backlogged(srv)) { /* this frame waits in c->rbuf */
-                pause_reading(c);
-                break;
-            }
-            ns_io_forward(srv, c, c->link, data + off, flen);
-        } else {
-            ns_dispatch(srv, c, &c->msg.cmd);
-        }
         off += flen;
     }
     if (reading)
@@ -257,39 +302,53 @@ static void process_rbuf(ns_conn_t *c)
         ns_buf_free(&c->rbuf); /* back to the shared buffer */
 }
 
+/* The seam, inbound: n bytes read from the socket into the shared buffer. */
+static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
+{
+    if (c->filter.read) {
+        int rc = c->filter.read(c->filter.ctx, c, p, n, &c->rbuf);
+        if (rc != NS_OK) {
+            close_here(c, ns_strerror(rc));
+            return;
+        }
+        process_rbuf(c);
+        return;
+    }
+    size_t used = process(c, p, n);
+    if (!c->closing && used < n && ns_buf_append(&c->rbuf, p + used, n - used) != NS_OK)
+        close_here(c, "out of memory");
+}
+
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *c = s->data;
     ns_server_t *srv = c->srv;
     if (nread < 0) {
-        ns_conn_close(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+        close_here(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
         return;
     }
     if (nread == 0)
         return;
     c->last_active_ms = uv_now(srv->loop);
     if (buf->base == (char *)srv->rshared.data) {
-        size_t used = process(c, srv->rshared.data, (size_t)nread);
-        if (!c->closing && used < (size_t)nread &&
-            ns_buf_append(&c->rbuf, srv->rshared.data + used, (size_t)nread - used) != NS_OK)
-            ns_conn_close(c, "out of memory");
+        conn_bytes_in(c, srv->rshared.data, (size_t)nread);
         return;
     }
-    c->rbuf.len += (size_t)nread;
+    c->rbuf.len += (size_t)nread; /* plain bytes straight into the frame's tail */
     process_rbuf(c);
 }
 
-void ns_conn_resume_all(ns_server_t *shard)
+void ns_conn_resume_all(ns_server_t *srv)
 {
     ns_conn_t *c;
-    while ((c = paused_pop(shard)) != NULL) {
+    while ((c = paused_pop(srv)) != NULL) {
         if (!c->closing) {
             NS_LOG_DEBUG("conn %s: reading again", c->peer);
-            c->last_active_ms = uv_now(shard->loop);
+            c->last_active_ms = uv_now(srv->loop);
             process_rbuf(c);
             if (!c->closing && !c->paused &&
                 uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
-                ns_conn_close(c, "read start failed");
+                close_here(c, "read start failed");
         }
         bool full_again = c->paused;
         ns_conn_unref(c);
@@ -312,8 +371,8 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outle
     snprintf(out, outlen, "%s:%d", host, port);
 }
 
-/* Allocates a connection of srv with one reference (the handle's or, for a
- * proxy, the link's) and puts it on srv's list. NULL when out of memory. */
+/* Allocates a connection of srv with one reference (the handle's), its
+ * handle initialised, on srv's list. NULL when out of memory. */
 static ns_conn_t *conn_new(ns_server_t *srv)
 {
     ns_conn_t *c = calloc(1, sizeof *c);
@@ -322,11 +381,15 @@ static ns_conn_t *conn_new(ns_server_t *srv)
     c->srv = srv;
     c->refs = 1;
     ns_cmd_msg_init(&c->msg);
+    c->close_mail.embedded = c->closed_mail.embedded = true;
+    c->close_mail.fd = c->closed_mail.fd = -1;
     c->next = srv->conns;
     if (srv->conns)
         srv->conns->prev = c;
     srv->conns = c;
     c->last_active_ms = uv_now(srv->loop);
+    uv_tcp_init(srv->loop, &c->tcp);
+    c->tcp.data = c;
     return c;
 }
 
@@ -340,7 +403,7 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_nodelay(&c->tcp, 1);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
-        ns_conn_close(c, "read start failed");
+        close_here(c, "read start failed");
 }
 
 void ns_conn_accept(ns_server_t *srv)
@@ -348,85 +411,47 @@ void ns_conn_accept(ns_server_t *srv)
     ns_conn_t *c = conn_new(srv);
     if (c == NULL)
         return;
-    uv_tcp_init(srv->loop, &c->tcp);
-    c->tcp.data = c;
     if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
-        c->closing = true;
-        uv_close((uv_handle_t *)&c->tcp, close_cb);
+        close_here(c, NULL);
         return;
     }
     conn_start(c);
 }
 
-bool ns_conn_adopt(ns_server_t *shard, int fd, ns_conn_t *proxy, void *spare)
+/* A connection the main loop never heard of: no close notice. */
+static void adopt_failed_cb(uv_handle_t *h)
 {
-    ns_conn_t *c = conn_new(shard);
+    ns_conn_t *c = h->data;
+    unlink_conn(c);
+    ns_conn_unref(c);
+}
+
+bool ns_conn_adopt(ns_server_t *srv, int fd)
+{
+    ns_conn_t *c = conn_new(srv);
     if (c == NULL) {
         close(fd);
         return false;
     }
-    c->link = proxy;
-    uv_tcp_init(shard->loop, &c->tcp);
-    c->tcp.data = c;
     if (uv_tcp_open(&c->tcp, fd) != 0) {
         close(fd);
         c->closing = true;
-        unlink_conn(c);
-        c->link = NULL;
-        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
-        ns_cmd_msg_free(&c->msg);
+        uv_close((uv_handle_t *)&c->tcp, adopt_failed_cb);
         return false;
     }
-    ns_conn_ref(c); /* the proxy's link, dropped when the main loop releases it */
-    c->spare = spare;
     conn_start(c);
     return true;
 }
 
-ns_conn_t *ns_conn_proxy_new(ns_server_t *srv, ns_io_t *home, int fd, void *spare)
+/* Appends encoded bytes for c's socket, on c's loop. */
+static int queue_out(ns_conn_t *c)
 {
-    ns_conn_t *c = conn_new(srv);
-    if (c == NULL)
-        return NULL;
-    c->proxy = true;
-    c->home = home;
-    c->spare = spare;
-    struct sockaddr_storage ss = {0};
-    socklen_t len = sizeof ss;
-    getpeername(fd, (struct sockaddr *)&ss, &len);
-    peer_name(&ss, c->peer, sizeof c->peer);
-    return c;
-}
-
-void ns_conn_proxy_request(ns_conn_t *p, ns_conn_t *remote, const uint8_t *frame, size_t len)
-{
-    if (p->link == NULL) {
-        p->link = remote;
-        if (p->closing) /* closed before the main loop could name the socket */
-            ns_io_close_remote(p->home, remote, take_spare(p));
+    if (c->wq.out.len > MAX_PENDING_OUT) {
+        close_here(c, "peer does not read its replies");
+        return NS_ECONN;
     }
-    if (p->closing)
-        return;
-    int rc = ns_remoting_decode(frame, len, &p->msg);
-    if (rc != NS_OK) { /* the I/O loop decoded it already: not expected */
-        NS_LOG_WARN("conn %s: undecodable frame header (%s)", p->peer, ns_strerror(rc));
-        ns_conn_close(p, "malformed header");
-        return;
-    }
-    p->last_active_ms = uv_now(p->srv->loop);
-    ns_dispatch(p->srv, p, &p->msg.cmd);
-}
-
-void ns_conn_proxy_finish(ns_conn_t *p)
-{
-    if (p->finished)
-        return;
-    p->finished = true;
-    p->closing = true;
-    unlink_conn(p);
-    if (p->brokers > 0 && !p->srv->stopping)
-        ns_broker_conn_closed(p->srv, p);
-    ns_conn_unref(p);
+    mark_dirty(c);
+    return NS_OK;
 }
 
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
@@ -438,63 +463,75 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
         c->wq.out = *bytes;
         *bytes = t;
     } else if (ns_buf_append(&c->wq.out, bytes->data, bytes->len) != NS_OK) {
-        ns_conn_close(c, "out of memory");
+        close_here(c, "out of memory");
         return;
     }
-    if (c->wq.out.len > MAX_PENDING_OUT) {
-        ns_conn_close(c, "peer does not read its replies");
-        return;
-    }
-    mark_dirty(c);
+    queue_out(c);
 }
 
 int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
 {
-    if (c->closing)
+    if (ns_conn_is_closed(c))
         return NS_ECONN;
-    int rc = ns_remoting_encode(&c->wq.out, rsp);
-    if (rc != NS_OK)
-        return rc;
-    if (c->wq.out.len > MAX_PENDING_OUT) {
-        ns_conn_close(c, "peer does not read its replies");
-        return NS_ECONN;
+    if (on_own_loop(c)) {
+        int rc = ns_remoting_encode(&c->wq.out, rsp);
+        return rc != NS_OK ? rc : queue_out(c);
     }
-    mark_dirty(c);
-    return NS_OK;
+    ns_mail_t *m = ns_mail_new(NS_MAIL_OUT, c); /* the reply travels to c's loop */
+    if (m == NULL)
+        return NS_ENOMEM;
+    int rc = ns_remoting_encode(&m->bytes, rsp);
+    ns_conn_ref(c); /* the mail's */
+    if (rc == NS_OK && !ns_loop_post(c->srv, m))
+        rc = NS_ECONN;
+    if (rc != NS_OK) {
+        ns_mail_free(m);
+        ns_conn_unref(c);
+    }
+    return rc;
 }
 
-static void flush(ns_conn_t *c);
+static void conn_flush(ns_conn_t *c);
 
 static void write_cb(uv_write_t *req, int status)
 {
     ns_conn_t *c = req->data;
     ns_wq_done(&c->wq);
     if (status < 0) {
-        ns_conn_close(c, uv_strerror(status));
+        close_here(c, uv_strerror(status));
     } else {
         c->last_active_ms = uv_now(c->srv->loop);
         if (c->wq.out.len > 0)
-            flush(c);
+            conn_flush(c);
     }
     ns_conn_unref(c);
 }
 
-static void flush(ns_conn_t *c)
+/* The seam, outbound: what the connection has to write goes to the socket.
+ * Returns an NS_WQ_* value or a libuv error (ns_wq_flush). */
+static int conn_bytes_out(ns_conn_t *c)
+{
+    if (c->filter.write && !c->wq.writing) {
+        int rc = c->filter.write(c->filter.ctx, c, &c->wq.out);
+        if (rc != NS_OK) {
+            close_here(c, ns_strerror(rc));
+            return NS_WQ_IDLE;
+        }
+    }
+    return ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+}
+
+static void conn_flush(ns_conn_t *c)
 {
     if (c->closing)
         return;
-    if (c->proxy) {
-        if (c->link && c->wq.out.len > 0)
-            ns_io_reply(c->home, c->link, &c->wq.out);
-        return;
-    }
-    int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+    int rc = conn_bytes_out(c);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->srv->loop);
     else if (rc == NS_WQ_QUEUED)
         ns_conn_ref(c); /* dropped by write_cb */
     else if (rc < 0)
-        ns_conn_close(c, uv_strerror(rc));
+        close_here(c, uv_strerror(rc));
 }
 
 void ns_conn_flush_all(ns_server_t *srv)
@@ -505,7 +542,7 @@ void ns_conn_flush_all(ns_server_t *srv)
         ns_conn_t *next = c->dirty_next;
         c->in_dirty = false;
         c->dirty_next = NULL;
-        flush(c);
+        conn_flush(c);
         ns_conn_unref(c);
         c = next;
     }
@@ -515,17 +552,16 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 {
     if (idle_s <= 0)
         return;
-    /* proxies: their I/O loop sweeps; paused connections have frames waiting */
+    /* paused connections have frames waiting */
     for (ns_conn_t *c = srv->conns; c; c = c->next)
-        if (!c->closing && !c->proxy && !c->paused &&
-            now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
-            ns_conn_close(c, "idle timeout");
+        if (!c->closing && !c->paused && now_ms - c->last_active_ms > (uint64_t)idle_s * 1000)
+            close_here(c, "idle timeout");
 }
 
 void ns_conn_close_all(ns_server_t *srv)
 {
     for (ns_conn_t *c = srv->conns; c; c = c->next)
-        ns_conn_close(c, NULL);
+        close_here(c, NULL);
     ns_conn_t *p;
     while ((p = paused_pop(srv)) != NULL)
         ns_conn_unref(p);

@@ -24,7 +24,7 @@
 
 #include "ns/buf.h"
 #include "ns/err.h"
-#include "src/base/strmap.h"
+#include "ns/strmap.h"
 
 struct ns_liveness {
     ns_strmap_t by_key; /* "cluster\naddr" -> entry */
@@ -74,8 +74,8 @@ size_t ns_liveness_count(const ns_liveness_t *lv)
 static const char *make_key(ns_liveness_t *lv, const char *cluster, const char *addr)
 {
     ns_buf_reset(&lv->key);
-    if (ns_buf_append_str(&lv->key, cluster) != NS_OK || ns_buf_append_u8(&lv->key, '\n') != NS_OK ||
-        ns_buf_append_str(&lv->key, addr) != NS_OK)
+    if (ns_buf_append_str(&lv->key, cluster) != NS_OK ||
+        ns_buf_append_u8(&lv->key, '\n') != NS_OK || ns_buf_append_str(&lv->key, addr) != NS_OK)
         return NULL;
     return (const char *)lv->key.data;
 }
@@ -197,8 +197,8 @@ ns_live_entry_t *ns_liveness_register(ns_liveness_t *lv, const char *cluster, co
 }
 
 ns_live_entry_t *ns_liveness_restore(ns_liveness_t *lv, const char *cluster, const char *addr,
-                                     const char *broker_name, int64_t broker_id,
-                                     int64_t timeout_ms, uint64_t now_ms, uint64_t grace_until_ms)
+                                     const char *broker_name, int64_t broker_id, int64_t timeout_ms,
+                                     uint64_t now_ms, uint64_t grace_until_ms)
 {
     ns_live_entry_t *e = upsert(lv, cluster, addr, broker_name, broker_id, timeout_ms);
     if (e == NULL)

@@ -48,8 +48,8 @@ ns_live_entry_t *ns_liveness_register(ns_liveness_t *lv, const char *cluster, co
 
 /* A stored broker found at startup: expires no earlier than grace_until. */
 ns_live_entry_t *ns_liveness_restore(ns_liveness_t *lv, const char *cluster, const char *addr,
-                                     const char *broker_name, int64_t broker_id,
-                                     int64_t timeout_ms, uint64_t now_ms, uint64_t grace_until_ms);
+                                     const char *broker_name, int64_t broker_id, int64_t timeout_ms,
+                                     uint64_t now_ms, uint64_t grace_until_ms);
 
 /* BROKER_HEARTBEAT / QUERY_DATA_VERSION: refresh last_update if known. */
 bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *addr,

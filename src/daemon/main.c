@@ -14,7 +14,7 @@
 #include "ns/config.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "server.h"
+#include "daemon.h"
 
 static void usage(FILE *out)
 {
@@ -107,9 +107,7 @@ int main(int argc, char **argv)
         ns_config_free(&cfg);
         return rc < 0 ? 0 : 1;
     }
-    int level = ns_log_level_parse(cfg.log_level);
-    if (level >= 0)
-        ns_log_set_level((ns_log_level_t)level);
+    ns_config_apply_all(&cfg);
     if (print) {
         ns_buf_t out = NS_BUF_INIT;
         ns_config_dump(&cfg, &out);

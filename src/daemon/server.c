@@ -11,8 +11,13 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "daemon.h"
+
 #include "auth.h"
-#include "server.h"
+#include "cmd.h"
+#include "conn.h"
+#include "dispatch.h"
+#include "iothreads.h"
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -23,6 +28,13 @@ static void on_connection(uv_stream_t *listener, int status)
     }
     if (!srv->stopping && !ns_io_take_connection(srv))
         ns_conn_accept(srv);
+}
+
+/* The main loop's on_request: every row runs here. */
+static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
+{
+    ns_dispatch(srv, c, cmd);
+    return true;
 }
 
 static void scan_cb(uv_timer_t *t)
@@ -93,9 +105,8 @@ static int listen_on(ns_server_t *srv, char *err, size_t errlen)
     struct sockaddr_storage bound;
     int len = sizeof bound;
     uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-    srv->bound_port = ntohs(bound.ss_family == AF_INET6
-                                ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                : ((struct sockaddr_in *)&bound)->sin_port);
+    srv->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                        : ((struct sockaddr_in *)&bound)->sin_port);
     return NS_OK;
 }
 
@@ -105,9 +116,18 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     memset(srv, 0, sizeof *srv);
     srv->loop = loop;
     srv->cfg = cfg;
+    srv->main = srv;
+    srv->on_request = main_request;
+    srv->on_closed = ns_broker_conn_closed;
+    ns_loop_set_current(srv);
     srv->start_ms = uv_now(loop);
-    ns_store_opts_t opts = {cfg->data_dir, (size_t)cfg->map_size_bytes, (size_t)cfg->map_max_bytes,
-                            sync_mode(cfg->sync_mode), false, true, 0};
+    ns_store_opts_t opts = {cfg->data_dir,
+                            (size_t)cfg->map_size_bytes,
+                            (size_t)cfg->map_max_bytes,
+                            sync_mode(cfg->sync_mode),
+                            false,
+                            true,
+                            0};
     if ((rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     ns_auth_mode_t mode = NS_AUTH_OFF;
@@ -151,7 +171,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
-    if (cfg->port_file && *cfg->port_file && write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
+    if (cfg->port_file && *cfg->port_file &&
+        write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
     NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s, authMode %s)",
                 cfg->bind_address, srv->bound_port, cfg->data_dir,
@@ -200,6 +221,7 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);
     ns_buf_free(&srv->rshared);
+    ns_buf_free(&srv->remark);
     ns_io_free(srv);
     ns_auth_free(srv);
     memset(srv, 0, sizeof *srv);

@@ -66,7 +66,7 @@ static void set_rc_all(ns_wop_t *batch, int rc)
 /* Applies a batch in one transaction. An op that fails (other than with a
  * full map) is taken out and the batch is run again without it, so its
  * partial changes never commit; ops already marked failed are skipped.
- * Returns NS_EMAPFULL when the map must grow before a retry, NS_EAGAIN when
+ * Returns NS_EMAPFULL when the map must grow before a retry, NS_ERETRY when
  * an op failed and the batch must run again; otherwise the ops carry their
  * own results. (No nested transactions: LMDB allocates a 2 MiB dirty list
  * for each one, which would cost more than the rare re-run.) */
@@ -88,7 +88,7 @@ static int run_batch(ns_writer_t *w, ns_wop_t *batch)
         }
         if (op->rc != NS_OK) {
             op->failed = true;
-            rc = NS_EAGAIN;
+            rc = NS_ERETRY;
             goto fail;
         }
     }
@@ -101,7 +101,7 @@ static int run_batch(ns_writer_t *w, ns_wop_t *batch)
     return NS_OK;
 fail:
     ns_txn_abort(txn);
-    if (rc != NS_EMAPFULL && rc != NS_EAGAIN) {
+    if (rc != NS_EMAPFULL && rc != NS_ERETRY) {
         NS_LOG_ERROR("writer: batch failed: %s", ns_strerror(rc));
         set_rc_all(batch, rc);
     }
@@ -146,8 +146,8 @@ static void *writer_main(void *arg)
 
         uint64_t grows = 0, failed = 0;
         int brc;
-        while ((brc = run_batch(w, batch)) == NS_EMAPFULL || brc == NS_EAGAIN) {
-            if (brc == NS_EAGAIN)
+        while ((brc = run_batch(w, batch)) == NS_EMAPFULL || brc == NS_ERETRY) {
+            if (brc == NS_ERETRY)
                 continue; /* an op failed: run the others again without it */
             grows++;
             if (ns_store_grow(w->store) != NS_OK) {

@@ -22,8 +22,8 @@ typedef struct ns_wop ns_wop_t;
 struct ns_wop {
     /* Writer thread, inside the batch transaction. May run more than once
      * for the same op (after a map growth, or when another op of the batch
-     * failed), so it must rebuild its results from scratch each time. Returns NS_OK or an error that aborts only this
-     * op (NS_EMAPFULL re-runs the batch). */
+     * failed), so it must rebuild its results from scratch each time. Returns NS_OK or an error
+     * that aborts only this op (NS_EMAPFULL re-runs the batch). */
     int (*apply)(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx);
     /* Loop thread, after the commit (or the failure): op->rc holds the
      * result. The op is the callee's from here on (free it here). */

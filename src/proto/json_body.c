@@ -103,7 +103,8 @@ static void member_n(jw_t *w, bool *first, const char *sep, size_t n)
     raw_n(w, sep + skip, n - skip);
 }
 
-#define MEMBER(w, first, name) member_n((w), (first), ",\"" name "\":", sizeof(",\"" name "\":") - 1)
+#define MEMBER(w, first, name)                                                                     \
+    member_n((w), (first), ",\"" name "\":", sizeof(",\"" name "\":") - 1)
 
 /* Starts a map entry with a string key. */
 static void str_key(jw_t *w, bool *first, const char *key)
@@ -271,8 +272,7 @@ static void filter_table(jw_t *w, const ns_filter_entry_t *f, size_t n)
     const void **v = NULL;
     bool first = true;
     RAW(w, "{");
-    if (n > 0 && w->err == NS_OK &&
-        (v = ordered(w, f, n, sizeof *f, cmp_filter, w->std)) != NULL) {
+    if (n > 0 && w->err == NS_OK && (v = ordered(w, f, n, sizeof *f, cmp_filter, w->std)) != NULL) {
         for (size_t i = 0; i < n; i++) {
             const ns_filter_entry_t *e = v[i];
             if (e->broker_addr == NULL)
@@ -517,7 +517,7 @@ int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out
     }
     if ((rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "counter"), &dv.counter)) != NS_OK ||
         (rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "stateVersion"),
-                     &dv.state_version)) != NS_OK ||
+                        &dv.state_version)) != NS_OK ||
         (rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "timestamp"), &dv.timestamp)) !=
             NS_OK)
         goto cleanup;
@@ -539,9 +539,9 @@ static int queue_data_from_json(const cJSON *o, ns_queue_data_t *q)
         flag = cJSON_GetObjectItemCaseSensitive(o, "topicSynFlag"); /* before 4.9.0 */
     if ((rc = ns_jr_i32(cJSON_GetObjectItemCaseSensitive(o, "perm"), &q->perm)) != NS_OK ||
         (rc = ns_jr_i32(cJSON_GetObjectItemCaseSensitive(o, "readQueueNums"),
-                     &q->read_queue_nums)) != NS_OK ||
+                        &q->read_queue_nums)) != NS_OK ||
         (rc = ns_jr_i32(cJSON_GetObjectItemCaseSensitive(o, "writeQueueNums"),
-                     &q->write_queue_nums)) != NS_OK ||
+                        &q->write_queue_nums)) != NS_OK ||
         (rc = ns_jr_i32(flag, &q->topic_sys_flag)) != NS_OK ||
         (rc = ns_jr_str(cJSON_GetObjectItemCaseSensitive(o, "brokerName"), &name)) != NS_OK)
         goto cleanup;

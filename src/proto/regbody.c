@@ -47,7 +47,7 @@ uint32_t ns_body_crc32(const uint8_t *p, size_t n)
  * (topics or mappings), so duplicates are found in O(1): a later record with
  * the same name replaces the earlier one, as in the Java map. */
 typedef struct {
-    size_t *slots; /* position + 1; 0 = empty */
+    size_t *slots;  /* position + 1; 0 = empty */
     size_t n_slots; /* power of two */
 } name_index_t;
 
@@ -461,10 +461,10 @@ cleanup:
 /* A lazily inflating reader over the zlib stream. */
 typedef struct {
     z_stream zs;
-    bool ready;     /* inflateInit done */
-    bool ended;     /* Z_STREAM_END seen */
-    size_t total;   /* bytes inflated so far */
-    size_t limit;   /* max_inflate_bytes */
+    bool ready;   /* inflateInit done */
+    bool ended;   /* Z_STREAM_END seen */
+    size_t total; /* bytes inflated so far */
+    size_t limit; /* max_inflate_bytes */
 } zin_t;
 
 static int zin_open(zin_t *z, const uint8_t *p, size_t n, size_t limit)
@@ -700,7 +700,8 @@ static int put_mapping(ns_buf_t *o, const ns_mapping_info_t *m)
 {
     int rc = ns_buf_append_str(o, "{");
     if (rc == NS_OK && m->bname != NULL) {
-        if ((rc = ns_buf_append_str(o, "\"bname\":")) == NS_OK && (rc = put_str(o, m->bname)) == NS_OK)
+        if ((rc = ns_buf_append_str(o, "\"bname\":")) == NS_OK &&
+            (rc = put_str(o, m->bname)) == NS_OK)
             rc = ns_buf_append_str(o, ",");
     }
     if (rc == NS_OK)
@@ -709,8 +710,9 @@ static int put_mapping(ns_buf_t *o, const ns_mapping_info_t *m)
         rc = ns_buf_printf(o, "%s%d:%d", i ? "," : "", (int)m->curr_id_map[i].logical,
                            (int)m->curr_id_map[i].physical);
     if (rc == NS_OK)
-        rc = ns_buf_printf(o, "},\"dirty\":%s,\"epoch\":%lld,\"scope\":",
-                           m->dirty ? "true" : "false", (long long)m->epoch);
+        rc = ns_buf_printf(o,
+                           "},\"dirty\":%s,\"epoch\":%lld,\"scope\":", m->dirty ? "true" : "false",
+                           (long long)m->epoch);
     if (rc == NS_OK)
         rc = put_str(o, m->scope != NULL ? m->scope : "__global__");
     if (rc == NS_OK && m->topic != NULL) {
@@ -761,9 +763,10 @@ int ns_regbody_encode_json(ns_buf_t *out, const ns_regbody_t *b)
         if (rc == NS_OK)
             rc = put_str(out, t->topic_name);
         if (rc == NS_OK)
-            rc = ns_buf_printf(out, ":{\"attributes\":{},\"order\":false,\"perm\":%d,"
-                                    "\"readQueueNums\":%d,\"topicFilterType\":\"SINGLE_TAG\","
-                                    "\"topicName\":",
+            rc = ns_buf_printf(out,
+                               ":{\"attributes\":{},\"order\":false,\"perm\":%d,"
+                               "\"readQueueNums\":%d,\"topicFilterType\":\"SINGLE_TAG\","
+                               "\"topicName\":",
                                (int)t->perm, (int)t->read_queue_nums);
         if (rc == NS_OK)
             rc = put_str(out, t->topic_name);
@@ -821,8 +824,8 @@ int ns_regbody_encode_compressed(ns_buf_t *out, const ns_regbody_t *b, bool with
     for (size_t i = 0; i < b->n_topics; i++) {
         const ns_topic_config_t *t = &b->topics[i];
         if ((rc = ns_buf_printf(&tmp, "%s %d %d %d SINGLE_TAG {}", t->topic_name,
-                                (int)t->read_queue_nums, (int)t->write_queue_nums,
-                                (int)t->perm)) != NS_OK ||
+                                (int)t->read_queue_nums, (int)t->write_queue_nums, (int)t->perm)) !=
+                NS_OK ||
             (rc = put_field(&raw, &tmp)) != NS_OK)
             goto cleanup;
     }

@@ -26,7 +26,7 @@
 #include "ns/err.h"
 
 #define HEADER_LEN_MAX 0xFFFFFFu /* 24-bit headerLength */
-#define BIN_FIXED_LEN 17          /* code..remarkLength of a binary header */
+#define BIN_FIXED_LEN 17         /* code..remarkLength of a binary header */
 
 /* ---- msg ---------------------------------------------------------------- */
 
@@ -43,6 +43,46 @@ void ns_cmd_msg_free(ns_cmd_msg_t *m)
     ns_buf_free(&m->arena);
     free(m->ext_storage);
     ns_cmd_msg_init(m);
+}
+
+/* Copies n bytes and a NUL to *cursor; returns where they went. */
+static const char *put_str(char **cursor, const char *p, size_t n)
+{
+    char *at = *cursor;
+    if (n)
+        memcpy(at, p, n);
+    at[n] = 0;
+    *cursor += n + 1;
+    return at;
+}
+
+ns_cmd_t *ns_cmd_dup(const ns_cmd_t *src)
+{
+    size_t size = sizeof *src + src->n_ext * sizeof(ns_ext_field_t) + src->body_len +
+                  (src->remark ? src->remark_len + 1 : 0);
+    for (size_t i = 0; i < src->n_ext; i++)
+        size += src->ext[i].key_len + 1 + src->ext[i].val_len + 1;
+    ns_cmd_t *c = malloc(size);
+    if (c == NULL)
+        return NULL;
+    *c = *src;
+    ns_ext_field_t *ext = (ns_ext_field_t *)(c + 1);
+    char *cursor = (char *)(ext + src->n_ext);
+    for (size_t i = 0; i < src->n_ext; i++) {
+        ext[i] = src->ext[i];
+        ext[i].key = put_str(&cursor, src->ext[i].key, src->ext[i].key_len);
+        ext[i].val = put_str(&cursor, src->ext[i].val, src->ext[i].val_len);
+    }
+    c->ext = src->n_ext ? ext : NULL;
+    if (src->remark)
+        c->remark = put_str(&cursor, src->remark, src->remark_len);
+    if (src->body_len) {
+        memcpy(cursor, src->body, src->body_len);
+        c->body = (const uint8_t *)cursor;
+    } else {
+        c->body = NULL;
+    }
+    return c;
 }
 
 /* While decoding, ext_storage[i].key/.val and the remark hold arena offsets
@@ -256,7 +296,8 @@ static int json_language(const cJSON *v, int32_t *out)
         *out = ns_language_code(v->valuestring, strlen(v->valuestring));
     } else if (cJSON_IsNumber(v)) { /* fastjson accepts an enum ordinal */
         double d = v->valuedouble;
-        *out = (d >= 0 && d <= 255 && ns_language_name((int)d) != NULL) ? (int32_t)d : NS_LANG_OTHER;
+        *out =
+            (d >= 0 && d <= 255 && ns_language_name((int)d) != NULL) ? (int32_t)d : NS_LANG_OTHER;
     } else if (cJSON_IsNull(v)) {
         *out = NS_LANG_JAVA;
     } else {
@@ -321,7 +362,7 @@ cleanup:
  * version, plain strings elsewhere, an extFields object of plain strings.
  * This scanner decodes exactly that shape without building a cJSON tree;
  * anything else (escapes, nulls, nested values, numeric ext values, odd
- * spacing it does not expect) makes it give up with NS_EAGAIN, and the
+ * spacing it does not expect) makes it give up with NS_EFALLBACK, and the
  * general cJSON decoder below handles the header from scratch. */
 typedef struct {
     const uint8_t *p, *end;
@@ -391,7 +432,7 @@ static bool key_is(const uint8_t *k, size_t n, const char *lit)
 static int scan_ext(scan_t *s, ns_cmd_msg_t *m)
 {
     if (!scan_char(s, '{'))
-        return NS_EAGAIN;
+        return NS_EFALLBACK;
     m->cmd.has_ext = true;
     if (scan_char(s, '}'))
         return NS_OK;
@@ -399,12 +440,12 @@ static int scan_ext(scan_t *s, ns_cmd_msg_t *m)
         const uint8_t *k, *v;
         size_t kn, vn, koff, voff;
         if (!scan_plain_str(s, &k, &kn) || !scan_char(s, ':') || !scan_plain_str(s, &v, &vn))
-            return NS_EAGAIN;
+            return NS_EFALLBACK;
         if (arena_put(&m->arena, k, kn, &koff) != NS_OK ||
             arena_put(&m->arena, v, vn, &voff) != NS_OK || ext_add(m, koff, kn, voff, vn) != NS_OK)
             return NS_ENOMEM;
     } while (scan_char(s, ','));
-    return scan_char(s, '}') ? NS_OK : NS_EAGAIN;
+    return scan_char(s, '}') ? NS_OK : NS_EFALLBACK;
 }
 
 static int decode_json_fast(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
@@ -413,20 +454,22 @@ static int decode_json_fast(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
     bool has_remark = false;
     size_t remark_off = 0;
     if (!scan_char(&s, '{'))
-        return NS_EAGAIN;
+        return NS_EFALLBACK;
     if (!scan_char(&s, '}')) {
         do {
             const uint8_t *k, *v;
             size_t kn, vn;
             int32_t num;
             if (!scan_plain_str(&s, &k, &kn) || !scan_char(&s, ':'))
-                return NS_EAGAIN;
+                return NS_EFALLBACK;
             if (key_is(k, kn, "code") || key_is(k, kn, "flag") || key_is(k, kn, "opaque") ||
                 key_is(k, kn, "version")) {
                 if (!scan_i32(&s, &num))
-                    return NS_EAGAIN;
-                int32_t *f = k[0] == 'c' ? &m->cmd.code : k[0] == 'f' ? &m->cmd.flag
-                             : k[0] == 'o' ? &m->cmd.opaque : &m->cmd.version;
+                    return NS_EFALLBACK;
+                int32_t *f = k[0] == 'c'   ? &m->cmd.code
+                             : k[0] == 'f' ? &m->cmd.flag
+                             : k[0] == 'o' ? &m->cmd.opaque
+                                           : &m->cmd.version;
                 *f = num;
             } else if (key_is(k, kn, "extFields")) {
                 int rc = scan_ext(&s, m);
@@ -434,25 +477,25 @@ static int decode_json_fast(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
                     return rc;
             } else if (key_is(k, kn, "language")) {
                 if (!scan_plain_str(&s, &v, &vn))
-                    return NS_EAGAIN;
+                    return NS_EFALLBACK;
                 m->cmd.language = ns_language_code((const char *)v, vn);
             } else if (key_is(k, kn, "remark")) {
                 if (!scan_plain_str(&s, &v, &vn))
-                    return NS_EAGAIN;
+                    return NS_EFALLBACK;
                 if (arena_put(&m->arena, v, vn, &remark_off) != NS_OK)
                     return NS_ENOMEM;
                 has_remark = true;
                 m->cmd.remark_len = vn;
             } else if (!scan_plain_str(&s, &v, &vn) && !scan_i32(&s, &num)) {
-                return NS_EAGAIN; /* an unknown member that is not a plain value */
+                return NS_EFALLBACK; /* an unknown member that is not a plain value */
             }
         } while (scan_char(&s, ','));
         if (!scan_char(&s, '}'))
-            return NS_EAGAIN;
+            return NS_EFALLBACK;
     }
     skip_ws(&s);
     if (s.p != s.end)
-        return NS_EAGAIN;
+        return NS_EFALLBACK;
     fix_pointers(m, has_remark, remark_off);
     return NS_OK;
 }
@@ -461,7 +504,7 @@ static int decode_json_fast(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
 static int decode_json_header(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
 {
     int rc = decode_json_fast(hdr, hdr_len, m);
-    if (rc != NS_EAGAIN)
+    if (rc != NS_EFALLBACK)
         return rc;
     uint8_t type = m->cmd.serialize_type;
     memset(&m->cmd, 0, sizeof m->cmd);
@@ -632,9 +675,8 @@ static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
             const ns_ext_field_t *e = &c->ext[i];
             if (e->key == NULL || e->val == NULL)
                 continue;
-            if ((!first && PUT_LIT(b, ",")) ||
-                put_json_str(b, e->key, e->key_len) || PUT_LIT(b, ":") ||
-                put_json_str(b, e->val, e->val_len))
+            if ((!first && PUT_LIT(b, ",")) || put_json_str(b, e->key, e->key_len) ||
+                PUT_LIT(b, ":") || put_json_str(b, e->val, e->val_len))
                 return NS_ENOMEM;
             first = false;
         }
@@ -648,8 +690,8 @@ static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
     if (c->remark != NULL &&
         (PUT_LIT(b, ",\"remark\":") || put_json_str(b, c->remark, c->remark_len)))
         return NS_ENOMEM;
-    if (PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") || put_i32(b, c->version) ||
-        PUT_LIT(b, "}"))
+    if (PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
+        put_i32(b, c->version) || PUT_LIT(b, "}"))
         return NS_ENOMEM;
     return NS_OK;
 }

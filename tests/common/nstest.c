@@ -40,17 +40,6 @@ uint8_t *nstest_fixture(const char *rel, size_t *len)
     return p;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 uint8_t *nstest_hex_decode(const char *hex, size_t *len)
 {
     size_t n = strlen(hex);
@@ -60,7 +49,7 @@ uint8_t *nstest_hex_decode(const char *hex, size_t *len)
     if (p == NULL)
         return NULL;
     for (size_t i = 0; i < n / 2; i++) {
-        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        int hi = ns_hex_digit(hex[2 * i]), lo = ns_hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0) {
             free(p);
             return NULL;

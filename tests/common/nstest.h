@@ -25,7 +25,6 @@ int64_t nstest_mono_ms(void);
 /* Sleeps ms milliseconds (nanosleep; an interruption cuts it short). */
 void nstest_sleep_ms(int ms);
 
-
 /* ---- a real namesrvd for integration tests ----
  * Starts NS_NAMESRVD_PATH on 127.0.0.1 with an ephemeral port (portFile),
  * a data directory and configStorePath under `dir`, plus extra --key=value
@@ -35,7 +34,7 @@ void nstest_sleep_ms(int ms);
 typedef struct {
     int pid;
     int port;
-    char *dir;      /* owned by the caller (nstest_tmpdir) */
+    char *dir; /* owned by the caller (nstest_tmpdir) */
     char data[4096];
 } nstest_server_t;
 

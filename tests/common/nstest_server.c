@@ -33,8 +33,8 @@ int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *
     snprintf(a_port, sizeof a_port, "--portFile=%s", portfile);
     snprintf(a_store, sizeof a_store, "--configStorePath=%s/namesrv.properties", dir);
     unlink(portfile);
-    const char *argv[64] = {NS_NAMESRVD_PATH, "--bindAddress=127.0.0.1", "--listenPort=0",
-                            a_data, a_port, a_store};
+    const char *argv[64] = {
+        NS_NAMESRVD_PATH, "--bindAddress=127.0.0.1", "--listenPort=0", a_data, a_port, a_store};
     int argc = 6;
     /* NSTEST_IO_THREADS=N runs every test server with N event loops (the
      * _io3 variants of the integration and crash tests); a test's own args

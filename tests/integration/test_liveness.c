@@ -8,6 +8,8 @@
  * timing bound below is those numbers plus a slack for slow (sanitizer)
  * builds. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -227,6 +229,44 @@ static bool cluster_has(ns_client_t *c, const broker_t *b)
     return has;
 }
 
+/* The local port of c's socket (the server logs the peer as 127.0.0.1:port). */
+static int local_port(ns_client_t *c)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    assert_int_equal(getsockname(ns_client_fd(c), (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
+}
+
+/* Waits (5 s at most) until the server's log says the connection from port
+ * closed after registrations were made over it (cmd_broker.c). */
+static void wait_close_logged(fx_t *fx, int port)
+{
+    char path[4200], needle[64];
+    snprintf(path, sizeof path, "%s/namesrvd.log", fx->dir);
+    snprintf(needle, sizeof needle, "conn 127.0.0.1:%d closed after", port);
+    int64_t until = nstest_mono_ms() + 5000;
+    for (;;) {
+        uint8_t *log = NULL;
+        size_t len = 0;
+        bool seen = nstest_read_file(path, &log, &len) == 0 && log &&
+                    memmem(log, len, needle, strlen(needle)) != NULL;
+        free(log);
+        if (seen)
+            return;
+        if (nstest_mono_ms() > until)
+            fail_msg("the server did not log the close of the connection from port %d", port);
+        nstest_sleep_ms(5);
+    }
+}
+
+/* A PUT_KV_CONFIG round trip: every write queued before it has committed. */
+static void writer_barrier(ns_client_t *c)
+{
+    const char *kv[] = {"namespace", "LV_BARRIER", "key", "k", "value", "v", NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, kv, NULL, 0, 5000), NS_RSP_SUCCESS);
+}
+
 /* The server stopped answering: wait for it to exit (a sanitizer report
  * takes a while to write), print the end of its log and fail. */
 static void fail_server_died(fx_t *fx, const char *when)
@@ -436,10 +476,15 @@ static void test_connection_close(void **state)
     register_ok(z2, &BZ, 1, tz, 2);
     register_ok(w1, &BW, 1, tw, 2);
     register_ok(w2, &BW, 2, tw, 2);
+    int z1_port = local_port(z1), w1_port = local_port(w1);
     ns_client_close(z1);
     ns_client_close(w1);
-
-    nstest_sleep_ms(1000); /* unregistration of lv-x took far less than this */
+    /* events, not a sleep: the server handled both closes (and queued
+     * whatever unregistration they caused), then a write round trip
+     * through the writer, which applies in order, committed it */
+    wait_close_logged(fx, z1_port);
+    wait_close_logged(fx, w1_port);
+    writer_barrier(q);
     assert_true(cluster_has(q, &BY));
     assert_true(cluster_has(q, &BZ));
     assert_true(cluster_has(q, &BW));

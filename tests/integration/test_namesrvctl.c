@@ -629,10 +629,20 @@ static void *load_main(void *arg)
         ns_cmd_msg_free(&rsp);
         if (rc != NS_OK)
             break;
-        l->puts++;
+        __atomic_add_fetch(&l->puts, 1, __ATOMIC_RELEASE);
     }
     ns_client_close(c);
     return NULL;
+}
+
+/* Waits (5 s at most) until the load has committed more than `after` puts. */
+static int wait_puts(load_t *l, int after)
+{
+    int64_t until = nstest_mono_ms() + 5000;
+    int n;
+    while ((n = __atomic_load_n(&l->puts, __ATOMIC_ACQUIRE)) <= after && nstest_mono_ms() < until)
+        nstest_sleep_ms(1);
+    return n;
 }
 
 static void test_backup_under_load(void **state)
@@ -647,7 +657,8 @@ static void test_backup_under_load(void **state)
     load_t load = {srv.port, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, load_main, &load), 0);
-    nstest_sleep_ms(200);
+    int seen = wait_puts(&load, 0); /* the load is running */
+    assert_true(seen > 0);
     for (int i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "backup%d", i);
@@ -674,7 +685,7 @@ static void test_backup_under_load(void **state)
             free(out);
         }
         free(bk);
-        nstest_sleep_ms(100);
+        seen = wait_puts(&load, seen + 3); /* writes committed between two backups */
     }
     __atomic_store_n(&load.stop, 1, __ATOMIC_RELAXED);
     pthread_join(th, NULL);

@@ -626,12 +626,12 @@ static void test_legacy_stored_or_derived(void **state)
     expect_route_v(c, "TopicU", NS_VERSION_V5_3_3, false,
                    ROUTE(BD_U_STD, QD("broker-u", 6, 8, 8, 0)));
     expect_route_v(c, "TopicU", V_LEGACY, false, ROUTE(BD_U_LEG, QD("broker-u", 6, 8, 8, 0)));
-    expect_route_v(c, "TopicShared", NS_VERSION_V5_3_3, false,
-                   ROUTE(BD_P_STD "," BD_U_STD,
-                         QD("broker-p", 6, 2, 2, 0) "," QD("broker-u", 6, 2, 2, 0)));
-    expect_route_v(c, "TopicShared", V_LEGACY, false,
-                   ROUTE(BD_P_LEG "," BD_U_LEG,
-                         QD("broker-p", 6, 2, 2, 0) "," QD("broker-u", 6, 2, 2, 0)));
+    expect_route_v(
+        c, "TopicShared", NS_VERSION_V5_3_3, false,
+        ROUTE(BD_P_STD "," BD_U_STD, QD("broker-p", 6, 2, 2, 0) "," QD("broker-u", 6, 2, 2, 0)));
+    expect_route_v(
+        c, "TopicShared", V_LEGACY, false,
+        ROUTE(BD_P_LEG "," BD_U_LEG, QD("broker-p", 6, 2, 2, 0) "," QD("broker-u", 6, 2, 2, 0)));
 #undef BD_P_STD
 #undef BD_P_LEG
 #undef BD_U_STD

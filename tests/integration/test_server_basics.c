@@ -164,7 +164,7 @@ static void test_oversized_frame(void **state)
 
 static void test_malformed_inputs(void **state)
 {
-    const uint8_t short_len[] = {0, 0, 0, 2, 0, 0};                  /* shorter than a header */
+    const uint8_t short_len[] = {0, 0, 0, 2, 0, 0}; /* shorter than a header */
     const uint8_t hdr_too_long[] = {0, 0, 0, 8, 0, 0, 0, 50, '{', '}', 0, 0};
     const uint8_t bad_json[] = {0, 0, 0, 9, 0, 0, 0, 5, '{', 'x', 'x', 'x', '}'};
     const uint8_t bad_type[] = {0, 0, 0, 6, 9, 0, 0, 2, '{', '}'};

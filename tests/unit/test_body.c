@@ -134,7 +134,8 @@ static void test_dataversion_decode(void **state)
     free(body);
 
     /* missing members are 0; unknown members, whitespace, numbers as strings */
-    const char *t1 = " {\"counter\":\"42\", \"x\":{\"y\":[1,2]},\"timestamp\":\"9007199254740993\"} ";
+    const char *t1 =
+        " {\"counter\":\"42\", \"x\":{\"y\":[1,2]},\"timestamp\":\"9007199254740993\"} ";
     assert_int_equal(ns_json_dataversion_decode((const uint8_t *)t1, strlen(t1), &dv), NS_OK);
     assert_int_equal(dv.counter, 42);
     assert_int_equal(dv.state_version, 0);
@@ -146,8 +147,16 @@ static void test_dataversion_decode(void **state)
     assert_int_equal(dv.state_version, 0);
     assert_int_equal(dv.timestamp, 0);
 
-    const char *bad[] = {"", "   ", "[]", "1", "\"x\"", "null", "{", "{\"counter\":\"abc\"}",
-                         "{\"counter\":[1]}", "{\"counter\":1e300}"};
+    const char *bad[] = {"",
+                         "   ",
+                         "[]",
+                         "1",
+                         "\"x\"",
+                         "null",
+                         "{",
+                         "{\"counter\":\"abc\"}",
+                         "{\"counter\":[1]}",
+                         "{\"counter\":1e300}"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         dv.counter = 77;
         assert_int_equal(ns_json_dataversion_decode((const uint8_t *)bad[i], strlen(bad[i]), &dv),
@@ -353,8 +362,8 @@ static void test_route_empty_brokers_matches_java(void **state)
 static void test_route_standard_vs_legacy(void **state)
 {
     (void)state;
-    ns_broker_addr_t addrs[] = {{2, "10.0.0.3:10911"}, {0, "10.0.0.1:10911"}, {1, NULL},
-                                {10, "10.0.0.9:10911"}};
+    ns_broker_addr_t addrs[] = {
+        {2, "10.0.0.3:10911"}, {0, "10.0.0.1:10911"}, {1, NULL}, {10, "10.0.0.9:10911"}};
     ns_broker_data_t bd = {"C", "b", "zone-1", true, addrs, 4};
     const char *fs1[] = {"f1", "f2"}, *fs2[] = {"g"};
     ns_filter_entry_t filters[] = {{"10.0.0.3:10911", fs2, 1}, {"10.0.0.1:10911", fs1, 2}};
@@ -368,34 +377,35 @@ static void test_route_standard_vs_legacy(void **state)
     ns_buf_t b = NS_BUF_INIT;
 
     assert_int_equal(ns_json_route_encode(&b, &route, false, NULL), NS_OK);
-    assert_str(&b,
-               "{\"brokerDatas\":[{\"brokerAddrs\":{2:\"10.0.0.3:10911\",0:\"10.0.0.1:10911\","
-               "10:\"10.0.0.9:10911\"},\"brokerName\":\"b\",\"cluster\":\"C\","
-               "\"enableActingMaster\":true,\"zoneName\":\"zone-1\"}],"
-               "\"filterServerTable\":{\"10.0.0.3:10911\":[\"g\"],\"10.0.0.1:10911\":[\"f1\",\"f2\"]},"
-               "\"queueDatas\":[{\"brokerName\":\"b\",\"perm\":7,\"readQueueNums\":1,"
-               "\"topicSysFlag\":3,\"writeQueueNums\":2}],"
-               "\"topicQueueMappingByBroker\":{"
-               "\"b2\":{\"bname\":\"b2\",\"currIdMap\":{1:11,0:10},\"dirty\":true,"
-               "\"epoch\":9007199254740992,\"scope\":\"__global__\",\"topic\":\"T\",\"totalQueues\":2},"
-               "\"b1\":{\"bname\":\"b1\",\"currIdMap\":{},\"dirty\":false,\"epoch\":5,"
-               "\"scope\":\"scope-x\",\"topic\":\"T\",\"totalQueues\":1}}}");
+    assert_str(
+        &b,
+        "{\"brokerDatas\":[{\"brokerAddrs\":{2:\"10.0.0.3:10911\",0:\"10.0.0.1:10911\","
+        "10:\"10.0.0.9:10911\"},\"brokerName\":\"b\",\"cluster\":\"C\","
+        "\"enableActingMaster\":true,\"zoneName\":\"zone-1\"}],"
+        "\"filterServerTable\":{\"10.0.0.3:10911\":[\"g\"],\"10.0.0.1:10911\":[\"f1\",\"f2\"]},"
+        "\"queueDatas\":[{\"brokerName\":\"b\",\"perm\":7,\"readQueueNums\":1,"
+        "\"topicSysFlag\":3,\"writeQueueNums\":2}],"
+        "\"topicQueueMappingByBroker\":{"
+        "\"b2\":{\"bname\":\"b2\",\"currIdMap\":{1:11,0:10},\"dirty\":true,"
+        "\"epoch\":9007199254740992,\"scope\":\"__global__\",\"topic\":\"T\",\"totalQueues\":2},"
+        "\"b1\":{\"bname\":\"b1\",\"currIdMap\":{},\"dirty\":false,\"epoch\":5,"
+        "\"scope\":\"scope-x\",\"topic\":\"T\",\"totalQueues\":1}}}");
 
     ns_buf_reset(&b);
     assert_int_equal(ns_json_route_encode(&b, &route, true, NULL), NS_OK);
-    assert_str(&b,
-               "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"10.0.0.1:10911\",\"2\":\"10.0.0.3:10911\","
-               "\"10\":\"10.0.0.9:10911\"},\"brokerName\":\"b\",\"cluster\":\"C\","
-               "\"enableActingMaster\":true,\"zoneName\":\"zone-1\"}],"
-               "\"filterServerTable\":{\"10.0.0.1:10911\":[\"f1\",\"f2\"],\"10.0.0.3:10911\":[\"g\"]},"
-               "\"queueDatas\":[{\"brokerName\":\"b\",\"perm\":7,\"readQueueNums\":1,"
-               "\"topicSysFlag\":3,\"writeQueueNums\":2}],"
-               "\"topicQueueMappingByBroker\":{"
-               "\"b1\":{\"bname\":\"b1\",\"currIdMap\":{},\"dirty\":false,\"epoch\":5,"
-               "\"scope\":\"scope-x\",\"topic\":\"T\",\"totalQueues\":1},"
-               "\"b2\":{\"bname\":\"b2\",\"currIdMap\":{\"0\":10,\"1\":11},\"dirty\":true,"
-               "\"epoch\":\"9007199254740992\",\"scope\":\"__global__\",\"topic\":\"T\","
-               "\"totalQueues\":2}}}");
+    assert_str(
+        &b, "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"10.0.0.1:10911\",\"2\":\"10.0.0.3:10911\","
+            "\"10\":\"10.0.0.9:10911\"},\"brokerName\":\"b\",\"cluster\":\"C\","
+            "\"enableActingMaster\":true,\"zoneName\":\"zone-1\"}],"
+            "\"filterServerTable\":{\"10.0.0.1:10911\":[\"f1\",\"f2\"],\"10.0.0.3:10911\":[\"g\"]},"
+            "\"queueDatas\":[{\"brokerName\":\"b\",\"perm\":7,\"readQueueNums\":1,"
+            "\"topicSysFlag\":3,\"writeQueueNums\":2}],"
+            "\"topicQueueMappingByBroker\":{"
+            "\"b1\":{\"bname\":\"b1\",\"currIdMap\":{},\"dirty\":false,\"epoch\":5,"
+            "\"scope\":\"scope-x\",\"topic\":\"T\",\"totalQueues\":1},"
+            "\"b2\":{\"bname\":\"b2\",\"currIdMap\":{\"0\":10,\"1\":11},\"dirty\":true,"
+            "\"epoch\":\"9007199254740992\",\"scope\":\"__global__\",\"topic\":\"T\","
+            "\"totalQueues\":2}}}");
 
     /* a lone BrokerData, empty address map still written */
     ns_broker_data_t empty = {NULL, "x", NULL, false, NULL, 0};
@@ -470,19 +480,20 @@ static void test_route_legacy_refuses_unknown_shapes(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "{\"brokerDatas\":[{\"brokerAddrs\":{\"x\":\"a\"}}",   /* key not a number */
-        "[{\"brokerAddrs\":{0:\"a\"}}",       /* already bare */
-        "[{\"brokerAddrs\":{\"0\":1}}",       /* value not a string */
-        "[{\"brokerAddrs\":{\"0\":\"a",       /* truncated value */
-        "[{\"brokerAddrs\":{\"0\":\"a\",}}", /* trailing comma */
-        "[{\"brokerAddrs\":{",                /* truncated object */
+        "{\"brokerDatas\":[{\"brokerAddrs\":{\"x\":\"a\"}}", /* key not a number */
+        "[{\"brokerAddrs\":{0:\"a\"}}",                      /* already bare */
+        "[{\"brokerAddrs\":{\"0\":1}}",                      /* value not a string */
+        "[{\"brokerAddrs\":{\"0\":\"a",                      /* truncated value */
+        "[{\"brokerAddrs\":{\"0\":\"a\",}}",                 /* trailing comma */
+        "[{\"brokerAddrs\":{",                               /* truncated object */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ns_buf_t out = NS_BUF_INIT;
         size_t ins = 0;
         ns_buf_append_str(&out, "kept");
-        assert_int_equal(ns_json_route_legacy(&out, (const uint8_t *)bad[i], strlen(bad[i]), 0, &ins),
-                         NS_EINVAL);
+        assert_int_equal(
+            ns_json_route_legacy(&out, (const uint8_t *)bad[i], strlen(bad[i]), 0, &ins),
+            NS_EINVAL);
         assert_int_equal(out.len, 4);
         assert_string_equal((const char *)out.data, "kept");
         ns_buf_free(&out);
@@ -491,7 +502,8 @@ static void test_route_legacy_refuses_unknown_shapes(void **state)
     ns_buf_t out = NS_BUF_INIT;
     size_t ins = 0;
     const char *plain = "{\"queueDatas\":[]}";
-    assert_int_equal(ns_json_route_legacy(&out, (const uint8_t *)plain, strlen(plain), 1, &ins), NS_OK);
+    assert_int_equal(ns_json_route_legacy(&out, (const uint8_t *)plain, strlen(plain), 1, &ins),
+                     NS_OK);
     assert_string_equal((const char *)out.data, plain);
     assert_int_equal(ins, 1);
     ns_buf_free(&out);
@@ -554,11 +566,12 @@ static void test_route_ascii_escaping(void **state)
     ns_buf_t b = NS_BUF_INIT;
 
     assert_int_equal(ns_json_route_encode(&b, &route, false, NULL), NS_OK);
-    assert_str(&b, "{\"brokerDatas\":[{\"brokerAddrs\":{0:\"h:1\"},\"brokerName\":"
-                   "\"b\xe5\xa4\xa7\xd0\xb9\\\"\\\\\",\"cluster\":\"c\",\"enableActingMaster\":false}],"
-                   "\"filterServerTable\":{},\"orderTopicConf\":\"\xe5\xa4\xa7:1\",\"queueDatas\":"
-                   "[{\"brokerName\":\"b\xe5\xa4\xa7\xd0\xb9\\\"\\\\\",\"perm\":6,\"readQueueNums\":1,"
-                   "\"topicSysFlag\":0,\"writeQueueNums\":1}]}");
+    assert_str(&b,
+               "{\"brokerDatas\":[{\"brokerAddrs\":{0:\"h:1\"},\"brokerName\":"
+               "\"b\xe5\xa4\xa7\xd0\xb9\\\"\\\\\",\"cluster\":\"c\",\"enableActingMaster\":false}],"
+               "\"filterServerTable\":{},\"orderTopicConf\":\"\xe5\xa4\xa7:1\",\"queueDatas\":"
+               "[{\"brokerName\":\"b\xe5\xa4\xa7\xd0\xb9\\\"\\\\\",\"perm\":6,\"readQueueNums\":1,"
+               "\"topicSysFlag\":0,\"writeQueueNums\":1}]}");
     ns_buf_reset(&b);
     assert_int_equal(ns_json_route_encode(&b, &route, true, NULL), NS_OK);
     assert_str(&b, "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"h:1\"},\"brokerName\":"
@@ -631,12 +644,20 @@ static void test_topic_list_matches_java(void **state)
     ns_buf_t b = NS_BUF_INIT;
     size_t n = 0;
     char *exp = vector_body("uncompressed-GET_ALL_TOPIC_LIST_FROM_NAMESERVER-rsp-1.bin", &n);
-    const char *topics[] = {"RMQ_SYS_TRANS_HALF_TOPIC", "BenchmarkTest", "OFFSET_MOVED_EVENT",
-                            "TBW102", "rmq_sys_REVIVE_LOG_DefaultCluster", "SELF_TEST_TOPIC",
-                            "DefaultCluster", "SCHEDULE_TOPIC_XXXX",
-                            "DefaultCluster_REPLY_TOPIC", "rmq_sys_wheel_timer",
-                            "rmq_sys_SYNC_BROKER_MEMBER_broker-a", "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-                            "TopicTest", "broker-a"};
+    const char *topics[] = {"RMQ_SYS_TRANS_HALF_TOPIC",
+                            "BenchmarkTest",
+                            "OFFSET_MOVED_EVENT",
+                            "TBW102",
+                            "rmq_sys_REVIVE_LOG_DefaultCluster",
+                            "SELF_TEST_TOPIC",
+                            "DefaultCluster",
+                            "SCHEDULE_TOPIC_XXXX",
+                            "DefaultCluster_REPLY_TOPIC",
+                            "rmq_sys_wheel_timer",
+                            "rmq_sys_SYNC_BROKER_MEMBER_broker-a",
+                            "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+                            "TopicTest",
+                            "broker-a"};
     assert_int_equal(ns_json_topic_list_encode(&b, topics, 14, NULL), NS_OK);
     assert_bytes(&b, exp, n);
     free(exp);
@@ -699,8 +720,8 @@ static void test_member_group_matches_java(void **state)
     ns_broker_addr_t addrs[] = {{0, "127.0.0.1:32911"}, {1, "127.0.0.1:32921"}};
 
     char *exp = scenario_body("master-slave.jsonl", 5, true, &n);
-    assert_int_equal(
-        ns_json_member_group_encode(&b, "CorpusClusterMS", "broker-ms", addrs, 2), NS_OK);
+    assert_int_equal(ns_json_member_group_encode(&b, "CorpusClusterMS", "broker-ms", addrs, 2),
+                     NS_OK);
     assert_bytes(&b, exp, n);
     free(exp);
 
@@ -713,8 +734,8 @@ static void test_member_group_matches_java(void **state)
 
     exp = scenario_body("master-slave.jsonl", 11, true, &n);
     ns_buf_reset(&b);
-    assert_int_equal(
-        ns_json_member_group_encode(&b, "CorpusClusterMS", "broker-ms", &addrs[1], 1), NS_OK);
+    assert_int_equal(ns_json_member_group_encode(&b, "CorpusClusterMS", "broker-ms", &addrs[1], 1),
+                     NS_OK);
     assert_bytes(&b, exp, n);
     free(exp);
     ns_buf_free(&b);
@@ -830,9 +851,13 @@ static void test_queue_datas_decode(void **state)
         assert_null(q);
         assert_int_equal(nq, 0);
     }
-    const char *bad[] = {"[]", "x", "{\"queueDatas\":{}}", "{\"queueDatas\":[1]}",
+    const char *bad[] = {"[]",
+                         "x",
+                         "{\"queueDatas\":{}}",
+                         "{\"queueDatas\":[1]}",
                          "{\"queueDatas\":[{\"perm\":\"x\"}]}",
-                         "{\"queueDatas\":[{\"perm\":4294967296}]}", "{\"queueDatas\":["};
+                         "{\"queueDatas\":[{\"perm\":4294967296}]}",
+                         "{\"queueDatas\":["};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(
             ns_json_queue_datas_decode((const uint8_t *)bad[i], strlen(bad[i]), &q, &nq),

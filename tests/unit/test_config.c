@@ -20,15 +20,41 @@
 #define NKEYS 36
 
 static const char *const all_keys[NKEYS] = {
-    "bindAddress", "listenPort", "portFile", "maxFrameBytes", "serverChannelMaxIdleTimeSeconds",
-    "ioThreads", "ioBacklogBytes", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
+    "bindAddress",
+    "listenPort",
+    "portFile",
+    "maxFrameBytes",
+    "serverChannelMaxIdleTimeSeconds",
+    "ioThreads",
+    "ioBacklogBytes",
+    "dataDir",
+    "syncMode",
+    "mapSizeBytes",
+    "mapMaxBytes",
     "writerBatchMax",
-    "auditRetention", "maxInflateBytes", "scanNotActiveBrokerInterval",
-    "brokerGraceWindowMillis", "rocketmqHome", "kvConfigPath", "configStorePath",
-    "productEnvName", "clusterTest", "orderMessageEnable", "returnOrderTopicConfigToBroker",
-    "enableAllTopicList", "enableTopicList", "notifyMinBrokerIdChanged",
-    "deleteTopicWithBrokerRegistration", "supportActingMaster", "needWaitForService",
-    "waitSecondsForService", "configBlackList", "unRegisterBrokerQueueCapacity", "authMode", "authPenaltyMaxMillis", "authKeyFile",
+    "auditRetention",
+    "maxInflateBytes",
+    "scanNotActiveBrokerInterval",
+    "brokerGraceWindowMillis",
+    "rocketmqHome",
+    "kvConfigPath",
+    "configStorePath",
+    "productEnvName",
+    "clusterTest",
+    "orderMessageEnable",
+    "returnOrderTopicConfigToBroker",
+    "enableAllTopicList",
+    "enableTopicList",
+    "notifyMinBrokerIdChanged",
+    "deleteTopicWithBrokerRegistration",
+    "supportActingMaster",
+    "needWaitForService",
+    "waitSecondsForService",
+    "configBlackList",
+    "unRegisterBrokerQueueCapacity",
+    "authMode",
+    "authPenaltyMaxMillis",
+    "authKeyFile",
     "logLevel",
 };
 
@@ -81,8 +107,7 @@ static void assert_parse_fails(const char *text)
 }
 
 /* ns_config_set must fail with NS_EINVAL and exactly this message. */
-static void assert_set_fails(ns_config_t *cfg, const char *key, const char *value,
-                             const char *msg)
+static void assert_set_fails(ns_config_t *cfg, const char *key, const char *value, const char *msg)
 {
     char err[256] = "";
     assert_int_equal(ns_config_set(cfg, key, value, err, sizeof err), NS_EINVAL);
@@ -210,17 +235,29 @@ static void test_keys_and_mutability(void **state)
     assert_false(ns_config_has_key(""));
     assert_false(ns_config_has_key("config_file"));
 
-    static const char *const mutable_keys[] = {
-        "orderMessageEnable", "enableAllTopicList", "enableTopicList",
-        "returnOrderTopicConfigToBroker", "deleteTopicWithBrokerRegistration",
-        "supportActingMaster", "productEnvName", "clusterTest", "notifyMinBrokerIdChanged",
-        "needWaitForService", "waitSecondsForService", "scanNotActiveBrokerInterval", "logLevel",
-        "serverChannelMaxIdleTimeSeconds", "brokerGraceWindowMillis", "auditRetention",
-        "maxInflateBytes", "authMode", "authPenaltyMaxMillis"};
+    static const char *const mutable_keys[] = {"orderMessageEnable",
+                                               "enableAllTopicList",
+                                               "enableTopicList",
+                                               "returnOrderTopicConfigToBroker",
+                                               "deleteTopicWithBrokerRegistration",
+                                               "supportActingMaster",
+                                               "productEnvName",
+                                               "clusterTest",
+                                               "notifyMinBrokerIdChanged",
+                                               "needWaitForService",
+                                               "waitSecondsForService",
+                                               "scanNotActiveBrokerInterval",
+                                               "logLevel",
+                                               "serverChannelMaxIdleTimeSeconds",
+                                               "brokerGraceWindowMillis",
+                                               "auditRetention",
+                                               "maxInflateBytes",
+                                               "authMode",
+                                               "authPenaltyMaxMillis"};
     static const char *const fixed_keys[] = {
-        "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "maxFrameBytes", "writerBatchMax",
-        "rocketmqHome",
+        "listenPort",   "bindAddress",     "dataDir",         "syncMode",
+        "mapSizeBytes", "mapMaxBytes",     "ioThreads",       "ioBacklogBytes",
+        "portFile",     "maxFrameBytes",   "writerBatchMax",  "rocketmqHome",
         "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
         "authKeyFile"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
@@ -416,9 +453,9 @@ static void test_props_escapes(void **state)
     assert_parses("a=\\ \\ lead\n", "a=  lead\n");
     assert_parses("a=\\u0041\\u00e9\\u20AC\n", "a=A\xc3\xa9\xe2\x82\xac\n");
     assert_parses("a=\\ud83d\\ude00!\n", "a=\xf0\x9f\x98\x80!\n"); /* surrogate pair */
-    assert_parses("a=\\ud83dx\\ude00\n", "a=?x?\n");                /* lone surrogates */
-    assert_parses("\\u006b=v\n", "k=v\n");                           /* in keys too */
-    assert_parses("a=caf\xc3\xa9\n", "a=caf\xc3\xa9\n");             /* raw UTF-8 kept */
+    assert_parses("a=\\ud83dx\\ude00\n", "a=?x?\n");               /* lone surrogates */
+    assert_parses("\\u006b=v\n", "k=v\n");                         /* in keys too */
+    assert_parses("a=caf\xc3\xa9\n", "a=caf\xc3\xa9\n");           /* raw UTF-8 kept */
 }
 
 static void test_props_malformed(void **state)
@@ -455,12 +492,12 @@ static void test_props_continuations(void **state)
     assert_parses("a=one\\\r\n  two\r\n", "a=onetwo\n");
     assert_parses("a=one\\\r  two\r", "a=onetwo\n");
     assert_parses("a=1\\\n\\\n2\n", "a=12\n");
-    assert_parses("ke\\\n  y=v\n", "key=v\n");               /* inside the key */
+    assert_parses("ke\\\n  y=v\n", "key=v\n"); /* inside the key */
     assert_parses("a=1\\\n  # not a comment\n", "a=1# not a comment\n");
-    assert_parses("a=x\\\\\nb=2\n", "a=x\\\nb=2\n");        /* even: no continuation */
-    assert_parses("a=x\\\\\\\ny\n", "a=x\\y\n");            /* odd: continuation */
-    assert_parses("a=1\\\n\nb=2\n", "a=1\nb=2\n");          /* empty continuation ends it */
-    assert_parses("a=v\\", "a=v\n");                        /* at end of text */
+    assert_parses("a=x\\\\\nb=2\n", "a=x\\\nb=2\n"); /* even: no continuation */
+    assert_parses("a=x\\\\\\\ny\n", "a=x\\y\n");     /* odd: continuation */
+    assert_parses("a=1\\\n\nb=2\n", "a=1\nb=2\n");   /* empty continuation ends it */
+    assert_parses("a=v\\", "a=v\n");                 /* at end of text */
     assert_parses("a=v\\\n", "a=v\n");
     assert_parses("a\\\n=\\\n v\n", "a=v\n");
 }

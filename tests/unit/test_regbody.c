@@ -28,8 +28,8 @@
 typedef struct {
     uint8_t *frame;
     size_t len;
-    int version;       /* request version from the JSON header (-1 if binary) */
-    int64_t body_crc;  /* extFields.bodyCrc32 (-1 if absent) */
+    int version;      /* request version from the JSON header (-1 if binary) */
+    int64_t body_crc; /* extFields.bodyCrc32 (-1 if absent) */
     const uint8_t *body;
     size_t body_len;
 } frame_t;
@@ -217,10 +217,9 @@ static void test_crc32(void **state)
     assert_int_equal(ns_body_crc32((const uint8_t *)ex, strlen(ex)), 2053024402u);
     assert_int_equal(ns_body_crc32(NULL, 0), 0);
 
-    const char *names[] = {"uncompressed-REGISTER_BROKER-req-1.bin",
-                           "uncompressed-REGISTER_BROKER-req-2.bin",
-                           "compressed-REGISTER_BROKER-req-1.bin",
-                           "synth-compressed-true-REGISTER_BROKER-req-1.bin"};
+    const char *names[] = {
+        "uncompressed-REGISTER_BROKER-req-1.bin", "uncompressed-REGISTER_BROKER-req-2.bin",
+        "compressed-REGISTER_BROKER-req-1.bin", "synth-compressed-true-REGISTER_BROKER-req-1.bin"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         frame_t f;
         vector_frame(names[i], &f);
@@ -379,8 +378,10 @@ static void test_encode_json_matches_java(void **state)
     struct {
         const char *file;
         int step;
-    } cases[] = {{"register-json.jsonl", 2}, {"master-slave.jsonl", 1},
-                 {"system-and-unit-topics.jsonl", 5}, {"data-version.jsonl", 6}};
+    } cases[] = {{"register-json.jsonl", 2},
+                 {"master-slave.jsonl", 1},
+                 {"system-and-unit-topics.jsonl", 5},
+                 {"data-version.jsonl", 6}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         frame_t f;
         ns_regbody_t b;
@@ -428,13 +429,13 @@ static void test_worked_example(void **state)
     (void)state;
     /* PROTOCOL.md §5.5 */
     static const uint8_t expected[] = {
-        0x00, 0x00, 0x00, 0x38, '{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '3', ',',
-        '"', 's', 't', 'a', 't', 'e', 'V', 'e', 'r', 's', 'i', 'o', 'n', '"', ':', '0', ',', '"',
-        't', 'i', 'm', 'e', 's', 't', 'a', 'm', 'p', '"', ':', '1', '7', '0', '0', '0', '0', '0',
-        '0', '0', '0', '0', '0', '0', '}', 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x1d, 'T',
-        'o', 'p', 'i', 'c', 'T', 'e', 's', 't', ' ', '4', ' ', '4', ' ', '6', ' ', 'S', 'I', 'N',
-        'G', 'L', 'E', '_', 'T', 'A', 'G', ' ', '{', '}', 0x00, 0x00, 0x00, 0x02, '[', ']', 0x00,
-        0x00, 0x00, 0x00};
+        0x00, 0x00, 0x00, 0x38, '{',  '"', 'c', 'o',  'u',  'n',  't', 'e', 'r',  '"',  ':',  '3',
+        ',',  '"',  's',  't',  'a',  't', 'e', 'V',  'e',  'r',  's', 'i', 'o',  'n',  '"',  ':',
+        '0',  ',',  '"',  't',  'i',  'm', 'e', 's',  't',  'a',  'm', 'p', '"',  ':',  '1',  '7',
+        '0',  '0',  '0',  '0',  '0',  '0', '0', '0',  '0',  '0',  '0', '}', 0x00, 0x00, 0x00, 0x01,
+        0x00, 0x00, 0x00, 0x1d, 'T',  'o', 'p', 'i',  'c',  'T',  'e', 's', 't',  ' ',  '4',  ' ',
+        '4',  ' ',  '6',  ' ',  'S',  'I', 'N', 'G',  'L',  'E',  '_', 'T', 'A',  'G',  ' ',  '{',
+        '}',  0x00, 0x00, 0x00, 0x02, '[', ']', 0x00, 0x00, 0x00, 0x00};
     assert_int_equal(sizeof expected, 107);
     char name[] = "TopicTest";
     ns_topic_config_t t = {name, 4, 4, 6, 0};
@@ -518,11 +519,12 @@ static void test_roundtrip(void **state)
     memset(&none, 0, sizeof none);
     ns_buf_reset(&out);
     assert_int_equal(ns_regbody_encode_json(&out, &none), NS_OK);
-    assert_string_equal((const char *)out.data,
-                        "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
-                        "{\"counter\":0,\"stateVersion\":0,\"timestamp\":0},\"mappingDataVersion\":"
-                        "{\"counter\":0,\"stateVersion\":0,\"timestamp\":0},\"topicConfigTable\":{},"
-                        "\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}");
+    assert_string_equal(
+        (const char *)out.data,
+        "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+        "{\"counter\":0,\"stateVersion\":0,\"timestamp\":0},\"mappingDataVersion\":"
+        "{\"counter\":0,\"stateVersion\":0,\"timestamp\":0},\"topicConfigTable\":{},"
+        "\"topicQueueMappingDetailMap\":{},\"topicQueueMappingInfoMap\":{}}}");
     assert_int_equal(ns_regbody_decode(out.data, out.len, 479, NO_LIMIT, &b), NS_OK);
     assert_int_equal(b.n_topics, 0);
     ns_regbody_free(&b);
@@ -564,8 +566,8 @@ static void test_decode_empty_and_versions(void **state)
     assert_false(b.has_filter_server_list);
     ns_regbody_free(&b);
     const char *fsnull = "{\"filterServerList\":null}";
-    assert_int_equal(
-        ns_regbody_decode((const uint8_t *)fsnull, strlen(fsnull), 479, NO_LIMIT, &b), NS_OK);
+    assert_int_equal(ns_regbody_decode((const uint8_t *)fsnull, strlen(fsnull), 479, NO_LIMIT, &b),
+                     NS_OK);
     assert_false(b.has_filter_server_list);
     ns_regbody_free(&b);
 }
@@ -829,9 +831,14 @@ static void test_bad_content(void **state)
     ns_buf_t raw = NS_BUF_INIT;
 
     /* topic lines Java rejects */
-    const char *lines[] = {"T 1 1 6",           "T 1 1 6 ",         "T 1 1 6 SINGLE_TAG_X",
-                           "T x 1 6 SINGLE_TAG", "T 1  1 6 SINGLE_TAG", "T 1 1 99999999999 SINGLE_TAG",
-                           "",                   "T 1 1 6  SINGLE_TAG"};
+    const char *lines[] = {"T 1 1 6",
+                           "T 1 1 6 ",
+                           "T 1 1 6 SINGLE_TAG_X",
+                           "T x 1 6 SINGLE_TAG",
+                           "T 1  1 6 SINGLE_TAG",
+                           "T 1 1 99999999999 SINGLE_TAG",
+                           "",
+                           "T 1 1 6  SINGLE_TAG"};
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
         ns_buf_reset(&raw);
         put_field(&raw, "{}");
@@ -844,9 +851,12 @@ static void test_bad_content(void **state)
     }
 
     /* a DataVersion, filter list or mapping that is not what it should be */
-    const char *parts[][3] = {{"[]", "[]", NULL},   {"{", "[]", NULL},
-                              {"{}", "{}", NULL},    {"{}", "[{}]", NULL},
-                              {"{}", "[]", "[]"},    {"{}", "[]", "{\"bname\":\"b\"}"},
+    const char *parts[][3] = {{"[]", "[]", NULL},
+                              {"{", "[]", NULL},
+                              {"{}", "{}", NULL},
+                              {"{}", "[{}]", NULL},
+                              {"{}", "[]", "[]"},
+                              {"{}", "[]", "{\"bname\":\"b\"}"},
                               {"{}", "[]", "{\"topic\":\"T\",\"currIdMap\":{\"x\":1}}"}};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         ns_buf_reset(&raw);

@@ -16,7 +16,10 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-#define EXT(k, v) {(k), sizeof(k) - 1, (v), sizeof(v) - 1}
+#define EXT(k, v)                                                                                  \
+    {                                                                                              \
+        (k), sizeof(k) - 1, (v), sizeof(v) - 1                                                     \
+    }
 
 /* A whole frame in its own exactly sized heap block (so ASan catches any
  * read past its end). Caller frees. */
@@ -131,11 +134,17 @@ static void test_encode_success_response(void **state)
 {
     (void)state;
     ns_buf_t b = NS_BUF_INIT;
-    ns_cmd_t c = {.code = 0, .flag = NS_FLAG_RESPONSE, .language = NS_LANG_JAVA, .opaque = 42,
-                  .version = 479, .serialize_type = NS_SERIALIZE_JSON};
+    ns_cmd_t c = {.code = 0,
+                  .flag = NS_FLAG_RESPONSE,
+                  .language = NS_LANG_JAVA,
+                  .opaque = 42,
+                  .version = 479,
+                  .serialize_type = NS_SERIALIZE_JSON};
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":42,"
-                           "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}", 0);
+    assert_json_header(&b,
+                       "{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":42,"
+                       "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+                       0);
     ns_buf_free(&b);
 }
 
@@ -146,13 +155,20 @@ static void test_encode_error_response(void **state)
                                  "See https://rocketmq.apache.org/docs/bestPractice/06FAQ for "
                                  "further details.";
     ns_buf_t b = NS_BUF_INIT;
-    ns_cmd_t c = {.code = 17, .flag = 1, .language = NS_LANG_JAVA, .opaque = 42, .version = 479,
-                  .remark = remark, .remark_len = sizeof remark - 1};
+    ns_cmd_t c = {.code = 17,
+                  .flag = 1,
+                  .language = NS_LANG_JAVA,
+                  .opaque = 42,
+                  .version = 479,
+                  .remark = remark,
+                  .remark_len = sizeof remark - 1};
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":17,\"flag\":1,\"language\":\"JAVA\",\"opaque\":42,\"remark\":"
-                           "\"No topic route info in name server for the topic: Foo\\nSee "
-                           "https://rocketmq.apache.org/docs/bestPractice/06FAQ for further "
-                           "details.\",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}", 0);
+    assert_json_header(&b,
+                       "{\"code\":17,\"flag\":1,\"language\":\"JAVA\",\"opaque\":42,\"remark\":"
+                       "\"No topic route info in name server for the topic: Foo\\nSee "
+                       "https://rocketmq.apache.org/docs/bestPractice/06FAQ for further "
+                       "details.\",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+                       0);
     ns_buf_free(&b);
 }
 
@@ -167,13 +183,20 @@ static void test_encode_ext_fields(void **state)
         EXT("value", "say \"hi\"\\ \t\xc3\xbc \xe4\xb8\xad"),
         EXT("changed", "true"),
     };
-    ns_cmd_t c = {.code = 105, .language = NS_LANG_JAVA, .opaque = 1, .version = 479,
-                  .has_ext = true, .ext = ext, .n_ext = 4};
+    ns_cmd_t c = {.code = 105,
+                  .language = NS_LANG_JAVA,
+                  .opaque = 1,
+                  .version = 479,
+                  .has_ext = true,
+                  .ext = ext,
+                  .n_ext = 4};
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\",\"value\":\"say "
-                           "\\\"hi\\\"\\\\ \\t\xc3\xbc \xe4\xb8\xad\",\"changed\":\"true\"},"
-                           "\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,"
-                           "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}", 0);
+    assert_json_header(&b,
+                       "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\",\"value\":\"say "
+                       "\\\"hi\\\"\\\\ \\t\xc3\xbc \xe4\xb8\xad\",\"changed\":\"true\"},"
+                       "\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,"
+                       "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+                       0);
 
     /* has_ext with no entries: "extFields":{} */
     ns_buf_reset(&b);
@@ -182,8 +205,9 @@ static void test_encode_ext_fields(void **state)
     c.opaque = 4242;
     c.code = 0;
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":0,\"extFields\":{},\"flag\":1,\"language\":\"JAVA\","
-                           "\"opaque\":4242,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+    assert_json_header(&b,
+                       "{\"code\":0,\"extFields\":{},\"flag\":1,\"language\":\"JAVA\","
+                       "\"opaque\":4242,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
                        0);
     ns_buf_free(&b);
 }
@@ -199,14 +223,18 @@ static void test_request_init(void **state)
     ns_cmd_request_init(&c, 105, ext, 1);
     c.opaque = 5;
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\"},\"flag\":0,"
-                           "\"language\":\"JAVA\",\"opaque\":5,\"serializeTypeCurrentRPC\":"
-                           "\"JSON\",\"version\":479}", 0);
+    assert_json_header(&b,
+                       "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\"},\"flag\":0,"
+                       "\"language\":\"JAVA\",\"opaque\":5,\"serializeTypeCurrentRPC\":"
+                       "\"JSON\",\"version\":479}",
+                       0);
     ns_buf_reset(&b);
     ns_cmd_request_init(&c, 206, NULL, 0);
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":206,\"flag\":0,\"language\":\"JAVA\",\"opaque\":0,"
-                           "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}", 0);
+    assert_json_header(&b,
+                       "{\"code\":206,\"flag\":0,\"language\":\"JAVA\",\"opaque\":0,"
+                       "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+                       0);
     ns_buf_free(&b);
 }
 
@@ -214,12 +242,19 @@ static void test_encode_language_and_numbers(void **state)
 {
     (void)state;
     ns_buf_t b = NS_BUF_INIT;
-    ns_cmd_t c = {.code = -1, .flag = INT32_MIN, .language = 99, .opaque = INT32_MAX,
-                  .version = 317, .remark = "", .remark_len = 0};
+    ns_cmd_t c = {.code = -1,
+                  .flag = INT32_MIN,
+                  .language = 99,
+                  .opaque = INT32_MAX,
+                  .version = 317,
+                  .remark = "",
+                  .remark_len = 0};
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    assert_json_header(&b, "{\"code\":-1,\"flag\":-2147483648,\"language\":\"OTHER\","
-                           "\"opaque\":2147483647,\"remark\":\"\",\"serializeTypeCurrentRPC\":"
-                           "\"JSON\",\"version\":317}", 0);
+    assert_json_header(&b,
+                       "{\"code\":-1,\"flag\":-2147483648,\"language\":\"OTHER\","
+                       "\"opaque\":2147483647,\"remark\":\"\",\"serializeTypeCurrentRPC\":"
+                       "\"JSON\",\"version\":317}",
+                       0);
     ns_buf_reset(&b);
     c.language = NS_LANG_NODE_JS;
     c.remark = NULL;
@@ -234,7 +269,11 @@ static void test_encode_header_and_body(void **state)
     (void)state;
     static const uint8_t body[] = "{\"table\":{}}";
     ns_buf_t full = NS_BUF_INIT, head = NS_BUF_INIT;
-    ns_cmd_t c = {.code = 0, .flag = 1, .opaque = 9, .version = 479, .body = body,
+    ns_cmd_t c = {.code = 0,
+                  .flag = 1,
+                  .opaque = 9,
+                  .version = 479,
+                  .body = body,
                   .body_len = sizeof body - 1};
     assert_int_equal(ns_remoting_encode(&full, &c), NS_OK);
     assert_int_equal(ns_remoting_encode_header(&head, &c), NS_OK);
@@ -312,9 +351,12 @@ static void test_decode_go_example(void **state)
     (void)state;
     ns_cmd_msg_t m;
     ns_cmd_msg_init(&m);
-    assert_int_equal(decode_json_str("{\"code\":105,\"language\":\"GO\",\"version\":317,\"opaque\":3,"
-                                     "\"flag\":0,\"remark\":\"\",\"extFields\":{\"topic\":"
-                                     "\"TopicTest\"}}", &m), NS_OK);
+    assert_int_equal(
+        decode_json_str("{\"code\":105,\"language\":\"GO\",\"version\":317,\"opaque\":3,"
+                        "\"flag\":0,\"remark\":\"\",\"extFields\":{\"topic\":"
+                        "\"TopicTest\"}}",
+                        &m),
+        NS_OK);
     assert_int_equal(m.cmd.code, 105);
     assert_int_equal(m.cmd.language, NS_LANG_GO);
     assert_int_equal(m.cmd.version, 317);
@@ -330,7 +372,8 @@ static void test_decode_go_example(void **state)
     /* Go with no parameters sends an empty object */
     assert_int_equal(decode_json_str("{\"code\":106,\"language\":\"GO\",\"version\":317,"
                                      "\"opaque\":4,\"flag\":0,\"remark\":\"\",\"extFields\":{}}",
-                                     &m), NS_OK);
+                                     &m),
+                     NS_OK);
     assert_true(m.cmd.has_ext);
     assert_int_equal(m.cmd.n_ext, 0);
     assert_null(ns_cmd_ext_get(&m.cmd, "topic"));
@@ -342,10 +385,13 @@ static void test_decode_cpp_example(void **state)
     (void)state;
     ns_cmd_msg_t m;
     ns_cmd_msg_init(&m);
-    assert_int_equal(decode_json_str("{\"code\":105,\"extFields\":{\"AccessKey\":\"\",\"OnsChannel\":"
-                                     "\"\",\"Signature\":\"\",\"topic\":\"TopicTest\"},\"flag\":0,"
-                                     "\"language\":\"CPP\",\"opaque\":5,\"remark\":\"\","
-                                     "\"version\":333}\n", &m), NS_OK);
+    assert_int_equal(
+        decode_json_str("{\"code\":105,\"extFields\":{\"AccessKey\":\"\",\"OnsChannel\":"
+                        "\"\",\"Signature\":\"\",\"topic\":\"TopicTest\"},\"flag\":0,"
+                        "\"language\":\"CPP\",\"opaque\":5,\"remark\":\"\","
+                        "\"version\":333}\n",
+                        &m),
+        NS_OK);
     assert_int_equal(m.cmd.code, 105);
     assert_int_equal(m.cmd.language, NS_LANG_CPP);
     assert_int_equal(m.cmd.version, 333);
@@ -371,10 +417,12 @@ static void test_decode_scalar_ext_values(void **state)
     (void)state;
     ns_cmd_msg_t m;
     ns_cmd_msg_init(&m);
-    assert_int_equal(decode_json_str("{\"code\":103,\"extFields\":{\"brokerId\":5,\"compressed\":true,"
-                                     "\"oneway\":false,\"gone\":null,\"neg\":-12,\"big\":"
-                                     "12345678901,\"frac\":1.5,\"exp\":1e3,\"s\":\"x\",\"zero\":0}}",
-                                     &m), NS_OK);
+    assert_int_equal(
+        decode_json_str("{\"code\":103,\"extFields\":{\"brokerId\":5,\"compressed\":true,"
+                        "\"oneway\":false,\"gone\":null,\"neg\":-12,\"big\":"
+                        "12345678901,\"frac\":1.5,\"exp\":1e3,\"s\":\"x\",\"zero\":0}}",
+                        &m),
+        NS_OK);
     assert_int_equal(m.cmd.n_ext, 9);
     assert_ext(&m.cmd, 0, "brokerId", "5");
     assert_ext(&m.cmd, 1, "compressed", "true");
@@ -408,7 +456,8 @@ static void test_decode_defaults_and_leniency(void **state)
     /* unknown keys ignored, extFields null, remark null, unknown language */
     assert_int_equal(decode_json_str("{\"code\":106,\"foo\":{\"a\":[1,2]},\"extFields\":null,"
                                      "\"remark\":null,\"language\":\"COBOL\",\"bar\":[],"
-                                     "\"serializeTypeCurrentRPC\":\"ROCKETMQ\",\"flag\":2}", &m),
+                                     "\"serializeTypeCurrentRPC\":\"ROCKETMQ\",\"flag\":2}",
+                                     &m),
                      NS_OK);
     assert_int_equal(m.cmd.code, 106);
     assert_int_equal(m.cmd.flag, NS_FLAG_ONEWAY);
@@ -432,7 +481,9 @@ static void test_decode_defaults_and_leniency(void **state)
 
     /* JSON escapes in strings come out as UTF-8, remark with newline */
     assert_int_equal(decode_json_str("{\"remark\":\"a\\nb\\u00fc\\ud83d\\ude00\\\"\","
-                                     "\"extFields\":{\"k\\t\":\"\\/v\"}}", &m), NS_OK);
+                                     "\"extFields\":{\"k\\t\":\"\\/v\"}}",
+                                     &m),
+                     NS_OK);
     assert_string_equal(m.cmd.remark, "a\nb\xc3\xbc\xf0\x9f\x98\x80\"");
     assert_int_equal(m.cmd.remark_len, strlen(m.cmd.remark));
     assert_ext(&m.cmd, 0, "k\t", "/v");
@@ -546,10 +597,19 @@ static void test_binary_round_trip(void **state)
         EXT("key", "k1"),
         EXT("value", "v\xc3\xbc \"q\""),
     };
-    ns_cmd_t c = {.code = 101, .language = NS_LANG_CPP, .version = 479, .opaque = 0x12345678,
-                  .flag = NS_FLAG_ONEWAY, .serialize_type = NS_SERIALIZE_ROCKETMQ,
-                  .remark = "hello\nworld", .remark_len = 11, .has_ext = true, .ext = ext,
-                  .n_ext = 4, .body = body, .body_len = sizeof body};
+    ns_cmd_t c = {.code = 101,
+                  .language = NS_LANG_CPP,
+                  .version = 479,
+                  .opaque = 0x12345678,
+                  .flag = NS_FLAG_ONEWAY,
+                  .serialize_type = NS_SERIALIZE_ROCKETMQ,
+                  .remark = "hello\nworld",
+                  .remark_len = 11,
+                  .has_ext = true,
+                  .ext = ext,
+                  .n_ext = 4,
+                  .body = body,
+                  .body_len = sizeof body};
     ns_buf_t b = NS_BUF_INIT;
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
 
@@ -563,7 +623,10 @@ static void test_binary_round_trip(void **state)
     assert_memory_equal(b.data + 8, fixed, sizeof fixed);
     assert_memory_equal(b.data + 8 + 17, "hello\nworld", 11);
     assert_int_equal(ns_be32_read(b.data + 8 + 28), hdr_len - 32);
-    assert_memory_equal(b.data + 8 + 32, "\x00\x09namespace\x00\x00\x00\x09" "CORPUS_KV", 24);
+    assert_memory_equal(b.data + 8 + 32,
+                        "\x00\x09namespace\x00\x00\x00\x09"
+                        "CORPUS_KV",
+                        24);
 
     ns_cmd_msg_t m;
     ns_cmd_msg_init(&m);
@@ -587,7 +650,10 @@ static void test_binary_round_trip(void **state)
 
     /* no remark, no ext: the minimal 21-byte header */
     ns_buf_reset(&b);
-    ns_cmd_t c2 = {.code = 9999, .language = NS_LANG_JAVA, .version = 479, .opaque = 11,
+    ns_cmd_t c2 = {.code = 9999,
+                   .language = NS_LANG_JAVA,
+                   .version = 479,
+                   .opaque = 11,
                    .serialize_type = NS_SERIALIZE_ROCKETMQ};
     assert_int_equal(ns_remoting_encode(&b, &c2), NS_OK);
     assert_int_equal(b.len, 8 + 21);
@@ -745,9 +811,17 @@ static void test_binary_truncations(void **state)
 {
     (void)state;
     ns_ext_field_t ext[] = {EXT("brokerName", "broker-a"), EXT("brokerId", "0")};
-    ns_cmd_t c = {.code = 103, .version = 479, .opaque = 3, .remark = "rm", .remark_len = 2,
-                  .serialize_type = NS_SERIALIZE_ROCKETMQ, .has_ext = true, .ext = ext, .n_ext = 2,
-                  .body = (const uint8_t *)"BODY", .body_len = 4};
+    ns_cmd_t c = {.code = 103,
+                  .version = 479,
+                  .opaque = 3,
+                  .remark = "rm",
+                  .remark_len = 2,
+                  .serialize_type = NS_SERIALIZE_ROCKETMQ,
+                  .has_ext = true,
+                  .ext = ext,
+                  .n_ext = 2,
+                  .body = (const uint8_t *)"BODY",
+                  .body_len = 4};
     ns_buf_t b = NS_BUF_INIT;
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
     size_t hdr_len = ns_be32_read(b.data + 4) & 0xFFFFFF;
@@ -788,8 +862,14 @@ static void test_json_truncations(void **state)
 {
     (void)state;
     ns_ext_field_t ext[] = {EXT("topic", "T\xc3\xbc"), EXT("n", "1")};
-    ns_cmd_t c = {.code = 105, .version = 479, .opaque = 3, .remark = "a\tb", .remark_len = 3,
-                  .has_ext = true, .ext = ext, .n_ext = 2};
+    ns_cmd_t c = {.code = 105,
+                  .version = 479,
+                  .opaque = 3,
+                  .remark = "a\tb",
+                  .remark_len = 3,
+                  .has_ext = true,
+                  .ext = ext,
+                  .n_ext = 2};
     ns_buf_t b = NS_BUF_INIT;
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
     ns_cmd_msg_t m;

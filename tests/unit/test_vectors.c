@@ -114,9 +114,10 @@ static void check_frame(const char *what, const uint8_t *frame, size_t len, ns_c
         size_t at = 0;
         while (at < b.len && at < len && b.data[at] == frame[at])
             at++;
-        fail_msg("%s: re-encoded frame differs at byte %zu (len %zu vs %zu)\n  got:  %.*s\n  want: %.*s",
-                 what, at, b.len, len, (int)(b.len > 8 ? b.len - 8 : 0), (const char *)b.data + 8,
-                 (int)(len - 8), (const char *)frame + 8);
+        fail_msg(
+            "%s: re-encoded frame differs at byte %zu (len %zu vs %zu)\n  got:  %.*s\n  want: %.*s",
+            what, at, b.len, len, (int)(b.len > 8 ? b.len - 8 : 0), (const char *)b.data + 8,
+            (int)(len - 8), (const char *)frame + 8);
     }
     /* the header-only form is the same prefix */
     ns_buf_reset(&b);

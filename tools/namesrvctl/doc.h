@@ -13,7 +13,7 @@
 
 #include <cJSON.h>
 
-#include "src/base/strmap.h"
+#include "ns/strmap.h"
 #include "ns/model.h"
 #include "ns/store.h"
 

@@ -239,7 +239,9 @@ static int build(dump_t *d, ns_store_t *st, bool with_audit, bool timestamp, cJS
     s.out = add(d, doc, "registrations", cJSON_CreateArray());
     rc = rc ? rc : d->oom ? NS_ENOMEM : ns_live_iter(d->t, live_cb, &s);
     s.out = add(d, doc, "topics", cJSON_CreateObject());
-    ctl_progress_init(&d->prog, "dump: topics", rc == NS_OK ? ns_topic_count(d->t) : 0);
+    size_t topics = 0;
+    rc = rc ? rc : ns_topic_count(d->t, &topics);
+    ctl_progress_init(&d->prog, "dump: topics", topics);
     rc = rc ? rc : d->oom ? NS_ENOMEM : ns_topic_iter(d->t, topic_cb, &s);
     ctl_progress_done(&d->prog);
     s.out = add(d, doc, "mappings", cJSON_CreateArray());

@@ -62,12 +62,14 @@ static void usage(FILE *out)
                  "offline commands (read the data directory directly):\n");
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, "route") == 0)
-            fprintf(out, "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
-                         "(default $NAMESRV_ADDR,\n"
-                         "  else 127.0.0.1:9876), --json, --timeout MS, --access-key K --secret-key S\n"
-                         "  (or $NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY: sign requests); reads ask the first "
-                         "reachable server,\n"
-                         "  writes go to every server):\n");
+            fprintf(out,
+                    "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
+                    "(default $NAMESRV_ADDR,\n"
+                    "  else 127.0.0.1:9876), --json, --timeout MS, --access-key K --secret-key S\n"
+                    "  (or $NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY: sign requests); reads ask the "
+                    "first "
+                    "reachable server,\n"
+                    "  writes go to every server):\n");
         fprintf(out, "  %s %s\n", commands[i].name, commands[i].synopsis);
     }
     fprintf(out, "\nexit status:\n"

@@ -188,10 +188,8 @@ static int count_all(ns_txn_t *t, counts_t *c)
     rc = rc ? rc : ns_mapping_iter(t, count_map_cb, c);
     rc = rc ? rc : ns_kv_ns_iter(t, count_kvns_cb, &kc);
     rc = rc ? rc : ns_audit_iter(t, count_audit_cb, c);
-    if (rc == NS_OK) {
-        c->topics = ns_topic_count(t);
-        c->routes = ns_route_count(t);
-    }
+    rc = rc ? rc : ns_topic_count(t, &c->topics);
+    rc = rc ? rc : ns_route_count(t, &c->routes);
     return rc;
 }
 

@@ -28,7 +28,7 @@
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
-#include "ns/config.h"
+#include "ns/properties.h"
 #include "ns/err.h"
 #include "ns/model.h"
 

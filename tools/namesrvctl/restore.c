@@ -27,7 +27,6 @@
 
 #include <cJSON.h>
 
-#include "src/daemon/registry.h" /* route materialisation */
 #include "ctl.h"
 #include "doc.h"
 #include "ns/err.h"
@@ -83,7 +82,9 @@ static const char *first_nonempty(ns_txn_t *t)
         return "brokers";
     if (ns_live_iter(t, stop_live_cb, NULL) == 1)
         return "registrations";
-    if (ns_topic_iter(t, stop_queue_cb, NULL) == 1 || ns_route_count(t) > 0)
+    size_t routes = 0;
+    if (ns_topic_iter(t, stop_queue_cb, NULL) == 1 || ns_route_count(t, &routes) != NS_OK ||
+        routes > 0)
         return "topics";
     if (ns_mapping_iter(t, stop_map_cb, NULL) == 1)
         return "mappings";

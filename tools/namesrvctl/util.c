@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ns/clock.h"
 #include "ns/err.h"
 
 /* ---- command line ---- */
@@ -227,16 +228,12 @@ out:
 
 int64_t ctl_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ns_clock_wall_ms();
 }
 
 int64_t ctl_mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return ns_clock_mono_ms();
 }
 
 void ctl_format_time(int64_t ms, char *buf, size_t n)

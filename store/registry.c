@@ -1,10 +1,13 @@
-/* registry.c - route mutations in the writer's transaction (registry.h).
+/* registry.c - route mutations in the writer's transaction
+ * (include/ns/store.h): the dirty-topic set, registration (§6.2) and the
+ * unchanged check; the audit record is registry_audit.c, unregistration
+ * and the admin mutations registry_ops.c.
  *
  * Each function follows the numbered steps of PROTOCOL.md §6 so it can be
  * read side by side with the spec. Writes are skipped whenever the stored
  * value is already the one we would write: an unchanged re-registration
  * dirties no page. */
-#include "registry.h"
+#include "ns/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +15,7 @@
 #include "ns/body.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "route_build.h"
-
-/* Topics whose route must be re-encoded, in marking order and possibly
- * repeated: NUL-terminated names back to back in `names`, found by offset
- * (the arena moves as it grows). Sorted and deduplicated at flush time;
- * cheaper than a hash set when one registration marks 10,000 topics. */
-typedef struct {
-    ns_buf_t names;
-    size_t *offs;
-    size_t n;
-} dirty_t;
-
-struct ns_registry {
-    dirty_t dirty;
-    ns_route_scratch_t scratch;
-};
+#include "registry_int.h"
 
 static void dirty_clear(dirty_t *d)
 {
@@ -60,7 +48,7 @@ void ns_registry_batch_reset(void *ctx)
     dirty_clear(&r->dirty);
 }
 
-static int mark(ns_registry_t *r, const char *topic)
+int ns_registry_mark(ns_registry_t *r, const char *topic)
 {
     dirty_t *d = &r->dirty;
     size_t *offs = ns_array_grow(d->offs, d->n, sizeof *offs);
@@ -76,11 +64,11 @@ static int mark(ns_registry_t *r, const char *topic)
 
 static int mark_cb(const char *topic, void *ctx)
 {
-    return mark(ctx, topic);
+    return ns_registry_mark(ctx, topic);
 }
 
 /* Marks every topic that has queue data for broker_name. */
-static int mark_broker(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
+int ns_registry_mark_broker(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
 {
     return ns_queue_iter_broker(t, broker_name, mark_cb, r);
 }
@@ -116,7 +104,7 @@ int ns_registry_before_commit(void *ctx, ns_txn_t *txn)
 
 static int topic_all_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 {
-    return mark(ctx, topic);
+    return ns_registry_mark(ctx, topic);
 }
 
 int ns_registry_mark_all(ns_registry_t *r, ns_txn_t *t)
@@ -136,7 +124,7 @@ static bool str_eq(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
 }
 
-static bool queue_eq(const ns_queue_data_t *a, const ns_queue_data_t *b)
+bool ns_queue_data_eq(const ns_queue_data_t *a, const ns_queue_data_t *b)
 {
     return a->perm == b->perm && a->read_queue_nums == b->read_queue_nums &&
            a->write_queue_nums == b->write_queue_nums && a->topic_sys_flag == b->topic_sys_flag;
@@ -174,141 +162,6 @@ static void queue_for(const ns_register_args_t *a, const ns_group_rec_t *g, bool
         q->perm &= ~NS_PERM_WRITE;
 }
 
-/* ---- audit record of a data-version change ---- */
-
-/* "readQueueNums":r,"writeQueueNums":w,"perm":p,"topicSysFlag":f, without
- * printf (a first registration lists 1000 topics). */
-static int audit_queue_nums(ns_buf_t *b, int32_t r, int32_t w, int32_t perm, int32_t flag)
-{
-    static const char *const names[4] = {
-        "\"readQueueNums\":", ",\"writeQueueNums\":", ",\"perm\":", ",\"topicSysFlag\":"};
-    const int32_t v[4] = {r, w, perm, flag};
-    int rc = NS_OK;
-    for (int i = 0; i < 4 && rc == NS_OK; i++) {
-        rc = ns_buf_append_str(b, names[i]);
-        rc = rc ? rc : ns_buf_append_i64_dec(b, v[i]);
-    }
-    return rc;
-}
-
-static int audit_queue(ns_buf_t *b, const ns_topic_config_t *tc)
-{
-    return audit_queue_nums(b, tc->read_queue_nums, tc->write_queue_nums, tc->perm,
-                            tc->topic_sys_flag);
-}
-
-static int audit_dv(ns_buf_t *b, const char *name, const ns_dataversion_t *dv)
-{
-    int rc = ns_buf_printf(b, ",\"%s\":", name);
-    return rc ? rc : dv ? ns_json_dataversion_encode(b, dv) : ns_buf_append_str(b, "null");
-}
-
-typedef struct {
-    ns_buf_t added, changed, removed;
-    size_t n_added, n_changed, n_removed;
-} audit_diff_t;
-
-/* A history record lists at most this many topics per list (and counts
- * them all), so a broker re-registering 100,000 changed topics does not
- * write megabytes of history per version. */
-#define AUDIT_MAX_LISTED 1000
-
-static int audit_list_add(ns_buf_t *list, size_t *n, const char *topic, const ns_topic_config_t *tc,
-                          const ns_queue_data_t *old)
-{
-    if (*n >= AUDIT_MAX_LISTED) {
-        (*n)++;
-        return NS_OK;
-    }
-    int rc = ns_buf_append_str(list, *n ? ",{\"topic\":" : "{\"topic\":");
-    rc = rc ? rc : ns_buf_append_json_str(list, topic, strlen(topic), false);
-    if (rc == NS_OK && tc) {
-        rc = ns_buf_append_u8(list, ',');
-        rc = rc ? rc : audit_queue(list, tc);
-    }
-    if (rc == NS_OK && old) {
-        rc = ns_buf_append_str(list, ",\"old\":{");
-        rc = rc ? rc
-                : audit_queue_nums(list, old->read_queue_nums, old->write_queue_nums, old->perm,
-                                   old->topic_sys_flag);
-        rc = rc ? rc : ns_buf_append_u8(list, '}');
-    }
-    rc = rc ? rc : ns_buf_append_u8(list, '}');
-    (*n)++;
-    return rc;
-}
-
-static void audit_diff_free(audit_diff_t *d)
-{
-    ns_buf_free(&d->added);
-    ns_buf_free(&d->changed);
-    ns_buf_free(&d->removed);
-}
-
-static int audit_trim(ns_txn_t *t, int64_t retention);
-
-static int audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_dataversion_t *old,
-                       audit_diff_t *d)
-{
-    ns_buf_t b = NS_BUF_INIT;
-    const ns_dataversion_t *nv = &a->body->data_version;
-    bool backwards = old && (nv->counter < old->counter ||
-                             (nv->counter == old->counter && nv->timestamp < old->timestamp));
-    int rc = ns_buf_printf(&b, "{\"time\":%lld,\"cluster\":", (long long)a->now_ms);
-    rc = rc ? rc : ns_buf_append_json_str(&b, a->cluster, strlen(a->cluster), false);
-    rc = rc ? rc : ns_buf_append_str(&b, ",\"brokerName\":");
-    rc = rc ? rc : ns_buf_append_json_str(&b, a->broker_name, strlen(a->broker_name), false);
-    rc = rc ? rc : ns_buf_append_str(&b, ",\"brokerAddr\":");
-    rc = rc ? rc : ns_buf_append_json_str(&b, a->addr, strlen(a->addr), false);
-    rc = rc ? rc : ns_buf_printf(&b, ",\"brokerId\":%lld", (long long)a->broker_id);
-    rc = rc ? rc : audit_dv(&b, "oldVersion", old);
-    rc = rc ? rc : audit_dv(&b, "newVersion", nv);
-    rc = rc ? rc
-            : ns_buf_printf(&b, ",\"backwards\":%s,\"topicCount\":%zu,\"added\":[",
-                            backwards ? "true" : "false", a->body->n_topics);
-    rc = rc ? rc : ns_buf_append(&b, d->added.data, d->added.len);
-    rc = rc ? rc : ns_buf_append_str(&b, "],\"changed\":[");
-    rc = rc ? rc : ns_buf_append(&b, d->changed.data, d->changed.len);
-    rc = rc ? rc : ns_buf_append_str(&b, "],\"removed\":[");
-    rc = rc ? rc : ns_buf_append(&b, d->removed.data, d->removed.len);
-    rc = rc ? rc
-            : ns_buf_printf(&b,
-                            "],\"addedCount\":%zu,\"changedCount\":%zu,"
-                            "\"removedCount\":%zu}",
-                            d->n_added, d->n_changed, d->n_removed);
-    rc = rc ? rc : ns_audit_append(t, (const char *)b.data, b.len, NULL);
-    rc = rc ? rc : audit_trim(t, a->audit_retention);
-    if (backwards)
-        NS_LOG_WARN("broker %s (%s) data version went backwards: counter %lld -> %lld",
-                    a->broker_name, a->addr, (long long)old->counter, (long long)nv->counter);
-    ns_buf_free(&b);
-    return rc;
-}
-
-static int first_seq_cb(uint64_t seq, const char *json, size_t len, void *ctx)
-{
-    *(uint64_t *)ctx = seq;
-    return 1;
-}
-
-/* Keeps at most `retention` history records in all (oldest go first). */
-static int audit_trim(ns_txn_t *t, int64_t retention)
-{
-    uint64_t last = 0;
-    int rc = ns_meta_get_u64(t, "audit_seq", &last);
-    if (rc != NS_OK || retention < 0 || last <= (uint64_t)retention)
-        return rc == NS_ENOTFOUND ? NS_OK : rc;
-    for (;;) {
-        uint64_t first = 0;
-        rc = ns_audit_iter(t, first_seq_cb, &first);
-        if (rc != 1 || first + (uint64_t)retention > last)
-            return rc == 1 || rc == NS_OK ? NS_OK : rc;
-        if ((rc = ns_audit_del(t, first)) != NS_OK)
-            return rc;
-    }
-}
-
-/* Sorted copy of the body's topic names, to test membership (step 10.1). */
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -375,9 +228,9 @@ static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t 
             goto out;
         for (size_t i = 0; i < c.n_gone; i++) {
             if (audit)
-                rc = audit_list_add(&audit->removed, &audit->n_removed, c.gone[i], NULL, NULL);
+                rc = ns_audit_list_add(&audit->removed, &audit->n_removed, c.gone[i], NULL, NULL);
             rc = rc ? rc : ns_queue_del(t, c.gone[i], a->broker_name);
-            rc = rc ? rc : mark(r, c.gone[i]);
+            rc = rc ? rc : ns_registry_mark(r, c.gone[i]);
             if (rc != NS_OK)
                 goto out;
         }
@@ -401,18 +254,18 @@ static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t 
             rc = ns_queue_update(t, tc->topic_name, &want, &have, &exists, &wrote);
         }
         if (rc == NS_OK && audit && !exists)
-            rc = audit_list_add(&audit->added, &audit->n_added, tc->topic_name, tc, NULL);
+            rc = ns_audit_list_add(&audit->added, &audit->n_added, tc->topic_name, tc, NULL);
         else if (rc == NS_OK && audit && wrote)
-            rc = audit_list_add(&audit->changed, &audit->n_changed, tc->topic_name, tc, &have);
+            rc = ns_audit_list_add(&audit->changed, &audit->n_changed, tc->topic_name, tc, &have);
         if (rc == NS_OK && wrote)
-            rc = mark(r, tc->topic_name);
+            rc = ns_registry_mark(r, tc->topic_name);
         if (rc != NS_OK)
             goto out;
     }
     if (dv_changed || register_first) {
         for (size_t i = 0; i < body->n_mappings && rc == NS_OK; i++) {
             rc = ns_mapping_put(t, &body->mappings[i]);
-            rc = rc ? rc : mark(r, body->mappings[i].topic);
+            rc = rc ? rc : ns_registry_mark(r, body->mappings[i].topic);
         }
     }
 out:
@@ -473,8 +326,10 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     memset(res, 0, sizeof *res);
 
     /* 1. cluster membership */
-    if (!ns_cluster_has(t, a->cluster, a->broker_name) &&
-        (rc = ns_cluster_add(t, a->cluster, a->broker_name)) != NS_OK)
+    rc = ns_cluster_has(t, a->cluster, a->broker_name);
+    if (rc == NS_ENOTFOUND)
+        rc = ns_cluster_add(t, a->cluster, a->broker_name);
+    if (rc != NS_OK)
         goto out;
     /* 2. the broker group */
     rc = ns_group_get(t, a->broker_name, &g);
@@ -558,14 +413,14 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
         if (rc != NS_OK)
             goto out;
         if (res->dv_changed && a->audit_retention > 0 &&
-            (rc = audit_write(t, a, have_prev ? &prev.dv : NULL, &audit)) != NS_OK)
+            (rc = ns_audit_write(t, a, have_prev ? &prev.dv : NULL, &audit)) != NS_OK)
             goto out;
     }
     /* 11, 12. */
     bool filters_changed = false;
     if ((rc = put_live(t, a, &prev, have_prev, &filters_changed)) != NS_OK)
         goto out;
-    if (filters_changed && (rc = mark_broker(r, t, a->broker_name)) != NS_OK)
+    if (filters_changed && (rc = ns_registry_mark_broker(r, t, a->broker_name)) != NS_OK)
         goto out;
     /* 13. */
     if ((rc = fill_master(t, a, &g, res)) != NS_OK)
@@ -573,10 +428,10 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
 save_group:
     if (rc == NS_OK && group_changed) {
         rc = ns_group_put(t, &g);
-        rc = rc ? rc : mark_broker(r, t, a->broker_name);
+        rc = rc ? rc : ns_registry_mark_broker(r, t, a->broker_name);
     }
 out:
-    audit_diff_free(&audit);
+    ns_audit_diff_free(&audit);
     ns_group_rec_free(&g);
     ns_live_rec_free(&prev);
     if (rc != NS_OK)
@@ -590,9 +445,9 @@ bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register
     ns_live_rec_t prev = {0};
     bool same = false;
     memset(res, 0, sizeof *res);
-    if (!ns_cluster_has(t, a->cluster, a->broker_name) ||
+    if (ns_cluster_has(t, a->cluster, a->broker_name) != NS_OK ||
         ns_group_get(t, a->broker_name, &g) != NS_OK)
-        return false;
+        return false; /* an error too: the writer then decides */
     if (ns_live_get(t, a->cluster, a->addr, &prev) != NS_OK)
         goto out;
     const char *mine = ns_group_addr_of(&g, a->broker_id);
@@ -628,174 +483,4 @@ out:
     if (!same)
         ns_register_result_free(res);
     return same;
-}
-
-struct perm_ctx {
-    ns_registry_t *r;
-    ns_txn_t *t;
-    char **topics;
-    size_t n;
-};
-
-static int collect_cb(const char *topic, void *ctx)
-{
-    struct perm_ctx *c = ctx;
-    char **v = ns_array_grow(c->topics, c->n, sizeof *v);
-    if (v == NULL)
-        return NS_ENOMEM;
-    c->topics = v;
-    c->topics[c->n] = strdup(topic);
-    return c->topics[c->n++] ? 0 : NS_ENOMEM;
-}
-
-static void collect_free(struct perm_ctx *c)
-{
-    for (size_t i = 0; i < c->n; i++)
-        free(c->topics[i]);
-    free(c->topics);
-}
-
-/* Clears the write bit on every queue data of a group (§6.5 step 4). */
-static int clear_write(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
-{
-    int count = 0;
-    return ns_registry_write_perm(r, t, broker_name, false, &count);
-}
-
-/* True when the group maps addr under an id other than broker_id. */
-static bool moved_to_other_id(const ns_group_rec_t *g, const char *addr, int64_t broker_id)
-{
-    for (size_t i = 0; i < g->n_addrs; i++)
-        if (strcmp(g->addrs[i].addr, addr) == 0 && g->addrs[i].id != broker_id)
-            return true;
-    return false;
-}
-
-int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
-                           const char *broker_name, int64_t broker_id, bool *removed)
-{
-    ns_live_rec_t lr = {0};
-    ns_group_rec_t g = {0};
-    struct perm_ctx c = {r, t, NULL, 0};
-    *removed = false;
-    int rc = ns_live_get(t, cluster, addr, &lr);
-    if (rc != NS_OK && rc != NS_ENOTFOUND)
-        goto out;
-    bool have_live = rc == NS_OK;
-    if (broker_name == NULL)
-        broker_name = have_live ? lr.broker_name : NULL;
-    rc = broker_name ? ns_group_get(t, broker_name, &g) : NS_ENOTFOUND;
-    if (rc != NS_OK && rc != NS_ENOTFOUND)
-        goto out;
-    bool have_group = rc == NS_OK;
-    rc = NS_OK;
-    if (have_group && broker_id >= 0 && moved_to_other_id(&g, addr, broker_id)) {
-        NS_LOG_INFO("unregister of %s id %lld in %s is stale (the address registered under "
-                    "another id since); ignored",
-                    addr, (long long)broker_id, broker_name);
-        goto out;
-    }
-    /* 1. */
-    if (have_live && (rc = ns_live_del(t, cluster, addr)) != NS_OK)
-        goto out;
-    *removed = have_live;
-    /* 2. */
-    if (!have_group || ns_group_remove_addr(&g, addr) == 0)
-        goto out;
-    *removed = true;
-    if (g.n_addrs == 0) {
-        /* 3. the group is gone: its queue data and the topics left empty */
-        NS_LOG_INFO("broker group %s removed (last address %s)", broker_name, addr);
-        rc = ns_group_del(t, broker_name);
-        rc = rc ? rc : ns_cluster_del(t, cluster, broker_name);
-        rc = rc ? rc : ns_queue_iter_broker(t, broker_name, collect_cb, &c);
-        for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
-            rc = ns_queue_del(t, c.topics[i], broker_name);
-            rc = rc ? rc : mark(r, c.topics[i]);
-        }
-        goto out;
-    }
-    rc = ns_group_put(t, &g);
-    rc = rc ? rc : mark_broker(r, t, broker_name);
-    /* 4. an acting-master group without a master loses write permission */
-    if (rc == NS_OK && g.enable_acting_master && ns_group_addr_of(&g, NS_MASTER_ID) == NULL)
-        rc = clear_write(r, t, broker_name);
-out:
-    collect_free(&c);
-    ns_group_rec_free(&g);
-    ns_live_rec_free(&lr);
-    return rc;
-}
-
-int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,
-                           int *count)
-{
-    struct perm_ctx c = {r, t, NULL, 0};
-    *count = 0;
-    int rc = ns_queue_iter_broker(t, broker_name, collect_cb, &c);
-    for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
-        ns_queue_data_t q;
-        rc = ns_queue_get(t, c.topics[i], broker_name, &q);
-        if (rc == NS_ENOTFOUND) {
-            rc = NS_OK;
-            continue;
-        }
-        if (rc != NS_OK)
-            break;
-        int perm = add ? (NS_PERM_READ | NS_PERM_WRITE) : (q.perm & ~NS_PERM_WRITE);
-        (*count)++;
-        if (perm == q.perm)
-            continue;
-        q.perm = perm;
-        rc = ns_queue_put(t, c.topics[i], &q);
-        rc = rc ? rc : mark(r, c.topics[i]);
-    }
-    collect_free(&c);
-    return rc;
-}
-
-static int collect_broker_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
-{
-    struct perm_ctx *c = ctx;
-    return collect_cb(q->broker_name, c);
-}
-
-int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster)
-{
-    struct perm_ctx c = {r, t, NULL, 0};
-    int rc;
-    if (cluster && *cluster)
-        rc = ns_cluster_brokers_iter(t, cluster, collect_cb, &c);
-    else
-        rc = ns_queue_iter_topic(t, topic, collect_broker_cb, &c);
-    for (size_t i = 0; rc == NS_OK && i < c.n; i++)
-        rc = ns_queue_del(t, topic, c.topics[i]);
-    rc = rc ? rc : mark(r, topic);
-    collect_free(&c);
-    return rc;
-}
-
-int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
-                               const ns_queue_data_t *q, size_t n)
-{
-    int rc = NS_OK;
-    for (size_t i = 0; i < n; i++) {
-        ns_group_rec_t g;
-        rc = ns_group_get(t, q[i].broker_name, &g);
-        if (rc == NS_ENOTFOUND) {
-            rc = NS_OK;
-            break; /* the first unknown broker ends the merge (§3.12) */
-        }
-        if (rc != NS_OK)
-            break;
-        ns_group_rec_free(&g);
-        ns_queue_data_t have;
-        if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK && queue_eq(&have, &q[i]))
-            continue;
-        rc = ns_queue_put(t, topic, &q[i]);
-        rc = rc ? rc : mark(r, topic);
-        if (rc != NS_OK)
-            break;
-    }
-    return rc;
 }

@@ -13,7 +13,10 @@ typedef struct {
     size_t len;
 } ns_strmap_t;
 
-#define NS_STRMAP_INIT {NULL, NULL, 0, 0}
+#define NS_STRMAP_INIT                                                                             \
+    {                                                                                              \
+        NULL, NULL, 0, 0                                                                           \
+    }
 
 /* Value for key or NULL. */
 void *ns_strmap_get(const ns_strmap_t *m, const char *key);

@@ -1,5 +1,5 @@
-/* route_build.c - assembling and materialising routes (see route_build.h). */
-#include "route_build.h"
+/* route_build.c - assembling and materialising routes (include/ns/store.h). */
+#include "ns/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +155,16 @@ static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
     char *topic = strdup(m->topic), *bname = strdup(m->bname);
     char *scope = m->scope ? strdup(m->scope) : NULL;
     ns_id_pair_t *pairs = malloc((m->n_curr_id_map + 1) * sizeof *pairs);
-    if (ns_route_parts_own(p, topic) || ns_route_parts_own(p, bname) ||
-        (m->scope && ns_route_parts_own(p, scope)) || ns_route_parts_own(p, pairs))
-        return NS_ENOMEM;
+    void *mem[4] = {topic, bname, pairs, scope};
+    int rc = NS_OK;
+    for (size_t i = 0; i < (m->scope ? 4u : 3u); i++) {
+        if (rc == NS_OK)
+            rc = ns_route_parts_own(p, mem[i]); /* frees mem[i] when it fails */
+        else
+            free(mem[i]); /* would leak once an earlier one failed */
+    }
+    if (rc != NS_OK)
+        return rc;
     memcpy(pairs, m->curr_id_map, m->n_curr_id_map * sizeof *pairs);
     d->topic = topic;
     d->bname = bname;

@@ -1,0 +1,150 @@
+/* ioloop.h - one event loop of namesrvd, and the mail between loops.
+ *
+ * Every loop runs one ns_server_t: its libuv loop, its read transaction,
+ * buffers and connections. The main loop's also has the writer, the
+ * registry, liveness and the listener (server.c); with ioThreads > 1 there
+ * are extra I/O loops (iothreads.h). A connection lives on one loop for its
+ * whole life (conn.h).
+ *
+ * The layers above a loop plug in through three hooks, so that the
+ * connection code below them never calls up: what to do with a decoded
+ * request, with a closed connection, and with changed settings.
+ *
+ * Mail: an ns_mail_t posted to a loop's mailbox (mutex + uv_async) is the
+ * only thing that crosses threads. A mail that names a connection carries a
+ * reference on it, which the receiver drops (ns_conn_unref) when done. */
+#ifndef NS_IOLOOP_H
+#define NS_IOLOOP_H
+
+#include <uv.h>
+
+#include "liveness.h"
+#include "ns/config.h"
+#include "ns/remoting.h"
+#include "ns/store.h"
+#include "writer.h"
+
+typedef struct ns_server ns_server_t;
+typedef struct ns_conn ns_conn_t;
+typedef struct ns_io ns_io_t;           /* one extra I/O loop (iothreads.c) */
+typedef struct ns_mailbox ns_mailbox_t; /* a loop's incoming mail */
+
+typedef enum {
+    NS_MAIL_CONN,   /* main -> I/O: serve socket fd */
+    NS_MAIL_CMD,    /* I/O -> main: a decoded request of conn */
+    NS_MAIL_OUT,    /* any -> conn's loop: encoded replies for conn */
+    NS_MAIL_CLOSE,  /* any -> conn's loop: close conn */
+    NS_MAIL_CLOSED, /* I/O -> main: conn closed (its brokers go) */
+} ns_mail_kind_t;
+
+typedef struct ns_mail {
+    struct ns_mail *next;
+    ns_mail_kind_t kind;
+    bool embedded;   /* part of its connection: never freed on its own */
+    ns_conn_t *conn; /* a reference, dropped by the receiver */
+    ns_server_t *from;
+    int fd;
+    ns_cmd_t *cmd; /* NS_MAIL_CMD: one heap block (ns_cmd_dup) */
+    size_t cost;   /* NS_MAIL_CMD: bytes counted in the sender's backlog */
+    ns_buf_t bytes;
+} ns_mail_t;
+
+struct ns_server {
+    uv_loop_t *loop;
+    ns_config_t *cfg; /* the main loop's; an I/O loop's copy of its scalars */
+    ns_store_t *store;
+    ns_writer_t *writer; /* main loop only (NULL elsewhere), as the next two */
+    ns_registry_t *registry;
+    ns_liveness_t *liveness;
+    ns_server_t *main;   /* the main loop's server (itself on the main loop) */
+    ns_mailbox_t *inbox; /* mail for this loop; NULL with ioThreads=1 */
+    /* Hooks of the layers above. on_request runs a decoded request of c
+     * (cmd valid during the call); false = not taken now: c stops reading
+     * and offers it again when resumed. on_closed: c's socket is closed
+     * (c is freed after it returns unless it took a reference).
+     * on_config_changed: UPDATE_NAMESRV_CONFIG changed cfg (may be NULL). */
+    bool (*on_request)(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len);
+    void (*on_closed)(ns_server_t *srv, ns_conn_t *c);
+    void (*on_config_changed)(ns_server_t *srv);
+    ns_txn_t *rtxn;         /* the loop's reusable read transaction */
+    int rtxn_users;         /* open while > 0 (ns_read_begin/ns_read_end) */
+    uv_tcp_t listener;      /* main loop */
+    uv_timer_t scan_timer;  /* main loop: liveness scan */
+    uv_timer_t idle_timer;  /* idle-connection sweep */
+    uv_check_t flush_check; /* writes out replies once per loop iteration */
+    uv_signal_t sig_int, sig_term;
+    ns_conn_t *conns;                     /* all open connections of this loop */
+    ns_conn_t *dirty;                     /* connections with replies to write */
+    ns_conn_t *paused_head, *paused_tail; /* waiting to read again, oldest first */
+    uint64_t start_ms;
+    int bound_port;
+    bool stopping;
+    bool listener_init, handles_init;
+    ns_buf_t scratch; /* reply bodies assembled on the loop thread */
+    ns_buf_t derived; /* legacy routes derived from the standard form */
+    ns_buf_t rshared; /* the read buffer connections share (conn.c) */
+    ns_buf_t remark;  /* formatted error remarks (request.c) */
+    ns_io_t *io;      /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;    /* main: the extra loops */
+    size_t n_ios, next_io;
+    struct ns_auth *auth; /* main: authMode state, penalties, counters (auth.c) */
+};
+
+/* The loop whose thread is running (set when the loop starts). Inline:
+ * every reply asks it. */
+extern _Thread_local ns_server_t *ns_loop_running;
+static inline ns_server_t *ns_loop_current(void)
+{
+    return ns_loop_running;
+}
+void ns_loop_set_current(ns_server_t *srv);
+
+/* The loop's read transaction: renewed by the first user, reset when the
+ * last one ends, so all the frames of one read share one snapshot and it is
+ * never held across loop iterations. Inline: the lookup path nests them. */
+static inline int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
+{
+    if (srv->rtxn_users == 0) {
+        int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
+        if (rc != 0)
+            return rc;
+    }
+    srv->rtxn_users++;
+    *txn = srv->rtxn;
+    return 0;
+}
+
+static inline void ns_read_end(ns_server_t *srv)
+{
+    if (--srv->rtxn_users == 0)
+        ns_txn_read_reset(srv->rtxn);
+}
+/* Milliseconds on the loop's monotonic clock / the wall clock. */
+uint64_t ns_now_ms(ns_server_t *srv);
+int64_t ns_wall_ms(void);
+
+/* A mailbox on loop, whose wake-up runs cb(data); NULL when out of memory.
+ * Freed with ns_mailbox_free after its loop ended. */
+ns_mailbox_t *ns_mailbox_new(uv_loop_t *loop, void (*cb)(void *data), void *data);
+void ns_mailbox_free(ns_mailbox_t *mb);
+/* Takes all the mail, oldest first (the caller owns the list); *stop (may
+ * be NULL) tells whether ns_mailbox_stop was called before it. */
+ns_mail_t *ns_mailbox_take(ns_mailbox_t *mb, bool *stop);
+/* Asks the loop to stop (it sees the flag at its next wake-up). */
+void ns_mailbox_stop(ns_mailbox_t *mb);
+/* The loop has ended: later posts fail; its wake handle is gone. */
+void ns_mailbox_close(ns_mailbox_t *mb);
+/* Closes the wake handle (on the mailbox's loop, as it stops). */
+void ns_mailbox_close_handle(ns_mailbox_t *mb);
+/* Posts m to srv's loop (m and its reference are the receiver's from now
+ * on); false when that loop has ended, and m is still the caller's. */
+bool ns_loop_post(ns_server_t *srv, ns_mail_t *m);
+/* Wakes srv's loop with no mail (it then looks at its flags again). */
+void ns_loop_wake(ns_server_t *srv);
+/* A zeroed mail of kind for conn (whose reference the caller provides);
+ * NULL when out of memory. */
+ns_mail_t *ns_mail_new(ns_mail_kind_t kind, ns_conn_t *conn);
+/* Frees the mail's memory (not its reference: the caller drops that). */
+void ns_mail_free(ns_mail_t *m);
+
+#endif

@@ -1,0 +1,28 @@
+/* iothreads.h - ioThreads > 1: the extra I/O loops.
+ *
+ * The main loop starts ioThreads - 1 I/O loops and hands every accepted
+ * socket to the next loop in turn (itself included). A connection then
+ * lives on that loop for its whole life (conn.h). Requests only the main
+ * loop may run (every row but route lookups, dispatch.h) travel to it as
+ * decoded commands; their encoded replies travel back to the connection's
+ * loop; so do close requests (main -> I/O loop) and close notices (I/O loop
+ * -> main, so that the main loop unregisters the brokers of a closed
+ * connection). */
+#ifndef NS_IOTHREADS_H
+#define NS_IOTHREADS_H
+
+#include "ioloop.h"
+
+/* Starts cfg->io_threads - 1 extra loops and the main loop's mailbox;
+ * nothing with ioThreads=1. */
+int ns_io_start(ns_server_t *srv, char *err, size_t errlen);
+/* Main loop, on a new connection: hands it to the next I/O loop in turn
+ * (the main loop takes its turn too); false = accept it here. */
+bool ns_io_take_connection(ns_server_t *srv);
+/* Main loop, at shutdown after the writer stopped: every I/O loop writes
+ * what it holds, closes its connections and ends. */
+void ns_io_stop(ns_server_t *srv);
+/* Frees the main loop's mailbox (after its loop has ended). */
+void ns_io_free(ns_server_t *srv);
+
+#endif

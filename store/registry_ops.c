@@ -1,0 +1,181 @@
+/* registry_ops.c - unregistration (§6.5, fenced by broker id) and the admin
+ * mutations of routes: write permission (§3.10), topic deletion (§3.11) and
+ * single-topic registration (§3.12). Each marks the topics whose route it
+ * changes, as registry.c does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/err.h"
+#include "ns/log.h"
+#include "registry_int.h"
+
+struct perm_ctx {
+    ns_registry_t *r;
+    ns_txn_t *t;
+    char **topics;
+    size_t n;
+};
+
+static int collect_cb(const char *topic, void *ctx)
+{
+    struct perm_ctx *c = ctx;
+    char **v = ns_array_grow(c->topics, c->n, sizeof *v);
+    if (v == NULL)
+        return NS_ENOMEM;
+    c->topics = v;
+    c->topics[c->n] = strdup(topic);
+    return c->topics[c->n++] ? 0 : NS_ENOMEM;
+}
+
+static void collect_free(struct perm_ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->topics[i]);
+    free(c->topics);
+}
+
+/* Clears the write bit on every queue data of a group (§6.5 step 4). */
+static int clear_write(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
+{
+    int count = 0;
+    return ns_registry_write_perm(r, t, broker_name, false, &count);
+}
+
+/* True when the group maps addr under an id other than broker_id. */
+static bool moved_to_other_id(const ns_group_rec_t *g, const char *addr, int64_t broker_id)
+{
+    for (size_t i = 0; i < g->n_addrs; i++)
+        if (strcmp(g->addrs[i].addr, addr) == 0 && g->addrs[i].id != broker_id)
+            return true;
+    return false;
+}
+
+int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
+                           const char *broker_name, int64_t broker_id, bool *removed)
+{
+    ns_live_rec_t lr = {0};
+    ns_group_rec_t g = {0};
+    struct perm_ctx c = {r, t, NULL, 0};
+    *removed = false;
+    int rc = ns_live_get(t, cluster, addr, &lr);
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        goto out;
+    bool have_live = rc == NS_OK;
+    if (broker_name == NULL)
+        broker_name = have_live ? lr.broker_name : NULL;
+    rc = broker_name ? ns_group_get(t, broker_name, &g) : NS_ENOTFOUND;
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        goto out;
+    bool have_group = rc == NS_OK;
+    rc = NS_OK;
+    if (have_group && broker_id >= 0 && moved_to_other_id(&g, addr, broker_id)) {
+        NS_LOG_INFO("unregister of %s id %lld in %s is stale (the address registered under "
+                    "another id since); ignored",
+                    addr, (long long)broker_id, broker_name);
+        goto out;
+    }
+    /* 1. */
+    if (have_live && (rc = ns_live_del(t, cluster, addr)) != NS_OK)
+        goto out;
+    *removed = have_live;
+    /* 2. */
+    if (!have_group || ns_group_remove_addr(&g, addr) == 0)
+        goto out;
+    *removed = true;
+    if (g.n_addrs == 0) {
+        /* 3. the group is gone: its queue data and the topics left empty */
+        NS_LOG_INFO("broker group %s removed (last address %s)", broker_name, addr);
+        rc = ns_group_del(t, broker_name);
+        rc = rc ? rc : ns_cluster_del(t, cluster, broker_name);
+        rc = rc ? rc : ns_queue_iter_broker(t, broker_name, collect_cb, &c);
+        for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
+            rc = ns_queue_del(t, c.topics[i], broker_name);
+            rc = rc ? rc : ns_registry_mark(r, c.topics[i]);
+        }
+        goto out;
+    }
+    rc = ns_group_put(t, &g);
+    rc = rc ? rc : ns_registry_mark_broker(r, t, broker_name);
+    /* 4. an acting-master group without a master loses write permission */
+    if (rc == NS_OK && g.enable_acting_master && ns_group_addr_of(&g, NS_MASTER_ID) == NULL)
+        rc = clear_write(r, t, broker_name);
+out:
+    collect_free(&c);
+    ns_group_rec_free(&g);
+    ns_live_rec_free(&lr);
+    return rc;
+}
+
+int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,
+                           int *count)
+{
+    struct perm_ctx c = {r, t, NULL, 0};
+    *count = 0;
+    int rc = ns_queue_iter_broker(t, broker_name, collect_cb, &c);
+    for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
+        ns_queue_data_t q;
+        rc = ns_queue_get(t, c.topics[i], broker_name, &q);
+        if (rc == NS_ENOTFOUND) {
+            rc = NS_OK;
+            continue;
+        }
+        if (rc != NS_OK)
+            break;
+        int perm = add ? (NS_PERM_READ | NS_PERM_WRITE) : (q.perm & ~NS_PERM_WRITE);
+        (*count)++;
+        if (perm == q.perm)
+            continue;
+        q.perm = perm;
+        rc = ns_queue_put(t, c.topics[i], &q);
+        rc = rc ? rc : ns_registry_mark(r, c.topics[i]);
+    }
+    collect_free(&c);
+    return rc;
+}
+
+static int collect_broker_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
+{
+    struct perm_ctx *c = ctx;
+    return collect_cb(q->broker_name, c);
+}
+
+int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster)
+{
+    struct perm_ctx c = {r, t, NULL, 0};
+    int rc;
+    if (cluster && *cluster)
+        rc = ns_cluster_brokers_iter(t, cluster, collect_cb, &c);
+    else
+        rc = ns_queue_iter_topic(t, topic, collect_broker_cb, &c);
+    for (size_t i = 0; rc == NS_OK && i < c.n; i++)
+        rc = ns_queue_del(t, topic, c.topics[i]);
+    rc = rc ? rc : ns_registry_mark(r, topic);
+    collect_free(&c);
+    return rc;
+}
+
+int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
+                               const ns_queue_data_t *q, size_t n)
+{
+    int rc = NS_OK;
+    for (size_t i = 0; i < n; i++) {
+        ns_group_rec_t g;
+        rc = ns_group_get(t, q[i].broker_name, &g);
+        if (rc == NS_ENOTFOUND) {
+            rc = NS_OK;
+            break; /* the first unknown broker ends the merge (§3.12) */
+        }
+        if (rc != NS_OK)
+            break;
+        ns_group_rec_free(&g);
+        ns_queue_data_t have;
+        if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK &&
+            ns_queue_data_eq(&have, &q[i]))
+            continue;
+        rc = ns_queue_put(t, topic, &q[i]);
+        rc = rc ? rc : ns_registry_mark(r, topic);
+        if (rc != NS_OK)
+            break;
+    }
+    return rc;
+}

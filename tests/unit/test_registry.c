@@ -1,0 +1,296 @@
+/* test_registry.c - the route mutations of store/registry.c on a real LMDB
+ * store: each step runs in one write transaction with the registry's
+ * before-commit hook, as the writer runs it, and after each one the
+ * materialised routes are read back and the invariant checker
+ * (ns_store_verify) must find nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/err.h"
+#include "ns/store.h"
+
+typedef struct {
+    char *dir;
+    ns_store_t *store;
+    ns_registry_t *reg;
+    ns_topic_config_t topics[2];
+    ns_regbody_t body;
+} fx_t;
+
+static int setup(void **state)
+{
+    fx_t *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->dir = nstest_tmpdir("registry");
+    ns_store_opts_t o = {f->dir, 8u << 20, 64u << 20, NS_SYNC_NOSYNC, false, true, 0};
+    char err[256];
+    assert_int_equal(ns_store_open(&o, &f->store, err, sizeof err), NS_OK);
+    assert_int_equal(ns_registry_new(&f->reg), NS_OK);
+    static char t1[] = "TopicA", t2[] = "TopicB";
+    f->topics[0] = (ns_topic_config_t){t1, 4, 4, 6, 0};
+    f->topics[1] = (ns_topic_config_t){t2, 8, 8, 6, 0};
+    f->body.topics = f->topics;
+    f->body.n_topics = 2;
+    f->body.data_version = (ns_dataversion_t){1, 0, 1000};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    ns_registry_free(f->reg);
+    ns_store_close(f->store);
+    nstest_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static void args(fx_t *f, ns_register_args_t *a, const char *name, const char *addr, int64_t id)
+{
+    memset(a, 0, sizeof *a);
+    a->cluster = "DefaultCluster";
+    a->addr = addr;
+    a->broker_name = name;
+    a->broker_id = id;
+    a->ha_addr = "";
+    a->heartbeat_timeout_ms = 30000;
+    a->audit_retention = 10;
+    a->now_ms = 1000;
+    a->body = &f->body;
+}
+
+/* The store has no invariant violation. */
+static void verified(fx_t *f)
+{
+    ns_txn_t *t = NULL;
+    ns_buf_t report = NS_BUF_INIT;
+    assert_int_equal(ns_txn_begin(f->store, false, &t), NS_OK);
+    int n = ns_store_verify(t, &report);
+    if (n != 0)
+        fprintf(stderr, "%.*s\n", (int)report.len, (const char *)report.data);
+    assert_int_equal(n, 0);
+    ns_txn_abort(t);
+    ns_buf_free(&report);
+}
+
+static void begin(fx_t *f, ns_txn_t **t)
+{
+    assert_int_equal(ns_txn_begin(f->store, true, t), NS_OK);
+    ns_registry_batch_reset(f->reg);
+}
+
+static void commit(fx_t *f, ns_txn_t *t)
+{
+    assert_int_equal(ns_registry_before_commit(f->reg, t), NS_OK);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    verified(f);
+}
+
+static void do_register(fx_t *f, const char *name, const char *addr, int64_t id,
+                        ns_register_result_t *res)
+{
+    ns_txn_t *t = NULL;
+    ns_register_args_t a;
+    args(f, &a, name, addr, id);
+    begin(f, &t);
+    assert_int_equal(ns_registry_register(f->reg, t, &a, res), NS_OK);
+    assert_false(res->failed);
+    commit(f, t);
+}
+
+/* The standard-JSON route of topic, as a string (caller frees), or NULL. */
+static char *route_of(fx_t *f, const char *topic)
+{
+    ns_txn_t *t = NULL;
+    ns_slice_t r;
+    size_t ins = 0;
+    bool derive = false;
+    char *out = NULL;
+    assert_int_equal(ns_txn_begin(f->store, false, &t), NS_OK);
+    int rc = ns_route_get(t, topic, true, &r, &ins, &derive);
+    if (rc == NS_OK)
+        out = strndup((const char *)r.ptr, r.len);
+    else
+        assert_int_equal(rc, NS_ENOTFOUND);
+    ns_txn_abort(t);
+    return out;
+}
+
+static void route_has(fx_t *f, const char *topic, const char *needle, bool expect)
+{
+    char *r = route_of(f, topic);
+    assert_non_null(r);
+    if ((strstr(r, needle) != NULL) != expect)
+        fail_msg("route of %s: '%s' %s expected in %s", topic, needle, expect ? "" : "not", r);
+    free(r);
+}
+
+static void test_register_materialises_every_topic(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    assert_false(res.conflict);
+    assert_null(res.master_addr); /* the master itself */
+    ns_register_result_free(&res);
+    route_has(f, "TopicA", "\"brokerName\":\"broker-a\"", true);
+    route_has(f, "TopicA", "\"readQueueNums\":4", true);
+    route_has(f, "TopicB", "\"readQueueNums\":8", true);
+    route_has(f, "TopicB", "10.0.0.1:10911", true);
+    assert_null(route_of(f, "TopicC"));
+}
+
+static void test_unchanged_and_slave(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_register_args_t a;
+    ns_txn_t *t = NULL;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    /* the same registration again changes nothing, seen from a read txn */
+    args(f, &a, "broker-a", "10.0.0.1:10911", 0);
+    assert_int_equal(ns_txn_begin(f->store, false, &t), NS_OK);
+    assert_true(ns_registry_unchanged(t, &a, &res));
+    ns_register_result_free(&res);
+    /* a slave is not "unchanged": it is not registered yet */
+    args(f, &a, "broker-a", "10.0.0.2:10911", 1);
+    assert_false(ns_registry_unchanged(t, &a, &res));
+    ns_register_result_free(&res);
+    ns_txn_abort(t);
+    do_register(f, "broker-a", "10.0.0.2:10911", 1, &res);
+    assert_non_null(res.master_addr); /* a slave learns its master */
+    assert_string_equal(res.master_addr, "10.0.0.1:10911");
+    ns_register_result_free(&res);
+    route_has(f, "TopicA", "10.0.0.2:10911", true);
+}
+
+static void test_write_perm_counts_and_reencodes(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_txn_t *t = NULL;
+    int count = 0;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    begin(f, &t);
+    assert_int_equal(ns_registry_write_perm(f->reg, t, "broker-a", false, &count), NS_OK);
+    commit(f, t);
+    assert_int_equal(count, 2);
+    route_has(f, "TopicA", "\"perm\":4", true); /* read only: the route was re-encoded */
+    begin(f, &t);
+    assert_int_equal(ns_registry_write_perm(f->reg, t, "broker-a", true, &count), NS_OK);
+    commit(f, t);
+    assert_int_equal(count, 2);
+    route_has(f, "TopicA", "\"perm\":6", true);
+    begin(f, &t);
+    assert_int_equal(ns_registry_write_perm(f->reg, t, "nobody", false, &count), NS_OK);
+    ns_txn_abort(t);
+    assert_int_equal(count, 0);
+}
+
+static void test_unregister_is_fenced_by_broker_id(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_txn_t *t = NULL;
+    bool removed = true;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    /* decided for id 1 while the address is the master (id 0): stale */
+    begin(f, &t);
+    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911",
+                                            "broker-a", 1, &removed),
+                     NS_OK);
+    commit(f, t);
+    assert_false(removed);
+    route_has(f, "TopicA", "10.0.0.1:10911", true);
+    /* unknown brokers are a no-op */
+    begin(f, &t);
+    assert_int_equal(
+        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.9.9.9:1", NULL, -1, &removed),
+        NS_OK);
+    commit(f, t);
+    assert_false(removed);
+    begin(f, &t);
+    assert_int_equal(
+        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911", NULL, 0, &removed),
+        NS_OK);
+    commit(f, t);
+    assert_true(removed);
+    assert_null(route_of(f, "TopicA")); /* the last broker went: so did the routes */
+    assert_null(route_of(f, "TopicB"));
+}
+
+static void test_delete_and_register_topic(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_txn_t *t = NULL;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    do_register(f, "broker-b", "10.0.0.3:10911", 0, &res);
+    ns_register_result_free(&res);
+    begin(f, &t);
+    assert_int_equal(ns_registry_delete_topic(f->reg, t, "TopicA", "OtherCluster"), NS_OK);
+    commit(f, t);
+    route_has(f, "TopicA", "broker-a", true); /* another cluster: untouched */
+    begin(f, &t);
+    assert_int_equal(ns_registry_delete_topic(f->reg, t, "TopicA", NULL), NS_OK);
+    commit(f, t);
+    assert_null(route_of(f, "TopicA"));
+    route_has(f, "TopicB", "broker-b", true);
+    ns_queue_data_t q = {"broker-b", 6, 2, 2, 0};
+    begin(f, &t);
+    assert_int_equal(ns_registry_register_topic(f->reg, t, "TopicNew", &q, 1), NS_OK);
+    commit(f, t);
+    route_has(f, "TopicNew", "\"brokerName\":\"broker-b\"", true);
+    route_has(f, "TopicNew", "\"readQueueNums\":2", true);
+    route_has(f, "TopicNew", "broker-a", false);
+}
+
+/* An aborted batch leaves no trace, and a batch reset forgets its marks:
+ * the next commit re-encodes only what it changed itself. */
+static void test_abort_then_mark_all(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_register_args_t a;
+    ns_txn_t *t = NULL;
+    args(f, &a, "broker-a", "10.0.0.1:10911", 0);
+    begin(f, &t);
+    assert_int_equal(ns_registry_register(f->reg, t, &a, &res), NS_OK);
+    ns_register_result_free(&res);
+    ns_txn_abort(t);
+    assert_null(route_of(f, "TopicA"));
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    /* what restore does: every route again from the tables */
+    begin(f, &t);
+    assert_int_equal(ns_route_del(t, "TopicA"), NS_OK);
+    assert_int_equal(ns_registry_mark_all(f->reg, t), NS_OK);
+    commit(f, t);
+    route_has(f, "TopicA", "broker-a", true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_register_materialises_every_topic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_and_slave, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_perm_counts_and_reencodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_is_fenced_by_broker_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_and_register_topic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_then_mark_all, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -376,6 +376,14 @@ void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes)
     *used_bytes = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
 }
 
+void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max)
+{
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    *used = info.me_numreaders;
+    *max = info.me_maxreaders;
+}
+
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
 {
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {

@@ -105,3 +105,8 @@ int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx)
     ns_buf_free(&w.tmp);
     return rc;
 }
+
+int ns_kv_count(ns_txn_t *t, size_t *out)
+{
+    return ns_db_count(t, NS_DB_KV, out);
+}

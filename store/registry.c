@@ -112,11 +112,76 @@ int ns_registry_mark_all(ns_registry_t *r, ns_txn_t *t)
     return ns_topic_iter(t, topic_all_cb, r);
 }
 
+/* ---- NOTIFY_MIN_BROKER_ID_CHANGE descriptions (sent by notify.c) ---- */
+
+ns_minid_change_t *ns_minid_change_new(const char *broker_name)
+{
+    ns_minid_change_t *c = calloc(1, sizeof *c);
+    if (c && (c->broker_name = strdup(broker_name)) == NULL) {
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr)
+{
+    char **to = ns_array_grow(c->to, c->n_to, sizeof *to);
+    if (to == NULL)
+        return NS_ENOMEM;
+    c->to = to;
+    if ((c->to[c->n_to] = strdup(addr)) == NULL)
+        return NS_ENOMEM;
+    c->n_to++;
+    return NS_OK;
+}
+
+void ns_minid_change_free(ns_minid_change_t *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->n_to; i++)
+        free(c->to[i]);
+    free(c->to);
+    free(c->broker_name);
+    free(c->min_broker_addr);
+    free(c->offline_broker_addr);
+    free(c->ha_broker_addr);
+    free(c);
+}
+
 void ns_register_result_free(ns_register_result_t *res)
 {
     free(res->master_addr);
     free(res->ha_addr);
     res->master_addr = res->ha_addr = NULL;
+    ns_minid_change_free(res->minid_change);
+    res->minid_change = NULL;
+}
+
+/* The 905 for group g whose smallest id is now g->addrs[0]: offline and ha
+ * as the header carries them (NULL = absent); recipients every member but
+ * the smallest one, or all when skip_min is false. */
+int ns_registry_minid_change(const ns_group_rec_t *g, const char *offline, const char *ha,
+                             bool skip_min, ns_minid_change_t **out)
+{
+    ns_minid_change_t *c = ns_minid_change_new(g->broker_name);
+    int rc = c ? NS_OK : NS_ENOMEM;
+    if (rc == NS_OK) {
+        c->min_broker_id = g->addrs[0].id;
+        if ((c->min_broker_addr = strdup(g->addrs[0].addr)) == NULL ||
+            (offline && (c->offline_broker_addr = strdup(offline)) == NULL) ||
+            (ha && (c->ha_broker_addr = strdup(ha)) == NULL))
+            rc = NS_ENOMEM;
+    }
+    for (size_t i = skip_min ? 1 : 0; rc == NS_OK && i < g->n_addrs; i++)
+        rc = ns_minid_change_add_to(c, g->addrs[i].addr);
+    if (rc != NS_OK) {
+        ns_minid_change_free(c);
+        c = NULL;
+    }
+    *out = c;
+    return rc;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -344,6 +409,8 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     } else if (rc != NS_OK) {
         goto out;
     }
+    /* Java: the smallest id before this registration (0 for an empty group) */
+    int64_t prev_min_id = g.n_addrs ? g.addrs[0].id : 0;
     /* 3. acting-master flag and zone follow the latest registration */
     if (g.enable_acting_master != a->enable_acting_master) {
         g.enable_acting_master = a->enable_acting_master;
@@ -424,6 +491,11 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
         goto out;
     /* 13. */
     if ((rc = fill_master(t, a, &g, res)) != NS_OK)
+        goto out;
+    /* 14. a lower smallest id: the other members are told (one left: it) */
+    if (a->broker_id < prev_min_id &&
+        (rc = ns_registry_minid_change(&g, NULL, a->ha_addr && *a->ha_addr ? a->ha_addr : NULL,
+                                       g.n_addrs > 1, &res->minid_change)) != NS_OK)
         goto out;
 save_group:
     if (rc == NS_OK && group_changed) {

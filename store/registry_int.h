@@ -26,6 +26,11 @@ int ns_registry_mark(ns_registry_t *r, const char *topic);
 /* Marks every topic that has queue data for broker_name. */
 int ns_registry_mark_broker(ns_registry_t *r, ns_txn_t *t, const char *broker_name);
 bool ns_queue_data_eq(const ns_queue_data_t *a, const ns_queue_data_t *b);
+/* The 905 for group g whose smallest id is now g->addrs[0]: offline and ha
+ * as the header carries them (NULL = absent); recipients every member but
+ * the smallest one, or all when skip_min is false. *out is heap or NULL. */
+int ns_registry_minid_change(const ns_group_rec_t *g, const char *offline, const char *ha,
+                             bool skip_min, ns_minid_change_t **out);
 
 /* A registration's topic changes, as JSON lists for the audit record. */
 typedef struct {

@@ -51,12 +51,15 @@ static bool moved_to_other_id(const ns_group_rec_t *g, const char *addr, int64_t
 }
 
 int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
-                           const char *broker_name, int64_t broker_id, bool *removed)
+                           const char *broker_name, int64_t broker_id, bool *removed,
+                           ns_minid_change_t **change)
 {
     ns_live_rec_t lr = {0};
     ns_group_rec_t g = {0};
     struct perm_ctx c = {r, t, NULL, 0};
     *removed = false;
+    if (change)
+        *change = NULL;
     int rc = ns_live_get(t, cluster, addr, &lr);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         goto out;
@@ -79,6 +82,7 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
         goto out;
     *removed = have_live;
     /* 2. */
+    bool was_min = have_group && g.n_addrs > 0 && g.addrs[0].id == broker_id;
     if (!have_group || ns_group_remove_addr(&g, addr) == 0)
         goto out;
     *removed = true;
@@ -99,6 +103,9 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
     /* 4. an acting-master group without a master loses write permission */
     if (rc == NS_OK && g.enable_acting_master && ns_group_addr_of(&g, NS_MASTER_ID) == NULL)
         rc = clear_write(r, t, broker_name);
+    /* 5. the smallest id went in an acting-master group: the rest are told */
+    if (rc == NS_OK && change && was_min && g.enable_acting_master)
+        rc = ns_registry_minid_change(&g, addr, NULL, false, change);
 out:
     collect_free(&c);
     ns_group_rec_free(&g);
@@ -154,20 +161,41 @@ int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, c
     return rc;
 }
 
+/* NS_OK when a broker group is named broker_name, NS_ENOTFOUND when not. */
+static int group_known(ns_txn_t *t, const char *broker_name)
+{
+    ns_group_rec_t g;
+    int rc = ns_group_get(t, broker_name, &g);
+    if (rc == NS_OK)
+        ns_group_rec_free(&g);
+    return rc;
+}
+
+/* Java (RouteInfoManager.registerTopic): a new topic is taken whole or not
+ * at all; an existing one takes the queue datas in order up to the first
+ * unknown broker. Either way the request is answered SUCCESS. */
 int ns_registry_register_topic(ns_registry_t *r, ns_txn_t *t, const char *topic,
                                const ns_queue_data_t *q, size_t n)
 {
     int rc = NS_OK;
+    bool is_new = !ns_topic_exists(t, topic);
+    for (size_t i = 0; is_new && i < n; i++) {
+        if ((rc = group_known(t, q[i].broker_name)) == NS_ENOTFOUND) {
+            NS_LOG_WARN("REGISTER_TOPIC_IN_NAMESRV %s: unknown broker %s; new topic not registered",
+                        topic, q[i].broker_name);
+            return NS_OK;
+        }
+        if (rc != NS_OK)
+            return rc;
+    }
     for (size_t i = 0; i < n; i++) {
-        ns_group_rec_t g;
-        rc = ns_group_get(t, q[i].broker_name, &g);
-        if (rc == NS_ENOTFOUND) {
-            rc = NS_OK;
-            break; /* the first unknown broker ends the merge (§3.12) */
+        if ((rc = group_known(t, q[i].broker_name)) == NS_ENOTFOUND) {
+            NS_LOG_WARN("REGISTER_TOPIC_IN_NAMESRV %s: unknown broker %s; the rest not merged",
+                        topic, q[i].broker_name);
+            return NS_OK; /* the first unknown broker ends the merge (§3.12) */
         }
         if (rc != NS_OK)
             break;
-        ns_group_rec_free(&g);
         ns_queue_data_t have;
         if (ns_queue_get(t, topic, q[i].broker_name, &have) == NS_OK &&
             ns_queue_data_eq(&have, &q[i]))

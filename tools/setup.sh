@@ -5,8 +5,12 @@
 #                         foreground on 127.0.0.1:9876 with ./data as data dir
 #   tools/setup.sh test   install what is missing, check the formatting,
 #                         build (normal and ASan+UBSan, both with -Werror)
-#                         and run every test
+#                         and run every test, the interop suite last
+#                         (against the ASan+UBSan build)
 #   tools/setup.sh format only the formatting check (clang-format drift)
+#   tools/setup.sh interop  install what is missing, build (Debug) and run only
+#                         the interop suite (tests/interop/README.md); extra
+#                         arguments pick scenarios by name
 #
 # Both are idempotent and work as root on a fresh Debian 12 machine.
 set -euo pipefail
@@ -15,7 +19,16 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format libssl-dev openssl"
+packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format"
+# the interop suite: JVM and Maven for Apache RocketMQ 5.3.3, Go for its Go
+# client, mdb_stat to read the store's last transaction id
+packages="$packages openjdk-17-jdk-headless maven golang-go lmdb-utils"
+# libmicrohttpd-dev: the HTTP endpoint (httpListen); prometheus: promtool checks the
+# alert rules and every scrape in the tests; jq: the dashboard JSON lint; gnuplot-nox:
+# tools/render_dashboard.sh (by hand, not in the tests)
+packages="$packages libmicrohttpd-dev prometheus jq gnuplot-nox"
+# libssl-dev: libcrypto for request signatures and sealed secrets; openssl: tests' key files
+packages="$packages libssl-dev openssl"
 
 install_missing() {
     local missing=()
@@ -66,6 +79,8 @@ test)
     format_check
     echo "== build (Debug, -Werror)"
     build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
+    echo "== monitoring files (alert rules, dashboard)"
+    "$top/tools/check_monitoring.sh"
     echo "== tests"
     (cd "$top/build-test" && ctest --output-on-failure -j "$jobs")
     echo "== build (ASan+UBSan, -Werror)"
@@ -74,13 +89,25 @@ test)
     (cd "$top/build-asan" &&
         ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             ctest --output-on-failure -j "$jobs")
+    if [ "${NS_INTEROP:-1}" = 0 ] && [ "${CI:-}" != true ]; then
+        echo "== interop suite skipped (NS_INTEROP=0)"
+    else
+        echo "== interop suite (real RocketMQ 5.3.3 peers) against the ASan+UBSan build"
+        ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            NS_INTEROP_BIN="$top/build-asan" "$top/tests/interop/run.sh"
+    fi
     echo "== all tests passed in $(($(date +%s) - start)) s"
     ;;
 format)
     format_check
     ;;
+interop)
+    install_missing
+    build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
+    exec "$top/tests/interop/run.sh" "${@:2}"
+    ;;
 *)
-    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format" >&2
+    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format | tools/setup.sh interop [SCENARIO ...]" >&2
     exit 2
     ;;
 esac

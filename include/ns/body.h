@@ -26,6 +26,10 @@ int ns_json_dataversion_encode(ns_buf_t *out, const ns_dataversion_t *dv);
 /* Reads a DataVersion JSON body; missing members are 0. NS_EINVAL if the
  * text is not a JSON object. */
 int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out);
+/* The same; *has_timestamp tells whether the object had a timestamp (where
+ * it has none, Java's `new DataVersion()` holds the time it was made). */
+int ns_json_dataversion_decode_ts(const uint8_t *p, size_t n, ns_dataversion_t *out,
+                                  bool *has_timestamp);
 
 /* TopicRouteData. If insert_at is not NULL it receives the offset in out
  * (absolute, i.e. counting bytes already in out before the call) where an

@@ -18,6 +18,8 @@ typedef struct {
     char *bind_address;       /* bindAddress, default 0.0.0.0 */
     int64_t listen_port;      /* listenPort, 9876; 0 = ephemeral */
     char *port_file;          /* portFile: write the bound port here (ours) */
+    char *http_listen;        /* httpListen: HOST:PORT of /metrics etc.; "" = off (ours) */
+    char *http_port_file;     /* httpPortFile: write the HTTP port here (ours) */
     int64_t max_frame_bytes;  /* maxFrameBytes, 16 MiB (ours) */
     int64_t idle_timeout_s;   /* serverChannelMaxIdleTimeSeconds, 120 */
     int64_t io_threads;       /* ioThreads, 1: event loops serving connections (ours) */

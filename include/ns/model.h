@@ -122,6 +122,11 @@ typedef struct {
     bool has_filter_server_list; /* the list was present (possibly empty) */
     ns_mapping_info_t *mappings;
     size_t n_mappings;
+    /* Set by the decoder when the body gave no DataVersion timestamp (no
+     * body, no dataVersion or no timestamp in it): timestamp is then 0, and
+     * Java's `new DataVersion()` would hold the time of the registration,
+     * which the caller fills in. */
+    bool dv_timestamp_absent;
 } ns_regbody_t;
 
 #endif

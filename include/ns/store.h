@@ -53,6 +53,8 @@ uint32_t ns_store_schema_version(const ns_store_t *s);
 uint32_t ns_store_latest_schema(void);
 /* Current map size and bytes in use (last page * page size). */
 void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes);
+/* Reader slots used (high-water mark since open) and available. */
+void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max);
 /* Copies the environment, compacted, into an empty directory (hot backup). */
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen);
 /* Reads the pid recorded in dir's lock file if some process holds the lock;
@@ -92,6 +94,8 @@ typedef int (*ns_kv_cb)(const char *key, const char *val, size_t val_len, void *
 int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx);
 typedef int (*ns_name_cb)(const char *name, void *ctx);
 int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
+/* Keys in all namespaces. */
+int ns_kv_count(ns_txn_t *t, size_t *out);
 
 /* ---- clusters: cluster -> set of broker names ---- */
 int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);
@@ -311,6 +315,27 @@ int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *top
 
 typedef struct ns_registry ns_registry_t;
 
+/* A change of a group's smallest broker id: the NOTIFY_MIN_BROKER_ID_CHANGE
+ * (905) Java would send, header fields and recipients (the daemon's
+ * notify.c sends it). Every string is heap and owned by the struct
+ * (ns_minid_change_free). */
+typedef struct {
+    char *broker_name;         /* the group, for the log (not sent: Java does not) */
+    int64_t min_broker_id;     /* header minBrokerId */
+    char *min_broker_addr;     /* header minBrokerAddr */
+    char *offline_broker_addr; /* header offlineBrokerAddr; NULL on registration */
+    char *ha_broker_addr;      /* header haBrokerAddr; NULL on unregistration */
+    char **to;                 /* the recipients' addresses */
+    size_t n_to;
+} ns_minid_change_t;
+
+/* Allocates an empty change for broker_name (NULL on out of memory). */
+ns_minid_change_t *ns_minid_change_new(const char *broker_name);
+/* Appends a copy of addr to c->to. NS_OK or NS_ENOMEM. */
+int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr);
+/* Frees c and everything it holds; NULL is fine. */
+void ns_minid_change_free(ns_minid_change_t *c);
+
 /* A registry owns the per-batch dirty-topic set; ns_registry_free(). */
 int ns_registry_new(ns_registry_t **out);
 void ns_registry_free(ns_registry_t *r);
@@ -341,6 +366,10 @@ typedef struct {
     bool dv_changed;
     char *master_addr; /* heap, NULL when none (ns_register_result_free) */
     char *ha_addr;
+    /* The registration lowered the group's smallest broker id: the 905 Java
+     * would send (registerBroker: brokerId < the smallest id before; to
+     * every other member, or to the only one). NULL when not. */
+    ns_minid_change_t *minid_change;
 } ns_register_result_t;
 
 void ns_register_result_free(ns_register_result_t *res);
@@ -359,9 +388,14 @@ bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register
  * the removal: if the group now maps addr under another id (a slave promoted
  * to master at the same address since the unregister was decided), the
  * request is stale and nothing is removed (Apache RocketMQ #5374, #11043).
- * *removed tells whether anything was removed. */
+ * *removed tells whether anything was removed. When change is not NULL,
+ * *change becomes the 905 Java would send (heap, ns_minid_change_free), or
+ * NULL: an address was removed from an enableActingMaster group that keeps
+ * members, and broker_id was the group's smallest id; sent to every member
+ * left. */
 int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, const char *addr,
-                           const char *broker_name, int64_t broker_id, bool *removed);
+                           const char *broker_name, int64_t broker_id, bool *removed,
+                           ns_minid_change_t **change);
 
 /* §3.10: wipe (add=false) or add write permission; *count topics touched. */
 int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,

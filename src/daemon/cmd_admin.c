@@ -9,6 +9,7 @@
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/log.h"
 
 typedef struct {
     char *broker_name;
@@ -118,8 +119,27 @@ int ns_cmd_delete_topic_in_namesrv(ns_req_t *req)
     return NS_OK;
 }
 
+/* No topic: Java decodes the body (a bad one is its SYSTEM_ERROR), then its
+ * topic table throws on the null key, which registerTopic logs and
+ * swallows: SUCCESS, nothing stored. */
+static int register_without_topic(ns_req_t *req)
+{
+    ns_queue_data_t *q = NULL;
+    size_t n = 0;
+    if (req->cmd->body_len &&
+        ns_json_queue_datas_decode(req->cmd->body, req->cmd->body_len, &q, &n) != NS_OK)
+        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "Failed to decode TopicRouteData body");
+    if (n > 0)
+        NS_LOG_WARN("REGISTER_TOPIC_IN_NAMESRV without topic: nothing registered");
+    ns_queue_datas_free(q, n);
+    ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
+    return NS_OK;
+}
+
 int ns_cmd_register_topic_in_namesrv(ns_req_t *req)
 {
+    if (ns_req_str(req, "topic") == NULL)
+        return register_without_topic(req);
     ns_wreq_t *w = topic_op_new(req, &register_ops, NULL);
     if (w == NULL)
         return NS_ENOMEM;

@@ -28,6 +28,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "cmd.h"
+#include "notify.h"
 
 /* ---- REGISTER_BROKER ---- */
 
@@ -154,6 +155,10 @@ static bool body_check(reg_op_t *op, const uint8_t *p, size_t n, int64_t crc, in
                  ns_strerror(rc), rc == NS_ETOOBIG ? " (maxInflateBytes)" : "");
         return false;
     }
+    /* Java's default DataVersion: counter 0, stateVersion 0, the time the
+     * body was decoded (the request's arrival here) */
+    if (op->body.dv_timestamp_absent)
+        op->body.data_version.timestamp = op->args.now_ms;
     return true;
 }
 
@@ -173,7 +178,19 @@ static int reg_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
     return ns_registry_register(reg, txn, &op->args, &op->res);
 }
 
-static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why);
+static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict);
+
+/* Hands a change of a group's smallest broker id to the notifier when
+ * notifyMinBrokerIdChanged is on (Java reads the setting at the same point:
+ * after the tables changed); *change is taken either way. */
+static void notify_minid(ns_server_t *srv, ns_minid_change_t **change)
+{
+    if (*change && srv->cfg->notify_min_broker_id_changed && srv->notifier)
+        ns_notifier_send(srv->notifier, *change);
+    else
+        ns_minid_change_free(*change);
+    *change = NULL;
+}
 
 static int reg_done(ns_wreq_t *w, int rc)
 {
@@ -186,7 +203,8 @@ static int reg_done(ns_wreq_t *w, int rc)
         if (e && e->conn == w->to.conn) {
             e->conn = op->prev_conn && !ns_conn_is_closed(op->prev_conn) ? op->prev_conn : NULL;
             if (op->prev_conn && e->conn == NULL && !e->evicting)
-                unregister_entry(srv, e, "its registration connection closed");
+                unregister_entry(srv, e, "its registration connection closed",
+                                 NS_M_EVICT_CONN_CLOSED);
         }
     }
     if (rc != NS_OK)
@@ -202,6 +220,10 @@ static int reg_done(ns_wreq_t *w, int rc)
         reply_registered(srv, &w->to, &op->res, NULL);
         return NS_OK;
     }
+    if (op->res.dv_changed)
+        NS_M_INC(srv->m.reg_changed);
+    else
+        NS_M_INC(srv->m.reg_unchanged);
     ns_conn_t *conn = w->to.conn;
     ns_live_entry_t *e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                               op->args.broker_id, op->args.heartbeat_timeout_ms,
@@ -209,9 +231,11 @@ static int reg_done(ns_wreq_t *w, int rc)
     if (conn)
         ns_conn_note_broker(conn);
     reply_registered(srv, &w->to, &op->res, NULL);
+    notify_minid(srv, &op->res.minid_change);
     /* registered over a connection that closed meanwhile: it is gone */
     if (e && conn && ns_conn_is_closed(conn))
-        unregister_entry(srv, e, "its connection closed during registration");
+        unregister_entry(srv, e, "its connection closed during registration",
+                         NS_M_EVICT_CONN_CLOSED);
     return NS_OK;
 }
 
@@ -268,7 +292,8 @@ int ns_cmd_register_broker(ns_req_t *req)
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
-        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha};
+        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha, NULL};
+        NS_M_INC(srv->m.reg_unchanged);
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                              ns_now_ms(srv));
@@ -298,8 +323,11 @@ int ns_cmd_register_broker(ns_req_t *req)
         e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                  op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
                                  ns_now_ms(srv));
-        if (e)
+        /* not for a body without a timestamp: the same bytes later mean
+         * another DataVersion (the time of that registration) */
+        if (e && !op->body.dv_timestamp_absent)
             remember_unchanged(srv, e, op->fp, &op->res);
+        NS_M_INC(srv->m.reg_unchanged);
         ns_conn_note_broker(req->conn);
         reply_registered(srv, &req->to, &op->res, req->txn);
         goto drop;
@@ -330,12 +358,15 @@ typedef struct {
     char *cluster, *addr, *broker_name;
     int64_t broker_id;
     bool removed;
+    ns_minid_change_t *change; /* the 905 this removal calls for, or NULL */
     const char *why;
+    int evict; /* NS_M_EVICT_* for evictions, -1 for UNREGISTER_BROKER */
 } unreg_op_t;
 
 static void unreg_free(void *p)
 {
     unreg_op_t *op = p;
+    ns_minid_change_free(op->change);
     free(op->cluster);
     free(op->addr);
     free(op->broker_name);
@@ -345,8 +376,10 @@ static int unreg_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     unreg_op_t *op = (unreg_op_t *)w->payload;
     op->removed = false;
+    ns_minid_change_free(op->change); /* from an attempt of the batch that was undone */
+    op->change = NULL;
     return ns_registry_unregister(reg, txn, op->cluster, op->addr, op->broker_name, op->broker_id,
-                                  &op->removed);
+                                  &op->removed, &op->change);
 }
 
 static int unreg_done(ns_wreq_t *w, int rc)
@@ -359,12 +392,18 @@ static int unreg_done(ns_wreq_t *w, int rc)
             ns_liveness_retry(srv->liveness, e); /* the next scan tries again */
         return rc;
     }
-    if (op->removed)
+    if (op->removed) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
+        if (op->evict >= 0)
+            NS_M_INC(srv->m.evictions[op->evict]);
+        else
+            NS_M_INC(srv->m.unregistrations);
+    }
     if (op->why && op->removed)
         NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
                     op->addr, op->cluster, op->why);
     ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
+    notify_minid(srv, &op->change);
     return NS_OK;
 }
 
@@ -373,7 +412,7 @@ static const ns_wreq_ops_t unreg_ops = {unreg_apply, unreg_done, unreg_free};
 /* Queues the unregistration; to NULL: nobody to answer. */
 static int submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
                              const char *addr, const char *broker_name, int64_t broker_id,
-                             const char *why)
+                             const char *why, int evict)
 {
     ns_wreq_t *w = ns_wreq_new(&unreg_ops, sizeof(unreg_op_t));
     unreg_op_t *op = w ? (unreg_op_t *)w->payload : NULL;
@@ -385,15 +424,16 @@ static int submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const ch
     }
     op->broker_id = broker_id;
     op->why = why;
+    op->evict = evict;
     ns_wreq_submit(srv, w, to);
     return NS_OK;
 }
 
-static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why)
+static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict)
 {
     e->evicting = true;
-    if (submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why) !=
-        NS_OK)
+    if (submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why,
+                          evict) != NS_OK)
         ns_liveness_retry(srv->liveness, e);
 }
 
@@ -405,7 +445,7 @@ int ns_cmd_unregister_broker(ns_req_t *req)
     if (e)
         e->evicting = true;
     return submit_unregister(req->srv, &req->to, cluster, addr, name,
-                             ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request");
+                             ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request", -1);
 }
 
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
@@ -421,7 +461,8 @@ void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
     size_t gone = 0;
     while ((n = ns_liveness_by_conn(srv->liveness, conn, found, 64)) > 0)
         for (size_t i = 0; i < n; i++, gone++)
-            unregister_entry(srv, found[i], "its registration connection closed");
+            unregister_entry(srv, found[i], "its registration connection closed",
+                             NS_M_EVICT_CONN_CLOSED);
     ns_liveness_forget_conn(srv->liveness, conn);
     /* after the unregisters are queued: a test that sees this line and then
      * a write's answer knows they are committed */
@@ -444,7 +485,7 @@ void ns_broker_scan(ns_server_t *srv)
                         (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");
-            unregister_entry(srv, e, "heartbeat timeout");
+            unregister_entry(srv, e, "heartbeat timeout", NS_M_EVICT_TIMEOUT);
         }
     }
 }
@@ -487,11 +528,13 @@ int ns_broker_restore(ns_server_t *srv)
 
 /* ---- heartbeats ---- */
 
+/* clusterName and brokerAddr are required by the row (Java's null-key
+ * SYSTEM_ERROR, dispatch.c); brokerName Java never reads. */
 int ns_cmd_broker_heartbeat(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
-    if (cluster && addr)
-        ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+    NS_M_INC(req->srv->m.heartbeats);
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
     return NS_OK;
 }
@@ -505,13 +548,15 @@ int ns_cmd_query_data_version(ns_req_t *req)
     rsp.has_ext = true;
     bool have_body = req->cmd->body_len > 0 &&
                      ns_json_dataversion_decode(req->cmd->body, req->cmd->body_len, &dv) == NS_OK;
-    int rc = cluster && addr ? ns_live_get(req->txn, cluster, addr, &rec) : NS_ENOTFOUND;
+    int rc = ns_live_get(req->txn, cluster, addr, &rec); /* both required by the row */
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         return rc;
     bool known = rc == NS_OK;
     bool changed = !known || !have_body || !ns_dataversion_equal(&rec.dv, &dv);
-    if (known)
+    if (known) {
         ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
+        NS_M_INC(req->srv->m.heartbeats);
+    }
     ns_rsp_ext(&rsp, "changed", changed ? "true" : "false");
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);

@@ -137,10 +137,12 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
 int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
-    const char *topic = req->need[0]; /* the row's one required field */
+    const char *topic = ns_req_str(req, "topic"); /* not required: see below */
     if (srv->cfg->need_wait_for_service &&
         ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
+    if (topic == NULL) /* Java finds no route for a null topic and prints it */
+        return no_route(req, "null");
     bool standard =
         req->cmd->version >= NS_VERSION_V4_9_4 || ns_req_bool(req, "acceptStandardJsonOnly");
     const char *zone = ns_req_str(req, "__ZONE_NAME");

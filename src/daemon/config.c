@@ -113,6 +113,11 @@ static const cfg_entry_t ns_config_table[] = {
             "TCP port to listen on; 0 = any free port (see portFile)"),
     ROW_STR("portFile", port_file, "", CFG_OURS,
             "write the bound port to this file; empty = don't"),
+    ROW_STR("httpListen", http_listen, "", CFG_OURS,
+            "HOST:PORT of the HTTP endpoint (/metrics, /healthz, /readyz, /brokers); "
+            "empty = off; port 0 = any free port (see httpPortFile)"),
+    ROW_STR("httpPortFile", http_port_file, "", CFG_OURS,
+            "write the HTTP endpoint's bound port to this file; empty = don't"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, CFG_MUTABLE,

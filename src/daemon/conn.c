@@ -153,6 +153,8 @@ static void close_cb(uv_handle_t *h)
     ns_conn_t *c = h->data;
     ns_server_t *srv = c->srv;
     unlink_conn(c);
+    if (c->peer[0]) /* started: counted as accepted */
+        NS_M_INC(srv->m.conn_closed);
     if (srv->on_closed)
         srv->on_closed(srv, c);
     ns_conn_unref(c);
@@ -248,6 +250,7 @@ static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
     int rc = ns_remoting_decode(frame, flen, &c->msg);
     if (rc != NS_OK) {
         NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
+        NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
         close_here(c, "malformed header");
         return false;
     }
@@ -273,11 +276,13 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
         if (rc == NS_ETOOBIG) {
             NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
                         ns_be32_read(data + off), max);
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
             close_here(c, "oversized frame");
             break;
         }
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: malformed frame length", c->peer);
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
             close_here(c, "malformed frame");
             break;
         }
@@ -330,6 +335,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     c->last_active_ms = uv_now(srv->loop);
+    NS_M_ADD(srv->m.bytes_in, nread);
     if (buf->base == (char *)srv->rshared.data) {
         conn_bytes_in(c, srv->rshared.data, (size_t)nread);
         return;
@@ -401,6 +407,7 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
     peer_name(&ss, c->peer, sizeof c->peer);
     uv_tcp_nodelay(&c->tcp, 1);
+    NS_M_INC(c->srv->m.conn_accepted);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
     if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         close_here(c, "read start failed");
@@ -412,6 +419,7 @@ void ns_conn_accept(ns_server_t *srv)
     if (c == NULL)
         return;
     if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
+        NS_M_INC(srv->m.refused[NS_M_REFUSE_ACCEPT_FAILED]);
         close_here(c, NULL);
         return;
     }
@@ -447,6 +455,7 @@ bool ns_conn_adopt(ns_server_t *srv, int fd)
 static int queue_out(ns_conn_t *c)
 {
     if (c->wq.out.len > MAX_PENDING_OUT) {
+        NS_M_INC(c->srv->m.refused[NS_M_REFUSE_SLOW_READER]);
         close_here(c, "peer does not read its replies");
         return NS_ECONN;
     }
@@ -518,7 +527,11 @@ static int conn_bytes_out(ns_conn_t *c)
             return NS_WQ_IDLE;
         }
     }
-    return ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+    size_t n = c->wq.out.len;
+    int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
+    if (rc > 0)
+        NS_M_ADD(c->srv->m.bytes_out, n);
+    return rc;
 }
 
 static void conn_flush(ns_conn_t *c)

@@ -37,6 +37,16 @@ typedef struct {
     }
 #define NONE NULL
 
+/* What Java 5.3.3 answers BROKER_HEARTBEAT and QUERY_DATA_VERSION without
+ * clusterName or brokerAddr: the NullPointerException its live-table key
+ * (BrokerAddrInfo.hashCode) throws on the null field, as
+ * NettyRemotingAbstract reports it (exception text, first stack frame).
+ * clusterName is looked at first there, as here. */
+#define JAVA_NULL_KEY_REMARK                                                                       \
+    "java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"this.%s\" is "    \
+    "null, org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:"   \
+    "1161)"
+
 /* Heartbeats only touch liveness: reads of the store. REGISTER_BROKER is a
  * write: an unchanged one is answered from the read snapshot, any other
  * goes to the writer. */
@@ -52,16 +62,18 @@ static const ns_cmd_row_t cmd_table[] = {
         "brokerName"),
     ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, BROKER_NAMED, unregister_broker,
         "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
-    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic,
-        "topic is null", "topic"),
+    /* no topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
+    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic, NULL,
+        NONE),
     ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
     ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, wipe_write_perm_of_broker,
         "brokerName is null", "brokerName"),
     ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, READ, get_all_topic_list, NULL, NONE),
     ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, ADMIN, delete_topic_in_namesrv, "topic is null",
         "topic"),
-    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, BROKER_TOPIC, register_topic_in_namesrv,
-        "topic is null", "topic"),
+    /* no topic: Java's SUCCESS (its table throws on the null key, swallowed) */
+    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, BROKER_TOPIC, register_topic_in_namesrv, NULL,
+        NONE),
     ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, READ, get_kvlist_by_namespace, "namespace is null",
         "namespace"),
     ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, READ, get_topics_by_cluster, NULL, NONE),
@@ -72,11 +84,13 @@ static const ns_cmd_row_t cmd_table[] = {
         get_has_unit_sub_ununit_topic_list, NULL, NONE),
     ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, ADMIN, update_namesrv_config, NULL, NONE),
     ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, READ, get_namesrv_config, NULL, NONE),
-    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, READ, query_data_version, NULL, NONE),
+    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, READ, query_data_version, JAVA_NULL_KEY_REMARK,
+        "clusterName", "brokerAddr"),
     ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, add_write_perm_of_broker,
         "brokerName is null", "brokerName"),
     ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, READ, get_broker_member_group, NULL, NONE),
-    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, BROKER_NAMED, broker_heartbeat, NULL, NONE),
+    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, BROKER_NAMED, broker_heartbeat, JAVA_NULL_KEY_REMARK,
+        "clusterName", "brokerAddr"),
     ROW(NS_USER_ADD, NS_CMD_WRITE, 0, USERS, user_add, "userAccessKey is missing", "userAccessKey"),
     ROW(NS_USER_UPDATE, NS_CMD_WRITE, 0, USERS, user_update, "userAccessKey is missing",
         "userAccessKey"),
@@ -86,6 +100,15 @@ static const ns_cmd_row_t cmd_table[] = {
 };
 
 #define SLOW_REQUEST_MS 100
+#define N_ROWS (sizeof cmd_table / sizeof cmd_table[0])
+_Static_assert(N_ROWS < NS_M_ROW_UNKNOWN, "NS_M_ROWS too small for the request table");
+
+const char *ns_dispatch_row_name(int m_row)
+{
+    if (m_row >= 1 && (size_t)m_row <= N_ROWS)
+        return cmd_table[m_row - 1].name;
+    return m_row == NS_M_ROW_UNKNOWN ? "UNSUPPORTED" : NULL;
+}
 
 static const ns_cmd_row_t *find_row(int code)
 {
@@ -114,7 +137,7 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
     const char *missing = missing_field(row, req);
     int rc = NS_OK;
     if (missing) {
-        char remark[160];
+        char remark[256];
         const char *at = strstr(row->missing, "%s"); /* where the field's name goes */
         if (at)
             snprintf(remark, sizeof remark, "%.*s%s%s", (int)(at - row->missing), row->missing,
@@ -146,6 +169,7 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     req.to.opaque = cmd->opaque;
     req.to.serialize_type = cmd->serialize_type;
     req.to.oneway = (cmd->flag & NS_FLAG_ONEWAY) != 0;
+    req.to.m_row = NS_M_ROW_UNKNOWN;
     if (cmd->flag & NS_FLAG_RESPONSE) {
         NS_LOG_DEBUG("conn %s: unexpected response frame (opaque %d) dropped", ns_conn_peer(conn),
                      cmd->opaque);
@@ -165,8 +189,13 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     }
     req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
     uint64_t t0 = uv_hrtime();
+    req.to.m_row = (uint8_t)(row - cmd_table + 1);
+    req.to.t0_ns = t0;
+    srv->m_replied = false;
     call(row, &req);
-    uint64_t ms = (uv_hrtime() - t0) / 1000000;
+    uint64_t ns = uv_hrtime() - t0, ms = ns / 1000000;
+    if (srv->m_replied) /* else the writer answers it: timed in ns_reply */
+        ns_hist_observe(&srv->m.latency[NS_M_LAT_READ], NS_HIST_LATENCY, ns);
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
                     (unsigned long long)ms);

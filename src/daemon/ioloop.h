@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "liveness.h"
+#include "metrics.h"
 #include "ns/config.h"
 #include "ns/remoting.h"
 #include "ns/store.h"
@@ -26,8 +27,9 @@
 
 typedef struct ns_server ns_server_t;
 typedef struct ns_conn ns_conn_t;
-typedef struct ns_io ns_io_t;           /* one extra I/O loop (iothreads.c) */
-typedef struct ns_mailbox ns_mailbox_t; /* a loop's incoming mail */
+typedef struct ns_io ns_io_t;             /* one extra I/O loop (iothreads.c) */
+typedef struct ns_mailbox ns_mailbox_t;   /* a loop's incoming mail */
+typedef struct ns_notifier ns_notifier_t; /* outbound notifications (notify.h) */
 
 typedef enum {
     NS_MAIL_CONN,   /* main -> I/O: serve socket fd */
@@ -56,8 +58,9 @@ struct ns_server {
     ns_writer_t *writer; /* main loop only (NULL elsewhere), as the next two */
     ns_registry_t *registry;
     ns_liveness_t *liveness;
-    ns_server_t *main;   /* the main loop's server (itself on the main loop) */
-    ns_mailbox_t *inbox; /* mail for this loop; NULL with ioThreads=1 */
+    ns_notifier_t *notifier; /* main loop: outbound 905 notifications (notify.c) */
+    ns_server_t *main;       /* the main loop's server (itself on the main loop) */
+    ns_mailbox_t *inbox;     /* mail for this loop; NULL with ioThreads=1 */
     /* Hooks of the layers above. on_request runs a decoded request of c
      * (cmd valid during the call); false = not taken now: c stops reading
      * and offers it again when resumed. on_closed: c's socket is closed
@@ -88,6 +91,10 @@ struct ns_server {
     ns_io_t **ios;    /* main: the extra loops */
     size_t n_ios, next_io;
     struct ns_auth *auth; /* main: authMode state, penalties, counters (auth.c) */
+    /* metrics (metrics.h): this loop's counters, written by this loop only */
+    ns_metrics_loop_t m;
+    bool m_replied;       /* the request being dispatched was answered */
+    struct ns_http *http; /* main: the HTTP endpoint (http.h); NULL when off */
 };
 
 /* The loop whose thread is running (set when the loop starts). Inline:

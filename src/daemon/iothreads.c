@@ -430,3 +430,8 @@ void ns_io_free(ns_server_t *srv)
     ns_mailbox_free(srv->inbox);
     srv->inbox = NULL;
 }
+
+ns_server_t *ns_io_server(ns_io_t *io)
+{
+    return &io->shard;
+}

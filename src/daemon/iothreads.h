@@ -24,5 +24,7 @@ bool ns_io_take_connection(ns_server_t *srv);
 void ns_io_stop(ns_server_t *srv);
 /* Frees the main loop's mailbox (after its loop has ended). */
 void ns_io_free(ns_server_t *srv);
+/* The server of an extra loop (its metrics, for the HTTP endpoint). */
+ns_server_t *ns_io_server(ns_io_t *io);
 
 #endif

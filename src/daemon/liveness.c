@@ -278,3 +278,10 @@ void ns_liveness_forget_conn(ns_liveness_t *lv, void *conn)
         if (lv->heap[i]->conn == conn)
             lv->heap[i]->conn = NULL;
 }
+
+void ns_liveness_foreach(ns_liveness_t *lv, void (*cb)(const ns_live_entry_t *e, void *ctx),
+                         void *ctx)
+{
+    for (size_t i = 0; i < lv->n; i++)
+        cb(lv->heap[i], ctx);
+}

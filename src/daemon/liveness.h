@@ -71,6 +71,11 @@ size_t ns_liveness_by_conn(ns_liveness_t *lv, void *conn, ns_live_entry_t **out,
  * drop its entry. Returns true if there was one. */
 bool ns_liveness_remove(ns_liveness_t *lv, const char *cluster, const char *addr);
 
+/* Calls cb on every entry, in no particular order (the entries are
+ * borrowed; cb must not change the table). */
+void ns_liveness_foreach(ns_liveness_t *lv, void (*cb)(const ns_live_entry_t *e, void *ctx),
+                         void *ctx);
+
 /* Forgets conn in every entry that points to it (the connection is gone). */
 void ns_liveness_forget_conn(ns_liveness_t *lv, void *conn);
 

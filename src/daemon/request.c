@@ -13,8 +13,23 @@
 #include "ns/err.h"
 #include "ns/log.h"
 
+/* Counts the reply of a request in the metrics of the loop whose thread
+ * sends it (for a forwarded request, the main loop: every counter has one
+ * writer thread). */
+static void count_reply(const ns_reply_to_t *to, int code)
+{
+    ns_server_t *srv = ns_loop_current();
+    NS_M_INC(srv->m.req[to->m_row][ns_metrics_rsp_index(code)]);
+    if (to->async)
+        ns_hist_observe(&srv->m.latency[NS_M_LAT_WRITE], NS_HIST_LATENCY, uv_hrtime() - to->t0_ns);
+    else
+        srv->m_replied = true;
+}
+
 void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp)
 {
+    if (to->m_row)
+        count_reply(to, rsp->code);
     if (to->oneway || to->conn == NULL) /* a closed conn: ns_conn_send says NS_ECONN */
         return;
     ns_cmd_t c = {0};
@@ -171,6 +186,7 @@ void ns_wreq_submit(ns_server_t *srv, ns_wreq_t *w, const ns_reply_to_t *to)
     w->srv = srv;
     if (to) {
         w->to = *to;
+        w->to.async = true; /* its reply is timed as a write (request.c) */
         if (w->to.conn)
             ns_conn_ref(w->to.conn);
     }

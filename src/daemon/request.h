@@ -18,6 +18,9 @@ typedef struct {
     bool ext_always;         /* Java answers this request with a header object */
     int fail_code;           /* set by ns_fail: the RocketMQ code ... */
     const char *fail_remark; /* ... and remark (borrowed until the reply) */
+    bool async;              /* answered after the writer (set by ns_wreq_submit) */
+    uint8_t m_row;           /* metrics: request row (metrics.h), 0 = none */
+    uint64_t t0_ns;          /* uv_hrtime() when dispatched */
 } ns_reply_to_t;
 
 typedef struct {

@@ -17,7 +17,9 @@
 #include "cmd.h"
 #include "conn.h"
 #include "dispatch.h"
+#include "http.h"
 #include "iothreads.h"
+#include "notify.h"
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -46,6 +48,7 @@ static void idle_cb(uv_timer_t *t)
 {
     ns_server_t *srv = t->data;
     ns_conn_sweep_idle(srv, uv_now(srv->loop), srv->cfg->idle_timeout_s);
+    ns_http_refresh(srv); /* nothing unless httpListen is set */
 }
 
 static void check_cb(uv_check_t *c)
@@ -136,7 +139,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if ((rc = ns_auth_init(srv, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
-        (rc = ns_liveness_new(&srv->liveness)) != NS_OK) {
+        (rc = ns_liveness_new(&srv->liveness)) != NS_OK ||
+        (rc = ns_notifier_new(loop, &srv->notifier)) != NS_OK) {
         snprintf(err, errlen, "out of memory");
         return rc;
     }
@@ -168,9 +172,12 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->handles_init = true;
     if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
         return rc;
+    if ((rc = ns_http_start(srv, err, errlen)) != NS_OK)
+        return rc;
     /* listen last: everything a request needs is ready */
     if ((rc = listen_on(srv, err, errlen)) != NS_OK)
         return rc;
+    ns_http_listening(srv);
     if (cfg->port_file && *cfg->port_file &&
         write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
@@ -191,6 +198,8 @@ void ns_server_stop(ns_server_t *srv)
     if (srv->stopping)
         return;
     srv->stopping = true;
+    /* 0. the HTTP thread reads the loops' and the writer's counters */
+    ns_http_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay
      * registered: a shutdown is not an unregistration. */
     if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))
@@ -203,6 +212,8 @@ void ns_server_stop(ns_server_t *srv)
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
     ns_conn_flush_all(srv);
+    /* notifications still queued or in flight are abandoned (and logged) */
+    ns_notifier_stop(srv->notifier);
     /* 3. the I/O loops write out their replies and close their connections */
     ns_io_stop(srv);
     /* 4. close every connection and handle; the loop then ends */
@@ -217,6 +228,7 @@ void ns_server_free(ns_server_t *srv)
     srv->rtxn = NULL;
     ns_registry_free(srv->registry);
     ns_liveness_free(srv->liveness);
+    ns_notifier_free(srv->notifier);
     ns_store_close(srv->store);
     ns_buf_free(&srv->scratch);
     ns_buf_free(&srv->derived);
@@ -224,5 +236,6 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->remark);
     ns_io_free(srv);
     ns_auth_free(srv);
+    ns_http_free(srv);
     memset(srv, 0, sizeof *srv);
 }

@@ -16,6 +16,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "metrics.h"
 
 /* The lowest priority short of SCHED_IDLE (which an unprivileged process
  * cannot leave again, so a busy loop could starve it for good). Measured with
@@ -45,6 +46,7 @@ struct ns_writer {
     size_t pending; /* loop thread only */
     uint64_t done;  /* ops whose done callback ran; loop thread only */
     ns_writer_stats_t stats;
+    ns_metrics_writer_t m; /* the writer thread's, but `queued` (loop thread) */
 };
 
 static void append(ns_wop_t **head, ns_wop_t **tail, ns_wop_t *first, ns_wop_t *last)
@@ -73,6 +75,7 @@ static void set_rc_all(ns_wop_t *batch, int rc)
 static int run_batch(ns_writer_t *w, ns_wop_t *batch)
 {
     ns_txn_t *txn = NULL;
+    uint64_t t0 = uv_hrtime(), t1;
     int rc = ns_txn_begin(w->store, true, &txn);
     if (rc != NS_OK)
         goto fail;
@@ -94,10 +97,13 @@ static int run_batch(ns_writer_t *w, ns_wop_t *batch)
     }
     if (w->hooks.before_commit && (rc = w->hooks.before_commit(w->hooks.ctx, txn)) != NS_OK)
         goto fail;
+    t1 = uv_hrtime();
     rc = ns_txn_commit(txn);
     txn = NULL;
     if (rc != NS_OK)
         goto fail;
+    ns_hist_observe(&w->m.apply_ns, NS_HIST_LATENCY, t1 - t0);
+    ns_hist_observe(&w->m.commit_ns, NS_HIST_LATENCY, uv_hrtime() - t1);
     return NS_OK;
 fail:
     ns_txn_abort(txn);
@@ -143,6 +149,8 @@ static void *writer_main(void *arg)
             w->in_tail = NULL;
         last->next = NULL;
         pthread_mutex_unlock(&w->mu);
+        NS_M_ADD(w->m.taken, n);
+        ns_hist_observe(&w->m.batch_size, NS_HIST_BATCH, n);
 
         uint64_t grows = 0, failed = 0;
         int brc;
@@ -159,6 +167,9 @@ static void *writer_main(void *arg)
             }
         }
         failed = brc != NS_OK;
+        NS_M_INC(w->m.batches);
+        NS_M_ADD(w->m.grows, grows);
+        NS_M_ADD(w->m.failed_batches, failed);
 
         pthread_mutex_lock(&w->mu);
         w->stats.batches++;
@@ -246,6 +257,7 @@ void ns_writer_submit(ns_writer_t *w, ns_wop_t *op)
     op->rc = NS_OK;
     op->failed = false;
     w->pending++;
+    NS_M_INC(w->m.queued);
     pthread_mutex_lock(&w->mu);
     append(&w->in_head, &w->in_tail, op, op);
     pthread_cond_signal(&w->cond);
@@ -260,6 +272,11 @@ size_t ns_writer_pending(const ns_writer_t *w)
 uint64_t ns_writer_done_count(const ns_writer_t *w)
 {
     return w->done;
+}
+
+const ns_metrics_writer_t *ns_writer_metrics(const ns_writer_t *w)
+{
+    return &w->m;
 }
 
 void ns_writer_stats(ns_writer_t *w, ns_writer_stats_t *out)

@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include "metrics.h"
 #include "ns/store.h"
 
 typedef struct ns_wop ns_wop_t;
@@ -65,5 +66,7 @@ typedef struct {
     uint64_t failed_batches;
 } ns_writer_stats_t;
 void ns_writer_stats(ns_writer_t *w, ns_writer_stats_t *out);
+/* The writer's counters for /metrics (metrics.h); valid until ns_writer_stop. */
+const ns_metrics_writer_t *ns_writer_metrics(const ns_writer_t *w);
 
 #endif

@@ -506,6 +506,13 @@ int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *
 
 int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out)
 {
+    bool has_timestamp;
+    return ns_json_dataversion_decode_ts(p, n, out, &has_timestamp);
+}
+
+int ns_json_dataversion_decode_ts(const uint8_t *p, size_t n, ns_dataversion_t *out,
+                                  bool *has_timestamp)
+{
     cJSON *root = NULL;
     ns_dataversion_t dv = {0, 0, 0};
     int rc = ns_jr_parse(p, n, &root);
@@ -522,6 +529,7 @@ int ns_json_dataversion_decode(const uint8_t *p, size_t n, ns_dataversion_t *out
             NS_OK)
         goto cleanup;
     *out = dv;
+    *has_timestamp = !ns_jr_absent(cJSON_GetObjectItemCaseSensitive(root, "timestamp"));
 
 cleanup:
     cJSON_Delete(root);

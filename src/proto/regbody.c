@@ -262,7 +262,8 @@ void ns_regbody_free(ns_regbody_t *b)
 
 /* ---- tolerant JSON value access (§4.4) ------------------------------------ */
 
-static int dataversion_from_json(const cJSON *o, ns_dataversion_t *dv)
+/* *has_timestamp is left alone when o is absent. */
+static int dataversion_from_json(const cJSON *o, ns_dataversion_t *dv, bool *has_timestamp)
 {
     int rc;
     if (ns_jr_absent(o))
@@ -272,6 +273,7 @@ static int dataversion_from_json(const cJSON *o, ns_dataversion_t *dv)
     if ((rc = ns_jr_i64(ns_jr_get(o, "counter"), &dv->counter)) != NS_OK ||
         (rc = ns_jr_i64(ns_jr_get(o, "stateVersion"), &dv->state_version)) != NS_OK)
         return rc;
+    *has_timestamp = !ns_jr_absent(ns_jr_get(o, "timestamp"));
     return ns_jr_i64(ns_jr_get(o, "timestamp"), &dv->timestamp);
 }
 
@@ -394,8 +396,11 @@ static int wrapper_from_json(builder_t *bd, const cJSON *w)
         return NS_OK;
     if (!cJSON_IsObject(w))
         return NS_EINVAL;
-    if ((rc = dataversion_from_json(ns_jr_get(w, "dataVersion"), &bd->b->data_version)) != NS_OK)
+    bool has_ts = false;
+    if ((rc = dataversion_from_json(ns_jr_get(w, "dataVersion"), &bd->b->data_version, &has_ts)) !=
+        NS_OK)
         return rc;
+    bd->b->dv_timestamp_absent = !has_ts;
     table = ns_jr_get(w, "topicConfigTable");
     if (!ns_jr_absent(table)) {
         if (!cJSON_IsObject(table))
@@ -604,9 +609,12 @@ static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int requ
     if (rc != NS_OK)
         goto cleanup;
 
+    bool has_ts = false;
     if ((rc = zin_field(&z, &tmp)) != NS_OK ||
-        (rc = ns_json_dataversion_decode(tmp.data, tmp.len, &bd->b->data_version)) != NS_OK)
+        (rc = ns_json_dataversion_decode_ts(tmp.data, tmp.len, &bd->b->data_version, &has_ts)) !=
+            NS_OK)
         goto cleanup;
+    bd->b->dv_timestamp_absent = !has_ts;
 
     if ((rc = zin_len(&z, &tmp, &count)) != NS_OK || (rc = presize_topics(bd, count)) != NS_OK)
         goto cleanup;
@@ -667,6 +675,7 @@ int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t ma
     memset(&bd, 0, sizeof bd);
     bd.b = &b;
     memset(out, 0, sizeof *out);
+    b.dv_timestamp_absent = true; /* until a dataVersion with a timestamp is read */
     while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
         i++;
     if (i == n)

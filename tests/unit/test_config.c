@@ -17,12 +17,14 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 36
+#define NKEYS 38
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress",
     "listenPort",
     "portFile",
+    "httpListen",
+    "httpPortFile",
     "maxFrameBytes",
     "serverChannelMaxIdleTimeSeconds",
     "ioThreads",
@@ -255,10 +257,12 @@ static void test_keys_and_mutability(void **state)
                                                "authMode",
                                                "authPenaltyMaxMillis"};
     static const char *const fixed_keys[] = {
-        "listenPort",   "bindAddress",     "dataDir",         "syncMode",
-        "mapSizeBytes", "mapMaxBytes",     "ioThreads",       "ioBacklogBytes",
-        "portFile",     "maxFrameBytes",   "writerBatchMax",  "rocketmqHome",
-        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
+        "listenPort",      "bindAddress",     "dataDir",
+        "syncMode",        "mapSizeBytes",    "mapMaxBytes",
+        "ioThreads",       "ioBacklogBytes",  "portFile",
+        "httpListen",      "httpPortFile",    "maxFrameBytes",
+        "writerBatchMax",  "rocketmqHome",    "kvConfigPath",
+        "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
         "authKeyFile"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));

@@ -133,7 +133,7 @@ static void writer_step(model_t *m)
         ns_register_result_free(&res);
     } else {
         assert_int_equal(
-            ns_registry_unregister(m->reg, t, b->cluster, b->addr, b->name, op->id, &removed),
+            ns_registry_unregister(m->reg, t, b->cluster, b->addr, b->name, op->id, &removed, NULL),
             NS_OK);
     }
     assert_int_equal(ns_registry_before_commit(m->reg, t), NS_OK);

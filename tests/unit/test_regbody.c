@@ -439,7 +439,7 @@ static void test_worked_example(void **state)
     assert_int_equal(sizeof expected, 107);
     char name[] = "TopicTest";
     ns_topic_config_t t = {name, 4, 4, 6, 0};
-    ns_regbody_t in = {{3, 0, 1700000000000LL}, &t, 1, NULL, 0, true, NULL, 0};
+    ns_regbody_t in = {{3, 0, 1700000000000LL}, &t, 1, NULL, 0, true, NULL, 0, false};
     ns_buf_t out = NS_BUF_INIT, raw = NS_BUF_INIT;
     ns_regbody_t b;
 
@@ -495,7 +495,7 @@ static void test_roundtrip(void **state)
     ns_id_pair_t ids[] = {{0, 0}, {1, 5}, {2, 3}};
     ns_mapping_info_t maps[] = {{"TopicA", "broker-a", NULL, 3, 1726731940123LL, false, ids, 3},
                                 {"Topic\xc3\xbc\"q\\", "b", "s", 1, -1, true, NULL, 0}};
-    ns_regbody_t in = {{5, 2, 1700000000123LL}, topics, 3, servers, 2, true, maps, 2};
+    ns_regbody_t in = {{5, 2, 1700000000123LL}, topics, 3, servers, 2, true, maps, 2, false};
     ns_buf_t out = NS_BUF_INIT;
     ns_regbody_t b;
 
@@ -935,7 +935,7 @@ static void test_large_bodies(void **state)
         topics[i].write_queue_nums = 1 + i % 8;
         topics[i].perm = 6;
     }
-    ns_regbody_t in = {{100, 0, 1700000000000LL}, topics, N, NULL, 0, true, NULL, 0};
+    ns_regbody_t in = {{100, 0, 1700000000000LL}, topics, N, NULL, 0, true, NULL, 0, false};
     ns_buf_t out = NS_BUF_INIT;
     ns_regbody_t b;
 

@@ -209,7 +209,7 @@ static void test_unregister_is_fenced_by_broker_id(void **state)
     /* decided for id 1 while the address is the master (id 0): stale */
     begin(f, &t);
     assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911",
-                                            "broker-a", 1, &removed),
+                                            "broker-a", 1, &removed, NULL),
                      NS_OK);
     commit(f, t);
     assert_false(removed);
@@ -217,14 +217,14 @@ static void test_unregister_is_fenced_by_broker_id(void **state)
     /* unknown brokers are a no-op */
     begin(f, &t);
     assert_int_equal(
-        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.9.9.9:1", NULL, -1, &removed),
+        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.9.9.9:1", NULL, -1, &removed, NULL),
         NS_OK);
     commit(f, t);
     assert_false(removed);
     begin(f, &t);
-    assert_int_equal(
-        ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911", NULL, 0, &removed),
-        NS_OK);
+    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911", NULL, 0,
+                                            &removed, NULL),
+                     NS_OK);
     commit(f, t);
     assert_true(removed);
     assert_null(route_of(f, "TopicA")); /* the last broker went: so did the routes */
@@ -282,6 +282,97 @@ static void test_abort_then_mark_all(void **state)
     route_has(f, "TopicA", "broker-a", true);
 }
 
+/* Registers name/addr/id (acting: enableActingMaster) and returns the 905
+ * the registration calls for, or NULL. */
+static ns_minid_change_t *reg_change(fx_t *f, const char *name, const char *addr, int64_t id,
+                                     bool acting, const char *ha)
+{
+    ns_register_args_t a;
+    ns_register_result_t res;
+    ns_txn_t *t = NULL;
+    args(f, &a, name, addr, id);
+    a.enable_acting_master = acting;
+    a.ha_addr = ha;
+    begin(f, &t);
+    assert_int_equal(ns_registry_register(f->reg, t, &a, &res), NS_OK);
+    commit(f, t);
+    ns_minid_change_t *c = res.minid_change;
+    res.minid_change = NULL;
+    ns_register_result_free(&res);
+    return c;
+}
+
+static ns_minid_change_t *unreg_change(fx_t *f, const char *name, const char *addr, int64_t id)
+{
+    ns_minid_change_t *c = NULL;
+    ns_txn_t *t = NULL;
+    bool removed = false;
+    begin(f, &t);
+    assert_int_equal(
+        ns_registry_unregister(f->reg, t, "DefaultCluster", addr, name, id, &removed, &c), NS_OK);
+    commit(f, t);
+    return c;
+}
+
+/* c is the 905 with these header values and exactly the recipients to
+ * (comma-separated, in id order); freed. */
+static void expect_change(ns_minid_change_t *c, int64_t min_id, const char *min_addr,
+                          const char *offline, const char *ha, const char *to)
+{
+    assert_non_null(c);
+    assert_int_equal(c->min_broker_id, min_id);
+    assert_string_equal(c->min_broker_addr, min_addr);
+    if (offline)
+        assert_string_equal(c->offline_broker_addr ? c->offline_broker_addr : "(null)", offline);
+    else
+        assert_null(c->offline_broker_addr);
+    if (ha)
+        assert_string_equal(c->ha_broker_addr ? c->ha_broker_addr : "(null)", ha);
+    else
+        assert_null(c->ha_broker_addr);
+    char got[256] = "";
+    for (size_t i = 0; i < c->n_to; i++) {
+        if (i)
+            strcat(got, ",");
+        strcat(got, c->to[i]);
+    }
+    assert_string_equal(got, to);
+    ns_minid_change_free(c);
+}
+
+/* When Java's RouteInfoManager sends NOTIFY_MIN_BROKER_ID_CHANGE (905). */
+static void test_min_broker_id_changes(void **state)
+{
+    fx_t *f = *state;
+    /* a new group: the smallest id before counts as 0, so id 2 is no change */
+    assert_null(reg_change(f, "g", "s2:1", 2, false, "s2:2"));
+    /* 1 < 2: the others are told, with the registering broker's HA address */
+    expect_change(reg_change(f, "g", "s1:1", 1, false, "s1:2"), 1, "s1:1", NULL, "s1:2", "s2:1");
+    /* the same again, or a larger id: nothing */
+    assert_null(reg_change(f, "g", "s1:1", 1, false, "s1:2"));
+    assert_null(reg_change(f, "g", "s3:1", 3, false, "s3:2"));
+    /* 0 < 1, the group not acting-master: registrations notify anyway */
+    expect_change(reg_change(f, "g", "m:1", 0, false, "m:2"), 0, "m:1", NULL, "m:2",
+                  "s1:1,s2:1,s3:1");
+    /* an empty haServerAddr is not sent */
+    assert_null(unreg_change(f, "g", "m:1", 0)); /* not acting-master: nobody */
+    expect_change(reg_change(f, "g", "m:1", 0, false, ""), 0, "m:1", NULL, NULL, "s1:1,s2:1,s3:1");
+    /* acting-master group: the smallest id going tells every member left */
+    assert_null(reg_change(f, "g", "m:1", 0, true, "m:2"));
+    expect_change(unreg_change(f, "g", "m:1", 0), 1, "s1:1", "m:1", NULL, "s1:1,s2:1,s3:1");
+    /* a member that is not the smallest: nobody */
+    assert_null(unreg_change(f, "g", "s3:1", 3));
+    /* a fenced unregister (wrong id) and an unknown address: nobody */
+    assert_null(unreg_change(f, "g", "s1:1", 7));
+    assert_null(unreg_change(f, "g", "x:1", 1));
+    /* the last two go: the first tells the last, the last tells nobody */
+    expect_change(unreg_change(f, "g", "s1:1", 1), 2, "s2:1", "s1:1", NULL, "s2:1");
+    assert_null(unreg_change(f, "g", "s2:1", 2));
+    /* alone under a lower id (a slave promoted at its address): told itself */
+    assert_null(reg_change(f, "solo", "p:1", 1, false, "p:2"));
+    expect_change(reg_change(f, "solo", "p:1", 0, false, "p:2"), 0, "p:1", NULL, "p:2", "p:1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +382,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unregister_is_fenced_by_broker_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_and_register_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_then_mark_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_min_broker_id_changes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

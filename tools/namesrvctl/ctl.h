@@ -147,5 +147,7 @@ int ctl_cmd_add_perm(int argc, char **argv);
 int ctl_cmd_delete_topic(int argc, char **argv);
 int ctl_cmd_config(int argc, char **argv);
 int ctl_cmd_user(int argc, char **argv); /* users.c: offline (--data-dir) or online */
+/* top.c: the live view of a server's /metrics */
+int ctl_cmd_top(int argc, char **argv);
 
 #endif

@@ -52,6 +52,9 @@ static const ctl_command_t commands[] = {
     {"add-perm", ctl_cmd_add_perm, "BROKER"},
     {"delete-topic", ctl_cmd_delete_topic, "TOPIC [--cluster C]"},
     {"config", ctl_cmd_config, "get | set KEY VALUE"},
+    {"top", ctl_cmd_top,
+     "[--http HOST:PORT] [--interval MS] [--count N | --once]\n"
+     "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -1,0 +1,49 @@
+/* notify.h - NOTIFY_MIN_BROKER_ID_CHANGE (905): the one request the name
+ * server sends on its own (PROTOCOL.md §6.15, Java 5.3.3
+ * RouteInfoManager.notifyMinBrokerIdChanged).
+ *
+ * The registry (writer thread) describes a change of a group's smallest
+ * broker id as an ns_minid_change_t (ns/store.h); the loop hands it to the
+ * notifier when
+ * notifyMinBrokerIdChanged is on. The notifier sends each recipient one
+ * one-way 905 over a fresh outbound libuv connection on the main loop
+ * (bounded: NS_NOTIFY_MAX_INFLIGHT attempts at a time, NS_NOTIFY_MAX_QUEUED
+ * waiting, a connect timeout and a write deadline) and closes it once the
+ * frame is written. Each recipient gets exactly one log line saying what
+ * became of its notification. Nothing here blocks the loop. */
+#ifndef NS_NOTIFY_H
+#define NS_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "ns/buf.h"
+#include "ns/store.h"
+
+/* Java's NettyClientConfig.connectTimeoutMillis. */
+#define NS_NOTIFY_CONNECT_TIMEOUT_MS 3000
+/* From the connection being up to the frame being in the kernel. */
+#define NS_NOTIFY_WRITE_DEADLINE_MS 1000
+#define NS_NOTIFY_MAX_INFLIGHT 8
+#define NS_NOTIFY_MAX_QUEUED 1024
+
+typedef struct ns_notifier ns_notifier_t;
+
+/* A notifier sending on loop; ns_notifier_free() after the loop ended. */
+int ns_notifier_new(uv_loop_t *loop, ns_notifier_t **out);
+/* Sends c to each of its recipients and frees c (always: also when the
+ * notifier is stopped or full; every dropped recipient is logged). */
+void ns_notifier_send(ns_notifier_t *n, ns_minid_change_t *c);
+/* Abandons what is queued and in flight (each logged) and closes its
+ * handles; later sends are dropped. For shutdown, before the loop ends. */
+void ns_notifier_stop(ns_notifier_t *n);
+void ns_notifier_free(ns_notifier_t *n);
+
+/* Encodes the 905 request for c as Java sends it (JSON header, one-way
+ * flag, extFields minBrokerId, minBrokerAddr and, when set,
+ * offlineBrokerAddr, haBrokerAddr) with the given opaque, appended to out. */
+int ns_notify_encode(const ns_minid_change_t *c, int32_t opaque, ns_buf_t *out);
+
+#endif

@@ -1,6 +1,7 @@
 /* clear.c - emptying the store's tables in one write transaction
  * (namesrvctl restore --replace). meta keeps the schema version and the
- * audit sequence, so history numbers never repeat. */
+ * audit sequence, so history numbers never repeat; the admin trail
+ * (admin_audit) is kept whole: it outlives a restore. */
 #include "internal.h"
 
 int ns_store_clear(ns_txn_t *t)
@@ -9,7 +10,7 @@ int ns_store_clear(ns_txn_t *t)
         return NS_EINVAL;
     for (int i = 0; i < NS_DB_COUNT; i++) {
         MDB_dbi dbi;
-        if (i == NS_DB_META || ns_dbi(t, i, &dbi) != NS_OK)
+        if (i == NS_DB_META || i == NS_DB_ADMIN_AUDIT || ns_dbi(t, i, &dbi) != NS_OK)
             continue;
         int rc = mdb_drop(t->txn, dbi, 0); /* 0: empty it, keep the table */
         if (rc != 0)

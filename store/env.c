@@ -14,8 +14,8 @@
 #include "ns/log.h"
 
 const char *const ns_db_names[NS_DB_COUNT] = {
-    "meta",          "kvns",   "kv",       "clusters", "groups", "live",          "queues",
-    "broker_topics", "routes", "mappings", "audit",    "users",  "auth_refusals",
+    "meta",          "kvns",   "kv",       "clusters", "groups",      "live",  "queues",
+    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users", "auth_refusals",
 };
 
 /* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */

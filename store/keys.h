@@ -20,6 +20,9 @@
  *                                   bytes = legacy derived from std on read)
  *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
  *   audit          seq (u64 BE) -> JSON record of one data-version change (v3)
+ *   admin_audit    seq (u64 BE) -> JSON record of one admin request (v5); meta
+ *                  "admin_audit_seq" -> u64 LE (last seq). Never emptied by
+ *                  ns_store_clear: the trail outlives a restore --replace.
  *   users          accessKey -> packed user: [u8 version=1][str secret][u8 role]
  *                                 [u8 enabled][str allow][str brokers]
  *                                 [i64 created_ms][i64 updated_ms]         (v6)
@@ -67,6 +70,7 @@ enum {
     NS_DB_ROUTES,
     NS_DB_MAPPINGS,
     NS_DB_AUDIT,
+    NS_DB_ADMIN_AUDIT,
     NS_DB_USERS,
     NS_DB_AUTH_REFUSALS,
     NS_DB_COUNT

@@ -6,11 +6,13 @@
 #   tools/setup.sh test   install what is missing, check the formatting,
 #                         build (normal and ASan+UBSan, both with -Werror)
 #                         and run every test, the interop suite last
-#                         (against the ASan+UBSan build)
+#                         (against the ASan+UBSan build), then build the
+#                         Debian package and inspect it
 #   tools/setup.sh format only the formatting check (clang-format drift)
 #   tools/setup.sh interop  install what is missing, build (Debug) and run only
 #                         the interop suite (tests/interop/README.md); extra
 #                         arguments pick scenarios by name
+#   tools/setup.sh package  only the package step: build/namesrv_<v>_<arch>.deb
 #
 # Both are idempotent and work as root on a fresh Debian 12 machine.
 set -euo pipefail
@@ -27,6 +29,9 @@ packages="$packages openjdk-17-jdk-headless maven golang-go lmdb-utils"
 # alert rules and every scrape in the tests; jq: the dashboard JSON lint; gnuplot-nox:
 # tools/render_dashboard.sh (by hand, not in the tests)
 packages="$packages libmicrohttpd-dev prometheus jq gnuplot-nox"
+# libsystemd-dev: sd_notify (Type=notify, watchdog); dpkg-dev: dpkg-shlibdeps
+# for the package's Depends; file: CPack DEB inspects binaries with it.
+packages="$packages libsystemd-dev dpkg-dev file"
 # libssl-dev: libcrypto for request signatures and sealed secrets; openssl: tests' key files
 packages="$packages libssl-dev openssl"
 
@@ -64,6 +69,42 @@ build() { # dir, cmake args...
     cmake --build "$dir" -j "$jobs" >/dev/null
 }
 
+# Builds the .deb with CPack in build-pkg and checks what it holds
+# (dpkg-deb -I: control fields and maintainer scripts; -c: the files).
+package() {
+    local dir="$top/build-pkg"
+    build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNS_BUILD_TESTS=OFF
+    rm -f "$dir"/namesrv_*.deb
+    (cd "$dir" && cpack -G DEB >/dev/null)
+    local deb
+    deb=$(ls "$dir"/namesrv_*.deb)
+    dpkg-deb -I "$deb"
+    dpkg-deb -c "$deb"
+    local info files
+    info=$(dpkg-deb -I "$deb")
+    files=$(dpkg-deb -c "$deb")
+    for want in "Package: namesrv" "Depends: adduser" "liblmdb0" "libuv1" "libsystemd0" postinst prerm postrm; do
+        grep -q "$want" <<<"$info" || { echo "setup: package control lacks '$want'" >&2; exit 1; }
+    done
+    for want in ./usr/bin/namesrvd ./usr/bin/namesrvctl ./usr/lib/systemd/system/namesrvd.service \
+        ./usr/share/man/man8/namesrvd.8.gz ./usr/share/man/man8/namesrvctl.8.gz \
+        ./usr/share/namesrv/namesrv.properties; do
+        grep -q " $want\$" <<<"$files" || { echo "setup: package lacks $want" >&2; exit 1; }
+    done
+    local x
+    x=$(mktemp -d)
+    dpkg-deb -x "$deb" "$x"
+    dpkg-deb -e "$deb" "$x/DEBIAN"
+    grep -q '^ExecStart=/usr/bin/namesrvd -c /etc/namesrv/namesrv.properties$' \
+        "$x/usr/lib/systemd/system/namesrvd.service" || { echo "setup: unit ExecStart" >&2; exit 1; }
+    grep -q '^Type=notify$' "$x/usr/lib/systemd/system/namesrvd.service"
+    for script in postinst prerm postrm; do sh -n "$x/DEBIAN/$script"; done
+    "$x/usr/bin/namesrvd" --version >/dev/null
+    rm -rf "$x"
+    cp "$deb" "$top/build/" 2>/dev/null || { mkdir -p "$top/build" && cp "$deb" "$top/build/"; }
+    echo "== package $(basename "$deb") built and inspected"
+}
+
 case "${1:-}" in
 run)
     install_missing
@@ -96,10 +137,16 @@ test)
         ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             NS_INTEROP_BIN="$top/build-asan" "$top/tests/interop/run.sh"
     fi
+    echo "== package"
+    package
     echo "== all tests passed in $(($(date +%s) - start)) s"
     ;;
 format)
     format_check
+    ;;
+package)
+    install_missing
+    package
     ;;
 interop)
     install_missing
@@ -107,7 +154,7 @@ interop)
     exec "$top/tests/interop/run.sh" "${@:2}"
     ;;
 *)
-    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format | tools/setup.sh interop [SCENARIO ...]" >&2
+    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format | tools/setup.sh interop [SCENARIO ...] | tools/setup.sh package" >&2
     exit 2
     ;;
 esac

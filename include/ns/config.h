@@ -59,7 +59,14 @@ typedef struct {
     int64_t auth_penalty_max_ms; /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
     char *auth_key_file;         /* authKeyFile: key sealing secrets at rest (ours) */
     /* logging */
-    char *log_level; /* logLevel: debug|info|warn|error (ours) */
+    char *log_level;               /* logLevel: debug|info|warn|error (ours) */
+    char *log_file;                /* logFile: empty = stderr/journald (ours) */
+    int64_t log_file_max_bytes;    /* logFileMaxBytes, 100 MiB; 0 = no rotation (ours) */
+    int64_t log_file_keep;         /* logFileKeep, 10 rotated files (ours) */
+    int64_t admin_audit_retention; /* adminAuditRetention, 100000 admin records (ours) */
+    /* Java settings read from the -c file that have no effect here, as one
+     * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
+    char *java_warning;
     /* the file given with -c, if any (not a table entry) */
     char *config_file;
 } ns_config_t;
@@ -92,6 +99,24 @@ int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char 
 void ns_config_apply_all(const ns_config_t *cfg);
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
+/* Appends the current value of key as text (unescaped). NS_ENOTFOUND for
+ * a key that is not a table entry, NS_ENOMEM. */
+int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out);
+/* Like ns_config_set, but also takes the Java NameServer's keys that have
+ * no effect here: *why (static) is then their reason and nothing changes;
+ * *why is also set for our keys that Java acts on and we do not
+ * (kvConfigPath, ...), which are set normally. NULL otherwise. */
+int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const char **why,
+                    char *err, size_t errlen);
+/* The reason a Java key has no effect here, or NULL if it is not one
+ * (src/daemon/config_java.c). */
+const char *ns_config_java_ignored(const char *key);
+const char *ns_config_noeffect(const char *key);
+/* "k1, k2 (why); k3 (why)" grouped by reason (whys compared by pointer). */
+int ns_config_java_warning(const char *const *keys, const char *const *whys, size_t n,
+                           ns_buf_t *out);
+/* Appends "  key: why" for every accepted-without-effect key. */
+int ns_config_java_list(ns_buf_t *out);
 /* True if the setting may change while the server runs (UPDATE_NAMESRV_CONFIG). */
 bool ns_config_is_mutable(const char *key);
 

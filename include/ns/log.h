@@ -1,4 +1,4 @@
-/* log.h - leveled logging with timestamps, to stderr.
+/* log.h - leveled logging with timestamps, to stderr or to a file.
  *
  * The level is checked before any formatting. Context goes first:
  * NS_LOG_WARN("conn %s: frame too long (%u bytes)", peer, len).
@@ -6,6 +6,9 @@
  */
 #ifndef NS_LOG_H
 #define NS_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     NS_LOG_LEVEL_DEBUG = 0,
@@ -23,6 +26,22 @@ void ns_log_set_level(ns_log_level_t level);
 int ns_log_level_parse(const char *name);
 void ns_log_write(ns_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Logs to the file at path from now on (append, created 0640), rotated
+ * when it grows past max_bytes (0 = never): path -> path.1 -> ... ->
+ * path.<keep>, the oldest dropped (keep 0: the file is truncated instead).
+ * Lines are written whole under a lock, so every thread may log. NS_OK, or
+ * NS_EIO with a reason in err (logging then stays where it was). Until
+ * this is called (or after ns_log_close_file) lines go to stderr. */
+int ns_log_open_file(const char *path, int64_t max_bytes, int keep, char *err, size_t errlen);
+/* Closes and opens the file again by its name (SIGHUP after an external
+ * logrotate moved it). NS_OK, or NS_EIO (lines then go to stderr). */
+int ns_log_reopen(void);
+void ns_log_close_file(void);
+/* Bytes written to the current file since it was opened. */
+int64_t ns_log_file_bytes(void);
+/* Wall-clock ms since the epoch as "2026-12-01T14:41:47.123Z" (n >= 32). */
+void ns_format_wall_time(int64_t ms, char *buf, size_t n);
 
 #define NS_LOG(level, ...)                                                                         \
     do {                                                                                           \

@@ -202,6 +202,18 @@ typedef int (*ns_audit_cb)(uint64_t seq, const char *json, size_t len, void *ctx
 int ns_audit_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
 int ns_audit_del(ns_txn_t *t, uint64_t seq);
 
+/* ---- admin audit trail: seq -> JSON record (store/admin_audit.c, v5) ----
+ * Append in the write transaction that applies the request's effect; keeps
+ * the newest `retention` records (<= 0: nothing is written). NS_ECORRUPT on
+ * a store older than v5. The iterator starts at from_seq (0 = the oldest);
+ * json is NUL-terminated and borrowed for the callback's duration. */
+int ns_admin_audit_append(ns_txn_t *t, const char *json, size_t len, int64_t retention,
+                          uint64_t *seq_out);
+int ns_admin_audit_iter(ns_txn_t *t, uint64_t from_seq, ns_audit_cb cb, void *ctx);
+int ns_admin_audit_count(ns_txn_t *t, size_t *out);
+/* "LMDB 0.9.x: (date)", static. */
+const char *ns_store_lmdb_version(void);
+
 /* ---- users: access key -> packed user record (store/users.c, v6) ----
  * RocketMQ's HmacSHA1 signature can only be checked by someone who holds
  * the secret, so no one-way hash can stand in for it: the secret field is

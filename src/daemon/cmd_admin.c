@@ -9,6 +9,7 @@
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "trail.h"
 #include "ns/log.h"
 
 typedef struct {
@@ -26,7 +27,9 @@ static int perm_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     perm_op_t *p = (perm_op_t *)w->payload;
     p->count = 0;
-    return ns_registry_write_perm(reg, txn, p->broker_name, p->add, &p->count);
+    int rc = ns_registry_write_perm(reg, txn, p->broker_name, p->add, &p->count);
+    ns_trail_set_count(w->trail, p->count);
+    return rc;
 }
 
 static int perm_done(ns_wreq_t *w, int rc)
@@ -53,6 +56,7 @@ static int write_perm(ns_req_t *req, bool add)
         return NS_ENOMEM;
     }
     p->add = add;
+    w->trail = ns_trail_new(req, false);
     ns_wreq_submit(req->srv, w, &req->to);
     return NS_OK;
 }
@@ -115,6 +119,7 @@ int ns_cmd_delete_topic_in_namesrv(ns_req_t *req)
     ns_wreq_t *w = topic_op_new(req, &delete_ops, ns_req_str(req, "clusterName"));
     if (w == NULL)
         return NS_ENOMEM;
+    w->trail = ns_trail_new(req, false);
     ns_wreq_submit(req->srv, w, &req->to);
     return NS_OK;
 }
@@ -154,6 +159,7 @@ int ns_cmd_register_topic_in_namesrv(ns_req_t *req)
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* nothing to register: no write */
         return NS_OK;
     }
+    w->trail = ns_trail_new(req, false);
     ns_wreq_submit(req->srv, w, &req->to);
     return NS_OK;
 }

@@ -18,6 +18,7 @@
  *     has registered under another id since (a slave promoted to master),
  *     the registry leaves it alone.
  * The liveness entry goes when the store says the broker was removed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "cmd.h"
+#include "trail.h"
 #include "notify.h"
 
 /* ---- REGISTER_BROKER ---- */
@@ -49,7 +51,20 @@ typedef struct {
     bool decoded;
     uint32_t fp;      /* fingerprint of the request (header fields and body) */
     char remark[160]; /* why the body was refused, when it was */
+    char peer[64];    /* for the log line */
+    const char *kind; /* "new", "re-registered after restart", "known" */
 } reg_op_t;
+
+/* The INFO line of a registration that changed the store. */
+static void log_registered(const reg_op_t *op, bool dv_changed)
+{
+    if (strcmp(op->kind, "known") == 0 && !dv_changed)
+        return;
+    NS_LOG_INFO("conn %s: broker %s %s (%s, id %lld) registered: %s%s", op->peer, op->broker_name,
+                op->addr, op->cluster, (long long)op->args.broker_id,
+                strcmp(op->kind, "known") == 0 ? "data version changed" : op->kind,
+                strcmp(op->kind, "known") != 0 && dv_changed ? ", data version changed" : "");
+}
 
 /* Bodies up to this size (a few dozen topics, JSON or compressed) are
  * decoded on the loop thread, where an unchanged re-registration can be
@@ -213,8 +228,12 @@ static int reg_done(ns_wreq_t *w, int rc)
         NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->remark);
         return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, op->remark);
     }
-    if (op->res.failed)
+    if (op->res.failed) {
+        NS_LOG_WARN("conn %s: REGISTER_BROKER %s (%s): refused: a one-topic increment from a "
+                    "broker that never did a full registration",
+                    op->peer, op->broker_name, op->addr);
         return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "register broker failed");
+    }
     if (op->res.conflict) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         reply_registered(srv, &w->to, &op->res, NULL);
@@ -230,6 +249,7 @@ static int reg_done(ns_wreq_t *w, int rc)
                                               conn, ns_now_ms(srv));
     if (conn)
         ns_conn_note_broker(conn);
+    log_registered(op, op->res.dv_changed);
     reply_registered(srv, &w->to, &op->res, NULL);
     notify_minid(srv, &op->res.minid_change);
     /* registered over a connection that closed meanwhile: it is gone */
@@ -288,6 +308,9 @@ int ns_cmd_register_broker(ns_req_t *req)
     int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
     size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
+    snprintf(op->peer, sizeof op->peer, "%s", req->conn ? ns_conn_peer(req->conn) : "-");
+    /* grace_until_ms: restored at start-up and not heard from since */
+    op->kind = e == NULL ? "new" : e->grace_until_ms != 0 ? "re-registered after restart" : "known";
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
@@ -318,6 +341,7 @@ int ns_cmd_register_broker(ns_req_t *req)
         goto drop;
     } else if (e && !e->evicting && ns_writer_pending(srv->writer) == 0 &&
                ns_registry_unchanged(req->txn, &op->args, &op->res)) {
+        log_registered(op, false);
         /* An unchanged re-registration costs no write (only when the writer
          * is idle, so it cannot overtake a queued unregister). */
         e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
@@ -378,8 +402,10 @@ static int unreg_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
     op->removed = false;
     ns_minid_change_free(op->change); /* from an attempt of the batch that was undone */
     op->change = NULL;
-    return ns_registry_unregister(reg, txn, op->cluster, op->addr, op->broker_name, op->broker_id,
-                                  &op->removed, &op->change);
+    int rc = ns_registry_unregister(reg, txn, op->cluster, op->addr, op->broker_name, op->broker_id,
+                                    &op->removed, &op->change);
+    ns_trail_set_count(w->trail, op->removed);
+    return rc;
 }
 
 static int unreg_done(ns_wreq_t *w, int rc)
@@ -412,19 +438,21 @@ static const ns_wreq_ops_t unreg_ops = {unreg_apply, unreg_done, unreg_free};
 /* Queues the unregistration; to NULL: nobody to answer. */
 static int submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
                              const char *addr, const char *broker_name, int64_t broker_id,
-                             const char *why, int evict)
+                             const char *why, int evict, ns_trail_t *trail)
 {
     ns_wreq_t *w = ns_wreq_new(&unreg_ops, sizeof(unreg_op_t));
     unreg_op_t *op = w ? (unreg_op_t *)w->payload : NULL;
     if (op == NULL || !(op->cluster = strdup(cluster)) || !(op->addr = strdup(addr)) ||
         (broker_name && !(op->broker_name = strdup(broker_name)))) {
         ns_wreq_free(w);
+        ns_trail_free(trail);
         NS_LOG_ERROR("broker %s (%s): cannot unregister: out of memory", addr, cluster);
         return NS_ENOMEM;
     }
     op->broker_id = broker_id;
     op->why = why;
     op->evict = evict;
+    w->trail = trail;
     ns_wreq_submit(srv, w, to);
     return NS_OK;
 }
@@ -432,8 +460,8 @@ static int submit_unregister(ns_server_t *srv, const ns_reply_to_t *to, const ch
 static void unregister_entry(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict)
 {
     e->evicting = true;
-    if (submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why,
-                          evict) != NS_OK)
+    if (submit_unregister(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id, why, evict,
+                          NULL) != NS_OK)
         ns_liveness_retry(srv->liveness, e);
 }
 
@@ -445,7 +473,8 @@ int ns_cmd_unregister_broker(ns_req_t *req)
     if (e)
         e->evicting = true;
     return submit_unregister(req->srv, &req->to, cluster, addr, name,
-                             ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request", -1);
+                             ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request", -1,
+                             ns_trail_new(req, false));
 }
 
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
@@ -478,10 +507,19 @@ void ns_broker_scan(ns_server_t *srv)
     while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
         for (size_t i = 0; i < n; i++) {
             ns_live_entry_t *e = found[i];
-            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms (timeout %lld ms, "
-                        "registration #%llu)",
+            /* the deadline that ran out (e->deadline_ms is now parked at the end) */
+            char deadline[40];
+            uint64_t hb_deadline = e->last_update_ms + (uint64_t)e->timeout_ms;
+            bool on_grace = e->grace_until_ms > hb_deadline;
+            uint64_t dl = on_grace ? e->grace_until_ms : hb_deadline;
+            ns_format_wall_time(ns_wall_ms() - (int64_t)(now - (dl < now ? dl : now)), deadline,
+                                sizeof deadline);
+            NS_LOG_WARN("broker %s %s (%s) expired: no heartbeat for %llu ms, deadline %s "
+                        "(timeout %lld ms%s, registration #%llu)",
                         e->broker_name, e->addr, e->cluster,
-                        (unsigned long long)(now - e->last_update_ms), (long long)e->timeout_ms,
+                        (unsigned long long)(now - e->last_update_ms), deadline,
+                        (long long)e->timeout_ms,
+                        on_grace ? ", the grace window after a restart" : "",
                         (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");

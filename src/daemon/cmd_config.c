@@ -10,6 +10,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "cmd.h"
+#include "trail.h"
 
 typedef struct {
     const ns_config_t *cfg;
@@ -92,7 +93,7 @@ static void persist_free(void *p)
 static int persist_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     persist_op_t *o = (persist_op_t *)w->payload;
-    if (!o->written && ns_config_write_text(&o->text, o->path) != NS_OK)
+    if (!o->written && o->path && ns_config_write_text(&o->text, o->path) != NS_OK)
         NS_LOG_WARN("config: could not persist the settings to %s", o->path);
     o->written = true;
     return NS_OK; /* not a store change: never fails the batch */
@@ -100,15 +101,18 @@ static int persist_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 
 static const ns_wreq_ops_t persist_ops = {persist_apply, NULL, persist_free};
 
-/* Validates every known key on a scratch copy first: all or nothing.
- * Unknown keys are ignored, as Java does; settings fixed at startup are
- * refused. */
+/* Validates every key on a scratch copy first: all or nothing. The rules
+ * of the settings file: a key neither Java nor we know is refused, a Java
+ * key with no effect here is accepted (and changes nothing), settings
+ * fixed at startup are refused. */
 static int validate(ns_req_t *req, const update_t *u)
 {
     char err[256];
     for (size_t i = 0; i < u->n; i++) {
-        if (!ns_config_has_key(u->keys[i]))
+        if (!ns_config_has_key(u->keys[i]) && ns_config_java_ignored(u->keys[i]))
             continue;
+        if (!ns_config_has_key(u->keys[i]))
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "unknown key '%s'", u->keys[i]);
         if (!ns_config_is_mutable(u->keys[i]))
             return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s cannot change while the server runs",
                             u->keys[i]);
@@ -123,19 +127,20 @@ static int validate(ns_req_t *req, const update_t *u)
     return NS_OK;
 }
 
-/* Queues the rewrite of the settings file (SUCCESS after it), or answers
- * SUCCESS now when there is no file. */
-static int persist(ns_req_t *req)
+/* Queues the rewrite of the settings file and the admin record (detail:
+ * what changed), SUCCESS after both; without a file, the record alone. */
+static int persist(ns_req_t *req, const char *detail)
 {
     ns_server_t *srv = req->srv;
     const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
-    if (path == NULL || *path == 0) {
-        ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
-        return NS_OK;
-    }
     ns_wreq_t *w = ns_wreq_new(&persist_ops, sizeof(persist_op_t));
     persist_op_t *o = w ? (persist_op_t *)w->payload : NULL;
-    if (o == NULL || (o->path = strdup(path)) == NULL ||
+    if (o) {
+        o->written = path == NULL || *path == 0; /* nothing to write */
+        w->trail = ns_trail_new(req, true);
+        ns_trail_set_detail(w->trail, detail);
+    }
+    if (o == NULL || (path && *path && (o->path = strdup(path)) == NULL) ||
         ns_config_dump(srv->cfg, &o->text) != NS_OK) {
         ns_wreq_free(w);
         NS_LOG_WARN("config: could not persist the settings to %s: out of memory", path);
@@ -162,15 +167,46 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
         rc = ns_fail(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
     else
         rc = validate(req, &u);
+    if (rc == NS_EREFUSED) /* recorded in a write of its own */
+        ns_trail_refused(req, req->to.fail_code, req->to.fail_remark);
     if (rc != NS_OK)
         goto out;
-    for (size_t i = 0; i < u.n; i++)
-        if (ns_config_has_key(u.keys[i]) &&
-            ns_config_update(srv->cfg, u.keys[i], u.vals[i], err, sizeof err) == NS_OK)
-            NS_LOG_INFO("config: %s set to '%s' by UPDATE_NAMESRV_CONFIG", u.keys[i], u.vals[i]);
+    const char *peer = ns_conn_peer(req->conn);
+    ns_buf_t detail = NS_BUF_INIT, old = NS_BUF_INIT, ignored = NS_BUF_INIT;
+    ns_buf_append_str(&detail, "{\"changed\":{");
+    for (size_t i = 0, k = 0; i < u.n; i++) {
+        const char *key = u.keys[i], *val = u.vals[i];
+        if (!ns_config_has_key(key)) {
+            NS_LOG_WARN("conn %s: config: %s=%s accepted without effect: %s", peer, key, val,
+                        ns_config_java_ignored(key));
+            ns_buf_append_str(&ignored, ignored.len ? "," : "");
+            ns_buf_append_json_str(&ignored, key, strlen(key), false);
+            continue;
+        }
+        ns_buf_reset(&old);
+        ns_config_get_text(srv->cfg, key, &old);
+        const char *was = old.data ? (const char *)old.data : "";
+        if (ns_config_update(srv->cfg, key, val, err, sizeof err) != NS_OK)
+            continue; /* validated: cannot happen */
+        NS_LOG_INFO("conn %s: config changed: %s '%s' -> '%s' (UPDATE_NAMESRV_CONFIG)", peer, key,
+                    was, val);
+        if (ns_config_noeffect(key))
+            NS_LOG_WARN("config: %s has no effect here: %s", key, ns_config_noeffect(key));
+        ns_buf_append_str(&detail, k++ ? "," : "");
+        ns_buf_append_json_str(&detail, key, strlen(key), false);
+        ns_buf_append_str(&detail, ":{\"old\":");
+        ns_buf_append_json_str(&detail, was, strlen(was), false);
+        ns_buf_append_str(&detail, ",\"new\":");
+        ns_buf_append_json_str(&detail, val, strlen(val), false);
+        ns_buf_append_u8(&detail, '}');
+    }
+    ns_buf_printf(&detail, "},\"ignored\":[%s]}", ignored.data ? (const char *)ignored.data : "");
     if (srv->on_config_changed)
         srv->on_config_changed(srv);
-    rc = persist(req);
+    rc = persist(req, detail.data ? (const char *)detail.data : NULL);
+    ns_buf_free(&detail);
+    ns_buf_free(&old);
+    ns_buf_free(&ignored);
 out:
     update_free(&u);
     return rc;

@@ -9,6 +9,7 @@
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "trail.h"
 
 /* A KV write: namespace, key and (for PUT) value, copied. */
 typedef struct {
@@ -51,6 +52,7 @@ static int submit_kv(ns_req_t *req, const ns_wreq_ops_t *ops, const char *val)
         ns_wreq_free(w);
         return NS_ENOMEM;
     }
+    w->trail = ns_trail_new(req, false);
     ns_wreq_submit(req->srv, w, &req->to);
     return NS_OK;
 }

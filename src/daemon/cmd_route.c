@@ -275,6 +275,8 @@ int ns_cmd_get_broker_cluster_info(ns_req_t *req)
     int rc = topo_load(req->txn, &t);
     if (rc == NS_OK)
         rc = ns_json_cluster_info_encode(body, t.views, t.n, t.entries, t.n_entries);
+    if (rc == NS_OK && ns_req_bool(req, "withLiveness")) /* namesrvctl clusters */
+        rc = ns_live_table_append(req->srv, body);
     topo_free(&t);
     return reply_body(req, rc, body);
 }

@@ -193,6 +193,15 @@ static const cfg_entry_t ns_config_table[] = {
     /* logging */
     ROW_ENUM_APPLY("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
                    "log threshold", apply_log_level),
+    ROW_STR("logFile", log_file, "", CFG_OURS,
+            "log to this file (SIGHUP reopens it); empty = stderr (journald under systemd)"),
+    ROW_INT("logFileMaxBytes", log_file_max_bytes, "104857600", 0, INT64_MAX, CFG_OURS,
+            "rotate logFile when it reaches this size, bytes; 0 = never"),
+    ROW_INT("logFileKeep", log_file_keep, "10", 0, 1000, CFG_OURS,
+            "rotated log files kept (logFile.1 is the newest)"),
+    ROW_INT("adminAuditRetention", admin_audit_retention, "100000", 0, INT64_MAX,
+            CFG_OURS | CFG_MUTABLE,
+            "admin audit trail records kept (oldest dropped first); 0 = no trail"),
 };
 
 #define NS_CONFIG_NENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])
@@ -410,6 +419,8 @@ void ns_config_free(ns_config_t *cfg)
     }
     free(cfg->config_file);
     cfg->config_file = NULL;
+    free(cfg->java_warning);
+    cfg->java_warning = NULL;
 }
 
 void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
@@ -421,6 +432,7 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
             *(char **)slot_of(dst, e) = NULL;
     }
     dst->config_file = NULL;
+    dst->java_warning = NULL;
 }
 
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
@@ -447,6 +459,32 @@ void ns_config_apply_all(const ns_config_t *cfg)
     for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
         if (ns_config_table[i].apply)
             ns_config_table[i].apply(cfg);
+}
+
+static int append_value(ns_buf_t *out, const ns_config_t *cfg, const cfg_entry_t *e);
+
+int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const char **why,
+                    char *err, size_t errlen)
+{
+    *why = NULL;
+    if (find_entry(key) == NULL && (*why = ns_config_java_ignored(key)) != NULL)
+        return NS_OK;
+    int rc = ns_config_set(cfg, key, value, err, errlen);
+    if (rc == NS_OK)
+        *why = ns_config_noeffect(key);
+    return rc;
+}
+
+int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out)
+{
+    const cfg_entry_t *e = find_entry(key);
+    if (e == NULL)
+        return NS_ENOTFOUND;
+    if ((e->type == CFG_STRING || e->type == CFG_ENUM) && *(char *const *)cslot_of(cfg, e) == NULL)
+        return NS_OK;
+    if (e->type == CFG_STRING || e->type == CFG_ENUM)
+        return ns_buf_append_str(out, *(char *const *)cslot_of(cfg, e));
+    return append_value(out, cfg, e);
 }
 
 bool ns_config_has_key(const char *key)

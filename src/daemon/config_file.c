@@ -29,18 +29,52 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- files ------------------------------------------------------------ */
 
+#define JAVA_KEYS_MAX 64
+
 typedef struct {
     ns_config_t *cfg;
     char msg[512];
-    bool set_failed; /* the error came from ns_config_set, msg says why */
+    bool set_failed;           /* the error came from ns_config_set, msg says why */
+    char *keys[JAVA_KEYS_MAX]; /* Java keys without effect, in file order */
+    const char *whys[JAVA_KEYS_MAX];
+    size_t n_keys;
 } load_ctx_t;
 
 static int load_pair_cb(const char *key, const char *value, void *ctx)
 {
     load_ctx_t *l = ctx;
-    int rc = ns_config_set(l->cfg, key, value, l->msg, sizeof l->msg);
+    const char *why = NULL;
+    int rc = ns_config_apply(l->cfg, key, value, &why, l->msg, sizeof l->msg);
     if (rc != NS_OK)
         l->set_failed = true;
+    if (rc == NS_OK && why && l->n_keys < JAVA_KEYS_MAX) {
+        for (size_t i = 0; i < l->n_keys; i++)
+            if (strcmp(l->keys[i], key) == 0)
+                return NS_OK; /* a key given twice is named once */
+        if ((l->keys[l->n_keys] = strdup(key)) == NULL)
+            return NS_ENOMEM;
+        l->whys[l->n_keys++] = why;
+    }
+    return rc;
+}
+
+/* Sets cfg->java_warning from the keys collected while loading path. */
+static int java_warning_set(ns_config_t *cfg, const load_ctx_t *l, const char *path)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = NS_OK;
+    if (l->n_keys == 0)
+        return NS_OK;
+    if (ns_buf_printf(&text, "%s: Java settings accepted without effect: ", path) != NS_OK ||
+        ns_config_java_warning((const char *const *)l->keys, l->whys, l->n_keys, &text) != 0) {
+        rc = NS_ENOMEM;
+        goto cleanup;
+    }
+    free(cfg->java_warning);
+    cfg->java_warning = ns_buf_strdup(&text);
+    rc = cfg->java_warning ? NS_OK : NS_ENOMEM;
+cleanup:
+    ns_buf_free(&text);
     return rc;
 }
 
@@ -91,15 +125,23 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
             set_err(err, errlen, "%s: %s", path, ns_strerror(rc));
         goto cleanup;
     }
-    path_copy = strdup(path);
-    if (path_copy == NULL) {
+    path_copy = realpath(path, NULL);
+    if (path_copy == NULL)
+        path_copy = strdup(path);
+    /* as Java's -c: the file in use is the configStorePath */
+    if (path_copy == NULL || java_warning_set(cfg, &ctx, path_copy) != NS_OK ||
+        ns_config_set(cfg, "configStorePath", path_copy, NULL, 0) != NS_OK) {
         rc = NS_ENOMEM;
         set_err(err, errlen, "%s: out of memory", path);
         goto cleanup;
     }
     free(cfg->config_file);
     cfg->config_file = path_copy;
+    path_copy = NULL;
 cleanup:
+    for (size_t i = 0; i < ctx.n_keys; i++)
+        free(ctx.keys[i]);
+    free(path_copy);
     ns_buf_free(&text);
     return rc;
 }
@@ -233,6 +275,9 @@ int ns_config_write_text(const ns_buf_t *text, const char *path)
     rc = backup_file(path, bak);
     if (rc != NS_OK)
         goto cleanup;
+    struct stat old_st; /* the new file keeps the old one's permissions (0640 in /etc) */
+    if (stat(path, &old_st) == 0)
+        chmod(tmp, old_st.st_mode & 07777);
     if (rename(tmp, path) != 0) {
         rc = NS_EIO;
         goto cleanup;

@@ -178,7 +178,7 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     if (row == NULL) {
         char remark[64];
         snprintf(remark, sizeof remark, " request type %d not supported", cmd->code);
-        NS_LOG_DEBUG("conn %s: %s", ns_conn_peer(conn), remark);
+        NS_LOG_INFO("conn %s: refused:%s", ns_conn_peer(conn), remark);
         ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
         return;
     }

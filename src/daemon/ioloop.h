@@ -76,6 +76,8 @@ struct ns_server {
     uv_timer_t idle_timer;  /* idle-connection sweep */
     uv_check_t flush_check; /* writes out replies once per loop iteration */
     uv_signal_t sig_int, sig_term;
+    uv_signal_t sig_hup;                  /* main loop: reopens the log file (service.c) */
+    uv_timer_t watchdog_timer;            /* main loop: systemd watchdog pings (service.c) */
     ns_conn_t *conns;                     /* all open connections of this loop */
     ns_conn_t *dirty;                     /* connections with replies to write */
     ns_conn_t *paused_head, *paused_tail; /* waiting to read again, oldest first */

@@ -136,6 +136,11 @@ static void heap_remove(ns_liveness_t *lv, ns_live_entry_t *e)
     }
 }
 
+ns_live_entry_t *ns_liveness_at(const ns_liveness_t *lv, size_t i)
+{
+    return i < lv->n ? lv->heap[i] : NULL;
+}
+
 ns_live_entry_t *ns_liveness_get(ns_liveness_t *lv, const char *cluster, const char *addr)
 {
     const char *k = make_key(lv, cluster, addr);

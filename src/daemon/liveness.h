@@ -37,6 +37,9 @@ int ns_liveness_new(ns_liveness_t **out);
 void ns_liveness_free(ns_liveness_t *lv);
 size_t ns_liveness_count(const ns_liveness_t *lv);
 
+/* The i-th entry in no particular order (i < ns_liveness_count), borrowed. */
+ns_live_entry_t *ns_liveness_at(const ns_liveness_t *lv, size_t i);
+
 /* Borrowed entry or NULL. */
 ns_live_entry_t *ns_liveness_get(ns_liveness_t *lv, const char *cluster, const char *addr);
 

@@ -1,6 +1,6 @@
 /* main.c - namesrvd: parse the configuration, run the server.
  *
- *   namesrvd [-c namesrv.properties] [--key=value ...] [-p] [-h]
+ *   namesrvd [-c namesrv.properties] [--key=value ...] [-p] [-h] [--version]
  *
  * Exit status: 0 clean shutdown (or -p/-h), 1 bad configuration or usage,
  * 2 data directory locked by another process, 3 store schema newer than
@@ -15,19 +15,25 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "daemon.h"
+#include "ns/version.h"
+#include "service.h"
 
 static void usage(FILE *out)
 {
-    ns_buf_t help = NS_BUF_INIT;
+    ns_buf_t help = NS_BUF_INIT, java = NS_BUF_INIT;
     ns_config_help(&help);
+    ns_config_java_list(&java);
     fprintf(out,
-            "usage: namesrvd [-c FILE] [--key=value ...] [-p] [-h]\n"
-            "  -c FILE   read settings from a Java properties file\n"
-            "  -p        print the effective configuration and exit\n"
-            "  -h        this help\n"
-            "settings (file keys; the same as --key=value):\n%s",
-            help.data ? (const char *)help.data : "");
+            "usage: namesrvd [-c FILE] [--key=value ...] [-p] [-h] [--version]\n"
+            "  -c FILE    read settings from a Java properties file\n"
+            "  -p         print the effective configuration and exit\n"
+            "  -h         this help\n"
+            "  --version  version, git revision, store schema and library versions\n"
+            "settings (file keys; the same as --key=value):\n%s"
+            "Java NameServer settings accepted with a warning and no effect:\n%s",
+            help.data ? (const char *)help.data : "", java.data ? (const char *)java.data : "");
     ns_buf_free(&help);
+    ns_buf_free(&java);
 }
 
 static int exit_code(int rc)
@@ -44,6 +50,16 @@ static int exit_code(int rc)
     }
 }
 
+static int print_version(void)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_version_text(&text, "namesrvd", ns_service_libs());
+    if (rc == NS_OK)
+        fwrite(text.data, 1, text.len, stdout);
+    ns_buf_free(&text);
+    return rc == NS_OK ? 0 : 1;
+}
+
 /* Applies -c first, then every --key=value, so flags override the file. */
 static int parse_args(int argc, char **argv, ns_config_t *cfg, bool *print)
 {
@@ -52,6 +68,8 @@ static int parse_args(int argc, char **argv, ns_config_t *cfg, bool *print)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
             file = argv[++i];
+        else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0)
+            return -2;
         else if (strcmp(argv[i], "-p") == 0)
             *print = true;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
@@ -79,7 +97,10 @@ static int parse_args(int argc, char **argv, ns_config_t *cfg, bool *print)
             return 1;
         }
         *eq = 0;
-        int rc = ns_config_set(cfg, kv, eq + 1, err, sizeof err);
+        const char *why = NULL;
+        int rc = ns_config_apply(cfg, kv, eq + 1, &why, err, sizeof err);
+        if (rc == NS_OK && why)
+            fprintf(stderr, "namesrvd: warning: --%s has no effect here: %s\n", kv, why);
         free(kv);
         if (rc != NS_OK) {
             fprintf(stderr, "namesrvd: %s\n", err);
@@ -102,6 +123,10 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = parse_args(argc, argv, &cfg, &print);
+    if (rc == -2) {
+        ns_config_free(&cfg);
+        return print_version();
+    }
     if (rc != 0) {
         usage(rc < 0 ? stdout : stderr);
         ns_config_free(&cfg);
@@ -116,6 +141,17 @@ int main(int argc, char **argv)
         ns_config_free(&cfg);
         return 0;
     }
+    if (cfg.log_file && *cfg.log_file &&
+        ns_log_open_file(cfg.log_file, cfg.log_file_max_bytes, (int)cfg.log_file_keep, err,
+                         sizeof err) != NS_OK) {
+        fprintf(stderr, "namesrvd: %s\n", err);
+        ns_config_free(&cfg);
+        return 1;
+    }
+    if (cfg.config_file)
+        NS_LOG_INFO("load config properties file OK, %s", cfg.config_file);
+    if (cfg.java_warning)
+        NS_LOG_WARN("%s", cfg.java_warning);
     uv_loop_t *loop = uv_default_loop();
     rc = ns_server_start(&srv, loop, &cfg, err, sizeof err);
     if (rc != NS_OK) {
@@ -130,5 +166,6 @@ int main(int argc, char **argv)
     ns_server_free(&srv);
     uv_loop_close(loop);
     ns_config_free(&cfg);
+    ns_log_close_file();
     return status;
 }

@@ -2,6 +2,7 @@
  * the write operation that holds its reply target until the writer
  * committed (request.h). */
 #include "request.h"
+#include "trail.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -157,6 +158,7 @@ void ns_wreq_free(ns_wreq_t *w)
         return;
     if (w->ops->free)
         w->ops->free(w->payload);
+    ns_trail_free(w->trail);
     if (w->to.conn)
         ns_conn_unref(w->to.conn);
     free(w);
@@ -165,12 +167,16 @@ void ns_wreq_free(ns_wreq_t *w)
 static int wreq_apply(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx)
 {
     ns_wreq_t *w = (ns_wreq_t *)op;
-    return w->ops->apply(w, txn, hook_ctx);
+    int rc = w->ops->apply(w, txn, hook_ctx);
+    /* the admin record commits with the effect or not at all */
+    return rc ? rc : ns_trail_write(txn, w->trail, "ok", NS_RSP_SUCCESS, NULL, NULL);
 }
 
 static void wreq_done(ns_wop_t *op)
 {
     ns_wreq_t *w = (ns_wreq_t *)op;
+    if (op->rc == NS_OK)
+        ns_trail_done(w->trail);
     int rc = w->ops->done ? w->ops->done(w, op->rc) : op->rc;
     if (rc == NS_OK && w->ops->done == NULL)
         ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);

@@ -91,6 +91,9 @@ struct ns_wreq {
     const ns_wreq_ops_t *ops;
     ns_server_t *srv; /* the main loop */
     ns_reply_to_t to; /* conn NULL: nobody to answer (evictions) */
+    /* Admin requests: their audit record (trail.h), appended by the wrapper
+     * in the transaction of the effect, logged after the commit, freed with w. */
+    struct ns_trail *trail;
     max_align_t payload[];
 };
 

@@ -19,6 +19,7 @@
 #include "dispatch.h"
 #include "http.h"
 #include "iothreads.h"
+#include "service.h"
 #include "notify.h"
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -181,9 +182,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if (cfg->port_file && *cfg->port_file &&
         write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
-    NS_LOG_INFO("namesrvd listening on %s:%d, data in %s (schema %u, syncMode %s, authMode %s)",
-                cfg->bind_address, srv->bound_port, cfg->data_dir,
-                ns_store_schema_version(srv->store), cfg->sync_mode, cfg->auth_mode);
+    ns_service_started(srv);
     return NS_OK;
 }
 
@@ -200,6 +199,7 @@ void ns_server_stop(ns_server_t *srv)
     srv->stopping = true;
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
+    ns_service_stopping(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay
      * registered: a shutdown is not an unregistration. */
     if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))

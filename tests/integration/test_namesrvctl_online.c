@@ -1,6 +1,7 @@
 /* test_namesrvctl_online.c - every online namesrvctl subcommand against two
- * real namesrvd processes (--ns "A;B"): reads from the first reachable
- * server, writes to every one, tables and --json output. */
+ * real namesrvd processes (--ns "A;B"): reads from every server shown per
+ * server, writes to every one, tables and --json output (numbers as
+ * numbers), global options before the command, per-command -h. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cJSON.h>
 #include <cmocka.h>
@@ -126,13 +128,27 @@ static void test_route(void **state)
     NSTEST_EXPECT_RC(rc, 1, out);
     NSTEST_EXPECT_IN(out, "TOPIC_NOT_EXIST");
     free(out);
-    /* reads go to the first server that answers */
-    char list[128];
+    /* reads go to every server: the one that answers is shown, the one that
+     * does not is reported and makes the exit 5 */
+    char list[128], head[96];
     snprintf(list, sizeof list, "127.0.0.1:1;%s", fx->addr[1]);
     rc = ctl(&out, "route", "T2", "--ns", list, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "trying the next");
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "127.0.0.1:1: ");
+    snprintf(head, sizeof head, "== %s\n", fx->addr[1]);
+    NSTEST_EXPECT_IN(out, head);
     NSTEST_EXPECT_IN(out, "broker-a");
+    free(out);
+    /* global options before the command name */
+    rc = ctl(&out, "--json", "-n", fx->addr[0], "route", "T1", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    assert_true(out[0] == '{');
+    free(out);
+    /* per-command help */
+    rc = ctl(&out, "route", "-h", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "usage: namesrvctl route TOPIC");
+    NSTEST_EXPECT_IN(out, "--timeout MS");
     free(out);
     rc = ctl(&out, "route", "T2", "--ns", "127.0.0.1:1", NULL);
     NSTEST_EXPECT_RC(rc, 5, out);
@@ -169,6 +185,27 @@ static void test_clusters_and_topics(void **state)
     assert_string_equal(addr->valuestring, "10.0.0.1:10911");
     cJSON_Delete(j);
     free(out);
+    /* clusters asks for each address's liveness: the last heartbeat as a
+     * number (wall-clock ms), and its state */
+    rc = ctl(&out, "clusters", "--json", "--ns", fx->addr[0], NULL);
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    cJSON *live = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "brokerLiveTable"), "10.0.0.1:10911");
+    assert_non_null(live);
+    cJSON *last = cJSON_GetObjectItem(live, "lastUpdateTimestamp");
+    assert_true(cJSON_IsNumber(last));
+    long long now = (long long)time(NULL) * 1000;
+    assert_true(last->valuedouble > (double)(now - 60000) &&
+                last->valuedouble < (double)(now + 60000));
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(live, "heartbeatTimeoutMillis")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(live, "onGrace")));
+    cJSON_Delete(j);
+    free(out);
+    rc = ctl(&out, "clusters", "--ns", fx->addr[0], NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "LAST HEARTBEAT");
+    NSTEST_EXPECT_IN(out, "alive, timeout");
+    free(out);
     rc = ctl(&out, "topics", "--ns", fx->addr[0], NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "T1\nT2\n");
@@ -204,11 +241,20 @@ static void test_kv(void **state)
     rc = ctl(&out, "kv", "put", "--ns", fx->both, "--", "NS", "k2", "-dash", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
-    rc = ctl(&out, "kv", "list", "NS", "--ns", fx->both, NULL);
+    rc = ctl(&out, "kv", "list", "NS", "--ns", fx->addr[0], NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "k2=-dash\nkey one=value = 1\n");
     free(out);
-    rc = ctl(&out, "kv", "list", "NS", "--json", "--ns", fx->both, NULL);
+    /* asked of both: each answer under its server */
+    char want_list[512];
+    snprintf(want_list, sizeof want_list,
+             "== %s\nk2=-dash\nkey one=value = 1\n\n== %s\nk2=-dash\nkey one=value = 1\n",
+             fx->addr[0], fx->addr[1]);
+    rc = ctl(&out, "kv", "list", "NS", "--ns", fx->both, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    assert_string_equal(out, want_list);
+    free(out);
+    rc = ctl(&out, "kv", "list", "NS", "--json", "--ns", fx->addr[0], NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     cJSON *j = cJSON_Parse(out);
     assert_non_null(j);
@@ -216,9 +262,24 @@ static void test_kv(void **state)
                         "-dash");
     cJSON_Delete(j);
     free(out);
-    rc = ctl(&out, "kv", "get", "NS", "k2", "--json", "--ns", fx->both, NULL);
+    rc = ctl(&out, "kv", "get", "NS", "k2", "--json", "--ns", fx->addr[1], NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     assert_string_equal(out, "{\"value\":\"-dash\"}\n");
+    free(out);
+    /* JSON from two servers: one line per server, saying whose it is */
+    rc = ctl(&out, "kv", "get", "NS", "k2", "--json", "--ns", fx->both, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    char *nl = strchr(out, '\n');
+    assert_non_null(nl);
+    *nl = 0;
+    for (int i = 0; i < 2; i++) {
+        j = cJSON_Parse(i ? nl + 1 : out);
+        assert_non_null(j);
+        assert_string_equal(cJSON_GetObjectItem(j, "server")->valuestring, fx->addr[i]);
+        assert_string_equal(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(j, "result"), "value")->valuestring, "-dash");
+        cJSON_Delete(j);
+    }
     free(out);
     rc = ctl(&out, "kv", "delete", "NS", "k2", "--ns", fx->both, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
@@ -266,7 +327,7 @@ static void test_perms_and_delete_topic(void **state)
     }
     rc = ctl(&out, "add-perm", "broker-a", "--json", "--ns", fx->both, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "\"addTopicCount\":\"2\"");
+    NSTEST_EXPECT_IN(out, "\"addTopicCount\":2"); /* a number, not a string */
     free(out);
     for (int i = 0; i < 2; i++) {
         char *raw = route_body(fx->c[i], "T1");
@@ -316,7 +377,11 @@ static void test_config(void **state)
         NSTEST_EXPECT_RC(rc, 0, out);
         cJSON *j = cJSON_Parse(out);
         assert_non_null(j);
-        assert_string_equal(cJSON_GetObjectItem(j, "clusterTest")->valuestring, "true");
+        /* JSON types: booleans and integers as such, strings as strings */
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "clusterTest")));
+        assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "listenPort")));
+        assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "adminAuditRetention")));
+        assert_true(cJSON_IsString(cJSON_GetObjectItem(j, "dataDir")));
         assert_string_equal(cJSON_GetObjectItem(j, "productEnvName")->valuestring,
                             " env with = and \\");
         cJSON_Delete(j);
@@ -328,6 +393,24 @@ static void test_config(void **state)
     free(out);
     rc = ctl(&out, "config", "set", "clusterTest", "--ns", fx->both, NULL);
     NSTEST_EXPECT_RC(rc, 2, out);
+    free(out);
+    /* a key neither Java nor namesrvd knows is refused; a Java key with no
+     * effect here is accepted */
+    rc = ctl(&out, "config", "set", "noSuchKey", "1", "--ns", fx->addr[0], NULL);
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "unknown key 'noSuchKey'");
+    free(out);
+    rc = ctl(&out, "config", "set", "serverWorkerThreads", "32", "--ns", fx->addr[0], NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    /* config get from both servers: one section per server */
+    rc = ctl(&out, "config", "get", "--ns", fx->both, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    for (int i = 0; i < 2; i++) {
+        char head[96];
+        snprintf(head, sizeof head, "== %s\n", fx->addr[i]);
+        NSTEST_EXPECT_IN(out, head);
+    }
     free(out);
 }
 

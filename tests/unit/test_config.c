@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 38
+#define NKEYS 42
 
 static const char *const all_keys[NKEYS] = {
     "bindAddress",
@@ -41,6 +41,10 @@ static const char *const all_keys[NKEYS] = {
     "rocketmqHome",
     "kvConfigPath",
     "configStorePath",
+    "logFile",
+    "logFileMaxBytes",
+    "logFileKeep",
+    "adminAuditRetention",
     "productEnvName",
     "clusterTest",
     "orderMessageEnable",
@@ -254,6 +258,7 @@ static void test_keys_and_mutability(void **state)
                                                "brokerGraceWindowMillis",
                                                "auditRetention",
                                                "maxInflateBytes",
+                                               "adminAuditRetention",
                                                "authMode",
                                                "authPenaltyMaxMillis"};
     static const char *const fixed_keys[] = {
@@ -263,6 +268,7 @@ static void test_keys_and_mutability(void **state)
         "httpListen",      "httpPortFile",    "maxFrameBytes",
         "writerBatchMax",  "rocketmqHome",    "kvConfigPath",
         "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
+        "logFile",         "logFileMaxBytes", "logFileKeep",
         "authKeyFile"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
@@ -547,7 +553,7 @@ static void test_dump_sorted(void **state)
     assert_non_null(strstr(d, "\nsyncMode=full\n"));
     assert_non_null(strstr(d, "\nportFile=\n"));
     assert_non_null(strstr(d, "\nmapMaxBytes=17179869184\n"));
-    assert_int_equal(strncmp(d, "auditRetention=1000\n", 20), 0);
+    assert_int_equal(strncmp(d, "adminAuditRetention=100000\nauditRetention=1000\n", 47), 0);
     /* every key once, lines in strictly ascending ASCII order */
     char prev[128] = "";
     for (const char *p = d; *p;) {
@@ -670,6 +676,65 @@ static void test_load_file(void **state)
     free(dir);
 }
 
+/* A Java 5.3 namesrv.conf: its thread and Netty keys are accepted, named in
+ * one warning grouped by reason, and change nothing; a key neither Java nor
+ * we know is still refused. */
+static void test_load_java_conf(void **state)
+{
+    ns_config_t cfg, defaults;
+    char err[512] = "";
+    char path[4096];
+    (void)state;
+    char *dir = nstest_tmpdir("config");
+    assert_non_null(dir);
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_init(&defaults), NS_OK);
+    snprintf(path, sizeof path, "%s/namesrv.conf", dir);
+    write_text(path, "listenPort=9877\nserverWorkerThreads=16\nserverSelectorThreads=3\n"
+                     "clientWorkerThreads=4\nwriteBufferHighWaterMark=4194304\n"
+                     "defaultThreadPoolNums=32\nenableControllerInNamesrv=false\n"
+                     "serverWorkerThreads=8\n");
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_int_equal(cfg.listen_port, 9877);
+    assert_non_null(cfg.java_warning);
+    assert_non_null(strstr(cfg.java_warning, "serverWorkerThreads, serverSelectorThreads, "
+                                             "defaultThreadPoolNums (thread pools"));
+    assert_non_null(strstr(cfg.java_warning, "writeBufferHighWaterMark (Netty"));
+    assert_non_null(strstr(cfg.java_warning, "clientWorkerThreads (NettyClientConfig"));
+    assert_non_null(strstr(cfg.java_warning, "enableControllerInNamesrv (no embedded"));
+    /* named once although given twice */
+    const char *first = strstr(cfg.java_warning, "serverWorkerThreads");
+    assert_null(strstr(first + 1, "serverWorkerThreads"));
+    /* nothing else changed */
+    assert_int_equal(cfg.io_threads, defaults.io_threads);
+
+    const char *why = NULL;
+    assert_int_equal(ns_config_apply(&cfg, "serverSocketBacklog", "1024", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
+    assert_int_equal(ns_config_apply(&cfg, "kvConfigPath", "/x.json", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
+    assert_string_equal(cfg.kv_config_path, "/x.json");
+    assert_int_equal(ns_config_apply(&cfg, "listenPort", "1", &why, err, sizeof err), NS_OK);
+    assert_null(why);
+    assert_int_equal(ns_config_apply(&cfg, "serverWorkerThreadz", "1", &why, err, sizeof err),
+                     NS_EINVAL);
+    assert_string_equal(err, "unknown key 'serverWorkerThreadz'");
+
+    /* a plain file of ours warns about nothing */
+    snprintf(path, sizeof path, "%s/ours.properties", dir);
+    write_text(path, "listenPort=9878\n");
+    ns_config_free(&cfg);
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_null(cfg.java_warning);
+    ns_config_free(&cfg);
+    ns_config_free(&defaults);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 static void test_write_file(void **state)
 {
     ns_config_t cfg, back;
@@ -696,6 +761,8 @@ static void test_write_file(void **state)
 
     assert_set_ok(&cfg, "listenPort", "1234");
     assert_set_ok(&cfg, "productEnvName", " spaced\\value");
+    /* loading a file makes it configStorePath, as Java's -c does */
+    assert_set_ok(&cfg, "configStorePath", path);
     assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
     char *second = read_text(path);
     char *old = read_text(bak);
@@ -712,6 +779,8 @@ static void test_write_file(void **state)
     char *again = dump_str(&back);
     assert_string_equal(again, second);
     assert_string_equal(back.product_env_name, " spaced\\value");
+    assert_string_equal(back.config_file, path);
+    assert_string_equal(back.config_store_path, path);
 
     /* An unwritable location fails cleanly. */
     char blocked[4200];
@@ -775,6 +844,7 @@ int main(void)
         cmocka_unit_test(test_dump_sorted),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_load_java_conf),
         cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_help),
     };

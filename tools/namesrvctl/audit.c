@@ -1,7 +1,14 @@
 /* audit.c - `namesrvctl audit`: the history of broker data-version changes
- * that namesrvd records in the audit table (store/keys.h, "audit").
+ * that namesrvd records in the audit table (store/keys.h, "audit"), and with
+ * --admin the trail of admin requests (table admin_audit, src/daemon/trail.h).
  *
  *   namesrvctl audit --data-dir D [--broker NAME] [--topic T] [--since TIME] [--json]
+ *   namesrvctl audit --admin --data-dir D [--broker NAME] [--since TIME] [--json]
+ *
+ * An admin record: {"time":ms,"peer":"ip:port","code":205,
+ *   "request":"WIPE_WRITE_PERM_OF_BROKER","fields":{...},"body"?,
+ *   "result":"ok|refused","responseCode":n,"remark"?,"detail"?}. With
+ * --admin, --broker matches the brokerName or brokerAddr field.
  *
  * The server appends one record per registration whose DataVersion differs
  * from the stored one (src/registry.c audit_write); an unchanged
@@ -149,6 +156,70 @@ done:
     return rc;
 }
 
+/* ---- the admin trail ---- */
+
+static bool admin_matches(const audit_q_t *q, const cJSON *rec)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(rec, "fields");
+    if (q->has_since && num(rec, "time") < q->since)
+        return false;
+    if (q->broker && strcmp(str(f, "brokerName"), q->broker) != 0 &&
+        strcmp(str(f, "brokerAddr"), q->broker) != 0)
+        return false;
+    if (q->topic && strcmp(str(f, "topic"), q->topic) != 0)
+        return false;
+    return true;
+}
+
+static int print_admin_row(audit_q_t *q, uint64_t seq, const cJSON *rec)
+{
+    char when[40];
+    const cJSON *e, *detail = cJSON_GetObjectItemCaseSensitive(rec, "detail");
+    const char *body = str(rec, "body");
+    ns_buf_t *b = &q->line;
+    ns_buf_reset(b);
+    ctl_format_time(num(rec, "time"), when, sizeof when);
+    ns_buf_printf(b, "%-6llu %-24s %-21s %-26s %-7s", (unsigned long long)seq, when,
+                  str(rec, "peer"), str(rec, "request"), str(rec, "result"));
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(rec, "fields"))
+    {
+        ns_buf_printf(b, " %s=%s", e->string, cJSON_IsString(e) ? e->valuestring : "?");
+    }
+    if (*body) {
+        ns_buf_append_str(b, " body=");
+        for (const char *p = body; *p; p++) /* one line: newlines shown as ';' */
+            ns_buf_append_u8(b, *p == '\n' ? ';' : (uint8_t)*p);
+    }
+    if (*str(rec, "remark"))
+        ns_buf_printf(b, " remark=\"%s\"", str(rec, "remark"));
+    if (cJSON_IsObject(detail)) {
+        char *d = cJSON_PrintUnformatted(detail);
+        ns_buf_printf(b, " %s", d ? d : "");
+        free(d);
+    }
+    if (ns_buf_append_u8(b, '\n') != NS_OK)
+        return NS_ENOMEM;
+    fwrite(b->data, 1, b->len, stdout);
+    return 0;
+}
+
+static int admin_cb(uint64_t seq, const char *json, size_t len, void *ctx)
+{
+    audit_q_t *q = ctx;
+    cJSON *rec = cJSON_ParseWithLength(json, len);
+    int rc = 0;
+    q->total++;
+    if (rec == NULL || !cJSON_IsObject(rec)) {
+        ctl_err("warning: admin audit record %llu is not a JSON object; skipped",
+                (unsigned long long)seq);
+    } else if (admin_matches(q, rec)) {
+        q->shown++;
+        rc = q->json ? print_json(seq, rec) : print_admin_row(q, seq, rec);
+    }
+    cJSON_Delete(rec);
+    return rc;
+}
+
 static int audit_cb(uint64_t seq, const char *json, size_t len, void *ctx)
 {
     audit_q_t *q = ctx;
@@ -170,16 +241,17 @@ int ctl_cmd_audit(int argc, char **argv)
 {
     const char *dir = NULL, *since = NULL;
     audit_q_t q = {0};
-    ctl_opt_t opts[] = {
-        {"--data-dir", &dir, NULL},  {"-d", &dir, NULL},        {"--broker", &q.broker, NULL},
-        {"--topic", &q.topic, NULL}, {"--since", &since, NULL}, {"--json", NULL, &q.json},
-        {NULL, NULL, NULL}};
+    bool admin = false;
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},    {"-d", &dir, NULL},
+                        {"--broker", &q.broker, NULL}, {"--topic", &q.topic, NULL},
+                        {"--since", &since, NULL},     {"--json", NULL, &q.json},
+                        {"--admin", NULL, &admin},     {NULL, NULL, NULL}};
     ns_store_t *st = NULL;
     ns_txn_t *t = NULL;
     int rc = ctl_parse("audit", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("audit", "--data-dir");
     if (since) {
         if (ctl_parse_time(since, &q.since) != NS_OK) {
@@ -193,11 +265,17 @@ int ctl_cmd_audit(int argc, char **argv)
     }
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         return rc;
-    if (!q.json)
+    if (!q.json && admin)
+        printf("%-6s %-24s %-21s %-26s %-7s %s\n", "SEQ", "TIME (UTC)", "PEER", "REQUEST", "RESULT",
+               "FIELDS");
+    else if (!q.json)
         printf("%-6s %-24s %-16s %-21s %-44s %s\n", "SEQ", "TIME (UTC)", "BROKER", "ADDR",
                "VERSION counter/timestamp/stateVersion", "TOPICS (+added ~changed -removed)");
     int nrc = ns_txn_begin(st, false, &t);
-    nrc = nrc ? nrc : ns_audit_iter(t, audit_cb, &q);
+    if (admin)
+        nrc = nrc ? nrc : ns_admin_audit_iter(t, 0, admin_cb, &q);
+    else
+        nrc = nrc ? nrc : ns_audit_iter(t, audit_cb, &q);
     ns_txn_abort(t);
     if (nrc != NS_OK) {
         ctl_err("reading the audit history of %s failed: %s", dir, ns_strerror(nrc));

@@ -59,11 +59,22 @@ int ctl_missing(const char *cmd, const char *opt);
 /* ---- the store ----
  * Offline readers (dump, audit, verify, backup, stat) open read-only and
  * without the directory lock: safe while namesrvd runs, and every read
- * transaction is a consistent snapshot. Writers (restore, import-kvconfig)
+ * transaction is a consistent snapshot. They refuse a directory that holds
+ * no store (no data.mdb) rather than create one. Writers (restore, import-kvconfig)
  * take the lock, so they refuse while a server holds the directory.
  * Both print the reason on failure and return a CTL_* code. */
 int ctl_store_open_ro(const char *dir, ns_store_t **out);
+/* The data directory readers use when --data-dir is not given:
+ * $NAMESRV_DATA_DIR if set, else /var/lib/namesrv (the package's) when it
+ * holds a store; NULL otherwise (the command then asks for --data-dir).
+ * Writers always need an explicit --data-dir. Static or environment string. */
+const char *ctl_default_data_dir(void);
 int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out);
+/* Records an offline write in the admin trail (peer "namesrvctl@local",
+ * with the user), in write transaction t: command name and a detail JSON
+ * object text. The trail keeps its newest CTL_TRAIL_RETENTION records. */
+#define CTL_TRAIL_RETENTION 100000
+int ctl_trail_record(ns_txn_t *t, const char *cmd, const char *detail);
 /* Exit code for an NS_* error of a store operation. */
 int ctl_exit_for(int ns_err);
 
@@ -146,7 +157,9 @@ int ctl_cmd_wipe_perm(int argc, char **argv);
 int ctl_cmd_add_perm(int argc, char **argv);
 int ctl_cmd_delete_topic(int argc, char **argv);
 int ctl_cmd_config(int argc, char **argv);
-int ctl_cmd_user(int argc, char **argv); /* users.c: offline (--data-dir) or online */
+int ctl_cmd_export_kvconfig(int argc, char **argv); /* maint.c */
+int ctl_cmd_prune_groups(int argc, char **argv);    /* maint.c */
+int ctl_cmd_user(int argc, char **argv);            /* users.c: offline (--data-dir) or online */
 /* top.c: the live view of a server's /metrics */
 int ctl_cmd_top(int argc, char **argv);
 

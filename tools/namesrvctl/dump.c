@@ -280,7 +280,7 @@ int ctl_cmd_dump(int argc, char **argv)
     int rc = ctl_parse("dump", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("dump", "--data-dir");
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         goto out;

@@ -6,16 +6,22 @@
  * Subcommands are rows of one table, like the server's request table: a
  * name, its handler, a synopsis for the usage text. Each handler gets the
  * arguments after its name and returns the exit status (ctl.h CTL_*). */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl.h"
+#include "ns/buf.h"
+#include "ns/err.h"
 #include "ns/log.h"
+#include "ns/version.h"
 
 typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *synopsis;
+    bool online; /* takes the common options -n, --json, --timeout */
 } ctl_command_t;
 
 static const ctl_command_t commands[] = {
@@ -23,57 +29,153 @@ static const ctl_command_t commands[] = {
     {"dump", ctl_cmd_dump,
      "--data-dir D [-o FILE] [--with-audit] [--no-timestamp] [--compact]\n"
      "      the whole store as one versioned JSON document (a consistent snapshot;\n"
-     "      safe while namesrvd runs)"},
+     "      safe while namesrvd runs)",
+     false},
     {"restore", ctl_cmd_restore,
      "--data-dir D -i FILE [--replace]\n"
      "      validate a dump document, then write it in one transaction into a store\n"
-     "      no server holds; refuses a non-empty store unless --replace"},
+     "      no server holds; refuses a non-empty store unless --replace",
+     false},
     {"audit", ctl_cmd_audit,
-     "--data-dir D [--broker NAME] [--topic T] [--since TIME] [--json]\n"
-     "      history of broker data-version changes (TIME: ms or YYYY-MM-DD[THH:MM[:SS]], UTC)"},
-    {"verify", ctl_cmd_verify, "--data-dir D\n      check the store's invariants"},
+     "--data-dir D [--admin] [--broker NAME] [--topic T] [--since TIME] [--json]\n"
+     "      history of broker data-version changes, or with --admin the trail of admin\n"
+     "      requests (who changed what, from which address, with which result)\n"
+     "      (TIME: ms or YYYY-MM-DD[THH:MM[:SS]], UTC)",
+     false},
+    {"verify", ctl_cmd_verify, "--data-dir D\n      check the store's invariants", false},
     {"backup", ctl_cmd_backup,
-     "--data-dir D -o DIR\n      compacted hot copy into an empty DIR, then verify the copy"},
-    {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage"},
+     "--data-dir D -o DIR [--config FILE]\n"
+     "      compacted hot copy into an empty DIR, then verify the copy; the settings file\n"
+     "      (FILE, else D/namesrv.properties or /etc/namesrv/namesrv.properties) is\n"
+     "      copied beside it",
+     false},
+    {"stat", ctl_cmd_stat, "--data-dir D [--json]\n      schema version, table counts, map usage",
+     false},
     {"import-kvconfig", ctl_cmd_import_kvconfig,
-     "--data-dir D FILE\n      load a Java kvConfig.json into a stopped server's store"},
+     "--data-dir D FILE\n      load a Java kvConfig.json into a stopped server's store", false},
+    {"export-kvconfig", ctl_cmd_export_kvconfig,
+     "--data-dir D [-o FILE]\n"
+     "      the KV config as Java's kvConfig.json (to roll back to the Java NameServer)",
+     false},
+    {"prune-groups", ctl_cmd_prune_groups,
+     "--data-dir D [--dry-run]\n"
+     "      remove broker groups left with no address (and their queue data) from a\n"
+     "      stopped server's store",
+     false},
     {"user", ctl_cmd_user,
      "add|update|delete KEY [--role R] [--secret S|--secret-file F] [--allow LIST]\n"
      "      [--brokers LIST] [--enable|--disable] [--key-file F] | list | seal --key-file F\n"
      "      | refusals   with --data-dir D:\n"
      "      offline (a stopped server's store); without: online, for an admin (--ns,\n"
-     "      --access-key, --secret-key); refusals (offline) lists refused requests"},
+     "      --access-key, --secret-key); refusals (offline) lists refused requests",
+     false},
     /* online: over the wire to --ns "host:port;host:port" */
-    {"route", ctl_cmd_route, "TOPIC"},
-    {"clusters", ctl_cmd_clusters, ""},
-    {"topics", ctl_cmd_topics, "[--cluster C]"},
-    {"kv", ctl_cmd_kv, "get NS KEY | put NS KEY VALUE | delete NS KEY | list NS"},
-    {"wipe-perm", ctl_cmd_wipe_perm, "BROKER"},
-    {"add-perm", ctl_cmd_add_perm, "BROKER"},
-    {"delete-topic", ctl_cmd_delete_topic, "TOPIC [--cluster C]"},
-    {"config", ctl_cmd_config, "get | set KEY VALUE"},
+    {"route", ctl_cmd_route,
+     "TOPIC\n      the topic's route (brokers, queues, perms) from each server", true},
+    {"clusters", ctl_cmd_clusters,
+     "\n      clusters, broker groups and addresses, with each address's last heartbeat\n"
+     "      and whether it lives on the grace window after a restart",
+     true},
+    {"topics", ctl_cmd_topics, "[--cluster C]\n      topic names, of all or of one cluster", true},
+    {"kv", ctl_cmd_kv,
+     "get NS KEY | put NS KEY VALUE | delete NS KEY | list NS\n      the KV config", true},
+    {"wipe-perm", ctl_cmd_wipe_perm, "BROKER\n      take write permission from a broker group",
+     true},
+    {"add-perm", ctl_cmd_add_perm, "BROKER\n      give write permission back", true},
+    {"delete-topic", ctl_cmd_delete_topic,
+     "TOPIC [--cluster C]\n      remove a topic's route (everywhere or in one cluster)", true},
+    {"config", ctl_cmd_config,
+     "get | set KEY VALUE\n      the server's settings (set: UPDATE_NAMESRV_CONFIG)", true},
     {"top", ctl_cmd_top,
      "[--http HOST:PORT] [--interval MS] [--count N | --once]\n"
-     "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)"},
+     "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)",
+     false},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
+static const char OFFLINE_NOTE[] =
+    "without --data-dir the readers use $NAMESRV_DATA_DIR, else /var/lib/namesrv when it\n"
+    "holds a store; writers (restore, import-kvconfig, prune-groups) always need it\n";
+
+static const char COMMON_OPTIONS[] =
+    "common options (anywhere on the line, also before the command):\n"
+    "  -n, --ns \"host:port;host:port\"  name servers (default $NAMESRV_ADDR, else "
+    "127.0.0.1:9876)\n"
+    "  --json                          JSON output (numbers as numbers), one line per server\n"
+    "  --timeout MS                    per request (default 5000)\n"
+    "  -h, --help                      this command's help\n"
+    "reads are asked of every server and shown per server; writes go to every server\n";
+
+static void command_help(const ctl_command_t *c)
+{
+    printf("usage: namesrvctl %s%s%s\n", c->name, c->synopsis[0] == '\n' ? "" : " ", c->synopsis);
+    printf("\n%s", c->online ? COMMON_OPTIONS : OFFLINE_NOTE);
+}
+
+/* True if argv[0..argc) asks for help before any "--". */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return true;
+    return false;
+}
+
+static int print_version(void)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = ns_version_text(&text, "namesrvctl", NULL);
+    if (rc == NS_OK)
+        fwrite(text.data, 1, text.len, stdout);
+    ns_buf_free(&text);
+    return rc == NS_OK ? CTL_OK : CTL_IO;
+}
+
+/* Global options may come before the command: "namesrvctl -n X --json
+ * route T". They are moved behind the command's name, where the command
+ * parses them with its own. Returns the index of the command name in argv
+ * (argc when there is none); *moved gets how many arguments were moved. */
+static int find_command(int argc, char **argv, char **out, int *n_out)
+{
+    int k = 0, i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        bool with_value =
+            strcmp(a, "-n") == 0 || strcmp(a, "--ns") == 0 || strcmp(a, "--timeout") == 0;
+        bool flag = strcmp(a, "--json") == 0 || strncmp(a, "--ns=", 5) == 0 ||
+                    strncmp(a, "--timeout=", 10) == 0;
+        if (with_value && i + 1 < argc) {
+            out[k++] = argv[i++];
+            out[k++] = argv[i];
+        } else if (flag) {
+            out[k++] = argv[i];
+        } else {
+            break;
+        }
+    }
+    *n_out = k;
+    return i;
+}
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: namesrvctl <command> [options] [arguments]\n\n"
-                 "offline commands (read the data directory directly):\n");
+    fprintf(out,
+            "usage: namesrvctl <command> [options] [arguments]\n\n"
+            "offline commands (read the data directory directly; %s):\n",
+            "readers default to $NAMESRV_DATA_DIR, else /var/lib/namesrv");
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, "route") == 0)
-            fprintf(out,
-                    "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
-                    "(default $NAMESRV_ADDR,\n"
-                    "  else 127.0.0.1:9876), --json, --timeout MS, --access-key K --secret-key S\n"
-                    "  (or $NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY: sign requests); reads ask the "
-                    "first "
-                    "reachable server,\n"
-                    "  writes go to every server):\n");
-        fprintf(out, "  %s %s\n", commands[i].name, commands[i].synopsis);
+            fprintf(
+                out,
+                "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
+                "(default $NAMESRV_ADDR,\n"
+                "  else 127.0.0.1:9876), --json, --timeout MS, --access-key K --secret-key S\n"
+                "  ($NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY: sign requests), anywhere on the line; "
+                "reads ask every\n"
+                "  server and show each answer, writes go to every server):\n");
+        fprintf(out, "  %s%s%s\n", commands[i].name, commands[i].synopsis[0] == '\n' ? "" : " ",
+                commands[i].synopsis);
     }
     fprintf(out, "\nexit status:\n"
                  "  0  success\n"
@@ -81,25 +183,62 @@ static void usage(FILE *out)
                  "  2  usage error\n"
                  "  3  the data directory is locked by a running server\n"
                  "  4  the input document is invalid (nothing was written)\n"
-                 "  5  I/O, network or store error\n");
+                 "  5  I/O, network or store error\n"
+                 "\nnamesrvctl <command> -h explains one command; namesrvctl --version.\n");
 }
 
 int main(int argc, char **argv)
 {
     ns_log_set_level(NS_LOG_LEVEL_WARN); /* the store's info lines are noise here */
-    if (argc < 2) {
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    int n_globals = 0, rc = CTL_USAGE;
+    if (args == NULL)
+        return CTL_IO;
+    int at = find_command(argc, argv, args, &n_globals);
+    const char *name = at < argc ? argv[at] : NULL;
+    if (name == NULL) {
         usage(stderr);
-        return CTL_USAGE;
+    } else if (strcmp(name, "help") == 0 || strcmp(name, "-h") == 0 ||
+               strcmp(name, "--help") == 0) {
+        const ctl_command_t *c = NULL;
+        for (size_t i = 0; at + 1 < argc && i < N_COMMANDS; i++)
+            if (strcmp(argv[at + 1], commands[i].name) == 0)
+                c = &commands[i];
+        c ? command_help(c) : usage(stdout);
+        rc = CTL_OK;
+    } else if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        rc = print_version();
+    } else {
+        const ctl_command_t *c = NULL;
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (strcmp(name, commands[i].name) == 0)
+                c = &commands[i];
+        if (c == NULL) {
+            fprintf(stderr, "namesrvctl: unknown command '%s'\n\n", name);
+            usage(stderr);
+        } else if (wants_help(argc - at - 1, argv + at + 1)) {
+            command_help(c);
+            rc = CTL_OK;
+        } else {
+            /* the command's own arguments, then the global options given before it */
+            int n = 0;
+            char **cargs = calloc((size_t)argc + 1, sizeof *cargs);
+            if (cargs == NULL) {
+                free(args);
+                return CTL_IO;
+            }
+            for (int i = at + 1; i < argc; i++)
+                cargs[n++] = argv[i];
+            /* before a "--" of the command's, so they stay options */
+            int dd = 0;
+            while (dd < n && strcmp(cargs[dd], "--") != 0)
+                dd++;
+            memmove(cargs + dd + n_globals, cargs + dd, (size_t)(n - dd) * sizeof *cargs);
+            memcpy(cargs + dd, args, (size_t)n_globals * sizeof *cargs);
+            rc = c->run(n + n_globals, cargs);
+            free(cargs);
+        }
     }
-    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "--help") == 0) {
-        usage(stdout);
-        return CTL_OK;
-    }
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "namesrvctl: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
-    return CTL_USAGE;
+    free(args);
+    return rc;
 }

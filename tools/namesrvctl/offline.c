@@ -3,10 +3,11 @@
  * one consistent snapshot).
  *
  *   namesrvctl verify --data-dir D
- *   namesrvctl backup --data-dir D -o DIR
+ *   namesrvctl backup --data-dir D -o DIR [--config FILE]
  *   namesrvctl stat   --data-dir D [--json]
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,18 +53,91 @@ int ctl_cmd_verify(int argc, char **argv)
     int rc = ctl_parse("verify", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("verify", "--data-dir");
     return verify_dir(dir, "store");
 }
 
+/* ---- backup ---- */
+
+typedef struct {
+    ns_store_t *st;
+    const char *out;
+    char err[512];
+    int rc;
+    volatile bool done;
+} backup_job_t;
+
+static void *backup_thread(void *arg)
+{
+    backup_job_t *j = arg;
+    j->rc = ns_store_backup(j->st, j->out, j->err, sizeof j->err);
+    __atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Runs the copy; on a terminal a second thread copies while this one shows
+ * the bytes written so far against the bytes the store uses. */
+static int backup_with_progress(ns_store_t *st, const char *out, const char *datafile, char *err,
+                                size_t errlen)
+{
+    backup_job_t j = {st, out, "", NS_OK, false};
+    size_t map = 0, used = 0;
+    pthread_t tid;
+    ctl_progress_t p;
+    struct stat sb;
+    ns_store_map_usage(st, &map, &used);
+    ctl_progress_init(&p, "backup bytes", used);
+    if (!p.on || pthread_create(&tid, NULL, backup_thread, &j) != 0) {
+        backup_thread(&j);
+    } else {
+        while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) {
+            usleep(100 * 1000);
+            size_t now = stat(datafile, &sb) == 0 ? (size_t)sb.st_size : 0;
+            if (now > p.done && now <= used)
+                ctl_progress_step(&p, now - p.done);
+        }
+        pthread_join(tid, NULL);
+        ctl_progress_done(&p);
+    }
+    snprintf(err, errlen, "%s", j.err);
+    return j.rc;
+}
+
+/* Copies the settings file beside the backup (the first of FILE,
+ * D/namesrv.properties, /etc/namesrv/namesrv.properties that exists). */
+static int backup_settings(const char *dir, const char *out, const char *config)
+{
+    char cand[4200], dst[8400];
+    const char *src = config;
+    char *text = NULL;
+    size_t len = 0;
+    struct stat sb;
+    snprintf(cand, sizeof cand, "%s/namesrv.properties", dir);
+    if (src == NULL && stat(cand, &sb) == 0)
+        src = cand;
+    if (src == NULL && stat("/etc/namesrv/namesrv.properties", &sb) == 0)
+        src = "/etc/namesrv/namesrv.properties";
+    if (src == NULL) {
+        printf("no settings file found to copy (give --config FILE)\n");
+        return CTL_OK;
+    }
+    const char *base = strrchr(src, '/');
+    snprintf(dst, sizeof dst, "%s/%s", out, base ? base + 1 : src);
+    int rc = ctl_read_file(src, &text, &len);
+    rc = rc ? rc : ctl_write_file(dst, text, len);
+    if (rc == CTL_OK)
+        printf("settings %s copied to %s\n", src, dst);
+    free(text);
+    return rc;
+}
+
 int ctl_cmd_backup(int argc, char **argv)
 {
-    const char *dir = NULL, *out = NULL;
-    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},
-                        {"-d", &dir, NULL},
-                        {"--output", &out, NULL},
-                        {"-o", &out, NULL},
+    const char *dir = NULL, *out = NULL, *config = NULL;
+    ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},  {"-d", &dir, NULL},
+                        {"--output", &out, NULL},    {"-o", &out, NULL},
+                        {"--config", &config, NULL}, {"-c", &config, NULL},
                         {NULL, NULL, NULL}};
     ns_store_t *st = NULL;
     char err[512] = "", datafile[4200];
@@ -71,6 +145,8 @@ int ctl_cmd_backup(int argc, char **argv)
     int rc = ctl_parse("backup", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
+    if (dir == NULL)
+        dir = ctl_default_data_dir();
     if (dir == NULL || out == NULL)
         return ctl_missing("backup", dir ? "-o DIR" : "--data-dir");
     snprintf(datafile, sizeof datafile, "%s/data.mdb", out);
@@ -81,7 +157,7 @@ int ctl_cmd_backup(int argc, char **argv)
     int64_t t0 = ctl_mono_ms();
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         return rc;
-    int nrc = ns_store_backup(st, out, err, sizeof err);
+    int nrc = backup_with_progress(st, out, datafile, err, sizeof err);
     ns_store_close(st);
     if (nrc != NS_OK) {
         ctl_err("%s", err[0] ? err : ns_strerror(nrc));
@@ -90,14 +166,16 @@ int ctl_cmd_backup(int argc, char **argv)
     long long size = stat(datafile, &sb) == 0 ? (long long)sb.st_size : -1;
     printf("backup of %s written to %s (%lld bytes, compacted) in %lld ms\n", dir, out, size,
            (long long)(ctl_mono_ms() - t0));
-    return verify_dir(out, "backup");
+    rc = backup_settings(dir, out, config);
+    int vrc = verify_dir(out, "backup");
+    return vrc > rc ? vrc : rc;
 }
 
 /* ---- stat ---- */
 
 typedef struct {
     size_t clusters, members, groups, addrs, regs, topics, queues, routes, maps, kv_ns, kv_keys,
-        audit;
+        audit, admin;
     char *last_cluster;
 } counts_t;
 
@@ -190,6 +268,7 @@ static int count_all(ns_txn_t *t, counts_t *c)
     rc = rc ? rc : ns_audit_iter(t, count_audit_cb, c);
     rc = rc ? rc : ns_topic_count(t, &c->topics);
     rc = rc ? rc : ns_route_count(t, &c->routes);
+    rc = rc ? rc : ns_admin_audit_count(t, &c->admin);
     return rc;
 }
 
@@ -208,7 +287,7 @@ int ctl_cmd_stat(int argc, char **argv)
     int rc = ctl_parse("stat", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
-    if (dir == NULL)
+    if (dir == NULL && (dir = ctl_default_data_dir()) == NULL)
         return ctl_missing("stat", "--data-dir");
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         return rc;
@@ -228,11 +307,11 @@ int ctl_cmd_stat(int argc, char **argv)
                "\"clusters\":%zu,\"clusterMemberships\":%zu,\"brokers\":%zu,\"brokerAddrs\":%zu,"
                "\"registrations\":%zu,\"topics\":%zu,\"queueDatas\":%zu,\"routes\":%zu,"
                "\"mappings\":%zu,\"kvNamespaces\":%zu,\"kvKeys\":%zu,\"auditRecords\":%zu,"
-               "\"mapSizeBytes\":%zu,\"usedBytes\":%zu}\n",
+               "\"adminAuditRecords\":%zu,\"mapSizeBytes\":%zu,\"usedBytes\":%zu}\n",
                d.data ? (int)d.len : 2, d.data ? (const char *)d.data : "\"\"",
                ns_store_schema_version(st), ns_store_latest_schema(), c.clusters, c.members,
                c.groups, c.addrs, c.regs, c.topics, c.queues, c.routes, c.maps, c.kv_ns, c.kv_keys,
-               c.audit, map_size, used);
+               c.audit, c.admin, map_size, used);
         ns_buf_free(&d);
         goto out;
     }
@@ -245,10 +324,12 @@ int ctl_cmd_stat(int argc, char **argv)
            "mappings         %zu\n"
            "kv               %zu namespaces, %zu keys\n"
            "audit records    %zu\n"
+           "admin trail      %zu records\n"
            "map              %zu bytes, %zu used (%.1f%%)\n",
            dir, ns_store_schema_version(st), ns_store_latest_schema(), c.clusters, c.members,
            c.groups, c.addrs, c.regs, c.topics, c.queues, c.routes, c.maps, c.kv_ns, c.kv_keys,
-           c.audit, map_size, used, map_size ? 100.0 * (double)used / (double)map_size : 0.0);
+           c.audit, c.admin, map_size, used,
+           map_size ? 100.0 * (double)used / (double)map_size : 0.0);
 out:
     free(c.last_cluster);
     ns_store_close(st);

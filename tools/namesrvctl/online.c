@@ -2,21 +2,21 @@
  * mqadmin against the name servers of --ns "host:port;host:port".
  *
  *   route TOPIC | clusters | topics [--cluster C] | kv get NS KEY | kv list NS
- *       reads: asked of the first server that answers (the next one is tried
- *       when a server cannot be reached)
+ *       reads: asked of EVERY server and shown per server (with more than one
+ *       server: a "== host:port" line before each answer, or with --json one
+ *       {"server":..,"result":..} line per server); an unreachable server is
+ *       reported and makes the exit status 5, the others are still shown
  *   kv put NS KEY VALUE | kv delete NS KEY | wipe-perm BROKER | add-perm BROKER
  *   | delete-topic TOPIC [--cluster C] | config set KEY VALUE
  *       writes: sent to EVERY server, one result line per server
  *   config get: read
  *
  * Common options: --ns/-n ADDRS (default $NAMESRV_ADDR, else 127.0.0.1:9876),
- * --access-key/--secret-key (default $NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY:
- * every request is signed as RocketMQ's AclClientRPCHook signs it),
  * --json (bodies as JSON: legacy fastjson bodies are normalised with
  * ns_fastjson_normalize so the output is valid JSON), --timeout MS (5000).
  * Requests are JSON-header, language JAVA, version 479 (PROTOCOL.md §3).
- * Exit: 0 ok, 1 a server answered with an error, 2 usage, 5 no server
- * reachable (for writes: some server unreachable).
+ * Exit: the worst over the servers: 0 ok, 1 a server answered with an
+ * error, 2 usage, 5 a server could not be reached.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +33,19 @@
 #include "ns/model.h"
 
 /* Parses the common options plus extra (NULL-terminated rows). */
-int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
-                     const char **pos, int min_pos, int max_pos, int *n_pos)
+static int session_init(session_t *s, const char *cmd, int argc, char **argv,
+                        const ctl_opt_t *extra, const char **pos, int min_pos, int max_pos,
+                        int *n_pos)
 {
     const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
     s->access_key = getenv("NAMESRV_ACCESS_KEY");
     s->secret_key = getenv("NAMESRV_SECRET_KEY");
-    ctl_opt_t opts[24] = {{"--ns", &ns, NULL},
+    ctl_opt_t opts[24] = {{"--access-key", &s->access_key, NULL},
+                          {"--secret-key", &s->secret_key, NULL},
+                          {"--ns", &ns, NULL},
                           {"-n", &ns, NULL},
                           {"--json", NULL, &s->json},
-                          {"--timeout", &timeout, NULL},
-                          {"--access-key", &s->access_key, NULL},
-                          {"--secret-key", &s->secret_key, NULL}};
+                          {"--timeout", &timeout, NULL}};
     size_t n = 6;
     for (; extra && extra->name && n < 23; extra++)
         opts[n++] = *extra;
@@ -76,11 +77,6 @@ int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const
         }
         s->addrs[s->n_addrs++] = a;
     }
-    if (s->access_key && *s->access_key && (s->secret_key == NULL || *s->secret_key == 0)) {
-        fprintf(stderr, "namesrvctl %s: --access-key needs --secret-key (or $NAMESRV_SECRET_KEY)\n",
-                cmd);
-        return CTL_USAGE;
-    }
     if (s->n_addrs == 0) {
         fprintf(stderr, "namesrvctl %s: --ns names no server\n", cmd);
         return CTL_USAGE;
@@ -88,7 +84,7 @@ int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const
     return CTL_OK;
 }
 
-void ctl_session_free(session_t *s)
+static void session_free(session_t *s)
 {
     free(s->list);
 }
@@ -127,28 +123,52 @@ static int report_error(session_t *s, const char *addr, const ns_cmd_t *rsp)
     return CTL_FAILED;
 }
 
-/* Reads go to the first server that answers. */
-int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+/* Reads go to every server, each answer shown under its server. */
+static int ask_each(session_t *s, const request_t *r, reply_fn fn, void *ctx)
 {
+    int worst = CTL_OK;
+    size_t reached = 0;
     for (size_t i = 0; i < s->n_addrs; i++) {
         ns_client_t *c = NULL;
         ns_cmd_msg_t rsp;
         ns_cmd_msg_init(&rsp);
-        int rc = call(s, s->addrs[i], r, i + 1 < s->n_addrs, &c, &rsp);
-        if (rc == CTL_OK)
+        int rc = call(s, s->addrs[i], r, false, &c, &rsp);
+        if (rc == CTL_OK) {
+            reached++;
+            if (s->n_addrs > 1 && !s->json)
+                printf("%s== %s\n", i ? "\n" : "", s->addrs[i]);
             rc = rsp.cmd.code == NS_RSP_SUCCESS ? fn(s, s->addrs[i], &rsp.cmd, ctx)
                                                 : report_error(s, s->addrs[i], &rsp.cmd);
+            fflush(stdout);
+        }
         ns_cmd_msg_free(&rsp);
         ns_client_close(c);
-        if (rc != CTL_IO)
-            return rc;
+        if (rc > worst)
+            worst = rc;
     }
-    ctl_err("%s: no name server could be reached", s->cmd);
-    return CTL_IO;
+    if (reached == 0)
+        ctl_err("%s: no name server could be reached", s->cmd);
+    return worst;
+}
+
+/* Prints one server's JSON result: as it is with one server, else wrapped
+ * as {"server":addr,"result":json} so every line says whose it is. */
+static void print_json_result(session_t *s, const char *addr, const char *json, size_t len)
+{
+    if (s->n_addrs <= 1) {
+        printf("%.*s\n", (int)len, json);
+        return;
+    }
+    ns_buf_t b = NS_BUF_INIT;
+    ns_buf_append_str(&b, "{\"server\":");
+    ns_buf_append_json_str(&b, addr, strlen(addr), false);
+    printf("%.*s,\"result\":%.*s}\n", (int)b.len, b.data ? (const char *)b.data : "", (int)len,
+           json);
+    ns_buf_free(&b);
 }
 
 /* Writes go to every server; the worst outcome is the exit code. */
-int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+static int ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
 {
     int worst = CTL_OK;
     for (size_t i = 0; i < s->n_addrs; i++) {
@@ -186,7 +206,7 @@ static int print_body_json(session_t *s, const char *addr, const ns_cmd_t *rsp)
         ctl_err("%s: %s sent no JSON body", s->cmd, addr);
         rc = CTL_FAILED;
     } else {
-        printf("%.*s\n", (int)norm.len, (const char *)norm.data);
+        print_json_result(s, addr, (const char *)norm.data, norm.len);
     }
     ns_buf_free(&norm);
     return rc;
@@ -287,14 +307,56 @@ int ctl_cmd_route(int argc, char **argv)
 {
     session_t s = {0};
     const char *topic = NULL;
-    int rc = ctl_session_init(&s, "route", argc, argv, NULL, &topic, 1, 1, NULL);
+    int rc = session_init(&s, "route", argc, argv, NULL, &topic, 1, 1, NULL);
     request_t r = {NS_REQ_GET_ROUTEINFO_BY_TOPIC, {"topic", topic, NULL}, NULL, 0};
-    rc = rc ? rc : ctl_ask_one(&s, &r, route_reply, NULL);
-    ctl_session_free(&s);
+    rc = rc ? rc : ask_each(&s, &r, route_reply, NULL);
+    session_free(&s);
     return rc;
 }
 
 /* ---- clusters ---- */
+
+/* "12:00:01Z (3 s ago)" / state of one address from brokerLiveTable. */
+static void live_columns(const cJSON *live, const char *baddr, char *hb, size_t hbn, char *state,
+                         size_t sn)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(live, baddr);
+    char when[40];
+    if (!cJSON_IsObject(e)) {
+        snprintf(hb, hbn, "-");
+        snprintf(state, sn, live ? "not live" : "?");
+        return;
+    }
+    long long last = jnum(e, "lastUpdateTimestamp"), now = (long long)ctl_now_ms();
+    ctl_format_time(last, when, sizeof when);
+    snprintf(hb, hbn, "%s (%llds ago)", when, (now - last) / 1000);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "evicting"))) {
+        snprintf(state, sn, "expiring");
+    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "onGrace"))) {
+        snprintf(hb, hbn, "none since the restart");
+        ctl_format_time(jnum(e, "graceUntil"), when, sizeof when);
+        snprintf(state, sn, "grace until %s", when);
+    } else {
+        snprintf(state, sn, "alive, timeout %llds", jnum(e, "heartbeatTimeoutMillis") / 1000);
+    }
+}
+
+static void print_live_rows(const cJSON *b, const char *cluster, const cJSON *live)
+{
+    size_t n;
+    char hb[80], state[80];
+    cJSON **addrs = sorted_members(cJSON_GetObjectItemCaseSensitive(b, "brokerAddrs"), &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *a = cJSON_IsString(addrs[i]) ? addrs[i]->valuestring : "?";
+        live_columns(live, a, hb, sizeof hb, state, sizeof state);
+        printf("%-16s %-16s %-4s %-21s %-38s %s\n", cluster, jstr(b, "brokerName"),
+               addrs[i]->string, a, hb, state);
+    }
+    if (n == 0)
+        printf("%-16s %-16s %-4s %-21s %-38s %s\n", cluster, jstr(b, "brokerName"), "-", "-", "-",
+               "no address (namesrvctl prune-groups removes it)");
+    free(addrs);
+}
 
 static int clusters_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx)
 {
@@ -306,7 +368,9 @@ static int clusters_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, v
     cJSON **clusters =
         sorted_members(cJSON_GetObjectItemCaseSensitive(info, "clusterAddrTable"), &nc);
     cJSON *brokers = cJSON_GetObjectItemCaseSensitive(info, "brokerAddrTable");
-    printf("%-20s %-20s %-12s %-4s %s\n", "CLUSTER", "BROKER", "ZONE", "ID", "ADDR");
+    cJSON *live = cJSON_GetObjectItemCaseSensitive(info, "brokerLiveTable");
+    printf("%-16s %-16s %-4s %-21s %-38s %s\n", "CLUSTER", "BROKER", "ID", "ADDR",
+           "LAST HEARTBEAT (UTC)", "STATE");
     for (size_t i = 0; i < nc; i++) {
         cJSON *name;
         cJSON_ArrayForEach(name, clusters[i])
@@ -315,7 +379,7 @@ static int clusters_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, v
                            ? cJSON_GetObjectItemCaseSensitive(brokers, name->valuestring)
                            : NULL;
             if (b)
-                print_broker_rows(b, clusters[i]->string);
+                print_live_rows(b, clusters[i]->string, live);
         }
     }
     free(clusters);
@@ -327,10 +391,10 @@ static int clusters_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, v
 int ctl_cmd_clusters(int argc, char **argv)
 {
     session_t s = {0};
-    int rc = ctl_session_init(&s, "clusters", argc, argv, NULL, NULL, 0, 0, NULL);
-    request_t r = {NS_REQ_GET_BROKER_CLUSTER_INFO, {NULL}, NULL, 0};
-    rc = rc ? rc : ctl_ask_one(&s, &r, clusters_reply, NULL);
-    ctl_session_free(&s);
+    int rc = session_init(&s, "clusters", argc, argv, NULL, NULL, 0, 0, NULL);
+    request_t r = {NS_REQ_GET_BROKER_CLUSTER_INFO, {"withLiveness", "true", NULL}, NULL, 0};
+    rc = rc ? rc : ask_each(&s, &r, clusters_reply, NULL);
+    session_free(&s);
     return rc;
 }
 
@@ -369,14 +433,14 @@ int ctl_cmd_topics(int argc, char **argv)
     session_t s = {0};
     const char *cluster = NULL;
     ctl_opt_t extra[] = {{"--cluster", &cluster, NULL}, {"-c", &cluster, NULL}, {NULL, NULL, NULL}};
-    int rc = ctl_session_init(&s, "topics", argc, argv, extra, NULL, 0, 0, NULL);
+    int rc = session_init(&s, "topics", argc, argv, extra, NULL, 0, 0, NULL);
     request_t r = {cluster ? NS_REQ_GET_TOPICS_BY_CLUSTER
                            : NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
                    {cluster ? "cluster" : NULL, cluster, NULL},
                    NULL,
                    0};
-    rc = rc ? rc : ctl_ask_one(&s, &r, topics_reply, NULL);
-    ctl_session_free(&s);
+    rc = rc ? rc : ask_each(&s, &r, topics_reply, NULL);
+    session_free(&s);
     return rc;
 }
 
@@ -391,7 +455,10 @@ static int write_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void
         ns_buf_append_str(&b, "{\"server\":");
         ns_buf_append_json_str(&b, addr, strlen(addr), false);
         ns_buf_append_str(&b, ",\"code\":0");
-        if (count) {
+        int64_t n = 0;
+        if (count && ns_parse_i64(count, strlen(count), &n) == NS_OK) {
+            ns_buf_printf(&b, ",\"%s\":%lld", count_key, (long long)n);
+        } else if (count) {
             ns_buf_printf(&b, ",\"%s\":", count_key);
             ns_buf_append_json_str(&b, count, strlen(count), false);
         }
@@ -410,10 +477,10 @@ static int perm_cmd(int argc, char **argv, const char *cmd, int code, const char
 {
     session_t s = {0};
     const char *broker = NULL;
-    int rc = ctl_session_init(&s, cmd, argc, argv, NULL, &broker, 1, 1, NULL);
+    int rc = session_init(&s, cmd, argc, argv, NULL, &broker, 1, 1, NULL);
     request_t r = {code, {"brokerName", broker, NULL}, NULL, 0};
-    rc = rc ? rc : ctl_ask_all(&s, &r, write_reply, (void *)count_key);
-    ctl_session_free(&s);
+    rc = rc ? rc : ask_all(&s, &r, write_reply, (void *)count_key);
+    session_free(&s);
     return rc;
 }
 
@@ -432,13 +499,13 @@ int ctl_cmd_delete_topic(int argc, char **argv)
     session_t s = {0};
     const char *topic = NULL, *cluster = NULL;
     ctl_opt_t extra[] = {{"--cluster", &cluster, NULL}, {"-c", &cluster, NULL}, {NULL, NULL, NULL}};
-    int rc = ctl_session_init(&s, "delete-topic", argc, argv, extra, &topic, 1, 1, NULL);
+    int rc = session_init(&s, "delete-topic", argc, argv, extra, &topic, 1, 1, NULL);
     request_t r = {NS_REQ_DELETE_TOPIC_IN_NAMESRV,
                    {"topic", topic, cluster ? "clusterName" : NULL, cluster, NULL},
                    NULL,
                    0};
-    rc = rc ? rc : ctl_ask_all(&s, &r, write_reply, NULL);
-    ctl_session_free(&s);
+    rc = rc ? rc : ask_all(&s, &r, write_reply, NULL);
+    session_free(&s);
     return rc;
 }
 
@@ -455,7 +522,8 @@ static int kv_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, voi
         ns_buf_t b = NS_BUF_INIT;
         ns_buf_append_str(&b, "{\"value\":");
         ns_buf_append_json_str(&b, v, strlen(v), false);
-        printf("%.*s}\n", (int)b.len, b.data ? (const char *)b.data : "");
+        ns_buf_append_u8(&b, '}');
+        print_json_result(s, addr, b.data ? (const char *)b.data : "{}", b.len);
         ns_buf_free(&b);
     } else {
         puts(v);
@@ -484,7 +552,7 @@ int ctl_cmd_kv(int argc, char **argv)
     session_t s = {0};
     const char *pos[4] = {NULL};
     int n = 0;
-    int rc = ctl_session_init(&s, "kv", argc, argv, NULL, pos, 1, 4, &n);
+    int rc = session_init(&s, "kv", argc, argv, NULL, pos, 1, 4, &n);
     const char *verb = pos[0];
     request_t r = {0};
     if (rc != CTL_OK)
@@ -492,34 +560,52 @@ int ctl_cmd_kv(int argc, char **argv)
     rc = CTL_USAGE;
     if (strcmp(verb, "get") == 0 && n == 3) {
         r = (request_t){NS_REQ_GET_KV_CONFIG, {"namespace", pos[1], "key", pos[2], NULL}, NULL, 0};
-        rc = ctl_ask_one(&s, &r, kv_get_reply, NULL);
+        rc = ask_each(&s, &r, kv_get_reply, NULL);
     } else if (strcmp(verb, "list") == 0 && n == 2) {
         r = (request_t){NS_REQ_GET_KVLIST_BY_NAMESPACE, {"namespace", pos[1], NULL}, NULL, 0};
-        rc = ctl_ask_one(&s, &r, kv_list_reply, NULL);
+        rc = ask_each(&s, &r, kv_list_reply, NULL);
     } else if (strcmp(verb, "put") == 0 && n == 4) {
         r = (request_t){NS_REQ_PUT_KV_CONFIG,
                         {"namespace", pos[1], "key", pos[2], "value", pos[3], NULL},
                         NULL,
                         0};
-        rc = ctl_ask_all(&s, &r, write_reply, NULL);
+        rc = ask_all(&s, &r, write_reply, NULL);
     } else if (strcmp(verb, "delete") == 0 && n == 3) {
         r = (request_t){
             NS_REQ_DELETE_KV_CONFIG, {"namespace", pos[1], "key", pos[2], NULL}, NULL, 0};
-        rc = ctl_ask_all(&s, &r, write_reply, NULL);
+        rc = ask_all(&s, &r, write_reply, NULL);
     } else {
         fprintf(stderr, "namesrvctl kv: want 'get NS KEY', 'put NS KEY VALUE', 'delete NS KEY' "
                         "or 'list NS'\n");
     }
 out:
-    ctl_session_free(&s);
+    session_free(&s);
     return rc;
 }
 
 /* ---- config ---- */
 
+/* Settings as JSON: values written as decimal integers become JSON numbers
+ * and true/false JSON booleans (namesrvd writes integers and booleans only
+ * that way); everything else stays a string. */
+static bool is_integer_text(const char *v)
+{
+    const char *p = v + (*v == '-');
+    if (*p == 0 || (*p == '0' && p[1] != 0))
+        return false;
+    return strspn(p, "0123456789") == strlen(p) && strlen(p) <= 15;
+}
+
 static int props_to_json_cb(const char *key, const char *value, void *ctx)
 {
-    return cJSON_AddStringToObject(ctx, key, value) ? 0 : NS_ENOMEM;
+    cJSON *item = NULL;
+    if (is_integer_text(value))
+        item = cJSON_AddNumberToObject(ctx, key, strtod(value, NULL));
+    else if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
+        item = cJSON_AddBoolToObject(ctx, key, strcmp(value, "true") == 0);
+    else
+        item = cJSON_AddStringToObject(ctx, key, value);
+    return item ? 0 : NS_ENOMEM;
 }
 
 static int config_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx)
@@ -534,7 +620,7 @@ static int config_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp,
     if (o &&
         ns_properties_parse((const char *)rsp->body, rsp->body_len, props_to_json_cb, o) == NS_OK &&
         (text = cJSON_PrintUnformatted(o)) != NULL) {
-        puts(text);
+        print_json_result(s, addr, text, strlen(text));
         rc = CTL_OK;
     } else {
         ctl_err("config get: %s sent settings that do not parse as properties", addr);
@@ -571,25 +657,48 @@ int ctl_cmd_config(int argc, char **argv)
     const char *pos[3] = {NULL};
     int n = 0;
     ns_buf_t body = NS_BUF_INIT;
-    int rc = ctl_session_init(&s, "config", argc, argv, NULL, pos, 1, 3, &n);
+    int rc = session_init(&s, "config", argc, argv, NULL, pos, 1, 3, &n);
     if (rc != CTL_OK)
         goto out;
     if (strcmp(pos[0], "get") == 0 && n == 1) {
         request_t r = {NS_REQ_GET_NAMESRV_CONFIG, {NULL}, NULL, 0};
-        rc = ctl_ask_one(&s, &r, config_get_reply, NULL);
+        rc = ask_each(&s, &r, config_get_reply, NULL);
     } else if (strcmp(pos[0], "set") == 0 && n == 3) {
         prop_escape(&body, pos[1], true);
         ns_buf_append_u8(&body, '=');
         prop_escape(&body, pos[2], false);
         ns_buf_append_u8(&body, '\n');
         request_t r = {NS_REQ_UPDATE_NAMESRV_CONFIG, {NULL}, body.data, body.len};
-        rc = ctl_ask_all(&s, &r, write_reply, NULL);
+        rc = ask_all(&s, &r, write_reply, NULL);
     } else {
         fprintf(stderr, "namesrvctl config: want 'get' or 'set KEY VALUE'\n");
         rc = CTL_USAGE;
     }
 out:
     ns_buf_free(&body);
-    ctl_session_free(&s);
+    session_free(&s);
     return rc;
+}
+
+/* ---- for the other subcommands (ctl.h) ---- */
+
+int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
+                     const char **pos, int min_pos, int max_pos, int *n_pos)
+{
+    return session_init(s, cmd, argc, argv, extra, pos, min_pos, max_pos, n_pos);
+}
+
+void ctl_session_free(session_t *s)
+{
+    session_free(s);
+}
+
+int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+{
+    return ask_each(s, r, fn, ctx);
+}
+
+int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+{
+    return ask_all(s, r, fn, ctx);
 }

@@ -197,6 +197,9 @@ int ctl_cmd_restore(int argc, char **argv)
     for (;;) {
         nrc = nrc ? nrc : ns_txn_begin(st, true, &t);
         nrc = nrc ? nrc : apply(t, &d, replace, reg, &what);
+        nrc = nrc ? nrc
+                  : ctl_trail_record(t, "restore",
+                                     replace ? "{\"replace\":true}" : "{\"replace\":false}");
         nrc = nrc ? nrc : verify_before_commit(t, &violated);
         if (nrc == NS_OK && !violated) {
             nrc = ns_txn_commit(t);
@@ -279,6 +282,10 @@ int ctl_cmd_import_kvconfig(int argc, char **argv)
         goto out;
     int nrc = ns_txn_begin(st, true, &t);
     nrc = nrc ? nrc : import_kv(t, table, &replaced);
+    char detail[256];
+    snprintf(detail, sizeof detail, "{\"namespaces\":%zu,\"keys\":%zu,\"replaced\":%zu}", n_ns,
+             n_keys, replaced);
+    nrc = nrc ? nrc : ctl_trail_record(t, "import-kvconfig", detail);
     if (nrc == NS_OK) {
         nrc = ns_txn_commit(t);
         t = NULL;

@@ -2,10 +2,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,15 +95,51 @@ int ctl_missing(const char *cmd, const char *opt)
 
 /* ---- the store ---- */
 
+int ctl_trail_record(ns_txn_t *t, const char *cmd, const char *detail)
+{
+    ns_buf_t rec = NS_BUF_INIT;
+    char peer[96];
+    struct passwd *pw = getpwuid(getuid());
+    snprintf(peer, sizeof peer, "namesrvctl@local (%s)", pw ? pw->pw_name : "?");
+    int rc = ns_buf_printf(&rec, "{\"time\":%lld,\"peer\":", (long long)ctl_now_ms());
+    rc = rc ? rc : ns_buf_append_json_str(&rec, peer, strlen(peer), false);
+    rc = rc ? rc : ns_buf_append_str(&rec, ",\"code\":-1,\"request\":");
+    rc = rc ? rc : ns_buf_append_json_str(&rec, cmd, strlen(cmd), false);
+    rc = rc ? rc : ns_buf_printf(&rec, ",\"fields\":{},\"result\":\"ok\",\"responseCode\":0");
+    if (rc == NS_OK && detail)
+        rc = ns_buf_printf(&rec, ",\"detail\":%s", detail);
+    rc = rc ? rc : ns_buf_append_u8(&rec, '}');
+    rc = rc ? rc
+            : ns_admin_audit_append(t, (const char *)rec.data, rec.len, CTL_TRAIL_RETENTION, NULL);
+    ns_buf_free(&rec);
+    return rc;
+}
+
 int ctl_exit_for(int ns_err)
 {
     return ns_err == NS_OK ? CTL_OK : ns_err == NS_ELOCKED ? CTL_LOCKED : CTL_IO;
 }
 
+const char *ctl_default_data_dir(void)
+{
+    const char *env = getenv("NAMESRV_DATA_DIR");
+    struct stat sb;
+    if (env && *env)
+        return env;
+    return stat("/var/lib/namesrv/data.mdb", &sb) == 0 ? "/var/lib/namesrv" : NULL;
+}
+
 int ctl_store_open_ro(const char *dir, ns_store_t **out)
 {
-    char err[512] = "";
+    char err[512] = "", file[4200];
+    struct stat sb;
     ns_store_opts_t o = {0};
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    if (stat(file, &sb) != 0) {
+        ctl_err("%s holds no store (no data.mdb: %s); nothing was created", dir, strerror(errno));
+        *out = NULL;
+        return CTL_IO;
+    }
     o.dir = dir;
     o.read_only = true;
     int rc = ns_store_open(&o, out, err, sizeof err);

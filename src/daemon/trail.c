@@ -1,0 +1,254 @@
+/* trail.c - admin audit records and the INFO lines of admin changes
+ * (src/daemon/trail.h). */
+#include "trail.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/log.h"
+
+struct ns_trail {
+    char *head;    /* the record up to the result: `{"time":...,"fields":{...}` */
+    char *summary; /* "REQUEST key=value ..." for the log line */
+    char peer[64];
+    int64_t retention;
+    int code;  /* request code */
+    int count; /* ns_trail_set_count */
+    bool counted;
+    char *detail; /* ns_trail_set_detail: heap JSON object text */
+};
+
+#define SUMMARY_VALUE_MAX 80 /* longer values are cut in the log line (never in the record) */
+
+/* Credentials (RocketMQ ACL's extFields) are never recorded or logged. */
+static bool is_secret(const ns_ext_field_t *e)
+{
+    static const char *const secret[] = {"Signature", "SecurityToken", "SecretKey", "secretKey",
+                                         "password"};
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        if (e->key_len == strlen(secret[i]) && memcmp(e->key, secret[i], e->key_len) == 0)
+            return true;
+    return false;
+}
+
+static int append_fields(ns_buf_t *json, ns_buf_t *sum, const ns_cmd_t *cmd)
+{
+    int rc = ns_buf_append_str(json, ",\"fields\":{");
+    for (size_t i = 0; rc == NS_OK && cmd->has_ext && i < cmd->n_ext; i++) {
+        ns_ext_field_t redacted = cmd->ext[i];
+        if (is_secret(&redacted)) {
+            redacted.val = "(redacted)";
+            redacted.val_len = strlen(redacted.val);
+        }
+        const ns_ext_field_t *e = &redacted;
+        if (i)
+            rc = ns_buf_append_u8(json, ',');
+        rc = rc ? rc : ns_buf_append_json_str(json, e->key, e->key_len, false);
+        rc = rc ? rc : ns_buf_append_u8(json, ':');
+        rc = rc ? rc : ns_buf_append_json_str(json, e->val, e->val_len, false);
+        int cut = e->val_len > SUMMARY_VALUE_MAX ? SUMMARY_VALUE_MAX : (int)e->val_len;
+        rc = rc ? rc
+                : ns_buf_printf(sum, " %.*s=%.*s%s", (int)e->key_len, e->key, cut, e->val,
+                                cut < (int)e->val_len ? "..." : "");
+    }
+    return rc ? rc : ns_buf_append_u8(json, '}');
+}
+
+ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body)
+{
+    ns_buf_t json = NS_BUF_INIT, sum = NS_BUF_INIT;
+    ns_trail_t *t = NULL;
+    const ns_cmd_t *cmd = req->cmd;
+    const char *name = ns_request_code_name(cmd->code);
+    const char *peer = req->conn ? ns_conn_peer(req->conn) : "-";
+    int rc = NS_OK;
+    if (req->srv->cfg->admin_audit_retention <= 0 &&
+        __atomic_load_n(&ns_log_level, __ATOMIC_RELAXED) > NS_LOG_LEVEL_INFO)
+        return NULL;
+    if ((t = calloc(1, sizeof *t)) == NULL)
+        goto fail;
+    snprintf(t->peer, sizeof t->peer, "%s", peer);
+    t->retention = req->srv->cfg->admin_audit_retention;
+    t->code = cmd->code;
+    rc = ns_buf_printf(&json, "{\"time\":%lld,\"peer\":", (long long)ns_wall_ms());
+    rc = rc ? rc : ns_buf_append_json_str(&json, t->peer, strlen(t->peer), false);
+    rc = rc ? rc : ns_buf_printf(&json, ",\"code\":%d,\"request\":", (int)cmd->code);
+    rc = rc ? rc : ns_buf_append_json_str(&json, name ? name : "?", name ? strlen(name) : 1, false);
+    rc = rc ? rc : ns_buf_append_str(&sum, name ? name : "?");
+    rc = rc ? rc : append_fields(&json, &sum, cmd);
+    if (rc == NS_OK && with_body && cmd->body_len > 0) {
+        rc = ns_buf_append_str(&json, ",\"body\":");
+        rc = rc ? rc : ns_buf_append_json_str(&json, (const char *)cmd->body, cmd->body_len, false);
+    }
+    if (rc != NS_OK || (t->head = ns_buf_strdup(&json)) == NULL ||
+        (t->summary = ns_buf_strdup(&sum)) == NULL)
+        goto fail;
+    ns_buf_free(&json);
+    ns_buf_free(&sum);
+    return t;
+fail:
+    NS_LOG_ERROR("conn %s: out of memory for the audit record of request %d", peer, cmd->code);
+    ns_trail_free(t);
+    ns_buf_free(&json);
+    ns_buf_free(&sum);
+    return NULL;
+}
+
+void ns_trail_free(ns_trail_t *t)
+{
+    if (t == NULL)
+        return;
+    free(t->head);
+    free(t->summary);
+    free(t->detail);
+    free(t);
+}
+
+const char *ns_trail_peer(const ns_trail_t *t)
+{
+    return t ? t->peer : "-";
+}
+
+int ns_trail_write(ns_txn_t *txn, const ns_trail_t *t, const char *result, int rsp_code,
+                   const char *remark, const char *detail)
+{
+    ns_buf_t rec = NS_BUF_INIT;
+    if (t == NULL || t->retention <= 0)
+        return NS_OK;
+    int rc = ns_buf_append_str(&rec, t->head);
+    rc = rc ? rc : ns_buf_printf(&rec, ",\"result\":\"%s\",\"responseCode\":%d", result, rsp_code);
+    if (rc == NS_OK && remark) {
+        rc = ns_buf_append_str(&rec, ",\"remark\":");
+        rc = rc ? rc : ns_buf_append_json_str(&rec, remark, strlen(remark), false);
+    }
+    char counted[64];
+    if (detail == NULL && t->detail) {
+        detail = t->detail;
+    } else if (detail == NULL && t->counted && t->code == NS_REQ_UNREGISTER_BROKER) {
+        snprintf(counted, sizeof counted, "{\"removed\":%s}", t->count ? "true" : "false");
+        detail = counted;
+    } else if (detail == NULL && t->counted) {
+        snprintf(counted, sizeof counted, "{\"count\":%d}", t->count);
+        detail = counted;
+    }
+    if (rc == NS_OK && detail)
+        rc = ns_buf_printf(&rec, ",\"detail\":%s", detail);
+    rc = rc ? rc : ns_buf_append_u8(&rec, '}');
+    rc = rc ? rc : ns_admin_audit_append(txn, (const char *)rec.data, rec.len, t->retention, NULL);
+    ns_buf_free(&rec);
+    return rc;
+}
+
+int ns_trail_set_detail(ns_trail_t *t, const char *json)
+{
+    char *copy = t && json ? strdup(json) : NULL;
+    if (t == NULL)
+        return NS_OK;
+    if (json && copy == NULL)
+        return NS_ENOMEM;
+    free(t->detail);
+    t->detail = copy;
+    return NS_OK;
+}
+
+void ns_trail_set_count(ns_trail_t *t, int count)
+{
+    if (t) {
+        t->count = count;
+        t->counted = true;
+    }
+}
+
+static void describe(int code, int count, char *out, size_t n)
+{
+    switch (code) {
+    case NS_REQ_UPDATE_NAMESRV_CONFIG:
+        snprintf(out, n, "settings updated");
+        break;
+    case NS_REQ_UNREGISTER_BROKER:
+        snprintf(out, n, count ? "unregistered" : "nothing to unregister");
+        break;
+    case NS_REQ_PUT_KV_CONFIG:
+        snprintf(out, n, "KV config put");
+        break;
+    case NS_REQ_DELETE_KV_CONFIG:
+        snprintf(out, n, "KV config deleted");
+        break;
+    case NS_REQ_WIPE_WRITE_PERM_OF_BROKER:
+        snprintf(out, n, "write permission wiped on %d topic(s)", count);
+        break;
+    case NS_REQ_ADD_WRITE_PERM_OF_BROKER:
+        snprintf(out, n, "write permission added on %d topic(s)", count);
+        break;
+    case NS_REQ_DELETE_TOPIC_IN_NAMESRV:
+        snprintf(out, n, "topic deleted");
+        break;
+    case NS_REQ_REGISTER_TOPIC_IN_NAMESRV:
+        snprintf(out, n, "topic registered");
+        break;
+    default:
+        snprintf(out, n, "done");
+        break;
+    }
+}
+
+void ns_trail_done(const ns_trail_t *t)
+{
+    char what[96];
+    if (t == NULL)
+        return;
+    describe(t->code, t->count, what, sizeof what);
+    NS_LOG_INFO("conn %s: %s: %s", t->peer, t->summary, what);
+}
+
+/* ---- refusals: a write of their own ---- */
+
+typedef struct {
+    ns_trail_t *trail;
+    int code;
+    char remark[256];
+} refusal_t;
+
+static int refusal_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
+{
+    refusal_t *r = (refusal_t *)w->payload;
+    return ns_trail_write(txn, r->trail, "refused", r->code, r->remark, NULL);
+}
+
+static int refusal_done(ns_wreq_t *w, int rc)
+{
+    refusal_t *r = (refusal_t *)w->payload;
+    if (rc != NS_OK)
+        NS_LOG_ERROR("conn %s: the refusal of %s could not be recorded: %s",
+                     ns_trail_peer(r->trail), r->trail ? r->trail->summary : "?", ns_strerror(rc));
+    return NS_OK; /* nobody to answer: the refusal was answered at once */
+}
+
+static void refusal_free(void *p)
+{
+    ns_trail_free(((refusal_t *)p)->trail);
+}
+
+static const ns_wreq_ops_t refusal_ops = {refusal_apply, refusal_done, refusal_free};
+
+void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
+{
+    ns_trail_t *t = ns_trail_new(req, true);
+    ns_wreq_t *w = NULL;
+    if (t)
+        NS_LOG_INFO("conn %s: %s: refused: %s", t->peer, t->summary, remark ? remark : "");
+    if (t == NULL || t->retention <= 0 || req->srv->writer == NULL ||
+        (w = ns_wreq_new(&refusal_ops, sizeof(refusal_t))) == NULL) {
+        ns_trail_free(t);
+        return;
+    }
+    refusal_t *r = (refusal_t *)w->payload;
+    r->trail = t;
+    r->code = rsp_code;
+    snprintf(r->remark, sizeof r->remark, "%s", remark ? remark : "");
+    ns_wreq_submit(req->srv, w, NULL);
+}

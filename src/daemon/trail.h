@@ -1,0 +1,65 @@
+/* trail.h - the admin audit trail and the operator's log lines for admin
+ * changes (src/daemon/trail.c).
+ *
+ * Every mutating admin request (KV put/delete, write-permission wipe/add,
+ * topic delete/register, broker unregistration by request, config update)
+ * leaves one record in the store's admin_audit table, written by the writer
+ * in the SAME transaction as its effect: committed together or not at all.
+ * A refused request (bad key, black-listed key, later: authentication) gets
+ * a record of its own through ns_trail_refused.
+ *
+ * A record is one JSON object:
+ *   {"time":ms,"peer":"ip:port","code":205,"request":"WIPE_WRITE_PERM_OF_BROKER",
+ *    "fields":{extFields...},"body":"text"?,"result":"ok"|"refused"|"failed",
+ *    "responseCode":0,"remark":"..."?,"detail":{...}?}
+ * The request part is captured on the loop thread (ns_trail_new); the
+ * result is appended on the writer thread (ns_trail_write). Credential
+ * fields (Signature, SecurityToken, SecretKey, password) are recorded and
+ * logged as "(redacted)". */
+#ifndef NS_TRAIL_H
+#define NS_TRAIL_H
+
+#include <stdint.h>
+
+#include "request.h"
+
+typedef struct ns_trail ns_trail_t;
+
+/* Loop thread: captures time, peer, code, name, extFields and (when
+ * with_body) the body as text. Returns a heap record the caller frees with
+ * ns_trail_free, or NULL when memory runs out or the trail is off
+ * (adminAuditRetention=0): writing NULL is a no-op. */
+ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body);
+void ns_trail_free(ns_trail_t *t);
+
+/* Writer thread, in the transaction of the effect: appends the record with
+ * its result ("ok", "refused"), the response code, an optional remark and
+ * a detail object (JSON object text; NULL: the one ns_trail_set_count
+ * left, if any). Errors are the store's (the op then fails and its effect
+ * is rolled back with the record). NULL t or retention 0: nothing. The
+ * write wrapper (request.c) calls it for every ns_wreq_t with a trail. */
+int ns_trail_write(ns_txn_t *txn, const ns_trail_t *t, const char *result, int rsp_code,
+                   const char *remark, const char *detail);
+
+/* Loop thread, before submitting: the detail object (JSON object text,
+ * copied) the record gets. NS_OK or NS_ENOMEM. */
+int ns_trail_set_detail(ns_trail_t *t, const char *json);
+
+/* Writer thread, from an apply: what the op did, for the record and the log
+ * line (topics a permission change touched; 1/0 removed for unregister). */
+void ns_trail_set_count(ns_trail_t *t, int count);
+
+/* Main loop, after the commit: the operator's INFO line,
+ * "conn <peer>: <REQUEST> <key=value ...>: <what it did>". */
+void ns_trail_done(const ns_trail_t *t);
+
+/* Main loop: records a refused admin request in a write of its own (the
+ * refusal has no effect to share a transaction with) and logs it at INFO.
+ * The reply is not delayed; failures to record are logged. For handlers
+ * and the dispatcher (issue 18: authentication refusals). */
+void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark);
+
+/* The peer of the request as recorded ("ip:port"); borrowed from t. */
+const char *ns_trail_peer(const ns_trail_t *t);
+
+#endif

@@ -1,0 +1,170 @@
+/* test_install.c - `cmake --install` into a temporary prefix puts what an
+ * operator needs where it belongs, and the INSTALLED binaries run: namesrvd
+ * starts from the installed default settings file and serves, namesrvctl
+ * talks to it; the systemd unit names the installed paths. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+
+static char *slurp(const char *path)
+{
+    uint8_t *p = NULL;
+    size_t n = 0;
+    if (nstest_read_file(path, &p, &n) != 0)
+        return NULL;
+    char *s = realloc(p, n + 1);
+    if (s)
+        s[n] = 0;
+    return s;
+}
+
+static void expect_file(const char *prefix, const char *rel, mode_t exec_bits)
+{
+    char path[4300];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", prefix, rel);
+    if (stat(path, &st) != 0)
+        fail_msg("not installed: %s", path);
+    if (exec_bits && (st.st_mode & exec_bits) == 0)
+        fail_msg("not executable: %s", path);
+}
+
+/* Runs sh -c cmd, its stdout+stderr into *out; returns the exit code. */
+static int run(const char *cmd, char **out, const char *dir)
+{
+    char file[4300], full[9000];
+    snprintf(file, sizeof file, "%s/run.out", dir);
+    snprintf(full, sizeof full, "%s > '%s' 2>&1", cmd, file);
+    int st = system(full);
+    *out = slurp(file);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_install_and_run(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("install");
+    char prefix[4200], cmd[9000], conf[4300], data[4300], portfile[4300], log[4300];
+    char *out = NULL;
+    snprintf(prefix, sizeof prefix, "%s/prefix", dir);
+    snprintf(cmd, sizeof cmd, "'%s' --install '%s' --prefix '%s'", NS_CMAKE_COMMAND, NS_BUILD_DIR,
+             prefix);
+    int rc = run(cmd, &out, dir);
+    if (rc != 0)
+        fail_msg("cmake --install failed (%d):\n%s", rc, out ? out : "");
+    free(out);
+
+    expect_file(prefix, "bin/namesrvd", 0111);
+    expect_file(prefix, "bin/namesrvctl", 0111);
+    expect_file(prefix, "share/man/man8/namesrvd.8.gz", 0);
+    expect_file(prefix, "share/man/man8/namesrvctl.8.gz", 0);
+    expect_file(prefix, "lib/systemd/system/namesrvd.service", 0);
+    expect_file(prefix, "etc/namesrv/namesrv.properties", 0);
+    expect_file(prefix, "share/namesrv/namesrv.properties", 0);
+    expect_file(prefix, "share/doc/namesrv/namesrvctl.md", 0);
+
+    /* the unit runs the installed binary on the installed settings */
+    char unit_path[4300];
+    snprintf(unit_path, sizeof unit_path, "%s/lib/systemd/system/namesrvd.service", prefix);
+    char *unit = slurp(unit_path);
+    char want[9000];
+    snprintf(want, sizeof want, "ExecStart=%s/bin/namesrvd -c %s/etc/namesrv/namesrv.properties\n",
+             prefix, prefix);
+    NSTEST_EXPECT_IN(unit, want);
+    NSTEST_EXPECT_IN(unit, "Type=notify\n");
+    NSTEST_EXPECT_IN(unit, "WatchdogSec=");
+    NSTEST_EXPECT_IN(unit, "KillSignal=SIGTERM\n");
+    NSTEST_EXPECT_IN(unit, "User=namesrv\n");
+    free(unit);
+
+    /* the installed binaries */
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvd' --version", prefix);
+    rc = run(cmd, &out, dir);
+    assert_int_equal(rc, 0);
+    NSTEST_EXPECT_IN(out, "store schema version 5");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' --version", prefix);
+    rc = run(cmd, &out, dir);
+    assert_int_equal(rc, 0);
+    free(out);
+
+    /* started from the installed settings (the package's paths overridden) */
+    snprintf(conf, sizeof conf, "%s/etc/namesrv/namesrv.properties", prefix);
+    snprintf(data, sizeof data, "--dataDir=%s/data", dir);
+    snprintf(portfile, sizeof portfile, "%s/port", dir);
+    snprintf(log, sizeof log, "%s/namesrvd.log", dir);
+    char a_port[4400], a_bin[4300];
+    snprintf(a_port, sizeof a_port, "--portFile=%s", portfile);
+    snprintf(a_bin, sizeof a_bin, "%s/bin/namesrvd", prefix);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(a_bin, a_bin, "-c", conf, data, "--listenPort=0", "--bindAddress=127.0.0.1", a_port,
+              (char *)NULL);
+        _exit(127);
+    }
+    int port = 0;
+    for (int i = 0; i < 1000 && port == 0; i++) {
+        FILE *f = fopen(portfile, "r");
+        if (f) {
+            if (fscanf(f, "%d", &port) != 1)
+                port = 0;
+            fclose(f);
+        }
+        if (port == 0)
+            nstest_sleep_ms(10);
+    }
+    if (port == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the installed namesrvd did not start:\n%s", slurp(log));
+    }
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' kv put NS k v -n 127.0.0.1:%d", prefix, port);
+    rc = run(cmd, &out, dir);
+    if (rc != 0)
+        fail_msg("installed namesrvctl failed (%d):\n%s", rc, out ? out : "");
+    free(out);
+    /* GET_NAMESRV_CONFIG reports the settings file in use, as Java does with -c */
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' config get -n 127.0.0.1:%d", prefix, port);
+    rc = run(cmd, &out, dir);
+    assert_int_equal(rc, 0);
+    snprintf(want, sizeof want, "configStorePath=%s\n", conf);
+    NSTEST_EXPECT_IN(out, want);
+    free(out);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    out = slurp(log);
+    NSTEST_EXPECT_IN(out, "The Name Server boot success.");
+    NSTEST_EXPECT_IN(out, "KV config put");
+    free(out);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_install_and_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,277 @@
+/* test_production_ops.c - the operator's offline tools through the real
+ * binaries: readers refuse a directory with no store and default to
+ * $NAMESRV_DATA_DIR; backup copies the settings file; export-kvconfig writes
+ * Java's kvConfig.json; prune-groups removes a broker group a restored dump
+ * kept without any address (and records itself in the admin trail);
+ * restored brokers show their grace state in `namesrvctl clusters`. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+
+#define ctl(...) nstest_ctl(60000, __VA_ARGS__)
+
+static char *slurp(const char *path)
+{
+    uint8_t *p = NULL;
+    size_t n = 0;
+    if (nstest_read_file(path, &p, &n) != 0)
+        return NULL;
+    char *s = realloc(p, n + 1);
+    if (s)
+        s[n] = 0;
+    return s;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* "127.0.0.1:PORT" of the client's end, as the server names its peer. */
+static void register_broker(ns_client_t *c, const char *name, const char *addr)
+{
+    ns_topic_config_t tc[] = {{"T1", 4, 4, 6, 0}, {"T2", 8, 8, 6, 0}};
+    ns_regbody_t body = {0};
+    body.data_version = (ns_dataversion_t){1, 0, 1700000000000LL};
+    body.topics = tc;
+    body.n_topics = 2;
+    ns_buf_t b = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&b, &body), NS_OK);
+    const char *kv[] = {"brokerName", name, "brokerAddr",   addr, "clusterName",        "C1",
+                        "brokerId",   "0",  "haServerAddr", addr, "enableActingMaster", "false",
+                        NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
+                     NS_RSP_SUCCESS);
+    ns_buf_free(&b);
+}
+
+static int config_update(ns_client_t *c, const char *props)
+{
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    nstest_call(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, strlen(props), 479, 10000, &rsp);
+    int code = rsp.cmd.code;
+    ns_cmd_msg_free(&rsp);
+    return code;
+}
+
+/* The admin trail of dir's store as parsed JSON lines (cJSON array). */
+static cJSON *admin_trail(const char *data_dir)
+{
+    char *out = NULL;
+    int rc = ctl(&out, "audit", "--admin", "--data-dir", data_dir, "--json", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    cJSON *all = cJSON_CreateArray();
+    for (char *line = out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        cJSON *rec = cJSON_Parse(line);
+        assert_non_null(rec);
+        cJSON_AddItemToArray(all, rec);
+    }
+    free(out);
+    return all;
+}
+
+static cJSON *find_request(cJSON *trail, const char *request, const char *result)
+{
+    cJSON *r;
+    cJSON_ArrayForEach(r, trail)
+    {
+        cJSON *q = cJSON_GetObjectItem(r, "request"), *res = cJSON_GetObjectItem(r, "result");
+        if (cJSON_IsString(q) && strcmp(q->valuestring, request) == 0 && cJSON_IsString(res) &&
+            strcmp(res->valuestring, result) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+static int count_lines_with(const char *path, const char *needle)
+{
+    char *t = slurp(path);
+    int n = 0;
+    for (const char *p = t; p && (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    free(t);
+    return n;
+}
+
+/* ---- offline tools ---- */
+
+static void test_offline_tools(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("prod-offline");
+    nstest_server_t srv;
+    char empty[4200], path[4300], bdir[4200], kvjson[4200], dump[4200], other[4200];
+    struct stat st;
+    char *out = NULL;
+    /* a reader refuses a directory without a store and creates nothing */
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    mkdir(empty, 0755);
+    int rc = ctl(&out, "stat", "--data-dir", empty, NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "holds no store");
+    free(out);
+    rc = ctl(&out, "audit", "--admin", "--data-dir", empty, NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/data.mdb", empty);
+    assert_int_not_equal(stat(path, &st), 0);
+
+    assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
+    ns_client_t *c = nstest_connect(&srv);
+    register_broker(c, "broker-a", "10.0.0.1:10911");
+    register_broker(c, "broker-b", "10.0.0.2:10911");
+    const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1",
+                         "value",     "broker-a:4",         NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
+                     NS_RSP_SUCCESS);
+    /* the settings file the server rewrites (its configStorePath) */
+    assert_int_equal(config_update(c, "orderMessageEnable=true\n"), 0);
+    /* stopped with the brokers' connection open: a closed connection would
+     * unregister them */
+    nstest_server_stop(&srv, SIGTERM);
+    ns_client_close(c);
+
+    /* backup copies the settings file beside the store */
+    snprintf(bdir, sizeof bdir, "%s/backup", dir);
+    snprintf(path, sizeof path, "%s/namesrv.properties", dir);
+    rc = ctl(&out, "backup", "--data-dir", srv.data, "-o", bdir, "--config", path, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "copied to");
+    free(out);
+    snprintf(path, sizeof path, "%s/namesrv.properties", bdir);
+    assert_true(count_lines_with(path, "orderMessageEnable=true") == 1);
+
+    /* readers default to $NAMESRV_DATA_DIR (else /var/lib/namesrv) */
+    setenv("NAMESRV_DATA_DIR", srv.data, 1);
+    rc = ctl(&out, "stat", "--json", NULL);
+    unsetenv("NAMESRV_DATA_DIR");
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "\"adminAuditRecords\":2");
+    free(out);
+
+    /* export-kvconfig: Java's kvConfig.json */
+    snprintf(kvjson, sizeof kvjson, "%s/kvConfig.json", dir);
+    rc = ctl(&out, "export-kvconfig", "--data-dir", srv.data, "-o", kvjson, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    char *text = slurp(kvjson);
+    cJSON *j = cJSON_Parse(text);
+    assert_non_null(j);
+    cJSON *v = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "configTable"), "ORDER_TOPIC_CONFIG"), "T1");
+    assert_true(cJSON_IsString(v));
+    assert_string_equal(v->valuestring, "broker-a:4");
+    cJSON_Delete(j);
+    free(text);
+
+    /* a restored store with a group that has no address: prune-groups */
+    snprintf(dump, sizeof dump, "%s/dump.json", dir);
+    rc = ctl(&out, "dump", "--data-dir", srv.data, "-o", dump, "--no-timestamp", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    text = slurp(dump);
+    j = cJSON_Parse(text);
+    free(text);
+    cJSON *b;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItem(j, "brokers"))
+    {
+        if (strcmp(cJSON_GetObjectItem(b, "brokerName")->valuestring, "broker-b") == 0)
+            cJSON_ReplaceItemInObject(b, "addrs", cJSON_CreateObject());
+    }
+    cJSON *regs = cJSON_GetObjectItem(j, "registrations");
+    for (int i = cJSON_GetArraySize(regs) - 1; i >= 0; i--)
+        if (strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(regs, i), "brokerName")->valuestring,
+                   "broker-b") == 0)
+            cJSON_DeleteItemFromArray(regs, i);
+    text = cJSON_Print(j);
+    write_text(dump, text);
+    free(text);
+    cJSON_Delete(j);
+    snprintf(other, sizeof other, "%s/restored", dir);
+    rc = ctl(&out, "restore", "--data-dir", other, "-i", dump, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = ctl(&out, "prune-groups", "--data-dir", other, "--dry-run", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "would remove broker-b (cluster C1)");
+    free(out);
+    rc = ctl(&out, "prune-groups", "--data-dir", other, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "removed 1 empty broker group(s) and 2 queue data(s)");
+    free(out);
+    rc = ctl(&out, "verify", "--data-dir", other, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    rc = ctl(&out, "prune-groups", "--data-dir", other, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "0 empty broker group(s)");
+    free(out);
+    /* the offline writes are in the admin trail too */
+    cJSON *trail = admin_trail(other);
+    assert_non_null(find_request(trail, "restore", "ok"));
+    assert_non_null(find_request(trail, "prune-groups", "ok"));
+    cJSON_Delete(trail);
+    /* broker-a's routes are intact, broker-b is gone */
+    const char *args[] = {NULL};
+    nstest_server_t srv2;
+    char dir2[4300];
+    snprintf(dir2, sizeof dir2, "%s/srv2", dir);
+    mkdir(dir2, 0755);
+    char a_data[4400];
+    snprintf(a_data, sizeof a_data, "--dataDir=%s", other);
+    const char *args2[] = {a_data, NULL};
+    (void)args;
+    assert_int_equal(nstest_server_start(&srv2, dir2, args2), 0);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", srv2.port);
+    rc = ctl(&out, "route", "T1", "-n", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "broker-a");
+    assert_null(strstr(out, "broker-b"));
+    free(out);
+    /* restored brokers live on the grace window until they heartbeat */
+    rc = ctl(&out, "clusters", "-n", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "grace until");
+    free(out);
+    nstest_server_stop(&srv2, SIGTERM);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_offline_tools),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -7,6 +7,7 @@ const ns_migration_t ns_migrations[] = {
     {3, "audit history of data versions", ns_migration_0003_audit},
     {4, "routes may derive their legacy form", ns_migration_0004_derived_legacy_routes},
     {5, "admin_audit trail of admin requests", ns_migration_0005_admin_audit},
+    {6, "users and their roles for request signatures", ns_migration_0006_users},
 };
 
 const size_t ns_migrations_count = sizeof ns_migrations / sizeof ns_migrations[0];

@@ -15,8 +15,8 @@
 #include "ns/log.h"
 
 const char *const ns_db_names[NS_DB_COUNT] = {
-    "meta",   "kvns",          "kv",     "clusters", "groups", "live",
-    "queues", "broker_topics", "routes", "mappings", "audit",  "admin_audit",
+    "meta",          "kvns",   "kv",       "clusters", "groups",      "live",  "queues",
+    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users", "auth_refusals",
 };
 
 /* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */
@@ -269,7 +269,8 @@ static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create LMDB environment: %s", mdb_strerror(rc));
         return ns_lmdb_error(rc);
     }
-    rc = mdb_env_open(s->env, s->dir, flags, 0644);
+    /* 0600 and a 0700 directory: the store holds the users' secrets (v6) */
+    rc = mdb_env_open(s->env, s->dir, flags, 0600);
     if (rc != 0) {
         snprintf(err, errlen, "cannot open store in %s: %s", s->dir, mdb_strerror(rc));
         rc = ns_lmdb_error(rc);
@@ -312,7 +313,7 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
         rc = NS_ENOMEM;
         goto fail;
     }
-    if (!opts->read_only && mkdir(s->dir, 0755) != 0 && errno != EEXIST) {
+    if (!opts->read_only && mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create data directory %s: %s", s->dir, strerror(errno));
         rc = NS_EIO;
         goto fail;
@@ -390,7 +391,7 @@ void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max)
 
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return NS_EIO;
     }
@@ -402,6 +403,10 @@ int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "backup to %s failed: %s", dir, mdb_strerror(rc));
         return ns_lmdb_error(rc);
     }
+    /* the copy holds the users' secrets too (v6): owner only */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    chmod(path, 0600);
     return NS_OK;
 }
 

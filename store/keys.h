@@ -23,6 +23,11 @@
  *   admin_audit    seq (u64 BE) -> JSON record of one admin request (v5); meta
  *                  "admin_audit_seq" -> u64 LE (last seq). Never emptied by
  *                  ns_store_clear: the trail outlives a restore --replace.
+ *   users          accessKey -> packed user: [u8 version=1][str secret][u8 role]
+ *                                 [u8 enabled][str allow][str brokers]
+ *                                 [i64 created_ms][i64 updated_ms]         (v6)
+ *   auth_refusals  seq (u64 BE) -> JSON record of one refused request    (v6)
+ *                  (meta "auth_refusal_seq" = last seq; newest 10000 kept)
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -66,6 +71,8 @@ enum {
     NS_DB_MAPPINGS,
     NS_DB_AUDIT,
     NS_DB_ADMIN_AUDIT,
+    NS_DB_USERS,
+    NS_DB_AUTH_REFUSALS,
     NS_DB_COUNT
 };
 

@@ -33,6 +33,7 @@ packages="$packages libmicrohttpd-dev prometheus jq gnuplot-nox"
 # for the package's Depends; file: CPack DEB inspects binaries with it.
 packages="$packages libsystemd-dev dpkg-dev file"
 # TLS on the remoting port (OpenSSL 3) and the openssl CLI the tests make certificates with
+# libssl-dev: libcrypto for request signatures and sealed secrets; openssl: tests' key files
 packages="$packages libssl-dev openssl"
 
 install_missing() {

@@ -39,6 +39,12 @@ int ns_client_fd(const ns_client_t *c);
 /* Next opaque this client will assign (starts at 1). */
 int32_t ns_client_next_opaque(ns_client_t *c);
 
+/* Signs every request this client sends from now on with RocketMQ's
+ * AccessKey/Signature scheme (include/ns/sign.h), as the Java
+ * AclClientRPCHook does; NULL access_key stops signing. The strings are
+ * copied. NS_OK or NS_ENOMEM. */
+int ns_client_set_credentials(ns_client_t *c, const char *access_key, const char *secret_key);
+
 /* Sends req (its opaque is used as is) without waiting. */
 int ns_client_send(ns_client_t *c, const ns_cmd_t *req);
 /* Sends raw bytes as they are (for malformed-input tests). */

@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
-/* Request codes the NameServer serves (PROTOCOL.md §3.1). X(name, value) */
+/* Request codes the NameServer serves (PROTOCOL.md §3.1). X(name, value)
+ * 9700..9703 are ours (user management, src/daemon/cmd_users.c): a range
+ * no RocketMQ RequestCode uses (its highest are 3xxx and 2000xx). */
 #define NS_REQUEST_CODE_MAP(X)                                                                     \
     X(PUT_KV_CONFIG, 100)                                                                          \
     X(GET_KV_CONFIG, 101)                                                                          \
@@ -30,7 +32,11 @@
     X(ADD_WRITE_PERM_OF_BROKER, 327)                                                               \
     X(GET_BROKER_MEMBER_GROUP, 901)                                                                \
     X(BROKER_HEARTBEAT, 904)                                                                       \
-    X(NOTIFY_MIN_BROKER_ID_CHANGE, 905)
+    X(NOTIFY_MIN_BROKER_ID_CHANGE, 905)                                                            \
+    X(NS_USER_ADD, 9700)                                                                           \
+    X(NS_USER_UPDATE, 9701)                                                                        \
+    X(NS_USER_DELETE, 9702)                                                                        \
+    X(NS_USER_LIST, 9703)
 
 enum {
 #define NS_REQ_ENUM(name, value) NS_REQ_##name = value,

@@ -77,6 +77,10 @@ typedef struct {
     int64_t backup_interval_s; /* backupIntervalSeconds, 3600; 0 = no periodic backups */
     char *backup_dir;          /* backupDir, "" = <dataDir>.backups */
     int64_t backup_keep;       /* backupKeep, 3: newest verified backups kept */
+    /* access control */
+    char *auth_mode;             /* authMode: off|writes|all (ours) */
+    int64_t auth_penalty_max_ms; /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */
+    char *auth_key_file;         /* authKeyFile: key sealing secrets at rest (ours) */
     /* logging */
     char *log_level;               /* logLevel: debug|info|warn|error (ours) */
     char *log_file;                /* logFile: empty = stderr/journald (ours) */

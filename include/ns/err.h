@@ -29,7 +29,8 @@
     X(NS_EFALLBACK, -17, "fast path declined; take the general one")                               \
     X(NS_ERETRY, -18, "run again")                                                                 \
     X(NS_EREFUSED, -19, "refused; the reply says why")                                             \
-    X(NS_ENOSPC, -20, "no space left on device (ENOSPC)")
+    X(NS_ENOSPC, -20, "no space left on device (ENOSPC)")                                          \
+    X(NS_EPERM, -21, "not permitted")
 
 typedef enum {
 #define NS_ERR_ENUM(name, value, msg) name = value,

@@ -214,6 +214,46 @@ int ns_admin_audit_count(ns_txn_t *t, size_t *out);
 /* "LMDB 0.9.x: (date)", static. */
 const char *ns_store_lmdb_version(void);
 
+/* ---- users: access key -> packed user record (store/users.c, v6) ----
+ * RocketMQ's HmacSHA1 signature can only be checked by someone who holds
+ * the secret, so no one-way hash can stand in for it: the secret field is
+ * either sealed (include/ns/seal.h, "enc1:...", with authKeyFile) or the
+ * secret as it is (README "Authentication": what each protects). The store
+ * does not tell them apart beyond validation. Never log or return it over
+ * the wire. */
+typedef enum { NS_ROLE_CLIENT = 1, NS_ROLE_BROKER = 2, NS_ROLE_ADMIN = 3 } ns_role_t;
+typedef struct {
+    char *access_key;
+    char *secret; /* heap; ns_user_rec_free wipes it */
+    ns_role_t role;
+    bool enabled;
+    char *allow;   /* source addresses/CIDRs, ','-separated; "" = any */
+    char *brokers; /* broker role: [CLUSTER/]BROKER grants, ','-separated, '*' wildcard */
+    int64_t created_ms, updated_ms;
+} ns_user_rec_t;
+int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out); /* NS_ENOTFOUND */
+int ns_user_put(ns_txn_t *t, const ns_user_rec_t *u);
+int ns_user_del(ns_txn_t *t, const char *access_key); /* NS_ENOTFOUND when absent */
+/* Users in access-key order; u is borrowed for the call. NS_OK (no users)
+ * on a store whose schema predates the table. */
+typedef int (*ns_user_cb)(const ns_user_rec_t *u, void *ctx);
+int ns_user_iter(ns_txn_t *t, ns_user_cb cb, void *ctx);
+void ns_user_rec_free(ns_user_rec_t *u);
+const char *ns_role_name(ns_role_t r);
+/* Checks a record before it is stored: access key 1..128 of [A-Za-z0-9_.@:-],
+ * secret 6..256 bytes (RocketMQ asks at least 6; a sealed one any length up
+ * to 512, and a plain secret may not look sealed), a known role, allowlist
+ * entries of address characters only (0-9 a-f A-F . : / *), broker grants
+ * without blanks or control characters. NS_OK or NS_EINVAL with why in err. */
+int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen);
+int ns_role_parse(const char *s, ns_role_t *out); /* NS_OK, NS_EINVAL */
+
+/* ---- refused requests (store/authlog.c, v6): seq -> JSON record ----
+ * Appends one record and drops the one `keep` places back (keep 0 = keep
+ * all). Iterates in sequence order (the record is NUL-terminated). */
+int ns_authlog_append(ns_txn_t *t, const char *json, size_t len, uint64_t keep);
+int ns_authlog_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
+
 /* ---- emptying (store/clear.c) ----
  * Empties every table but meta (schema version and audit sequence stay) in
  * write transaction t; NS_EINVAL for a read transaction. Used by

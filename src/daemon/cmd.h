@@ -32,6 +32,10 @@ NS_HANDLER_DECL(delete_topic_in_namesrv)
 NS_HANDLER_DECL(register_topic_in_namesrv)
 NS_HANDLER_DECL(update_namesrv_config)
 NS_HANDLER_DECL(get_namesrv_config)
+NS_HANDLER_DECL(user_add)
+NS_HANDLER_DECL(user_update)
+NS_HANDLER_DECL(user_delete)
+NS_HANDLER_DECL(user_list)
 #undef NS_HANDLER_DECL
 
 /* Liveness glue (cmd_broker.c), main loop: brokers registered over a closed

@@ -39,6 +39,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "auth.h"
 
 typedef enum { CFG_INT64, CFG_BOOL, CFG_STRING, CFG_ENUM } cfg_type_t;
 
@@ -109,6 +110,15 @@ static const char *const sync_modes[] = {"full", "nometasync", "nosync", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 static const char *const tls_modes[] = {"disabled", "permissive", "enforcing", NULL};
 static const char *const tls_auths[] = {"none", "optional", "require", NULL};
+static const char *const auth_modes[] = {"off", "writes", "all", NULL};
+
+/* Every loop reads the mode through ns_auth_mode() (atomic). */
+static void apply_auth_mode(const ns_config_t *cfg)
+{
+    ns_auth_mode_t m;
+    if (ns_auth_mode_parse(cfg->auth_mode, &m) == NS_OK)
+        ns_auth_set_mode(m);
+}
 
 static const cfg_entry_t ns_config_table[] = {
     /* network */
@@ -241,6 +251,17 @@ static const cfg_entry_t ns_config_table[] = {
             "directory of the backups (one subdirectory each); empty = <dataDir>.backups"),
     ROW_INT("backupKeep", backup_keep, "3", 1, 1000, CFG_OURS,
             "verified backups kept (the oldest are removed)"),
+    /* access control (src/daemon/auth.h) */
+    ROW_ENUM_APPLY("authMode", auth_mode, "off", auth_modes, CFG_OURS | CFG_MUTABLE,
+                   "signed requests: off (none), writes (broker and admin requests), all (reads "
+                   "too)",
+                   apply_auth_mode),
+    ROW_INT("authPenaltyMaxMillis", auth_penalty_max_ms, "5000", 0, 60000, CFG_OURS | CFG_MUTABLE,
+            "longest delay before answering a refusal to an address that keeps failing, ms; "
+            "0 = never delay"),
+    ROW_STR("authKeyFile", auth_key_file, "", CFG_OURS,
+            "file with the 256-bit key (64 hex digits) users' secrets are sealed with in the "
+            "store; keep it outside dataDir; empty = secrets stored as they are"),
     /* logging */
     ROW_ENUM_APPLY("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
                    "log threshold", apply_log_level),

@@ -1,7 +1,8 @@
 /* dispatch.c - the request table and the one wrapper around every handler
  * (the contract is in dispatch.h).
  *
- * The wrapper does the cross-cutting work: unknown codes, required header
+ * The wrapper does the cross-cutting work: unknown codes, who may send the
+ * request (authMode: the row's auth column, auth.h), required header
  * fields, the read transaction, mapping a handler's NS_E* to the RocketMQ
  * reply, timing and slow-request logging; and, for write operations,
  * holding the reply target until the writer committed. */
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "cmd.h"
 #include "ns/codes.h"
 #include "ns/err.h"
@@ -28,11 +30,12 @@ typedef struct {
     const char *need[4]; /* required header fields, NULL-terminated */
     const char *missing; /* remark when one is missing (%s: its name, if present) */
     ns_handler_fn handler;
+    ns_auth_need_t auth; /* what authMode asks of the sender (auth.h) */
 } ns_cmd_row_t;
 
-#define ROW(name, kind, flags, fn, missing, ...)                                                   \
+#define ROW(name, kind, flags, auth, fn, missing, ...)                                             \
     {                                                                                              \
-        NS_REQ_##name, #name, kind, flags, {__VA_ARGS__}, missing, ns_cmd_##fn                     \
+        NS_REQ_##name, #name, kind, flags, {__VA_ARGS__}, missing, ns_cmd_##fn, NS_NEED_##auth     \
     }
 #define NONE NULL
 
@@ -50,44 +53,52 @@ typedef struct {
  * write: an unchanged one is answered from the read snapshot, any other
  * goes to the writer. */
 static const ns_cmd_row_t cmd_table[] = {
-    ROW(PUT_KV_CONFIG, NS_CMD_WRITE, 0, put_kv_config, "namespace or key is null", "namespace",
-        "key"),
-    ROW(GET_KV_CONFIG, NS_CMD_READ, NS_ROW_EXT, get_kv_config, "namespace or key is null",
+    ROW(PUT_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, put_kv_config, "namespace or key is null",
         "namespace", "key"),
-    ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, 0, delete_kv_config, "namespace or key is null",
+    ROW(GET_KV_CONFIG, NS_CMD_READ, NS_ROW_EXT, READ, get_kv_config, "namespace or key is null",
         "namespace", "key"),
-    ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT, register_broker,
+    ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, delete_kv_config, "namespace or key is null",
+        "namespace", "key"),
+    ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT, BROKER_NAMED, register_broker,
         "register broker failed: header field %s is missing", "clusterName", "brokerAddr",
         "brokerName"),
-    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, unregister_broker, "clusterName or brokerAddr is null",
-        "clusterName", "brokerAddr"),
+    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, BROKER_NAMED, unregister_broker,
+        "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
     /* no topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
-    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, get_routeinfo_by_topic, NULL, NONE),
-    ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, get_broker_cluster_info, NULL, NONE),
-    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, wipe_write_perm_of_broker, "brokerName is null",
-        "brokerName"),
-    ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, get_all_topic_list, NULL, NONE),
-    ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, delete_topic_in_namesrv, "topic is null",
+    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic, NULL,
+        NONE),
+    ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
+    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, wipe_write_perm_of_broker,
+        "brokerName is null", "brokerName"),
+    ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, READ, get_all_topic_list, NULL, NONE),
+    ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, ADMIN, delete_topic_in_namesrv, "topic is null",
         "topic"),
     /* no topic: Java's SUCCESS (its table throws on the null key, swallowed) */
-    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, register_topic_in_namesrv, NULL, NONE),
-    ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, get_kvlist_by_namespace, "namespace is null",
+    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, BROKER_TOPIC, register_topic_in_namesrv, NULL,
+        NONE),
+    ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, READ, get_kvlist_by_namespace, "namespace is null",
         "namespace"),
-    ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, get_topics_by_cluster, NULL, NONE),
-    ROW(GET_SYSTEM_TOPIC_LIST_FROM_NS, NS_CMD_READ, 0, get_system_topic_list, NULL, NONE),
-    ROW(GET_UNIT_TOPIC_LIST, NS_CMD_READ, 0, get_unit_topic_list, NULL, NONE),
-    ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, 0, get_has_unit_sub_topic_list, NULL, NONE),
-    ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, 0, get_has_unit_sub_ununit_topic_list,
-        NULL, NONE),
-    ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, update_namesrv_config, NULL, NONE),
-    ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, get_namesrv_config, NULL, NONE),
-    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, query_data_version, JAVA_NULL_KEY_REMARK, "clusterName",
-        "brokerAddr"),
-    ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, add_write_perm_of_broker, "brokerName is null",
-        "brokerName"),
-    ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, get_broker_member_group, NULL, NONE),
-    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, broker_heartbeat, JAVA_NULL_KEY_REMARK, "clusterName",
-        "brokerAddr"),
+    ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, READ, get_topics_by_cluster, NULL, NONE),
+    ROW(GET_SYSTEM_TOPIC_LIST_FROM_NS, NS_CMD_READ, 0, READ, get_system_topic_list, NULL, NONE),
+    ROW(GET_UNIT_TOPIC_LIST, NS_CMD_READ, 0, READ, get_unit_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, 0, READ, get_has_unit_sub_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, 0, READ,
+        get_has_unit_sub_ununit_topic_list, NULL, NONE),
+    ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, ADMIN, update_namesrv_config, NULL, NONE),
+    ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, READ, get_namesrv_config, NULL, NONE),
+    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, READ, query_data_version, JAVA_NULL_KEY_REMARK,
+        "clusterName", "brokerAddr"),
+    ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, add_write_perm_of_broker,
+        "brokerName is null", "brokerName"),
+    ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, READ, get_broker_member_group, NULL, NONE),
+    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, BROKER_NAMED, broker_heartbeat, JAVA_NULL_KEY_REMARK,
+        "clusterName", "brokerAddr"),
+    ROW(NS_USER_ADD, NS_CMD_WRITE, 0, USERS, user_add, "userAccessKey is missing", "userAccessKey"),
+    ROW(NS_USER_UPDATE, NS_CMD_WRITE, 0, USERS, user_update, "userAccessKey is missing",
+        "userAccessKey"),
+    ROW(NS_USER_DELETE, NS_CMD_WRITE, 0, USERS, user_delete, "userAccessKey is missing",
+        "userAccessKey"),
+    ROW(NS_USER_LIST, NS_CMD_READ, 0, USERS, user_list, NULL, NONE),
 };
 
 #define SLOW_REQUEST_MS 100
@@ -122,6 +133,9 @@ static const char *missing_field(const ns_cmd_row_t *row, ns_req_t *req)
 /* Runs the row's handler in the wrapper: fields, transaction, errors. */
 static void call(const ns_cmd_row_t *row, ns_req_t *req)
 {
+    /* who may send it (authMode, auth.h): before anything else is said */
+    if (!ns_auth_check(req, row->name, row->auth))
+        return;
     const char *missing = missing_field(row, req);
     int rc = NS_OK;
     if (missing) {
@@ -211,6 +225,8 @@ bool ns_dispatch_local(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
     const ns_cmd_row_t *row = find_row(cmd->code);
     if (row && !(row->flags & NS_ROW_ANY_LOOP) && !(cmd->flag & NS_FLAG_RESPONSE))
         return false; /* the main loop's */
+    if (row && ns_auth_mode() != NS_AUTH_OFF)
+        return false; /* authMode on: every check on the main loop (auth.c) */
     run(srv, conn, cmd, row);
     return true;
 }

@@ -103,6 +103,7 @@ struct ns_server {
     ns_io_t **ios;            /* main: the extra loops */
     struct ns_backup *backup; /* main: periodic hot backups (backup.c), or NULL */
     size_t n_ios, next_io;
+    struct ns_auth *auth; /* main: authMode state, penalties, counters (auth.c) */
     /* metrics (metrics.h): this loop's counters, written by this loop only */
     ns_metrics_loop_t m;
     bool m_replied;       /* the request being dispatched was answered */

@@ -16,6 +16,7 @@
 #include "backup.h"
 #include "budget.h"
 
+#include "auth.h"
 #include "cmd.h"
 #include "conn.h"
 #include "dispatch.h"
@@ -152,6 +153,11 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if ((rc = ns_start_check(cfg, err, errlen)) != NS_OK ||
         (rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
+    ns_auth_mode_t mode = NS_AUTH_OFF;
+    ns_auth_mode_parse(cfg->auth_mode, &mode);
+    ns_auth_set_mode(mode);
+    if ((rc = ns_auth_init(srv, err, errlen)) != NS_OK)
+        return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
         (rc = ns_liveness_new(&srv->liveness)) != NS_OK ||
         (rc = ns_notifier_new(loop, &srv->notifier)) != NS_OK) {
@@ -238,6 +244,7 @@ void ns_server_stop(ns_server_t *srv)
     /* 3. the I/O loops write out their replies and close their connections */
     ns_io_stop(srv);
     /* 4. close every connection and handle; the loop then ends */
+    ns_auth_stop(srv);
     ns_conn_close_all(srv);
     uv_walk(srv->loop, close_walk_cb, NULL);
 }
@@ -257,6 +264,7 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->remark);
     ns_io_free(srv);
     ns_secure_free(srv);
+    ns_auth_free(srv);
     ns_http_free(srv);
     memset(srv, 0, sizeof *srv);
 }

@@ -21,8 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "ns/err.h"
 #include "ns/tls.h"
+#include "ns/sign.h"
 
 #define CLIENT_MAX_FRAME (64u * 1024u * 1024u)
 #define READ_CHUNK 65536
@@ -36,7 +39,9 @@ struct ns_client {
     ns_buf_t wbuf;      /* encode scratch */
     ns_tls_ctx_t *tctx; /* TLS: the context and session, else NULL */
     ns_tls_sess_t *tls;
-    ns_buf_t cbuf; /* TLS: ciphertext to send */
+    ns_buf_t cbuf;                 /* TLS: ciphertext to send */
+    char *access_key, *secret_key; /* sign requests when set (owned) */
+    ns_buf_t sbuf;                 /* signing scratch */
 };
 
 static __thread char tls_why[256];
@@ -208,6 +213,8 @@ void ns_client_close(ns_client_t *c)
     ns_buf_free(&c->cbuf);
     ns_tls_sess_free(c->tls);
     ns_tls_ctx_free(c->tctx);
+    ns_buf_free(&c->sbuf);
+    ns_client_set_credentials(c, NULL, NULL);
     free(c);
 }
 
@@ -353,10 +360,38 @@ static int recv_some(ns_client_t *c, int64_t deadline)
     }
 }
 
+int ns_client_set_credentials(ns_client_t *c, const char *access_key, const char *secret_key)
+{
+    char *ak = access_key ? strdup(access_key) : NULL;
+    char *sk = access_key ? strdup(secret_key ? secret_key : "") : NULL;
+    if (access_key && (ak == NULL || sk == NULL)) {
+        free(ak);
+        free(sk);
+        return NS_ENOMEM;
+    }
+    free(c->access_key);
+    if (c->secret_key)
+        OPENSSL_cleanse(c->secret_key, strlen(c->secret_key));
+    free(c->secret_key);
+    c->access_key = ak;
+    c->secret_key = sk;
+    return NS_OK;
+}
+
 static int send_cmd(ns_client_t *c, const ns_cmd_t *req, int64_t deadline)
 {
+    ns_signed_t sreq;
+    int rc = NS_OK;
     ns_buf_reset(&c->wbuf);
-    int rc = ns_remoting_encode(&c->wbuf, req);
+    if (c->access_key) {
+        rc = ns_sign_request(req, c->access_key, c->secret_key, &c->sbuf, &sreq);
+        if (rc != NS_OK)
+            return rc;
+        rc = ns_remoting_encode(&c->wbuf, &sreq.cmd);
+        ns_signed_free(&sreq);
+    } else {
+        rc = ns_remoting_encode(&c->wbuf, req);
+    }
     if (rc != NS_OK)
         return rc;
     return send_all(c, c->wbuf.data, c->wbuf.len, deadline);

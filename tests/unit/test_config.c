@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 59
+#define NKEYS 62
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -59,6 +59,9 @@ static const char *const all_keys[NKEYS] = {
     "waitSecondsForService",
     "configBlackList",
     "unRegisterBrokerQueueCapacity",
+    "authMode",
+    "authPenaltyMaxMillis",
+    "authKeyFile",
     "logLevel",
     "tls.server.mode",
     "tls.server.certPath",
@@ -281,7 +284,9 @@ static void test_keys_and_mutability(void **state)
                                                "serverChannelMaxIdleTimeSeconds",
                                                "brokerGraceWindowMillis",
                                                "auditRetention",
-                                               "adminAuditRetention"};
+                                               "adminAuditRetention",
+                                               "authMode",
+                                               "authPenaltyMaxMillis"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
@@ -293,7 +298,7 @@ static void test_keys_and_mutability(void **state)
         /* safety caps and budgets change only by file and restart (issue 14) */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
         "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "backupIntervalSeconds",
-        "backupDir", "backupKeep"};
+        "backupDir", "backupKeep", "authKeyFile"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

@@ -17,6 +17,18 @@
 #include "nstest.h"
 #include "ns/err.h"
 #include "ns/store.h"
+#include "migrations/migrations.h"
+
+/* The schema a store reaches when migrated to at most v: the last step at
+ * or below v (numbers may be reserved by work not merged yet). */
+static uint32_t reached(uint32_t v)
+{
+    uint32_t got = 0;
+    for (size_t i = 0; i < ns_migrations_count; i++)
+        if (ns_migrations[i].version <= v)
+            got = ns_migrations[i].version;
+    return got;
+}
 
 /* A count that must succeed. */
 static size_t count_of(int (*count)(ns_txn_t *, size_t *), ns_txn_t *t)
@@ -254,7 +266,7 @@ static void test_step_by_step(void **state)
     raw_end(&r, true);
     for (uint32_t v = 2; v <= ns_store_latest_schema(); v++) {
         assert_int_equal(open_at(fx->dir, v, false, &s, err, sizeof err), NS_OK);
-        assert_int_equal(ns_store_schema_version(s), v);
+        assert_int_equal(ns_store_schema_version(s), reached(v));
         ns_txn_t *t = NULL;
         assert_int_equal(ns_txn_begin(s, false, &t), NS_OK);
         expect_broker_topics(t, "b", "T");

@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "ns/buf.h"
+#include "ns/remoting.h"
+#include "ns/client.h"
 #include "ns/store.h"
 
 /* Exit codes (documented in main.c usage and docs/namesrvctl.md). */
@@ -105,6 +107,43 @@ void ctl_progress_init(ctl_progress_t *p, const char *what, size_t total);
 void ctl_progress_step(ctl_progress_t *p, size_t n);
 void ctl_progress_done(ctl_progress_t *p);
 
+/* ---- online sessions (online.c) ----
+ * The common options of every online command: --ns/-n, --json, --timeout,
+ * --access-key/--secret-key (requests are then signed, include/ns/sign.h). */
+#define MAX_SERVERS 16
+#define MAX_EXT 8
+typedef struct {
+    const char *cmd;
+    char *list; /* copy of --ns, cut into addrs */
+    const char *addrs[MAX_SERVERS];
+    size_t n_addrs;
+    bool json;
+    int timeout_ms;
+    const char *access_key, *secret_key; /* sign requests when access_key is set */
+    bool use_tls;                        /* --tls and the --tls-* options (include/ns/tls.h) */
+    ns_client_tls_t tls;
+} session_t;
+
+typedef struct {
+    int code;
+    const char *kv[2 * MAX_EXT + 1]; /* "k","v",...,NULL */
+    const uint8_t *body;
+    size_t body_len;
+} request_t;
+
+/* Called with each SUCCESS response; returns a CTL_* code. */
+typedef int (*reply_fn)(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx);
+
+/* Parses the common options plus extra (a {NULL}-ended list) and the
+ * positional arguments; free with ctl_session_free. CTL_* code. */
+int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
+                     const char **pos, int min_pos, int max_pos, int *n_pos);
+void ctl_session_free(session_t *s);
+/* Reads: the first server that answers; writes: every server. fn gets each
+ * SUCCESS reply; errors are printed. CTL_* code (the worst one). */
+int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx);
+int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx);
+
 /* ---- subcommands ---- */
 int ctl_cmd_dump(int argc, char **argv);            /* dump.c */
 int ctl_cmd_restore(int argc, char **argv);         /* restore.c */
@@ -124,6 +163,7 @@ int ctl_cmd_delete_topic(int argc, char **argv);
 int ctl_cmd_config(int argc, char **argv);
 int ctl_cmd_export_kvconfig(int argc, char **argv); /* maint.c */
 int ctl_cmd_prune_groups(int argc, char **argv);    /* maint.c */
+int ctl_cmd_user(int argc, char **argv);            /* users.c: offline (--data-dir) or online */
 /* top.c: the live view of a server's /metrics */
 int ctl_cmd_top(int argc, char **argv);
 

@@ -649,6 +649,8 @@ int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len)
         if (!cJSON_IsObject(a))
             return bad(d, path, "expected an object, found %s", type_name(a));
     }
+    if (ctl_doc_users_load(d) != CTL_OK)
+        return CTL_INVALID;
     return cross_check(d);
 }
 

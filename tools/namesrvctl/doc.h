@@ -44,6 +44,8 @@ typedef struct {
     ns_mapping_info_t *maps;
     size_t n_maps;
     cJSON *kv, *audit; /* validated sections, written as they are */
+    cJSON *users;      /* validated $.users (doc_users.c), or NULL */
+    size_t n_users;
     size_t n_kv_ns, n_kv_keys;
     ns_strmap_t group_idx; /* broker name -> index + 1 */
     ns_strmap_t member_set, reg_set;
@@ -59,5 +61,13 @@ int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len);
 int ctl_kvconfig_load(ctl_doc_t *d, const char *text, size_t len, const cJSON **table, size_t *n_ns,
                       size_t *n_keys, size_t *n_null);
 void ctl_doc_free(ctl_doc_t *d);
+
+/* ---- the users section (doc_users.c) ---- */
+/* Appends every user of the store, secret included, to arr; counts in *n. */
+int ctl_dump_users(ns_txn_t *t, cJSON *arr, size_t *n);
+/* Validates $.users (optional) into d->users. CTL_OK or CTL_INVALID (d->err). */
+int ctl_doc_users_load(ctl_doc_t *d);
+/* Writes the validated users in t. NS_* code. */
+int ctl_doc_users_put(ns_txn_t *t, ctl_doc_t *d);
 
 #endif

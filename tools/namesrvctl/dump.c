@@ -16,6 +16,9 @@
  *   mappings      [{topic, bname, scope?, totalQueues, epoch, dirty, currIdMap {"l": p}}]
  *   kv            {namespace: {key: value}}
  *   audit         [record...]  (only with --with-audit)
+ *   users         [{accessKey, secretKey, role, enabled, allow, brokers,
+ *                   createdMs, updatedMs}]  (doc_users.c; secrets as stored,
+ *                   sealed or plain: a dump file is created mode 0600)
  *
  * Every list and map comes out in store key order (sorted), so the same
  * store always gives the same bytes; --no-timestamp leaves out createdAt so
@@ -28,6 +31,7 @@
 #include <cJSON.h>
 
 #include "ctl.h"
+#include "doc.h"
 #include "ns/err.h"
 
 typedef struct {
@@ -36,7 +40,7 @@ typedef struct {
     ctl_progress_t prog;
     cJSON *cur_cluster; /* clusters: the array being filled */
     char *cur_cluster_name;
-    size_t n_clusters, n_brokers, n_regs, n_topics, n_mappings, n_kv, n_audit;
+    size_t n_clusters, n_brokers, n_regs, n_topics, n_mappings, n_kv, n_audit, n_users;
 } dump_t;
 
 /* Attaches item to parent (object member when key != NULL, else array
@@ -248,6 +252,8 @@ static int build(dump_t *d, ns_store_t *st, bool with_audit, bool timestamp, cJS
         s.out = add(d, doc, "audit", cJSON_CreateArray());
         rc = rc ? rc : d->oom ? NS_ENOMEM : ns_audit_iter(d->t, audit_cb, &s);
     }
+    cJSON *users = add(d, doc, "users", cJSON_CreateArray());
+    rc = rc ? rc : d->oom ? NS_ENOMEM : ctl_dump_users(d->t, users, &d->n_users);
     if (rc == NS_OK && d->oom)
         rc = NS_ENOMEM;
     if (rc != NS_OK) {
@@ -299,9 +305,9 @@ int ctl_cmd_dump(int argc, char **argv)
     if (out_path && strcmp(out_path, "-") != 0)
         fprintf(stderr,
                 "dumped %zu clusters, %zu brokers, %zu registrations, %zu topics, %zu mappings, "
-                "%zu kv keys, %zu audit records to %s (%zu bytes) in %lld ms\n",
+                "%zu kv keys, %zu audit records, %zu users to %s (%zu bytes) in %lld ms\n",
                 d.n_clusters, d.n_brokers, d.n_regs, d.n_topics, d.n_mappings, d.n_kv, d.n_audit,
-                out_path, len + 1, (long long)(ctl_mono_ms() - t0));
+                d.n_users, out_path, len + 1, (long long)(ctl_mono_ms() - t0));
 out:
     free(text);
     cJSON_Delete(doc);

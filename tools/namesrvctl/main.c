@@ -70,6 +70,13 @@ static const ctl_command_t commands[] = {
      "      remove broker groups left with no address (and their queue data) from a\n"
      "      stopped server's store",
      false},
+    {"user", ctl_cmd_user,
+     "add|update|delete KEY [--role R] [--secret S|--secret-file F] [--allow LIST]\n"
+     "      [--brokers LIST] [--enable|--disable] [--key-file F] | list | seal --key-file F\n"
+     "      | refusals   with --data-dir D:\n"
+     "      offline (a stopped server's store); without: online, for an admin (--ns,\n"
+     "      --access-key, --secret-key); refusals (offline) lists refused requests",
+     false},
     /* online: over the wire to --ns "host:port;host:port" */
     {"route", ctl_cmd_route,
      "TOPIC\n      the topic's route (brokers, queues, perms) from each server", true},
@@ -167,14 +174,16 @@ static void usage(FILE *out)
             "readers default to $NAMESRV_DATA_DIR, else /var/lib/namesrv");
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, "route") == 0)
-            fprintf(out, "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
-                         "(default $NAMESRV_ADDR,\n"
-                         "  else 127.0.0.1:9876), --json, --timeout MS, anywhere on the line; "
-                         "TLS: --tls,\n"
-                         "  --tls-ca FILE (verify the server), --tls-cert FILE --tls-key FILE (client "
-                         "certificate),\n"
-                         "  --tls-name NAME; reads ask every server and show each answer, writes go "
-                         "to every server):\n");
+            fprintf(out,
+                    "\nonline commands (common options: --ns/-n \"host:port;host:port\" "
+                    "(default $NAMESRV_ADDR,\n"
+                    "  else 127.0.0.1:9876), --json, --timeout MS, --access-key K --secret-key S\n"
+                    "  ($NAMESRV_ACCESS_KEY/$NAMESRV_SECRET_KEY: sign requests), TLS: --tls,\n"
+                    "  --tls-ca FILE (verify the server), --tls-cert FILE --tls-key FILE (client "
+                    "certificate),\n"
+                    "  --tls-name NAME, anywhere on the line; reads ask every server and show "
+                    "each answer,\n"
+                    "  writes go to every server):\n");
         fprintf(out, "  %s%s%s\n", commands[i].name, commands[i].synopsis[0] == '\n' ? "" : " ",
                 commands[i].synopsis);
     }

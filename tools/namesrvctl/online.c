@@ -35,37 +35,17 @@
 #include "ns/err.h"
 #include "ns/model.h"
 
-#define MAX_SERVERS 16
-#define MAX_EXT 8
-
-typedef struct {
-    const char *cmd;
-    char *list; /* copy of --ns, cut into addrs */
-    const char *addrs[MAX_SERVERS];
-    size_t n_addrs;
-    bool json;
-    int timeout_ms;
-    bool use_tls;
-    ns_client_tls_t tls;
-} session_t;
-
-typedef struct {
-    int code;
-    const char *kv[2 * MAX_EXT + 1]; /* "k","v",...,NULL */
-    const uint8_t *body;
-    size_t body_len;
-} request_t;
-
-/* Called with each SUCCESS response; returns a CTL_* code. */
-typedef int (*reply_fn)(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx);
-
 /* Parses the common options plus extra (NULL-terminated rows). */
 static int session_init(session_t *s, const char *cmd, int argc, char **argv,
                         const ctl_opt_t *extra, const char **pos, int min_pos, int max_pos,
                         int *n_pos)
 {
     const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
-    ctl_opt_t opts[20] = {{"--ns", &ns, NULL},
+    s->access_key = getenv("NAMESRV_ACCESS_KEY");
+    s->secret_key = getenv("NAMESRV_SECRET_KEY");
+    ctl_opt_t opts[28] = {{"--access-key", &s->access_key, NULL},
+                          {"--secret-key", &s->secret_key, NULL},
+                          {"--ns", &ns, NULL},
                           {"-n", &ns, NULL},
                           {"--json", NULL, &s->json},
                           {"--timeout", &timeout, NULL},
@@ -74,8 +54,8 @@ static int session_init(session_t *s, const char *cmd, int argc, char **argv,
                           {"--tls-cert", &s->tls.cert_file, NULL},
                           {"--tls-key", &s->tls.key_file, NULL},
                           {"--tls-name", &s->tls.server_name, NULL}};
-    size_t n = 9;
-    for (; extra && extra->name && n < 19; extra++)
+    size_t n = 11;
+    for (; extra && extra->name && n < 27; extra++)
         opts[n++] = *extra;
     opts[n] = (ctl_opt_t){NULL, NULL, NULL};
     s->cmd = cmd;
@@ -136,6 +116,8 @@ static int call(session_t *s, const char *addr, const request_t *r, bool try_nex
     const char *why = NULL;
     int rc = ns_client_connect_addr_tls(addr, s->timeout_ms, s->use_tls ? &s->tls : NULL, c, &why);
     bool tls_failed = rc != NS_OK && why && *why;
+    if (rc == NS_OK && s->access_key && *s->access_key)
+        rc = ns_client_set_credentials(*c, s->access_key, s->secret_key ? s->secret_key : "");
     rc = rc ? rc : ns_client_call(*c, &req, s->timeout_ms, rsp);
     if (rc != NS_OK) {
         ctl_err("%s: %s: %s%s%s%s", s->cmd, addr, ns_strerror(rc), tls_failed ? ": " : "",
@@ -709,4 +691,27 @@ out:
     ns_buf_free(&body);
     session_free(&s);
     return rc;
+}
+
+/* ---- for the other subcommands (ctl.h) ---- */
+
+int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
+                     const char **pos, int min_pos, int max_pos, int *n_pos)
+{
+    return session_init(s, cmd, argc, argv, extra, pos, min_pos, max_pos, n_pos);
+}
+
+void ctl_session_free(session_t *s)
+{
+    session_free(s);
+}
+
+int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+{
+    return ask_each(s, r, fn, ctx);
+}
+
+int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
+{
+    return ask_all(s, r, fn, ctx);
 }

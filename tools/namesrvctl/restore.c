@@ -69,6 +69,11 @@ static int stop_audit_cb(uint64_t seq, const char *j, size_t l, void *ctx)
 }
 
 /* Name of the first non-empty table, or NULL when the store is empty. */
+static int stop_user_cb(const ns_user_rec_t *u, void *ctx)
+{
+    return 1;
+}
+
 static const char *first_nonempty(ns_txn_t *t)
 {
     if (ns_cluster_iter(t, stop_pair_cb, NULL) == 1)
@@ -87,6 +92,8 @@ static const char *first_nonempty(ns_txn_t *t)
         return "kv";
     if (ns_audit_iter(t, stop_audit_cb, NULL) == 1)
         return "audit";
+    if (ns_user_iter(t, stop_user_cb, NULL) == 1)
+        return "users";
     return NULL;
 }
 
@@ -135,6 +142,7 @@ static int apply(ns_txn_t *t, ctl_doc_t *d, bool replace, ns_registry_t *reg, co
         rc = text ? ns_audit_append(t, text, strlen(text), NULL) : NS_ENOMEM;
         free(text);
     }
+    rc = rc ? rc : ctl_doc_users_put(t, d);
     ctl_progress_done(&p);
     rc = rc ? rc : ns_registry_mark_all(reg, t);
     rc = rc ? rc : ns_registry_before_commit(reg, t);

@@ -240,7 +240,8 @@ int ctl_write_file(const char *path, const void *data, size_t len)
         tmp = NULL;
         goto out;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* 0600: a dump holds the users' secrets (doc_users.c) */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
         ctl_err("cannot write %s: %s", tmp, strerror(errno));
         goto out;

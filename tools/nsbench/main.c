@@ -56,6 +56,8 @@ static void usage(FILE *out)
         "                            up to S seconds or until the server goes away\n"
         "  --ready-file F            created when the report is out (with --hold)\n"
         "  --label TEXT              copied to the output\n"
+        "  --access-key K --secret-key S  sign every request (RocketMQ AccessKey/Signature,\n"
+        "                            as AclClientRPCHook does), for servers with authMode on\n"
         "  --server-cpu N, --client-cpu N  cores to watch: the share of each used by other\n"
         "                            processes during a measurement is reported\n"
         "  --tls                     speak TLS (the server is verified only with --tls-ca)\n"
@@ -153,7 +155,9 @@ enum {
     O_TLS_CA,
     O_TLS_CERT,
     O_TLS_KEY,
-    O_HANDSHAKES
+    O_HANDSHAKES,
+    O_ACCESS_KEY,
+    O_SECRET_KEY
 };
 
 int main(int argc, char **argv)
@@ -203,6 +207,8 @@ int main(int argc, char **argv)
         {"exec-cpu", required_argument, NULL, O_EXEC_CPU},
         {"server-cpu", required_argument, NULL, O_SERVER_CPU},
         {"client-cpu", required_argument, NULL, O_CLIENT_CPU},
+        {"access-key", required_argument, NULL, O_ACCESS_KEY},
+        {"secret-key", required_argument, NULL, O_SECRET_KEY},
         {"help", no_argument, NULL, O_HELP},
         {"tls", no_argument, NULL, O_TLS},
         {"tls-ca", required_argument, NULL, O_TLS_CA},
@@ -238,6 +244,7 @@ int main(int argc, char **argv)
     o.server_cpu = -1;
     o.client_cpu = -1;
     bool echo = false, probe = false;
+    const char *access_key = NULL, *secret_key = NULL;
     const char *bind_addr = "127.0.0.1", *port_file = NULL;
     int echo_port = 0;
     long long response_bytes = 400;
@@ -430,6 +437,12 @@ int main(int argc, char **argv)
         case O_HANDSHAKES:
             o.handshakes = true;
             break;
+        case O_ACCESS_KEY:
+            access_key = optarg;
+            break;
+        case O_SECRET_KEY:
+            secret_key = optarg;
+            break;
         case 'h':
         case O_HELP:
             usage(stdout);
@@ -439,6 +452,11 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (access_key && secret_key == NULL) {
+        fprintf(stderr, "nsbench: --access-key needs --secret-key\n");
+        return 1;
+    }
+    topo_set_credentials(access_key, secret_key);
     signal(SIGPIPE, SIG_IGN);
     if (echo) {
         if (response_bytes < 0 || response_bytes > (16ll << 20)) {

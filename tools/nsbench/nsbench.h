@@ -120,6 +120,9 @@ int topo_heartbeat_frame(ns_buf_t *out, uint32_t broker, bool reg, int32_t opaqu
  * byte-identical to what ns_remoting_encode writes (checked at start-up by
  * topo_selftest). */
 int topo_route_frame(ns_buf_t *out, const char *topic, size_t topic_len, int32_t opaque);
+/* Every frame built from now on is signed with these (borrowed for the
+ * life of the process; NULL access_key: unsigned). */
+void topo_set_credentials(const char *access_key, const char *secret_key);
 /* Compares topo_route_frame with ns_remoting_encode; NS_OK when equal. */
 int topo_selftest(void);
 

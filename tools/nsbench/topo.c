@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns/sign.h"
 #include "nsbench.h"
 #include "ns/body.h"
 #include "ns/codes.h"
@@ -201,6 +202,31 @@ cleanup:
     return rc;
 }
 
+/* Credentials every request is signed with (topo_set_credentials). */
+static const char *topo_ak, *topo_sk;
+static ns_buf_t topo_sign_scratch;
+
+void topo_set_credentials(const char *access_key, const char *secret_key)
+{
+    topo_ak = access_key;
+    topo_sk = secret_key;
+}
+
+/* Encodes c, signed as the Java AclClientRPCHook signs when credentials are
+ * set (include/ns/sign.h). */
+static int topo_encode(ns_buf_t *out, const ns_cmd_t *c)
+{
+    if (topo_ak == NULL)
+        return ns_remoting_encode(out, c);
+    ns_signed_t s;
+    int rc = ns_sign_request(c, topo_ak, topo_sk, &topo_sign_scratch, &s);
+    if (rc == NS_OK) {
+        rc = ns_remoting_encode(out, &s.cmd);
+        ns_signed_free(&s);
+    }
+    return rc;
+}
+
 int topo_register_frame(ns_buf_t *out, uint32_t broker, bool reg, const ns_buf_t *body,
                         int32_t opaque)
 {
@@ -224,7 +250,7 @@ int topo_register_frame(ns_buf_t *out, uint32_t broker, bool reg, const ns_buf_t
     c.opaque = opaque;
     c.body = body->data;
     c.body_len = body->len;
-    return ns_remoting_encode(out, &c);
+    return topo_encode(out, &c);
 }
 
 int topo_heartbeat_frame(ns_buf_t *out, uint32_t broker, bool reg, int32_t opaque, bool oneway)
@@ -241,7 +267,7 @@ int topo_heartbeat_frame(ns_buf_t *out, uint32_t broker, bool reg, int32_t opaqu
     ns_cmd_request_init(&c, NS_REQ_BROKER_HEARTBEAT, ext, 4);
     c.opaque = opaque;
     c.flag = oneway ? NS_FLAG_ONEWAY : 0;
-    return ns_remoting_encode(out, &c);
+    return topo_encode(out, &c);
 }
 
 static int route_frame_slow(ns_buf_t *out, const char *topic, size_t topic_len, int32_t opaque)
@@ -250,7 +276,7 @@ static int route_frame_slow(ns_buf_t *out, const char *topic, size_t topic_len, 
     ns_cmd_t c;
     ns_cmd_request_init(&c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, &ext, 1);
     c.opaque = opaque;
-    return ns_remoting_encode(out, &c);
+    return topo_encode(out, &c);
 }
 
 static const char ROUTE_HEAD[] = "{\"code\":105,\"extFields\":{\"topic\":\"";
@@ -259,6 +285,8 @@ static const char ROUTE_TAIL[] = ",\"serializeTypeCurrentRPC\":\"JSON\",\"versio
 
 int topo_route_frame(ns_buf_t *out, const char *topic, size_t topic_len, int32_t opaque)
 {
+    if (topo_ak) /* signed: one HMAC per request, as a Java client does */
+        return route_frame_slow(out, topic, topic_len, opaque);
     for (size_t i = 0; i < topic_len; i++) {
         unsigned char ch = (unsigned char)topic[i];
         if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\')

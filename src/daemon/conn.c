@@ -562,18 +562,35 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
     queue_out(c);
 }
 
+/* Appends rsp's frame to out, its header from the running loop's
+ * templates (rsphead.h). */
+static int encode_reply(ns_buf_t *out, const ns_cmd_t *rsp)
+{
+    ns_server_t *cur = ns_loop_current();
+    size_t start = out->len;
+    int rc =
+        cur ? ns_rsp_heads_encode(&cur->rsp_heads, out, rsp) : ns_remoting_encode_header(out, rsp);
+    if (rc == NS_OK && rsp->body != NULL && rsp->body_len > 0 &&
+        ns_buf_append(out, rsp->body, rsp->body_len) != NS_OK) {
+        out->len = start;
+        out->data[start] = 0;
+        rc = NS_ENOMEM;
+    }
+    return rc;
+}
+
 int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
 {
     if (ns_conn_is_closed(c))
         return NS_ECONN;
     if (on_own_loop(c)) {
-        int rc = ns_remoting_encode(&c->wq.out, rsp);
+        int rc = encode_reply(&c->wq.out, rsp);
         return rc != NS_OK ? rc : queue_out(c);
     }
     ns_mail_t *m = ns_mail_new(NS_MAIL_OUT, c); /* the reply travels to c's loop */
     if (m == NULL)
         return NS_ENOMEM;
-    int rc = ns_remoting_encode(&m->bytes, rsp);
+    int rc = encode_reply(&m->bytes, rsp);
     ns_conn_ref(c); /* the mail's */
     if (rc == NS_OK && !ns_loop_post(c->srv, m))
         rc = NS_ECONN;

@@ -168,6 +168,7 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     ns_rsp_t rsp = {0};
     rsp.body = route.ptr;
     rsp.body_len = route.len;
+    rsp.body_mapped = !derive; /* in the map, not in srv->derived */
     if (order_conf(req, topic, &conf)) {
         ns_buf_t *body = &srv->scratch;
         char *c = strndup((const char *)conf.ptr, conf.len);
@@ -180,8 +181,9 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
             return rc;
         rsp.body = body->data;
         rsp.body_len = body->len;
+        rsp.body_mapped = false;
     }
-    ns_reply(&req->to, &rsp); /* copies the bytes before the read txn ends */
+    ns_reply(&req->to, &rsp); /* written or copied before the snapshot is released */
     return NS_OK;
 }
 

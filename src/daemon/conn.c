@@ -301,6 +301,8 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
     ns_txn_t *txn = NULL;
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
+    if (reading)
+        ns_conn_gather_begin(c); /* replies from the snapshot: not copied */
     while (!c->closing && !c->paused) {
         size_t flen = 0;
         int rc = ns_frame_peek(data + off, len - off, max, &flen);
@@ -323,8 +325,10 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             break;
         off += flen;
     }
-    if (reading)
+    if (reading) {
+        ns_conn_gather_end(c); /* written while the snapshot is still open */
         ns_read_end_keep(srv); /* the snapshot serves this iteration's other reads */
+    }
     return off;
 }
 

@@ -45,5 +45,9 @@ void ns_conn_close_here(ns_conn_t *c, const char *reason);
 void ns_conn_mark_dirty(ns_conn_t *c);
 /* Re-accounts c's buffers against the server-wide budgets (budget.c). */
 void ns_conn_account(ns_conn_t *c);
+/* conn_write.c: the replies of one read are gathered between these two,
+ * which process() calls while its read snapshot is open (see there). */
+void ns_conn_gather_begin(ns_conn_t *c);
+void ns_conn_gather_end(ns_conn_t *c);
 
 #endif

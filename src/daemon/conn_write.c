@@ -12,6 +12,23 @@
 #include "ns/log.h"
 #include "ns/rsphead.h"
 
+#define GATHER_SEGS 64
+#define GATHER_MIN 128 /* smaller bodies are copied: cheaper than an iovec */
+
+typedef struct {
+    size_t out_end; /* the body follows wq.out's first out_end bytes */
+    const uint8_t *p;
+    size_t n;
+} gather_seg_t;
+
+static _Thread_local struct {
+    ns_conn_t *conn; /* gathering, or NULL */
+    size_t n;
+    gather_seg_t seg[GATHER_SEGS];
+} gather;
+
+static void gather_settle(ns_conn_t *c);
+
 /* Appends encoded bytes for c's socket, on c's loop. */
 static int queue_out(ns_conn_t *c)
 {
@@ -29,6 +46,8 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
 {
     if (c->closing)
         return;
+    if (gather.conn == c)
+        gather_settle(c);
     if (c->wq.out.len == 0) {
         ns_buf_t t = c->wq.out;
         c->wq.out = *bytes;
@@ -79,6 +98,123 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
     return rc;
 }
 
+/* ---- the gather: replies of one read straight from the read snapshot ----
+ *
+ * While a connection without a filter processes a read (conn.c, process),
+ * a reply whose body lies in the loop's read snapshot (a route in the LMDB
+ * map) is not copied: its header goes to wq.out and the body is remembered
+ * as a segment after it. When the read's frames are done, and before the
+ * snapshot can be released, the whole of wq.out and the bodies go to the
+ * socket in one uv_try_write of iovecs; only what the socket did not take
+ * is copied into wq.out, to be written at the loop's check as usual. So a
+ * route is copied once (by the kernel) instead of twice. Connections with
+ * a filter (TLS, PROXY) need the bytes through it: their replies are
+ * copied as before. One gather per loop thread: one connection at a time. */
+
+/* c's bytes in order as iovecs: wq.out with the bodies at their places. */
+static size_t gather_iov(ns_conn_t *c, uv_buf_t *iov, size_t *total)
+{
+    size_t k = 0, from = 0;
+    char *out = (char *)c->wq.out.data;
+    *total = c->wq.out.len;
+    for (size_t i = 0; i < gather.n; i++) {
+        const gather_seg_t *g = &gather.seg[i];
+        if (g->out_end > from)
+            iov[k++] = uv_buf_init(out + from, (unsigned)(g->out_end - from));
+        iov[k++] = uv_buf_init((char *)g->p, (unsigned)g->n);
+        from = g->out_end;
+        *total += g->n;
+    }
+    if (c->wq.out.len > from)
+        iov[k++] = uv_buf_init(out + from, (unsigned)(c->wq.out.len - from));
+    return k;
+}
+
+/* Makes the bytes of iov after the first skip c's wq.out (copied through
+ * wq.wbuf, which is idle: no write is in flight while gathering). */
+static int gather_keep(ns_conn_t *c, const uv_buf_t *iov, size_t k, size_t skip)
+{
+    ns_buf_t *rest = &c->wq.wbuf;
+    ns_buf_reset(rest);
+    for (size_t i = 0; i < k; i++) {
+        if (skip >= iov[i].len) {
+            skip -= iov[i].len;
+            continue;
+        }
+        if (ns_buf_append(rest, iov[i].base + skip, iov[i].len - skip) != NS_OK)
+            return NS_ENOMEM;
+        skip = 0;
+    }
+    ns_buf_t t = c->wq.out;
+    c->wq.out = *rest;
+    *rest = t;
+    ns_buf_reset(rest);
+    return NS_OK;
+}
+
+void ns_conn_gather_begin(ns_conn_t *c)
+{
+    gather.conn = c->filter.write == NULL && !c->wq.writing && !c->closing ? c : NULL;
+    gather.n = 0;
+}
+
+/* Copies the gathered bodies into wq.out and ends the gather (something
+ * else is about to use wq.out as a whole). */
+static void gather_settle(ns_conn_t *c)
+{
+    uv_buf_t iov[2 * GATHER_SEGS + 1];
+    size_t total, k = gather_iov(c, iov, &total);
+    gather.conn = NULL;
+    gather.n = 0;
+    if (gather_keep(c, iov, k, 0) != NS_OK)
+        ns_conn_close_here(c, "out of memory");
+}
+
+void ns_conn_gather_end(ns_conn_t *c)
+{
+    if (gather.conn != c)
+        return;
+    gather.conn = NULL;
+    if (gather.n == 0 || c->closing) {
+        gather.n = 0;
+        return;
+    }
+    uv_buf_t iov[2 * GATHER_SEGS + 1];
+    size_t total, k = gather_iov(c, iov, &total);
+    gather.n = 0;
+    int n = uv_try_write((uv_stream_t *)&c->tcp, iov, (unsigned)k);
+    if (n < 0 && n != UV_EAGAIN) {
+        ns_conn_close_here(c, uv_strerror(n));
+        return;
+    }
+    size_t sent = n > 0 ? (size_t)n : 0;
+    NS_M_ADD(c->srv->m.bytes_out, sent);
+    if (sent > 0)
+        c->last_active_ms = uv_now(c->srv->loop);
+    if (sent == total) {
+        ns_buf_reset(&c->wq.out);
+        ns_conn_account(c);
+        return;
+    }
+    if (gather_keep(c, iov, k, sent) != NS_OK) {
+        ns_conn_close_here(c, "out of memory");
+        return;
+    }
+    queue_out(c); /* the rest at the loop's check */
+}
+
+int ns_conn_send_mapped(ns_conn_t *c, const ns_cmd_t *rsp)
+{
+    if (gather.conn != c || c->closing || rsp->body == NULL || rsp->body_len < GATHER_MIN ||
+        gather.n == GATHER_SEGS)
+        return ns_conn_send(c, rsp);
+    int rc = ns_rsp_heads_encode(&c->srv->rsp_heads, &c->wq.out, rsp);
+    if (rc != NS_OK)
+        return rc;
+    gather.seg[gather.n++] = (gather_seg_t){c->wq.out.len, rsp->body, rsp->body_len};
+    return NS_OK;
+}
+
 static void conn_flush(ns_conn_t *c);
 
 static void write_cb(uv_write_t *req, int status)
@@ -118,6 +254,8 @@ static void conn_flush(ns_conn_t *c)
 {
     if (c->closing)
         return;
+    if (gather.conn == c) /* a flush in the middle of a read (shutdown) */
+        gather_settle(c);
     int rc = conn_bytes_out(c);
     ns_conn_account(c);
     if (rc == NS_WQ_SENT)

@@ -71,18 +71,41 @@ static const ns_rsp_head_t *find(ns_rsp_heads_t *h, const ns_cmd_t *c)
     return t;
 }
 
-/* The decimal digits of v, written to the end of tmp[12]; returns the first. */
-static char *digits(int32_t v, char tmp[12])
+/* How many decimal digits u has. */
+static size_t n_digits(uint32_t u)
 {
-    char *p = tmp + 12;
+    return 1u + (u >= 10u) + (u >= 100u) + (u >= 1000u) + (u >= 10000u) + (u >= 100000u) +
+           (u >= 1000000u) + (u >= 10000000u) + (u >= 100000000u) + (u >= 1000000000u);
+}
+
+/* Writes v in decimal at p: len bytes (opaque_len(v)). */
+static void put_digits(uint8_t *p, int32_t v, size_t len)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
     uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    uint8_t *q = p + len;
+    while (u >= 100) {
+        uint32_t r = u % 100;
+        u /= 100;
+        *--q = (uint8_t)pairs[2 * r + 1];
+        *--q = (uint8_t)pairs[2 * r];
+    }
+    if (u >= 10) {
+        *--q = (uint8_t)pairs[2 * u + 1];
+        *--q = (uint8_t)pairs[2 * u];
+    } else {
+        *--q = (uint8_t)('0' + u);
+    }
     if (v < 0)
-        *--p = '-';
-    return p;
+        *--q = '-';
+}
+
+static size_t opaque_len(int32_t v)
+{
+    return v < 0 ? 1 + n_digits(0u - (uint32_t)v) : n_digits((uint32_t)v);
 }
 
 int ns_rsp_heads_encode(ns_rsp_heads_t *h, ns_buf_t *out, const ns_cmd_t *c)
@@ -93,28 +116,23 @@ int ns_rsp_heads_encode(ns_rsp_heads_t *h, ns_buf_t *out, const ns_cmd_t *c)
     if (t == NULL)
         return ns_remoting_encode_header(out, c);
     size_t body_len = c->body != NULL ? c->body_len : 0;
-    char tmp[12];
-    const char *d = tmp;
-    size_t nd = 4, skip = 4; /* binary: the opaque's 4 bytes replace the template's */
-    if (t->serialize_type == NS_SERIALIZE_JSON) {
-        d = digits(c->opaque, tmp);
-        nd = (size_t)(tmp + sizeof tmp - d);
-        skip = 1; /* the template's digit '0' */
-    } else {
-        ns_be32_write((uint8_t *)tmp, (uint32_t)c->opaque);
-    }
+    bool json = t->serialize_type == NS_SERIALIZE_JSON;
+    /* JSON: the digits replace the template's one '0'; binary: 4 bytes, 4 */
+    size_t nd = json ? opaque_len(c->opaque) : 4, skip = json ? 1 : 4;
     size_t hdr_len = t->len - 8 - skip + nd;
     if (body_len > (size_t)INT32_MAX - 4 - hdr_len)
         return NS_ETOOBIG;
-    if (ns_buf_reserve(out, hdr_len + 8) != NS_OK)
+    if (out->cap - out->len <= hdr_len + 8 && ns_buf_reserve(out, hdr_len + 8) != NS_OK)
         return NS_ENOMEM;
     uint8_t *p = out->data + out->len;
+    memcpy(p, t->bytes, t->opq_at);
     ns_be32_write(p, (uint32_t)(4 + hdr_len + body_len));
     ns_be32_write(p + 4, (uint32_t)t->serialize_type << 24 | (uint32_t)hdr_len);
-    size_t tail = t->len - t->opq_at - skip;
-    memcpy(p + 8, t->bytes + 8, t->opq_at - 8u);
-    memcpy(p + t->opq_at, d, nd);
-    memcpy(p + t->opq_at + nd, t->bytes + t->opq_at + skip, tail);
+    if (json)
+        put_digits(p + t->opq_at, c->opaque, nd);
+    else
+        ns_be32_write(p + t->opq_at, (uint32_t)c->opaque);
+    memcpy(p + t->opq_at + nd, t->bytes + t->opq_at + skip, t->len - t->opq_at - skip);
     out->len += hdr_len + 8;
     out->data[out->len] = 0;
     return NS_OK;

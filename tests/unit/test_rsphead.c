@@ -14,7 +14,9 @@
 #include "ns/remoting.h"
 #include "ns/rsphead.h"
 
-static const int32_t OPAQUES[] = {0, 1, 9, 10, 99, 12345, -1, -10, INT32_MAX, INT32_MIN, 7};
+static const int32_t OPAQUES[] = {
+    0,   1,    9,   10,        99,         100,        999,       1000,      12345, -1,
+    -10, -100, -99, 999999999, 1000000000, -999999999, INT32_MAX, INT32_MIN, 7};
 
 /* Encodes c through the cache and through the encoder; both must agree. */
 static void same_bytes(ns_rsp_heads_t *h, const ns_cmd_t *c)

@@ -111,6 +111,15 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
  * a filter (TLS, PROXY) need the bytes through it: their replies are
  * copied as before. One gather per loop thread: one connection at a time. */
 
+/* uv_buf_init without the call into libuv (it is not inline). */
+static inline uv_buf_t buf_of(const void *p, size_t n)
+{
+    uv_buf_t b;
+    b.base = (char *)p;
+    b.len = n;
+    return b;
+}
+
 /* c's bytes in order as iovecs: wq.out with the bodies at their places. */
 static size_t gather_iov(ns_conn_t *c, uv_buf_t *iov, size_t *total)
 {
@@ -120,13 +129,13 @@ static size_t gather_iov(ns_conn_t *c, uv_buf_t *iov, size_t *total)
     for (size_t i = 0; i < gather.n; i++) {
         const gather_seg_t *g = &gather.seg[i];
         if (g->out_end > from)
-            iov[k++] = uv_buf_init(out + from, (unsigned)(g->out_end - from));
-        iov[k++] = uv_buf_init((char *)g->p, (unsigned)g->n);
+            iov[k++] = buf_of(out + from, g->out_end - from);
+        iov[k++] = buf_of(g->p, g->n);
         from = g->out_end;
         *total += g->n;
     }
     if (c->wq.out.len > from)
-        iov[k++] = uv_buf_init(out + from, (unsigned)(c->wq.out.len - from));
+        iov[k++] = buf_of(out + from, c->wq.out.len - from);
     return k;
 }
 

@@ -1,10 +1,12 @@
 /* test_reply_gather.c - route replies written straight from the read
- * snapshot (src/daemon/conn_write.c) through the real namesrvd: many
+ * snapshot (src/daemon/conn_write.c), and that snapshot shared by the reads
+ * of a loop iteration (ioloop.h), through the real namesrvd: many
  * pipelined lookups on one connection, mixed with replies that are copied
  * (an unknown topic's remark, an old client's derived form), come back
  * complete, in order and byte for byte as single lookups do; also when the
  * peer reads nothing until it sent everything, so that the socket takes only
- * part of a gathered write and the rest is copied and sent later. */
+ * part of a gathered write and the rest is copied and sent later. A lookup
+ * sent after a registration was answered finds its route. */
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,19 +29,28 @@
 
 #define TOPICS 8
 
-/* Registers one broker with TOPICS topics (routes of a few hundred bytes);
- * the broker stays registered while the returned connection is open. */
-static ns_client_t *register_broker(const nstest_fx_t *fx)
+/* The REGISTER_BROKER request of broker `name` with TOPICS topics named
+ * prefix-0.. (routes of a few hundred bytes): fills req (borrowing ext, kv
+ * storage and body, which the caller frees). */
+typedef struct {
+    ns_cmd_t req;
+    ns_ext_field_t ext[16];
+    ns_buf_t body;
+    char crc[16], addr[32], name[32];
+    const char *kv[13];
+} reg_t;
+
+static void reg_fill(reg_t *r, const char *name, const char *prefix, int addr_n)
 {
     ns_regbody_t b;
     memset(&b, 0, sizeof b);
     b.data_version.counter = 1;
     b.data_version.timestamp = 1700000000000LL;
     ns_topic_config_t topics[TOPICS];
-    char names[TOPICS][32];
+    char names[TOPICS][48];
     memset(topics, 0, sizeof topics);
     for (int i = 0; i < TOPICS; i++) {
-        snprintf(names[i], sizeof names[i], "gather-topic-%d", i);
+        snprintf(names[i], sizeof names[i], "%s-%d", prefix, i);
         topics[i].topic_name = names[i];
         topics[i].read_queue_nums = topics[i].write_queue_nums = 4 + i;
         topics[i].perm = 6;
@@ -47,18 +58,32 @@ static ns_client_t *register_broker(const nstest_fx_t *fx)
     b.topics = topics;
     b.n_topics = TOPICS;
     b.has_filter_server_list = true;
-    ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
-    char crc[16];
-    snprintf(crc, sizeof crc, "%u", ns_body_crc32(body.data, body.len));
-    const char *kv[] = {"bodyCrc32",   crc,      "brokerAddr",   "10.0.9.1:10911",
-                        "brokerId",    "0",      "brokerName",   "gather-b",
-                        "clusterName", "Gather", "haServerAddr", "10.0.9.1:10912",
-                        NULL};
+    r->body = (ns_buf_t)NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&r->body, &b), NS_OK);
+    snprintf(r->crc, sizeof r->crc, "%u", ns_body_crc32(r->body.data, r->body.len));
+    snprintf(r->addr, sizeof r->addr, "10.0.9.%d:10911", addr_n);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    const char *kv[] = {"bodyCrc32",  r->crc,  "brokerAddr",  r->addr,  "brokerId", "0",
+                        "brokerName", r->name, "clusterName", "Gather", NULL};
+    memcpy(r->kv, kv, sizeof kv);
+    nstest_cmd(&r->req, r->ext, NS_REQ_REGISTER_BROKER, r->kv);
+    r->req.body = r->body.data;
+    r->req.body_len = r->body.len;
+}
+
+/* Registers broker gather-b with topics gather-topic-*; it stays registered
+ * while the returned connection is open. */
+static ns_client_t *register_broker(const nstest_fx_t *fx)
+{
+    reg_t r;
+    reg_fill(&r, "gather-b", "gather-topic", 1);
     ns_client_t *c = nstest_connect(&fx->srv);
-    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 60000),
-                     NS_RSP_SUCCESS);
-    ns_buf_free(&body);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &r.req, 60000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&r.body);
     return c;
 }
 
@@ -229,6 +254,57 @@ static void test_short_writes(void **state)
     ns_client_close(broker);
 }
 
+/* A route is found by every lookup sent after its registration was
+ * answered, on another connection too: a loop's reads share one snapshot per
+ * iteration, taken after the poll returned and reset before a writer batch's
+ * done callbacks run (ioloop.h). Lookups keep coming while the registration
+ * commits. */
+static void test_read_after_commit(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *a = nstest_connect(&fx->srv), *b = nstest_connect(&fx->srv);
+    for (int round = 0; round < 20; round++) {
+        char name[32], prefix[32];
+        snprintf(name, sizeof name, "commit-b%d", round);
+        snprintf(prefix, sizeof prefix, "commit-topic-%d", round);
+        reg_t r;
+        reg_fill(&r, name, prefix, 10 + round);
+        r.req.opaque = 7000 + round;
+        assert_int_equal(ns_client_send(a, &r.req), NS_OK);
+        char topic[48];
+        snprintf(topic, sizeof topic, "%s-%d", prefix, round % TOPICS);
+        const char *kv[] = {"topic", topic, NULL};
+        bool answered = false;
+        int lookups = 0;
+        for (;;) {
+            bool answered_before = answered;
+            int code = nstest_call_code(b, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0, 10000);
+            lookups++;
+            if (answered_before) {
+                if (code != NS_RSP_SUCCESS)
+                    fail_msg("round %d: lookup after the registration's reply answered %d", round,
+                             code);
+                break;
+            }
+            ns_cmd_msg_t rsp;
+            ns_cmd_msg_init(&rsp);
+            int rc = ns_client_recv(a, 1, &rsp);
+            if (rc == NS_OK) {
+                assert_int_equal(rsp.cmd.opaque, 7000 + round);
+                assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+                answered = true;
+            } else {
+                assert_int_equal(rc, NS_ETIMEDOUT);
+            }
+            ns_cmd_msg_free(&rsp);
+            assert_true(lookups < 100000);
+        }
+        ns_buf_free(&r.body);
+    }
+    ns_client_close(a);
+    ns_client_close(b);
+}
+
 static int setup(void **state)
 {
     return nstest_fx_setup(state, "gather", NULL);
@@ -239,6 +315,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pipelined_lookups, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_short_writes, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_read_after_commit, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

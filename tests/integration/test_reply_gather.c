@@ -7,6 +7,7 @@
  * peer reads nothing until it sent everything, so that the socket takes only
  * part of a gathered write and the rest is copied and sent later. A lookup
  * sent after a registration was answered finds its route. */
+#define _GNU_SOURCE /* memmem */
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,7 +41,7 @@ typedef struct {
     const char *kv[13];
 } reg_t;
 
-static void reg_fill(reg_t *r, const char *name, const char *prefix, int addr_n)
+static void reg_fill(reg_t *r, const char *name, const char *prefix, int addr_n, const char *zone)
 {
     ns_regbody_t b;
     memset(&b, 0, sizeof b);
@@ -63,8 +64,19 @@ static void reg_fill(reg_t *r, const char *name, const char *prefix, int addr_n)
     snprintf(r->crc, sizeof r->crc, "%u", ns_body_crc32(r->body.data, r->body.len));
     snprintf(r->addr, sizeof r->addr, "10.0.9.%d:10911", addr_n);
     snprintf(r->name, sizeof r->name, "%s", name);
-    const char *kv[] = {"bodyCrc32",  r->crc,  "brokerAddr",  r->addr,  "brokerId", "0",
-                        "brokerName", r->name, "clusterName", "Gather", NULL};
+    const char *kv[] = {"bodyCrc32",
+                        r->crc,
+                        "brokerAddr",
+                        r->addr,
+                        "brokerId",
+                        "0",
+                        "brokerName",
+                        r->name,
+                        "clusterName",
+                        "Gather",
+                        zone ? "__ZONE_NAME" : NULL,
+                        zone,
+                        NULL};
     memcpy(r->kv, kv, sizeof kv);
     nstest_cmd(&r->req, r->ext, NS_REQ_REGISTER_BROKER, r->kv);
     r->req.body = r->body.data;
@@ -76,7 +88,7 @@ static void reg_fill(reg_t *r, const char *name, const char *prefix, int addr_n)
 static ns_client_t *register_broker(const nstest_fx_t *fx)
 {
     reg_t r;
-    reg_fill(&r, "gather-b", "gather-topic", 1);
+    reg_fill(&r, "gather-b", "gather-topic", 1, NULL);
     ns_client_t *c = nstest_connect(&fx->srv);
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
@@ -268,7 +280,7 @@ static void test_read_after_commit(void **state)
         snprintf(name, sizeof name, "commit-b%d", round);
         snprintf(prefix, sizeof prefix, "commit-topic-%d", round);
         reg_t r;
-        reg_fill(&r, name, prefix, 10 + round);
+        reg_fill(&r, name, prefix, 10 + round, NULL);
         r.req.opaque = 7000 + round;
         assert_int_equal(ns_client_send(a, &r.req), NS_OK);
         char topic[48];
@@ -305,6 +317,63 @@ static void test_read_after_commit(void **state)
     ns_client_close(b);
 }
 
+/* The lookup's extFields (found in one pass, cmd_route.c): __ZONE_MODE and
+ * __ZONE_NAME filter out the group mastered in another zone, in any order
+ * and only when the mode is "true" (any case); acceptStandardJsonOnly gives
+ * an old client the standard form. */
+static void test_lookup_fields(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *c = nstest_connect(&fx->srv);
+    reg_t r1, r2;
+    reg_fill(&r1, "zone-b1", "zone-topic", 51, "z1");
+    reg_fill(&r2, "zone-b2", "zone-topic", 52, "z2");
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &r1.req, 60000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    assert_int_equal(ns_client_call(c, &r2.req, 60000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    struct {
+        const char *kv[9];
+        bool b1, b2;
+    } cases[] = {
+        {{"topic", "zone-topic-0", NULL}, true, true},
+        {{"topic", "zone-topic-0", "__ZONE_MODE", "true", "__ZONE_NAME", "z1", NULL}, true, false},
+        {{"__ZONE_NAME", "z2", "__ZONE_MODE", "TRUE", "topic", "zone-topic-0", NULL}, false, true},
+        {{"topic", "zone-topic-0", "__ZONE_MODE", "false", "__ZONE_NAME", "z1", NULL}, true, true},
+        {{"topic", "zone-topic-0", "__ZONE_NAME", "z1", NULL}, true, true},
+        {{"acceptStandardJsonOnly", "true", "topic", "zone-topic-0", NULL}, true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nstest_call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, cases[i].kv, NULL, 0, NS_VERSION_V5_3_3,
+                    10000, &rsp);
+        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+        const char *body = (const char *)rsp.cmd.body;
+        size_t n = rsp.cmd.body_len;
+        if ((memmem(body, n, "zone-b1", 7) != NULL) != cases[i].b1 ||
+            (memmem(body, n, "zone-b2", 7) != NULL) != cases[i].b2)
+            fail_msg("case %zu: route %.*s", i, (int)n, body);
+    }
+    const char *std_kv[] = {"topic", "zone-topic-0", "acceptStandardJsonOnly", "true", NULL};
+    const char *old_kv[] = {"topic", "zone-topic-0", NULL};
+    nstest_call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, std_kv, NULL, 0, NS_VERSION_V4_9_4 - 1, 10000,
+                &rsp);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    char *std_body = strndup((const char *)rsp.cmd.body, rsp.cmd.body_len);
+    assert_non_null(std_body);
+    nstest_call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, old_kv, NULL, 0, NS_VERSION_V4_9_4 - 1, 10000,
+                &rsp);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    assert_true(strlen(std_body) != rsp.cmd.body_len ||
+                memcmp(std_body, rsp.cmd.body, rsp.cmd.body_len) != 0);
+    free(std_body);
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&r1.body);
+    ns_buf_free(&r2.body);
+    ns_client_close(c);
+}
+
 static int setup(void **state)
 {
     return nstest_fx_setup(state, "gather", NULL);
@@ -316,6 +385,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipelined_lookups, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_short_writes, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_after_commit, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_fields, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

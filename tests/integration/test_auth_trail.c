@@ -75,6 +75,7 @@ static int setup(void **state)
     add_user(data, "cli1", "clientsecret", "client", NULL, NULL);
     add_user(data, "off1", "offsecret", "client", "--disable", NULL);
     add_user(data, "far1", "farsecret", "client", "--allow", "10.0.0.0/8,::1");
+    add_user(data, "near1", "nearsecret", "client", "--allow", "10.0.0.0/8,127.0.0.0/8");
     snprintf(hport, sizeof hport, "%s/http.port", fx->dir);
     snprintf(a_port, sizeof a_port, "--httpPortFile=%s", hport);
     const char *args[] = {"--authMode=all", "--authPenaltyMaxMillis=0", "--httpListen=127.0.0.1:0",
@@ -232,6 +233,9 @@ static void test_each_refusal_in_the_trail(void **state)
     assert_int_equal(
         call_as(fx, "admin1", "adminsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, &port),
         NS_RSP_SUCCESS);
+    assert_int_equal(
+        call_as(fx, "near1", "nearsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, &port),
+        NS_RSP_TOPIC_NOT_EXIST); /* its allowlist has 127.0.0.0/8 */
     for (size_t i = 0; i < n; i++) {
         refusal_case_t *k = &cases[i];
         int got = call_as(fx, k->ak, k->sk, k->code, k->kv, k->body, &k->port);

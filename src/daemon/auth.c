@@ -1,7 +1,7 @@
 /* auth.c - the dispatcher's one authentication and authorization check
  * (auth.h) and what a refusal does: count, log (rate-limited), record in
- * the admin audit trail (rate-limited), and answer NO_PERMISSION, late when the address
- * keeps failing.
+ * the admin audit trail (rate-limited), and answer NO_PERMISSION, late when
+ * the address keeps failing.
  *
  * Runs on the main loop only: while authMode is not off, the extra I/O
  * loops forward every request to it (ns_io_serves), so the penalty table,
@@ -39,7 +39,6 @@
 #define PENALTY_FORGET_MS 60000 /* a quiet minute clears an address */
 #define LATE_MAX 1024           /* late replies pending; beyond: close the conn */
 #define AUTH_AUDIT_PER_S 20     /* refusal records written a second at most */
-#define AUTH_AUDIT_KEEP 10000   /* refusal records kept in the store */
 #define OPENED_SLOTS 64         /* sealed secrets kept opened (direct-mapped) */
 
 typedef struct {

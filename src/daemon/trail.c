@@ -22,10 +22,8 @@ struct ns_trail {
     char *detail; /* ns_trail_set_detail: heap JSON object text */
 };
 
-#define SUMMARY_VALUE_MAX 80
-#define TRAIL_AUTH_FIELD_CAP                                                                       \
-    256 /* bytes of a key or value an auth refusal keeps */ /* longer values are cut in the log    \
-                                                               line (never in the record) */
+#define SUMMARY_VALUE_MAX 80     /* longer values are cut in the log line (never in the record) */
+#define TRAIL_AUTH_FIELD_CAP 256 /* bytes of a key or value an auth refusal keeps */
 
 /* Credentials (RocketMQ ACL's extFields, and the secret of our user requests,
  * NS_REQ_NS_USER_*) are never recorded or logged. */

@@ -298,8 +298,8 @@ static void test_auth_refusals_join_the_trail(void **state)
     assert_int_equal(open_at(fx->dir, 6, false, &s, err, sizeof err), NS_OK);
     ns_txn_t *t = NULL;
     assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
-    assert_int_equal(ns_admin_audit_append(t, "{\"request\":\"PUT_KV_CONFIG\"}", 29, 100, NULL),
-                     NS_OK);
+    const char *first = "{\"request\":\"PUT_KV_CONFIG\"}";
+    assert_int_equal(ns_admin_audit_append(t, first, strlen(first), 100, NULL), NS_OK);
     assert_int_equal(ns_txn_commit(t), NS_OK);
     ns_store_close(s);
     raw_t r;

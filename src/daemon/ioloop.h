@@ -74,8 +74,7 @@ struct ns_server {
     void (*on_accepted)(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer);
     void (*on_config_changed)(ns_server_t *srv);
     ns_txn_t *rtxn;         /* the loop's reusable read transaction */
-    int rtxn_users;         /* in use while > 0 (ns_read_begin/ns_read_end) */
-    bool rtxn_live;         /* renewed and not reset yet (ns_read_release) */
+    int rtxn_users;         /* open while > 0 (ns_read_begin/ns_read_end) */
     uv_tcp_t listener;      /* main loop */
     uv_timer_t scan_timer;  /* main loop: liveness scan */
     uv_timer_t idle_timer;  /* idle-connection sweep */
@@ -123,47 +122,24 @@ static inline ns_server_t *ns_loop_current(void)
 void ns_loop_set_current(ns_server_t *srv);
 
 /* The loop's read transaction: renewed by the first user, reset when the
- * last one ends, so all the frames of one read share one snapshot. The reads
- * of connections (conn.c) end it with ns_read_end_keep instead: the snapshot
- * then stays for the other reads of the same loop iteration (one renew per
- * iteration, not per read) and is reset by ns_read_release: in the loop's
- * check (after the poll phase, before it blocks again), and before the done
- * callbacks of a writer batch run, so what the loop does after a commit sees
- * it. Never held across loop iterations: every snapshot is taken after the
- * poll returned, so it holds everything a peer could have known of when it
- * sent the bytes read. Inline: the lookup path nests them. */
+ * last one ends, so all the frames of one read share one snapshot and it is
+ * never held across loop iterations. Inline: the lookup path nests them. */
 static inline int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
 {
-    if (!srv->rtxn_live) {
+    if (srv->rtxn_users == 0) {
         int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
         if (rc != 0)
             return rc;
-        srv->rtxn_live = true;
     }
     srv->rtxn_users++;
     *txn = srv->rtxn;
     return 0;
 }
 
-/* Resets the loop's read transaction unless a user still has it open. */
-static inline void ns_read_release(ns_server_t *srv)
-{
-    if (srv->rtxn_live && srv->rtxn_users == 0) {
-        ns_txn_read_reset(srv->rtxn);
-        srv->rtxn_live = false;
-    }
-}
-
 static inline void ns_read_end(ns_server_t *srv)
 {
-    srv->rtxn_users--;
-    ns_read_release(srv);
-}
-
-/* Ends a use but keeps the snapshot until ns_read_release (see above). */
-static inline void ns_read_end_keep(ns_server_t *srv)
-{
-    srv->rtxn_users--;
+    if (--srv->rtxn_users == 0)
+        ns_txn_read_reset(srv->rtxn);
 }
 /* Milliseconds on the loop's monotonic clock / the wall clock. */
 uint64_t ns_now_ms(ns_server_t *srv);

@@ -68,15 +68,8 @@ static void idle_cb(uv_timer_t *t)
     ns_http_refresh(srv); /* nothing unless httpListen is set */
 }
 
-/* A batch committed: the loop's reads from now on see it. */
-static void writer_committed(void *loop_ctx)
-{
-    ns_read_release(loop_ctx);
-}
-
 static void check_cb(uv_check_t *c)
 {
-    ns_read_release(c->data);
     ns_conn_flush_all(c->data);
 }
 
@@ -176,9 +169,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         return rc;
     }
     ns_budget_init(cfg);
-    ns_writer_hooks_t hooks = {
-        srv->registry, ns_registry_before_commit, ns_registry_batch_reset, writer_drained,
-        srv,           writer_committed};
+    ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset,
+                               writer_drained, srv};
     if ((rc = ns_writer_start(srv->store, loop, (size_t)cfg->writer_batch_max, &hooks,
                               &srv->writer)) != NS_OK) {
         snprintf(err, errlen, "cannot start the writer thread");
@@ -230,7 +222,6 @@ void ns_server_stop(ns_server_t *srv)
     if (srv->stopping)
         return;
     srv->stopping = true;
-    ns_read_release(srv); /* the writer may need the resize lock to finish */
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
     ns_service_stopping(srv);

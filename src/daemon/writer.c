@@ -190,8 +190,6 @@ static void drain_done(ns_writer_t *w)
     ns_wop_t *op = w->out_head;
     w->out_head = w->out_tail = NULL;
     pthread_mutex_unlock(&w->mu);
-    if (op && w->hooks.committed)
-        w->hooks.committed(w->hooks.loop_ctx);
     while (op) {
         ns_wop_t *next = op->next;
         op->next = NULL;

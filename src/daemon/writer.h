@@ -46,8 +46,6 @@ typedef struct {
      * queue got shorter (connections paused on its budget may read again). */
     void (*drained)(void *loop_ctx);
     void *loop_ctx;
-    /* Loop thread, before a batch's done callbacks run (NULL = none). */
-    void (*committed)(void *loop_ctx);
 } ns_writer_hooks_t;
 
 typedef struct ns_writer ns_writer_t;

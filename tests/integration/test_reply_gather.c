@@ -1,6 +1,5 @@
 /* test_reply_gather.c - route replies written straight from the read
- * snapshot (src/daemon/conn_write.c), and that snapshot shared by the reads
- * of a loop iteration (ioloop.h), through the real namesrvd: many
+ * snapshot (src/daemon/conn_write.c) through the real namesrvd: many
  * pipelined lookups on one connection, mixed with replies that are copied
  * (an unknown topic's remark, an old client's derived form), come back
  * complete, in order and byte for byte as single lookups do; also when the
@@ -267,10 +266,8 @@ static void test_short_writes(void **state)
 }
 
 /* A route is found by every lookup sent after its registration was
- * answered, on another connection too: a loop's reads share one snapshot per
- * iteration, taken after the poll returned and reset before a writer batch's
- * done callbacks run (ioloop.h). Lookups keep coming while the registration
- * commits. */
+ * answered, on another connection too (the read snapshot is never older than
+ * the read: ioloop.h). Lookups keep coming while the registration commits. */
 static void test_read_after_commit(void **state)
 {
     nstest_fx_t *fx = *state;

@@ -91,7 +91,7 @@ static void open_fx(fx_t *f, size_t map_max)
     char err[256];
     assert_int_equal(ns_store_open(&o, &f->store, err, sizeof err), NS_OK);
     assert_int_equal(uv_loop_init(&f->loop), 0);
-    ns_writer_hooks_t hooks = {f, hook_commit, hook_reset, NULL, NULL, NULL};
+    ns_writer_hooks_t hooks = {f, hook_commit, hook_reset, NULL, NULL};
     assert_int_equal(ns_writer_start(f->store, &f->loop, 64, &hooks, &f->w), NS_OK);
     current = f;
 }

@@ -1,6 +1,6 @@
 /* json_read.h - tolerant access to JSON written by Java peers (PROTOCOL.md
  * §4.4): fastjson text parsed with cJSON, values coerced as fastjson does.
- * Shared by the body decoders (json_body.c, regbody.c). */
+ * Shared by the body decoders (json_body_read.c, regbody.c). */
 #ifndef NS_JSON_READ_H
 #define NS_JSON_READ_H
 

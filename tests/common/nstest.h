@@ -72,6 +72,20 @@ typedef struct {
 int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args);
 int nstest_fx_teardown(void **state);
 
+/* ---- the HTTP endpoint (nstest_http.c) ----
+ * Starts like nstest_server_start, with the HTTP endpoint on an ephemeral
+ * loopback port as well (--httpListen, --httpPortFile under dir); *http_port
+ * gets its port. */
+int nstest_server_start_http(nstest_server_t *s, const char *dir, const char *const *extra_args,
+                             int *http_port);
+/* The value of one series of GET /metrics, e.g.
+ * "namesrv_connections_closed_total"; 0 when absent, -1 when /metrics
+ * cannot be read. */
+double nstest_metric(int http_port, const char *series);
+/* Polls a series until it is at least want, timeout_ms at most: waits for
+ * what the server counted (a close, a refusal) instead of sleeping. */
+bool nstest_metric_wait_ge(int http_port, const char *series, double want, int timeout_ms);
+
 /* Runs NS_NAMESRVCTL_PATH with NULL-terminated string arguments (at most
  * 62) for timeout_ms at most; returns its exit code (or -1). *out gets its
  * output (caller frees); out may be NULL. */

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_tls.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -97,10 +98,12 @@ static void test_backups_and_recover(void **state)
     nstest_server_t srv;
     assert_int_equal(nstest_server_start(&srv, dir, args), 0);
     ns_client_t *broker = fill(&srv);
-    /* backups every second, two kept */
-    for (int i = 0; i < 100 && count_backups(bdir) < 2; i++)
+    /* backups every second, two kept: after the second removal (which
+     * follows the fourth backup) two are left */
+    srv.dir = dir;
+    for (int i = 0; i < 100 && nstest_log_count(&srv, "backup: removed") < 2; i++)
         nstest_sleep_ms(100);
-    nstest_sleep_ms(2500);
+    assert_true(nstest_log_count(&srv, "written and verified") >= 4);
     assert_int_equal(count_backups(bdir), 2);
     int st = nstest_server_stop(&srv, SIGTERM);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);

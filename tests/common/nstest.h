@@ -30,6 +30,10 @@ int nstest_damage_table(const char *file, const char *table);
 int64_t nstest_mono_ms(void);
 /* Sleeps ms milliseconds (nanosleep; an interruption cuts it short). */
 void nstest_sleep_ms(int ms);
+/* Waits until the wall clock (CLOCK_REALTIME, whole ms, the server's clock
+ * for stored times) has moved past its reading at the call: whatever the
+ * server stamps afterwards is later than what it stamped before. */
+void nstest_wall_tick(void);
 
 /* ---- a real namesrvd for integration tests ----
  * Starts NS_NAMESRVD_PATH on 127.0.0.1 with an ephemeral port (portFile),

@@ -487,21 +487,21 @@ static void test_audit_history(void **state)
     reg_t a = {"C", "broker-a", "10.0.0.1:10911", NULL, 0, {1, 0, 1000}, s1, 2, NULL, 0, NULL, 0};
     reg_t b = {"C", "broker-b", "10.0.0.2:10911", NULL, 0, {1, 0, 1500}, sb, 2, NULL, 0, NULL, 0};
     assert_int_equal(register_broker(c, &a), 0); /* 1: new, +T1 +T2 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();                          /* each record a later time */
     a.dv = (ns_dataversion_t){2, 0, 2000};
     a.topics = s2;
     a.n_topics = 3;
     assert_int_equal(register_broker(c, &a), 0); /* 2: +T3 ~T1 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     assert_int_equal(register_broker(c, &b), 0); /* 3: broker-b +X1 +X2 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     assert_int_equal(register_broker(c, &a), 0); /* unchanged: no record */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     a.dv = (ns_dataversion_t){3, 0, 3000};
     a.topics = s4;
     a.n_topics = 2;
     assert_int_equal(register_broker(c, &a), 0); /* 4: -T2 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     a.dv = (ns_dataversion_t){1, 0, 500};
     a.topics = s5;
     a.n_topics = 3;

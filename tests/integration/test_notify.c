@@ -456,7 +456,12 @@ static void jammed_open(jammed_t *j)
         assert_true(j->fillers[i] >= 0);
         (void)connect(j->fillers[i], (struct sockaddr *)&sa, sizeof sa); /* EINPROGRESS */
     }
-    nstest_sleep_ms(50);
+    /* the backlog is full once a filler is established (writable); later
+     * SYNs, the server's among them, then go unanswered */
+    struct pollfd p[3];
+    for (int i = 0; i < 3; i++)
+        p[i] = (struct pollfd){j->fillers[i], POLLOUT, 0};
+    assert_true(poll(p, 3, 5000) > 0);
 }
 
 static void jammed_close(jammed_t *j)

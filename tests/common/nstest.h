@@ -25,6 +25,14 @@ void nstest_rmtree(const char *path);
  * (nstest_damage.c) */
 int nstest_damage_table(const char *file, const char *table);
 
+/* ---- text files (nstest_text.c) ---- */
+/* A whole file, NUL-terminated; caller frees. NULL when it cannot be read. */
+char *nstest_read_text(const char *path);
+/* Writes text as the whole file; fails the test on error. Needs cmocka. */
+void nstest_write_text(const char *path, const char *text);
+/* Occurrences of needle in the file (0 when it cannot be read). */
+int nstest_count_in_file(const char *path, const char *needle);
+
 /* ---- time (nstest.c) ---- */
 /* CLOCK_MONOTONIC in whole milliseconds. */
 int64_t nstest_mono_ms(void);

@@ -34,14 +34,6 @@ static char *replace_once(const char *text, const char *from, const char *to)
     return out;
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_restore_validates(void **state)
 {
     (void)state;
@@ -98,7 +90,7 @@ static void test_restore_validates(void **state)
         if (strstr((char *)text, edits[i][0]) == NULL)
             fail_msg("the dump has no %s:\n%s", edits[i][0], (char *)text);
         char *mod = replace_once((char *)text, edits[i][0], edits[i][1]);
-        write_text(bad, mod);
+        nstest_write_text(bad, mod);
         free(mod);
         snprintf(target, sizeof target, "%s/bad%zu", dir, i);
         rc = nstest_ctl(30000, &out, "restore", "--data-dir", target, "-i", bad, NULL);

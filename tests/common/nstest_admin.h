@@ -1,0 +1,31 @@
+/* nstest_admin.h - what the admin-side integration tests share: the admin
+ * trail read back with namesrvctl, UPDATE_NAMESRV_CONFIG, a plain two-topic
+ * broker registration, and the name the server gives a client's peer.
+ * Need <cmocka.h> (they fail the test on error). */
+#ifndef NS_TEST_ADMIN_H
+#define NS_TEST_ADMIN_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "nstest.h"
+#include "ns/client.h"
+
+/* The admin trail of the store under data_dir ("namesrvctl audit --admin
+ * --json"), one record per array item; caller deletes with cJSON_Delete. */
+cJSON *nstest_admin_trail(const char *data_dir);
+/* The first record of request with result ("ok", "refused"...), borrowed
+ * from trail; NULL when there is none. */
+cJSON *nstest_trail_find(cJSON *trail, const char *request, const char *result);
+/* A string of the record's "fields" ("" when absent), borrowed. */
+const char *nstest_trail_field(cJSON *rec, const char *key);
+/* UPDATE_NAMESRV_CONFIG with props as its body; returns the reply's code. */
+int nstest_config_update(ns_client_t *c, const char *props);
+/* REGISTER_BROKER of name/addr (cluster C1, id 0) with topics T1 (4/4) and
+ * T2 (8/8), DataVersion {1, 0, 1700000000000}; fails unless SUCCESS. */
+void nstest_register_two_topics(ns_client_t *c, const char *name, const char *addr);
+/* "127.0.0.1:PORT" of the client's end, as the server names its peer. */
+void nstest_local_name(ns_client_t *c, char *out, size_t n);
+
+#endif

@@ -135,6 +135,10 @@ void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const 
 void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
                  int version, int timeout_ms, ns_cmd_msg_t *rsp);
 
+/* One GET_BROKER_CLUSTER_INFO (3 s at most): the call's rc, and a reply
+ * other than SUCCESS fails the test. For "is this connection served". */
+int nstest_cluster_info(struct ns_client *c);
+
 /* The same at version 5.3.3, returning only the reply's code. */
 int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
                      size_t n, int timeout_ms);

@@ -216,6 +216,20 @@ void nstest_call(struct ns_client *c, int code, const char *const *kv, const voi
         fail_msg("request %d: %s", code, ns_strerror(rc));
 }
 
+int nstest_cluster_info(struct ns_client *c)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
+    ns_cmd_msg_init(&rsp);
+    int rc = ns_client_call(c, &cmd, 3000, &rsp);
+    if (rc == NS_OK)
+        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    return rc;
+}
+
 int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
                      size_t n, int timeout_ms)
 {

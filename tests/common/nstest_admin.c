@@ -79,6 +79,25 @@ void nstest_register_two_topics(ns_client_t *c, const char *name, const char *ad
     ns_buf_free(&b);
 }
 
+void nstest_register_topics(ns_client_t *c, const char *cluster, const char *name, const char *addr,
+                            const char *ha, ns_topic_config_t *topics, size_t n)
+{
+    ns_regbody_t b;
+    memset(&b, 0, sizeof b);
+    b.data_version.counter = 1;
+    b.data_version.timestamp = 1700000000000LL;
+    b.topics = topics;
+    b.n_topics = n;
+    b.has_filter_server_list = true;
+    ns_buf_t body = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
+    const char *kv[] = {"brokerAddr",  addr,    "brokerId",     "0", "brokerName", name,
+                        "clusterName", cluster, "haServerAddr", ha,  NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
+                     NS_RSP_SUCCESS);
+    ns_buf_free(&body);
+}
+
 void nstest_local_name(ns_client_t *c, char *out, size_t n)
 {
     struct sockaddr_in sa;

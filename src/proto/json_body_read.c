@@ -24,13 +24,9 @@ int ns_json_dataversion_decode_ts(const uint8_t *p, size_t n, ns_dataversion_t *
 {
     cJSON *root = NULL;
     ns_dataversion_t dv = {0, 0, 0};
-    int rc = ns_jr_parse(p, n, &root);
+    int rc = ns_jr_parse_object(p, n, &root);
     if (rc != NS_OK)
         goto cleanup;
-    if (!cJSON_IsObject(root)) {
-        rc = NS_EINVAL;
-        goto cleanup;
-    }
     if ((rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "counter"), &dv.counter)) != NS_OK ||
         (rc = ns_jr_i64(cJSON_GetObjectItemCaseSensitive(root, "stateVersion"),
                         &dv.state_version)) != NS_OK ||
@@ -87,12 +83,8 @@ int ns_json_queue_datas_decode(const uint8_t *p, size_t n, ns_queue_data_t **out
     *n_out = 0;
     if (ns_jr_blank(p, n))
         goto cleanup; /* no body: nothing to register */
-    if ((rc = ns_jr_parse(p, n, &root)) != NS_OK)
+    if ((rc = ns_jr_parse_object(p, n, &root)) != NS_OK)
         goto cleanup;
-    if (!cJSON_IsObject(root)) {
-        rc = NS_EINVAL;
-        goto cleanup;
-    }
     list = cJSON_GetObjectItemCaseSensitive(root, "queueDatas");
     if (ns_jr_absent(list))
         goto cleanup;

@@ -225,13 +225,9 @@ static int decode_json(ns_rbuild_t *bd, const uint8_t *p, size_t n, int request_
 {
     cJSON *root = NULL;
     const cJSON *wrapper = NULL;
-    int rc = ns_jr_parse(p, n, &root);
+    int rc = ns_jr_parse_object(p, n, &root);
     if (rc != NS_OK)
         goto cleanup;
-    if (!cJSON_IsObject(root)) {
-        rc = NS_EINVAL;
-        goto cleanup;
-    }
     wrapper = root;
     if (request_version >= VERSION_REGISTER_BODY) {
         if ((rc = servers_from_json(bd, ns_jr_get(root, "filterServerList"))) != NS_OK)
@@ -427,12 +423,8 @@ static int decode_compressed(ns_rbuild_t *bd, const uint8_t *p, size_t n, int re
             goto cleanup;
         for (size_t i = 0; i < count; i++) {
             if ((rc = zin_field(&z, &tmp)) != NS_OK ||
-                (rc = ns_jr_parse(tmp.data, tmp.len, &json)) != NS_OK)
+                (rc = ns_jr_parse_object(tmp.data, tmp.len, &json)) != NS_OK)
                 goto cleanup;
-            if (!cJSON_IsObject(json)) {
-                rc = NS_EINVAL;
-                goto cleanup;
-            }
             if ((rc = add_mapping_json(bd, json, NULL)) != NS_OK)
                 goto cleanup;
             cJSON_Delete(json);

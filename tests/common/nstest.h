@@ -139,6 +139,10 @@ void nstest_call(struct ns_client *c, int code, const char *const *kv, const voi
  * other than SUCCESS fails the test. For "is this connection served". */
 int nstest_cluster_info(struct ns_client *c);
 
+/* The same at version 5.3.3, returning the reply (caller frees with
+ * ns_cmd_msg_free). */
+ns_cmd_msg_t nstest_call_msg(struct ns_client *c, int code, const char *const *kv, const void *body,
+                             size_t n, int timeout_ms);
 /* The same at version 5.3.3, returning only the reply's code. */
 int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
                      size_t n, int timeout_ms);

@@ -230,12 +230,19 @@ int nstest_cluster_info(struct ns_client *c)
     return rc;
 }
 
-int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
-                     size_t n, int timeout_ms)
+ns_cmd_msg_t nstest_call_msg(struct ns_client *c, int code, const char *const *kv, const void *body,
+                             size_t n, int timeout_ms)
 {
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
     nstest_call(c, code, kv, body, n, NS_VERSION_V5_3_3, timeout_ms, &rsp);
+    return rsp;
+}
+
+int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
+                     size_t n, int timeout_ms)
+{
+    ns_cmd_msg_t rsp = nstest_call_msg(c, code, kv, body, n, timeout_ms);
     int rcode = rsp.cmd.code;
     ns_cmd_msg_free(&rsp);
     return rcode;

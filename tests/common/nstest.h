@@ -82,6 +82,9 @@ typedef struct {
 /* setup(): *state becomes a new nstest_fx_t (freed by nstest_fx_teardown);
  * returns -1 and leaves nothing behind on failure. */
 int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args);
+/* The same fixture with the directory only: the test starts the server
+ * (nstest_server_start(&fx->srv, fx->dir, ...)); teardown stops it if so. */
+int nstest_fx_setup_dir(void **state, const char *tag);
 int nstest_fx_teardown(void **state);
 
 /* ---- the HTTP endpoint (nstest_http.c) ----

@@ -261,6 +261,20 @@ int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args
     return 0;
 }
 
+int nstest_fx_setup_dir(void **state, const char *tag)
+{
+    nstest_fx_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL)
+        return -1;
+    fx->srv.pid = -1;
+    if ((fx->dir = nstest_tmpdir(tag)) == NULL) {
+        free(fx);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
 int nstest_fx_teardown(void **state)
 {
     nstest_fx_t *fx = *state;

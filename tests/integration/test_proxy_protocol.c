@@ -20,28 +20,11 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 
-typedef struct {
-    char *dir;
-    nstest_server_t srv;
-} fx_t;
+typedef nstest_fx_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL || (fx->dir = nstest_tmpdir("proxy")) == NULL) {
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    nstest_server_close(&fx->srv, fx->dir); /* stops it if a test started it */
-    free(fx);
-    return 0;
+    return nstest_fx_setup_dir(state, "proxy");
 }
 
 static void start(fx_t *fx, const char *trusted, const char *const *more)
@@ -259,12 +242,12 @@ static void preamble_before_tls(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(v1_sets_the_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(v2_sets_the_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(forged_preamble_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(unlisted_peer_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(malformed_header_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(preamble_before_tls, setup, teardown),
+        cmocka_unit_test_setup_teardown(v1_sets_the_peer, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(v2_sets_the_peer, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(forged_preamble_is_refused, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(unlisted_peer_is_refused, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(malformed_header_is_refused, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(preamble_before_tls, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #ifndef NS_CMD_H
 #define NS_CMD_H
 
+#include "ns/err.h"
 #include "request.h"
 
 /* Handlers (cmd_*.c), one per request code: NS_OK after replying, or an
@@ -53,6 +54,19 @@ void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why,
  * notifyMinBrokerIdChanged is on; *change is taken either way and set to
  * NULL (cmd_broker.c). */
 void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change);
+/* A SUCCESS reply carrying body when rc is NS_OK; returns rc either way, for
+ * the wrapper to answer an error. */
+static inline int ns_cmd_reply_body(ns_req_t *req, int rc, const ns_buf_t *body)
+{
+    if (rc != NS_OK)
+        return rc;
+    ns_rsp_t rsp = {0};
+    rsp.body = body->data;
+    rsp.body_len = body->len;
+    ns_reply(&req->to, &rsp);
+    return NS_OK;
+}
+
 /* The KVTable body of namespace ns (cmd_kv.c); NS_ENOTFOUND if absent. */
 int ns_kv_table_body(ns_txn_t *txn, const char *ns, ns_buf_t *out);
 

@@ -199,9 +199,5 @@ int ns_cmd_get_namesrv_config(ns_req_t *req)
     ns_buf_reset(body);
     if (ns_config_dump(req->srv->cfg, body) != NS_OK)
         return NS_ENOMEM;
-    ns_rsp_t rsp = {0};
-    rsp.body = body->data;
-    rsp.body_len = body->len;
-    ns_reply(&req->to, &rsp);
-    return NS_OK;
+    return ns_cmd_reply_body(req, NS_OK, body);
 }

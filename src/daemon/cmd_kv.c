@@ -115,11 +115,5 @@ int ns_cmd_get_kvlist_by_namespace(ns_req_t *req)
     int rc = ns_kv_table_body(req->txn, ns, body);
     if (rc == NS_ENOTFOUND)
         return ns_failf(req, NS_RSP_QUERY_NOT_FOUND, "No config item, Namespace: %s", ns);
-    if (rc != NS_OK)
-        return rc;
-    ns_rsp_t rsp = {0};
-    rsp.body = body->data;
-    rsp.body_len = body->len;
-    ns_reply(&req->to, &rsp);
-    return NS_OK;
+    return ns_cmd_reply_body(req, rc, body);
 }

@@ -17,18 +17,6 @@
 static const char TOPIC_NOT_EXIST_FAQ[] =
     "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";
 
-/* Replies body on success; returns rc for the wrapper otherwise. */
-static int reply_body(ns_req_t *req, int rc, const ns_buf_t *body)
-{
-    if (rc != NS_OK)
-        return rc;
-    ns_rsp_t rsp = {0};
-    rsp.body = body->data;
-    rsp.body_len = body->len;
-    ns_reply(&req->to, &rsp);
-    return NS_OK;
-}
-
 static int no_route(ns_req_t *req, const char *topic)
 {
     return ns_failf(req, NS_RSP_TOPIC_NOT_EXIST,
@@ -128,7 +116,7 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
     ns_buf_reset(body);
     if (rc == NS_OK)
         rc = ns_json_route_encode(body, &parts.route, standard, NULL);
-    rc = reply_body(req, rc, body);
+    rc = ns_cmd_reply_body(req, rc, body);
     free(conf_str);
     ns_route_parts_free(&parts);
     ns_route_cache_free(&cache);
@@ -261,7 +249,7 @@ int ns_cmd_get_broker_cluster_info(ns_req_t *req)
     if (rc == NS_OK && ns_req_bool(req, "withLiveness")) /* namesrvctl clusters */
         rc = ns_live_table_append(req->srv, body);
     topo_free(&t);
-    return reply_body(req, rc, body);
+    return ns_cmd_reply_body(req, rc, body);
 }
 
 int ns_cmd_get_broker_member_group(ns_req_t *req)
@@ -331,7 +319,7 @@ static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broke
     if (rc == NS_OK)
         rc = ns_json_topic_list_encode(body, (const char *const *)l->v, l->n, broker_addr);
     names_free(l);
-    return reply_body(req, rc, body);
+    return ns_cmd_reply_body(req, rc, body);
 }
 
 static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)

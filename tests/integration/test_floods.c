@@ -210,7 +210,9 @@ static void test_unfinished_frames_flood(void **state)
         for (int i = 0; i < CONNS; i++)
             if (open_[i])
                 open_[i] = send_all(fds[i], zeros, chunk);
-    nstest_sleep_ms(500);
+    /* the server said why it closed some (the closes themselves are seen above) */
+    for (int i = 0; i < 500 && log_count(fx, "maxUnfinishedFrameBytes") < 1; i++)
+        nstest_sleep_ms(20);
     int closed = 0;
     for (int i = 0; i < CONNS; i++)
         closed += !open_[i];

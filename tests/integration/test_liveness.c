@@ -725,7 +725,7 @@ static void test_unchanged_registration_writes_nothing(void **state)
     assert_int_equal(nstest_server_start(&fx->srv, fx->dir, quiet_args), 0);
     ns_client_t *c = nstest_connect(&fx->srv);
     register_ok(c, &BE, 1, te, 3);
-    nstest_sleep_ms(100); /* let anything the first registration started settle */
+    writer_barrier(c); /* whatever the first registration queued has committed */
 
     struct stat st0, st1, st2;
     data_stat(fx, &st0);

@@ -1,7 +1,7 @@
 /* seqlog.c - sequence logs (internal.h): tables of JSON records under
  * 8-byte big-endian sequence numbers, with the last number handed out kept
- * under a meta key. The audit history (audit.c), the admin trail
- * (admin_audit.c) and the auth refusals (authlog.c) are sequence logs.
+ * under a meta key. The audit history (audit.c) and the admin trail
+ * (admin_audit.c) are sequence logs.
  * Numbers are dense: each append takes the next one, so the newest N
  * records are those above last - N. */
 #include <string.h>

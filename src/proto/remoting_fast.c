@@ -7,7 +7,6 @@
  * spacing it does not expect) makes it give up with NS_EFALLBACK, and the
  * general decoder (remoting_json.c) handles the header from scratch.
  */
-#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 
@@ -23,10 +22,12 @@ typedef struct {
     const uint8_t *p, *end;
 } scan_t;
 
-static void skip_ws(scan_t *s)
+/* Every JSON space is <= ' ': one compare in the common case, none there. */
+static inline void skip_ws(scan_t *s)
 {
-    while (s->p < s->end && is_json_space(*s->p))
-        s->p++;
+    if (s->p < s->end && *s->p <= ' ')
+        while (s->p < s->end && is_json_space(*s->p))
+            s->p++;
 }
 
 static bool scan_char(scan_t *s, uint8_t c)
@@ -58,23 +59,29 @@ static bool scan_plain_str(scan_t *s, const uint8_t **str, size_t *len)
     return true;
 }
 
+/* An integer in int32 range, not followed by a fraction or exponent. Up
+ * to 10 digits (11 would not fit anyway, leading zeros aside: those fall
+ * back to the general decoder). */
 static bool scan_i32(scan_t *s, int32_t *out)
 {
     skip_ws(s);
-    const uint8_t *q = s->p;
-    bool neg = q < s->end && *q == '-';
-    if (neg)
-        q++;
-    int64_t v = 0;
+    const uint8_t *q = s->p, *end = s->end;
+    bool neg = q < end && *q == '-';
+    q += neg;
     const uint8_t *digits = q;
-    while (q < s->end && *q >= '0' && *q <= '9' && q - digits < 11)
-        v = v * 10 + (*q++ - '0');
-    if (q == digits || (q < s->end && (*q == '.' || *q == 'e' || *q == 'E' || isdigit(*q))))
+    uint64_t v = 0;
+    unsigned d;
+    while (q < end && (d = (unsigned)(*q - '0')) < 10) {
+        if (q - digits == 10)
+            return false;
+        v = v * 10 + d;
+        q++;
+    }
+    if (q == digits || (q < end && (*q == '.' || (*q | 0x20) == 'e')))
         return false;
-    v = neg ? -v : v;
-    if (v < INT32_MIN || v > INT32_MAX)
+    if (v > (uint64_t)INT32_MAX + neg)
         return false;
-    *out = (int32_t)v;
+    *out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
     s->p = q;
     return true;
 }

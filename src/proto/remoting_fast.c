@@ -22,12 +22,10 @@ typedef struct {
     const uint8_t *p, *end;
 } scan_t;
 
-/* Every JSON space is <= ' ': one compare in the common case, none there. */
-static inline void skip_ws(scan_t *s)
+static void skip_ws(scan_t *s)
 {
-    if (s->p < s->end && *s->p <= ' ')
-        while (s->p < s->end && is_json_space(*s->p))
-            s->p++;
+    while (s->p < s->end && is_json_space(*s->p))
+        s->p++;
 }
 
 static bool scan_char(scan_t *s, uint8_t c)

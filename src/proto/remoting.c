@@ -96,21 +96,33 @@ int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *fr
 
 /* ---- decode ------------------------------------------------------------- */
 
-/* Tries the fast path, then the general decoder from a clean state. */
-static int decode_json_header(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
+enum { DECODE_BOTH, DECODE_FAST, DECODE_GENERAL };
+
+/* Back to the state a decode starts from (serialize_type kept). */
+static void clear(ns_cmd_msg_t *m)
 {
-    int rc = ns_hdr_json_fast(hdr, hdr_len, m);
-    if (rc != NS_EFALLBACK)
-        return rc;
     uint8_t type = m->cmd.serialize_type;
     memset(&m->cmd, 0, sizeof m->cmd);
     m->cmd.serialize_type = type;
     ns_buf_reset(&m->arena);
     ns_hdr_index_drop(m);
-    return ns_hdr_json_decode(hdr, hdr_len, m);
 }
 
-int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out)
+/* The header in the mode asked: the fast path, then (unless DECODE_FAST)
+ * the general decoder from a clean state. */
+static int decode_header(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m, int mode)
+{
+    bool json = m->cmd.serialize_type == NS_SERIALIZE_JSON;
+    if (mode != DECODE_GENERAL) {
+        int rc = json ? ns_hdr_json_fast(hdr, n, m) : ns_hdr_bin_fast(hdr, n, m);
+        if (rc != NS_EFALLBACK || mode == DECODE_FAST)
+            return rc;
+        clear(m);
+    }
+    return json ? ns_hdr_json_decode(hdr, n, m) : ns_hdr_bin_decode(hdr, n, m);
+}
+
+static int decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out, int mode)
 {
     int rc = NS_EINVAL;
     ns_cmd_t *c = &out->cmd;
@@ -131,10 +143,7 @@ int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out
         goto cleanup;
     }
     c->serialize_type = type;
-    if (type == NS_SERIALIZE_JSON)
-        rc = decode_json_header(frame + 8, hdr_len, out);
-    else
-        rc = ns_hdr_bin_decode(frame + 8, hdr_len, out);
+    rc = decode_header(frame + 8, hdr_len, out, mode);
     if (rc != NS_OK)
         goto cleanup;
     c->body_len = frame_len - 8 - hdr_len;
@@ -147,6 +156,46 @@ cleanup:
         ns_buf_reset(&out->arena);
     }
     return rc;
+}
+
+int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out)
+{
+    return decode(frame, frame_len, out, DECODE_BOTH);
+}
+
+int ns_remoting_decode_fast(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out)
+{
+    return decode(frame, frame_len, out, DECODE_FAST);
+}
+
+int ns_remoting_decode_general(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out)
+{
+    return decode(frame, frame_len, out, DECODE_GENERAL);
+}
+
+static bool same_bytes(const void *a, size_t an, const void *b, size_t bn)
+{
+    return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+bool ns_cmd_same(const ns_cmd_t *a, const ns_cmd_t *b)
+{
+    if (a->code != b->code || a->language != b->language || a->version != b->version ||
+        a->opaque != b->opaque || a->flag != b->flag || a->serialize_type != b->serialize_type ||
+        (a->remark == NULL) != (b->remark == NULL) || a->has_ext != b->has_ext ||
+        a->n_ext != b->n_ext || (a->ext == NULL) != (b->ext == NULL) ||
+        (a->body == NULL) != (b->body == NULL))
+        return false;
+    if (a->remark && !same_bytes(a->remark, a->remark_len, b->remark, b->remark_len))
+        return false;
+    for (size_t i = 0; i < a->n_ext; i++) {
+        const ns_ext_field_t *x = &a->ext[i], *y = &b->ext[i];
+        if (!same_bytes(x->key, x->key_len, y->key, y->key_len) ||
+            !same_bytes(x->val, x->val_len, y->val, y->val_len) || x->key[x->key_len] != 0 ||
+            y->key[y->key_len] != 0 || x->val[x->val_len] != 0 || y->val[y->val_len] != 0)
+            return false;
+    }
+    return same_bytes(a->body, a->body_len, b->body, b->body_len);
 }
 
 /* ---- lookup ------------------------------------------------------------- */

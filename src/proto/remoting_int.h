@@ -68,9 +68,10 @@ void ns_hdr_fix_pointers(ns_cmd_msg_t *m, bool has_remark, size_t remark_off);
 int ns_hdr_json_decode(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m);
 int ns_hdr_bin_decode(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m);
 
-/* The fast path, same contract, plus NS_EFALLBACK: not a shape it knows (m then holds partial
+/* The fast paths, same contract, plus NS_EFALLBACK: not a shape they know (m then holds partial
  * results; the caller clears it and runs the general decoder). Whatever they accept they decode
  * exactly as the general decoder would; the arena must have room for n + 64 bytes. */
 int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m);
+int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m);
 
 #endif

@@ -54,9 +54,16 @@ static inline void skip_ws(fast_t *s)
         s->p++;
 }
 
-/* Skips spaces, then consumes c if it is next. */
+/* Consumes c if it is next, after any spaces (c itself is looked for first:
+ * real clients send no spaces). */
 static inline bool next_is(fast_t *s, uint8_t c)
 {
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return true;
+    }
+    if (s->p >= s->end || *s->p > ' ')
+        return false;
     skip_ws(s);
     if (s->p < s->end && *s->p == c) {
         s->p++;
@@ -69,15 +76,28 @@ static inline bool next_is(fast_t *s, uint8_t c)
  * the compiler turns this into a few word compares). */
 static inline bool eq_lit(const uint8_t *p, const char *l, size_t n)
 {
-    uint64_t diff = 0;
+    uint64_t diff = 0, a8, b8;
+    uint32_t a4, b4;
+    uint16_t a2, b2;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint64_t a, b;
-        memcpy(&a, p + i, 8);
-        memcpy(&b, l + i, 8);
-        diff |= a ^ b;
+        memcpy(&a8, p + i, 8);
+        memcpy(&b8, l + i, 8);
+        diff |= a8 ^ b8;
     }
-    for (; i < n; i++)
+    if (n & 4) {
+        memcpy(&a4, p + i, 4);
+        memcpy(&b4, l + i, 4);
+        diff |= a4 ^ b4;
+        i += 4;
+    }
+    if (n & 2) {
+        memcpy(&a2, p + i, 2);
+        memcpy(&b2, l + i, 2);
+        diff |= (uint64_t)(a2 ^ b2);
+        i += 2;
+    }
+    if (n & 1)
         diff |= (uint64_t)(p[i] ^ (uint8_t)l[i]);
     return diff == 0;
 }
@@ -164,24 +184,23 @@ static inline bool colon_str(fast_t *s, bool copy, const char **str, size_t *len
 static inline bool scan_i32(fast_t *s, int32_t *out)
 {
     skip_ws(s);
-    const uint8_t *q = s->p, *end = s->end;
-    bool neg = q < end && *q == '-';
+    const uint8_t *q = s->p;
+    size_t left = (size_t)(s->end - q);
+    bool neg = left > 0 && *q == '-';
     q += neg;
-    const uint8_t *digits = q;
+    left -= neg;
+    size_t i = 0, most = left < 10 ? left : 10;
     uint64_t v = 0;
-    unsigned d;
-    while (q < end && (d = (unsigned)(*q - '0')) < 10) {
-        if (q - digits == 10)
-            return false;
+    for (unsigned d; i < most && (d = (unsigned)(q[i] - '0')) < 10; i++)
         v = v * 10 + d;
-        q++;
-    }
-    if (q == digits || (q < end && (*q == '.' || (*q | 0x20) == 'e')))
+    /* what follows must be neither a digit (an 11th) nor a fraction or exponent */
+    if (i == 0 ||
+        (i < left && ((unsigned)(q[i] - '0') < 10 || q[i] == '.' || (q[i] | 0x20) == 'e')))
         return false;
     if (v > (uint64_t)INT32_MAX + neg)
         return false;
     *out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
-    s->p = q;
+    s->p = q + i;
     return true;
 }
 
@@ -276,6 +295,10 @@ static int json_member(fast_t *s, ns_cmd_msg_t *m)
         m->cmd.remark = v;
         m->cmd.remark_len = vn;
         return NS_OK;
+    case 's': /* Java's, ignored on receipt like any unknown key */
+        if (LIT(s, "serializeTypeCurrentRPC\":\"JSON\""))
+            return NS_OK;
+        break;
     case 'v':
         if (LIT(s, "version\""))
             return colon_i32(s, &m->cmd.version) ? NS_OK : NS_EFALLBACK;

@@ -402,8 +402,8 @@ int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
         if (end - q < 6)
             return NS_EFALLBACK;
         uint16_t kl = ns_be16_read(q);
-        if (kl > end - q - 6)
-            return NS_EFALLBACK;
+        if (kl > INT16_MAX || kl > end - q - 6)
+            return NS_EFALLBACK; /* a negative short, or past the block */
         const uint8_t *key = q + 2;
         uint32_t vl = ns_be32_read(key + kl);
         const uint8_t *val = key + kl + 4;

@@ -132,7 +132,9 @@ void ns_cmd_request_init(ns_cmd_t *cmd, int32_t code, const ns_ext_field_t *ext,
 /* An extFields entry over two NUL-terminated strings (borrowed). */
 ns_ext_field_t ns_ext_field(const char *key, const char *val);
 
-/* Value of an extFields key (NUL-terminated, borrowed from cmd), or NULL. */
+/* Value of an extFields key (NUL-terminated, borrowed from cmd), or NULL.
+ * The keys of cmd must be NUL-terminated at key_len (as ns_ext_field_t
+ * says; decoded ones are). */
 const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key);
 
 #endif

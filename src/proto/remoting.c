@@ -217,12 +217,18 @@ ns_ext_field_t ns_ext_field(const char *key, const char *val)
     return (ns_ext_field_t){key, strlen(key), val, strlen(val)};
 }
 
+/* Keys are NUL-terminated: compared byte by byte up to key's NUL (no strlen
+ * per call: handlers ask for a few keys on every request). */
 const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key)
 {
-    size_t klen = strlen(key);
     for (size_t i = 0; i < cmd->n_ext; i++) {
         const ns_ext_field_t *e = &cmd->ext[i];
-        if (e->key != NULL && e->key_len == klen && memcmp(e->key, key, klen) == 0)
+        if (e->key == NULL)
+            continue;
+        size_t j = 0;
+        while (key[j] != 0 && e->key[j] == key[j])
+            j++;
+        if (key[j] == 0 && j == e->key_len)
             return e->val;
     }
     return NULL;

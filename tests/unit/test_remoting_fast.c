@@ -368,6 +368,28 @@ static void binary_edges_agree(void **state)
         }
 }
 
+/* ns_cmd_ext_get compares up to the key's NUL: prefixes, extensions and
+ * embedded NULs (binary keys may hold them) must not match. */
+static void ext_get_exact(void **state)
+{
+    (void)state;
+    const ns_ext_field_t ext[] = {
+        {NULL, 0, "skipped", 7}, {"to", 2, "short", 5},    {"topicX", 6, "long", 4},
+        {"t\0pic", 5, "nul", 3}, {"topic", 5, "right", 5}, {"", 0, "empty", 5},
+    };
+    ns_cmd_t c;
+    ns_cmd_request_init(&c, 105, ext, sizeof ext / sizeof ext[0]);
+    assert_string_equal(ns_cmd_ext_get(&c, "topic"), "right");
+    assert_string_equal(ns_cmd_ext_get(&c, "to"), "short");
+    assert_string_equal(ns_cmd_ext_get(&c, "topicX"), "long");
+    assert_string_equal(ns_cmd_ext_get(&c, ""), "empty");
+    assert_null(ns_cmd_ext_get(&c, "t"));
+    assert_null(ns_cmd_ext_get(&c, "topi"));
+    assert_null(ns_cmd_ext_get(&c, "topicXY"));
+    c.n_ext = 5;
+    assert_null(ns_cmd_ext_get(&c, ""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +399,7 @@ int main(void)
         cmocka_unit_test(json_mutations_agree),
         cmocka_unit_test(many_ext_entries_fall_back),
         cmocka_unit_test(binary_edges_agree),
+        cmocka_unit_test(ext_get_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

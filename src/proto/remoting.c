@@ -138,7 +138,7 @@ static int decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out, int
     if (hdr_len > frame_len - 8 || (type != NS_SERIALIZE_JSON && type != NS_SERIALIZE_ROCKETMQ))
         goto cleanup;
     /* Decoded strings never need much more room than the header itself. */
-    if (ns_buf_reserve(&out->arena, hdr_len + 64) != NS_OK) {
+    if (out->arena.cap < hdr_len + 65 && ns_buf_reserve(&out->arena, hdr_len + 64) != NS_OK) {
         rc = NS_ENOMEM;
         goto cleanup;
     }

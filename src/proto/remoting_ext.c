@@ -12,7 +12,7 @@
 
 #include "remoting_int.h"
 
-int ns_hdr_ext_reserve(ns_cmd_msg_t *m, size_t n)
+int ns_hdr_ext_grow(ns_cmd_msg_t *m, size_t n)
 {
     if (n <= m->ext_cap)
         return NS_OK;
@@ -74,7 +74,7 @@ static int index_reserve(ns_cmd_msg_t *m, size_t n)
     return NS_OK;
 }
 
-void ns_hdr_index_drop(ns_cmd_msg_t *m)
+void ns_hdr_index_free(ns_cmd_msg_t *m)
 {
     free(m->ext_index);
     m->ext_index = NULL;

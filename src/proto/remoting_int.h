@@ -50,15 +50,24 @@ static inline int ns_hdr_arena_put(ns_buf_t *a, const void *s, size_t n, size_t 
 }
 
 /* Room for n entries in m->ext_storage. NS_OK or NS_ENOMEM. */
-int ns_hdr_ext_reserve(ns_cmd_msg_t *m, size_t n);
+int ns_hdr_ext_grow(ns_cmd_msg_t *m, size_t n);
+static inline int ns_hdr_ext_reserve(ns_cmd_msg_t *m, size_t n)
+{
+    return n <= m->ext_cap ? NS_OK : ns_hdr_ext_grow(m, n);
+}
 /* Adds key/value (already in the arena, at offsets) to the ext list. A key
  * that is already present gets the new value (Java decodes into a HashMap:
  * the last occurrence wins) but keeps its first position. O(1) amortised
  * per entry. NS_OK or NS_ENOMEM. */
 int ns_hdr_ext_add(ns_cmd_msg_t *m, size_t koff, size_t klen, size_t voff, size_t vlen);
 /* Frees the hash index (a msg that decodes small headers keeps no large
- * table around). */
-void ns_hdr_index_drop(ns_cmd_msg_t *m);
+ * table around). Inline: every decode calls it, nearly always with none. */
+void ns_hdr_index_free(ns_cmd_msg_t *m);
+static inline void ns_hdr_index_drop(ns_cmd_msg_t *m)
+{
+    if (m->ext_index != NULL)
+        ns_hdr_index_free(m);
+}
 /* Turns the offsets left by a general decoder into pointers into the arena. */
 void ns_hdr_fix_pointers(ns_cmd_msg_t *m, bool has_remark, size_t remark_off);
 

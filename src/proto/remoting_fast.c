@@ -15,19 +15,20 @@
  * in one pass, strings scanned and copied into the arena eight bytes at a
  * time. Unknown members with a plain string or integer value are skipped.
  * Anything else (escapes, control characters, null, nested or numeric ext
- * values, fractions, more than NS_HDR_EXT_INDEX_MIN ext entries) returns
+ * values, fractions) returns
  * NS_EFALLBACK, and the general decoder (remoting_json.c) decodes the header
  * from scratch. Whitespace between tokens is allowed (JSON's), as trailing.
  *
  * Binary. The same fields at fixed offsets; the fast path copies strings
  * straight into the arena and declines (NS_EFALLBACK) anything the general
- * decoder (remoting_bin.c) would reject or that has many ext entries, so
- * errors always come from the general decoder.
+ * decoder (remoting_bin.c) would reject, so errors always come from the
+ * general decoder.
  *
  * Both write into the arena directly, with no appends: the caller reserved
  * header length + 64 bytes, and every decoded string takes at most the
  * bytes it took in the header (quotes or a length prefix make room for the
- * NUL), so the arena never moves and entries hold pointers from the start.
+ * NUL), so the arena never moves and entries hold pointers from the start
+ * (arena offsets past NS_HDR_EXT_INDEX_MIN entries, for the shared index).
  * Duplicates: the last value wins at the first key's position, as in the
  * general decoders. tests/unit/test_remoting_fast.c and the header fuzzers
  * check that whatever a fast path accepts decodes as the general one does.
@@ -40,7 +41,8 @@
 
 typedef struct {
     const uint8_t *p, *end;
-    char *out; /* next free byte of the arena */
+    char *out;    /* next free byte of the arena */
+    bool indexed; /* ext entries hold arena offsets and the hash index is on */
 } fast_t;
 
 static bool is_json_space(uint8_t c)
@@ -209,24 +211,36 @@ static inline bool colon_i32(fast_t *s, int32_t *out)
     return next_is(s, ':') && scan_i32(s, out);
 }
 
-/* Entry i of the list, or n_ext: the last value wins, at the first key's
- * position. NS_EFALLBACK past NS_HDR_EXT_INDEX_MIN entries. */
-static int ext_put(ns_cmd_msg_t *m, const char *k, size_t kn, const char *v, size_t vn)
+/* Adds an entry (strings already in the arena): the last value wins, at the
+ * first key's position. Up to NS_HDR_EXT_INDEX_MIN entries by a walk over
+ * pointers; past that the entries become arena offsets and go through the
+ * shared hash index (ns_hdr_ext_add), so a header of n entries stays O(n)
+ * and a big flat header never needs the general decoder's tree. */
+static int ext_put(fast_t *s, ns_cmd_msg_t *m, const char *k, size_t kn, const char *v, size_t vn)
 {
     size_t n = m->cmd.n_ext;
     ns_ext_field_t *e = m->ext_storage;
-    for (size_t i = 0; i < n; i++) {
-        if (e[i].key_len == kn && memcmp(e[i].key, k, kn) == 0) {
-            e[i].val = v;
-            e[i].val_len = vn;
+    const char *base = (const char *)m->arena.data;
+    if (!s->indexed) {
+        for (size_t i = 0; i < n; i++) {
+            if (e[i].key_len == kn && memcmp(e[i].key, k, kn) == 0) {
+                e[i].val = v;
+                e[i].val_len = vn;
+                return NS_OK;
+            }
+        }
+        if (n < NS_HDR_EXT_INDEX_MIN) {
+            e[n] = (ns_ext_field_t){k, kn, v, vn};
+            m->cmd.n_ext = n + 1;
             return NS_OK;
         }
+        for (size_t i = 0; i < n; i++) {
+            e[i].key = ns_hdr_off_ptr((size_t)(e[i].key - base));
+            e[i].val = ns_hdr_off_ptr((size_t)(e[i].val - base));
+        }
+        s->indexed = true;
     }
-    if (n == NS_HDR_EXT_INDEX_MIN)
-        return NS_EFALLBACK;
-    e[n] = (ns_ext_field_t){k, kn, v, vn};
-    m->cmd.n_ext = n + 1;
-    return NS_OK;
+    return ns_hdr_ext_add(m, (size_t)(k - base), kn, (size_t)(v - base), vn);
 }
 
 /* The value of extFields: an object of plain strings. A second extFields
@@ -237,6 +251,8 @@ static int json_ext(fast_t *s, ns_cmd_msg_t *m)
         return NS_EFALLBACK;
     m->cmd.n_ext = 0;
     m->cmd.has_ext = true;
+    ns_hdr_index_drop(m);
+    s->indexed = false;
     if (next_is(s, '}'))
         return NS_OK;
     do {
@@ -244,7 +260,7 @@ static int json_ext(fast_t *s, ns_cmd_msg_t *m)
         size_t kn, vn;
         if (!next_is(s, '"') || !plain_str(s, true, &k, &kn) || !colon_str(s, true, &v, &vn))
             return NS_EFALLBACK;
-        int rc = ext_put(m, k, kn, v, vn);
+        int rc = ext_put(s, m, k, kn, v, vn);
         if (rc != NS_OK)
             return rc;
     } while (next_is(s, ','));
@@ -317,12 +333,16 @@ static int json_member(fast_t *s, ns_cmd_msg_t *m)
     return scan_i32(s, &num) ? NS_OK : NS_EFALLBACK;
 }
 
-/* What both fast paths leave behind: the arena's length and NUL, ext. */
-static void finish(ns_cmd_msg_t *m, char *out)
+/* What both fast paths leave behind: the arena's length and NUL, ext (as
+ * pointers again if they were offsets). */
+static void finish(ns_cmd_msg_t *m, const fast_t *s)
 {
-    m->arena.len = (size_t)(out - (char *)m->arena.data);
+    m->arena.len = (size_t)(s->out - (char *)m->arena.data);
     m->arena.data[m->arena.len] = 0;
-    m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
+    if (s->indexed)
+        ns_hdr_fix_pointers(m, false, 0);
+    else
+        m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
 }
 
 /* The room both fast paths write into (see the top of the file). */
@@ -335,7 +355,7 @@ static int fast_room(const ns_cmd_msg_t *m, size_t n)
 
 int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
 {
-    fast_t s = {hdr, hdr + n, NULL};
+    fast_t s = {hdr, hdr + n, NULL, false};
     if (fast_room(m, n) != NS_OK)
         return NS_EFALLBACK;
     if (ns_hdr_ext_reserve(m, NS_HDR_EXT_INDEX_MIN) != NS_OK)
@@ -357,7 +377,7 @@ int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
     skip_ws(&s);
     if (s.p != s.end)
         return NS_EFALLBACK;
-    finish(m, s.out);
+    finish(m, &s);
     return NS_OK;
 }
 
@@ -377,7 +397,7 @@ int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
         return NS_EFALLBACK;
     if (ns_hdr_ext_reserve(m, NS_HDR_EXT_INDEX_MIN) != NS_OK)
         return NS_ENOMEM;
-    char *out = (char *)m->arena.data;
+    fast_t s = {hdr, hdr + n, (char *)m->arena.data, false};
     m->cmd.code = (int16_t)ns_be16_read(hdr);
     m->cmd.language = hdr[2];
     m->cmd.version = (int16_t)ns_be16_read(hdr + 3);
@@ -388,7 +408,7 @@ int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
     if (rlen > (size_t)(end - q) || (size_t)(end - q) - rlen < 4)
         return NS_EFALLBACK; /* also a negative length */
     if (rlen > 0) {
-        m->cmd.remark = put(&out, q, rlen);
+        m->cmd.remark = put(&s.out, q, rlen);
         m->cmd.remark_len = rlen;
         q += rlen;
     }
@@ -412,11 +432,11 @@ int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
         q = val + vl;
         if (kl == 0 || vl == 0)
             continue; /* null: Java drops the entry */
-        const char *k = put(&out, key, kl), *v = put(&out, val, vl);
-        int rc = ext_put(m, k, kl, v, vl);
+        const char *k = put(&s.out, key, kl), *v = put(&s.out, val, vl);
+        int rc = ext_put(&s, m, k, kl, v, vl);
         if (rc != NS_OK)
             return rc;
     }
-    finish(m, out);
+    finish(m, &s);
     return NS_OK;
 }

@@ -41,8 +41,7 @@
 
 typedef struct {
     const uint8_t *p, *end;
-    char *out;    /* next free byte of the arena */
-    bool indexed; /* ext entries hold arena offsets and the hash index is on */
+    char *out; /* next free byte of the arena */
 } fast_t;
 
 static bool is_json_space(uint8_t c)
@@ -211,36 +210,46 @@ static inline bool colon_i32(fast_t *s, int32_t *out)
     return next_is(s, ':') && scan_i32(s, out);
 }
 
+/* From the 17th distinct key on: the entries become arena offsets and the
+ * hash index is on (m->ext_index set: the sign that entries are offsets);
+ * out of line, real clients never get here. */
+static __attribute__((noinline)) int ext_put_indexed(ns_cmd_msg_t *m, const char *k, size_t kn,
+                                                     const char *v, size_t vn)
+{
+    const char *base = (const char *)m->arena.data;
+    if (m->ext_index == NULL) {
+        ns_ext_field_t *e = m->ext_storage;
+        for (size_t i = 0; i < m->cmd.n_ext; i++) {
+            e[i].key = ns_hdr_off_ptr((size_t)(e[i].key - base));
+            e[i].val = ns_hdr_off_ptr((size_t)(e[i].val - base));
+        }
+    }
+    return ns_hdr_ext_add(m, (size_t)(k - base), kn, (size_t)(v - base), vn);
+}
+
 /* Adds an entry (strings already in the arena): the last value wins, at the
  * first key's position. Up to NS_HDR_EXT_INDEX_MIN entries by a walk over
  * pointers; past that the entries become arena offsets and go through the
  * shared hash index (ns_hdr_ext_add), so a header of n entries stays O(n)
  * and a big flat header never needs the general decoder's tree. */
-static int ext_put(fast_t *s, ns_cmd_msg_t *m, const char *k, size_t kn, const char *v, size_t vn)
+static inline int ext_put(ns_cmd_msg_t *m, const char *k, size_t kn, const char *v, size_t vn)
 {
     size_t n = m->cmd.n_ext;
     ns_ext_field_t *e = m->ext_storage;
-    const char *base = (const char *)m->arena.data;
-    if (!s->indexed) {
-        for (size_t i = 0; i < n; i++) {
-            if (e[i].key_len == kn && memcmp(e[i].key, k, kn) == 0) {
-                e[i].val = v;
-                e[i].val_len = vn;
-                return NS_OK;
-            }
-        }
-        if (n < NS_HDR_EXT_INDEX_MIN) {
-            e[n] = (ns_ext_field_t){k, kn, v, vn};
-            m->cmd.n_ext = n + 1;
+    if (m->ext_index != NULL)
+        return ext_put_indexed(m, k, kn, v, vn);
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].key_len == kn && memcmp(e[i].key, k, kn) == 0) {
+            e[i].val = v;
+            e[i].val_len = vn;
             return NS_OK;
         }
-        for (size_t i = 0; i < n; i++) {
-            e[i].key = ns_hdr_off_ptr((size_t)(e[i].key - base));
-            e[i].val = ns_hdr_off_ptr((size_t)(e[i].val - base));
-        }
-        s->indexed = true;
     }
-    return ns_hdr_ext_add(m, (size_t)(k - base), kn, (size_t)(v - base), vn);
+    if (n == NS_HDR_EXT_INDEX_MIN)
+        return ext_put_indexed(m, k, kn, v, vn);
+    e[n] = (ns_ext_field_t){k, kn, v, vn};
+    m->cmd.n_ext = n + 1;
+    return NS_OK;
 }
 
 /* The value of extFields: an object of plain strings. A second extFields
@@ -251,8 +260,7 @@ static int json_ext(fast_t *s, ns_cmd_msg_t *m)
         return NS_EFALLBACK;
     m->cmd.n_ext = 0;
     m->cmd.has_ext = true;
-    ns_hdr_index_drop(m);
-    s->indexed = false;
+    ns_hdr_index_drop(m); /* entries are pointers again (see ext_put) */
     if (next_is(s, '}'))
         return NS_OK;
     do {
@@ -260,7 +268,7 @@ static int json_ext(fast_t *s, ns_cmd_msg_t *m)
         size_t kn, vn;
         if (!next_is(s, '"') || !plain_str(s, true, &k, &kn) || !colon_str(s, true, &v, &vn))
             return NS_EFALLBACK;
-        int rc = ext_put(s, m, k, kn, v, vn);
+        int rc = ext_put(m, k, kn, v, vn);
         if (rc != NS_OK)
             return rc;
     } while (next_is(s, ','));
@@ -339,7 +347,7 @@ static void finish(ns_cmd_msg_t *m, const fast_t *s)
 {
     m->arena.len = (size_t)(s->out - (char *)m->arena.data);
     m->arena.data[m->arena.len] = 0;
-    if (s->indexed)
+    if (m->ext_index != NULL)
         ns_hdr_fix_pointers(m, false, 0);
     else
         m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
@@ -355,7 +363,7 @@ static int fast_room(const ns_cmd_msg_t *m, size_t n)
 
 int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
 {
-    fast_t s = {hdr, hdr + n, NULL, false};
+    fast_t s = {hdr, hdr + n, NULL};
     if (fast_room(m, n) != NS_OK)
         return NS_EFALLBACK;
     if (ns_hdr_ext_reserve(m, NS_HDR_EXT_INDEX_MIN) != NS_OK)
@@ -397,7 +405,7 @@ int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
         return NS_EFALLBACK;
     if (ns_hdr_ext_reserve(m, NS_HDR_EXT_INDEX_MIN) != NS_OK)
         return NS_ENOMEM;
-    fast_t s = {hdr, hdr + n, (char *)m->arena.data, false};
+    fast_t s = {hdr, hdr + n, (char *)m->arena.data};
     m->cmd.code = (int16_t)ns_be16_read(hdr);
     m->cmd.language = hdr[2];
     m->cmd.version = (int16_t)ns_be16_read(hdr + 3);
@@ -433,7 +441,7 @@ int ns_hdr_bin_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
         if (kl == 0 || vl == 0)
             continue; /* null: Java drops the entry */
         const char *k = put(&s.out, key, kl), *v = put(&s.out, val, vl);
-        int rc = ext_put(&s, m, k, kl, v, vl);
+        int rc = ext_put(m, k, kl, v, vl);
         if (rc != NS_OK)
             return rc;
     }

@@ -65,31 +65,25 @@ static int walk_dbi(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Walks that only check the records decode (the build has
+ * -Wno-unused-parameter). */
 static int noop_group(ns_group_rec_t *g, void *ctx)
 {
-    (void)g;
-    (void)ctx;
     return 0;
 }
 
 static int noop_live(const ns_live_rec_t *r, void *ctx)
 {
-    (void)r;
-    (void)ctx;
     return 0;
 }
 
 static int noop_name(const char *name, void *ctx)
 {
-    (void)name;
-    (void)ctx;
     return 0;
 }
 
 static int noop_mapping(const ns_mapping_info_t *m, void *ctx)
 {
-    (void)m;
-    (void)ctx;
     return 0;
 }
 

@@ -84,4 +84,17 @@ typedef int (*ns_db_walk_cb)(const uint8_t *ksuffix, size_t klen, const uint8_t 
 int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx);
 int ns_db_count(ns_txn_t *t, int db, size_t *out);
 
+/* Sequence logs (seqlog.c): JSON records under 8-byte big-endian sequence
+ * numbers in table db, the last number handed out under meta key seq_meta.
+ * Append takes the next number (into *seq_out when not NULL). Iter calls cb
+ * in order from from_seq (0: the first key) with a NUL-terminated copy of
+ * each record; a key that is not 8 bytes is NS_ECORRUPT; a non-zero return
+ * of cb stops and is returned. Del removes one record (NS_OK when absent),
+ * trim every record below keep_from. */
+int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json, size_t len,
+                     uint64_t *seq_out);
+int ns_seqlog_iter(ns_txn_t *t, int db, uint64_t from_seq, ns_audit_cb cb, void *ctx);
+int ns_seqlog_del(ns_txn_t *t, int db, uint64_t seq);
+int ns_seqlog_trim(ns_txn_t *t, int db, uint64_t keep_from);
+
 #endif

@@ -38,19 +38,8 @@ for tool in jq taskset cmake openssl git; do
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d /tmp/nsbench-tls.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do
-        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null || true
-    done
-    if [ "$KEEP" = 1 ]; then echo "bench_tls.sh: kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/tools/lib/work.sh"
+ns_work_begin /tmp/nsbench-tls.XXXXXX bench_tls.sh 50
 log() { echo "[bench_tls $(date +%T)] $*" >&2; }
 
 build() { # src dir

@@ -55,19 +55,8 @@ cmake --build "$BUILD" -j2 --target namesrvd nsbench >/dev/null
 NAMESRVD="$BUILD/namesrvd"
 NSBENCH="$BUILD/nsbench"
 
-WORK=$(mktemp -d /tmp/nscg.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do
-        for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null || true
-    done
-    if [ "$KEEP" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/tools/lib/work.sh"
+ns_work_begin /tmp/nscg.XXXXXX callgrind_lookups.sh
 log() { echo "[callgrind $(date +%T)] $*" >&2; }
 
 wait_file() { # file timeout_s pid

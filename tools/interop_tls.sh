@@ -36,19 +36,8 @@ done
 ls "$M2"/org/apache/rocketmq/rocketmq-broker/5.3.3/*.jar >/dev/null 2>&1 ||
     { echo "interop_tls.sh: no RocketMQ 5.3.3 broker jar under $M2" >&2; exit 1; }
 
-WORK=$(mktemp -d /tmp/interop-tls.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do
-        for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null || true
-    done
-    if [ "$KEEP" = 1 ]; then echo "interop_tls.sh: kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/tools/lib/work.sh"
+ns_work_begin /tmp/interop-tls.XXXXXX interop_tls.sh
 log() { echo "[interop-tls $(date +%T)] $*" >&2; }
 fail() { echo "interop_tls.sh: FAILED: $*" >&2; exit 1; }
 

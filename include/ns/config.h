@@ -1,5 +1,5 @@
 /* config.h - NameServer settings, driven by one declarative table
- * (src/config.c: ns_config_table). The same table feeds the properties file
+ * (src/daemon/config_table.c: ns_config_table). The same table feeds the properties file
  * (-c), command-line overrides (--key=value), GET/UPDATE_NAMESRV_CONFIG,
  * -p (print effective config) and --help. Key names are RocketMQ's where
  * RocketMQ has the setting; ours otherwise. */

@@ -1,8 +1,9 @@
 /* cmd.h - the handlers (cmd_*.c), one per request code, and the liveness
- * glue of cmd_broker.c. Handlers follow the contract in dispatch.h. */
+ * glue of cmd_broker.c and cmd_unregister.c. Handlers follow the contract in dispatch.h. */
 #ifndef NS_CMD_H
 #define NS_CMD_H
 
+#include "ns/err.h"
 #include "request.h"
 
 /* Handlers (cmd_*.c), one per request code: NS_OK after replying, or an
@@ -38,13 +39,34 @@ NS_HANDLER_DECL(user_delete)
 NS_HANDLER_DECL(user_list)
 #undef NS_HANDLER_DECL
 
-/* Liveness glue (cmd_broker.c), main loop: brokers registered over a closed
+/* Liveness glue (cmd_unregister.c), main loop: brokers registered over a closed
  * connection (the main loop's on_closed hook) and expired brokers are
  * unregistered through the writer, fenced by the generation they were
  * decided for; at shutdown a closed connection is only forgotten. */
 void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn);
 void ns_broker_scan(ns_server_t *srv);
 int ns_broker_restore(ns_server_t *srv);
+/* Marks e evicting and queues its unregistration (nobody to answer); why is a
+ * static string for the log, evict an NS_M_EVICT_* counter. On failure the
+ * entry is put back for the next scan (cmd_unregister.c). */
+void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict);
+/* Hands a change of a group's smallest broker id to the notifier when
+ * notifyMinBrokerIdChanged is on; *change is taken either way and set to
+ * NULL (cmd_broker.c). */
+void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change);
+/* A SUCCESS reply carrying body when rc is NS_OK; returns rc either way, for
+ * the wrapper to answer an error. */
+static inline int ns_cmd_reply_body(ns_req_t *req, int rc, const ns_buf_t *body)
+{
+    if (rc != NS_OK)
+        return rc;
+    ns_rsp_t rsp = {0};
+    rsp.body = body->data;
+    rsp.body_len = body->len;
+    ns_reply(&req->to, &rsp);
+    return NS_OK;
+}
+
 /* The KVTable body of namespace ns (cmd_kv.c); NS_ENOTFOUND if absent. */
 int ns_kv_table_body(ns_txn_t *txn, const char *ns, ns_buf_t *out);
 

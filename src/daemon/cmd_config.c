@@ -9,13 +9,13 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "ns/strpairs.h"
 #include "cmd.h"
 #include "trail.h"
 
 typedef struct {
     const ns_config_t *cfg;
-    char **keys, **vals;
-    size_t n;
+    ns_strpairs_t kv; /* the keys and values of the request, in order */
     bool blacklisted;
 } update_t;
 
@@ -51,28 +51,7 @@ static int collect_cb(const char *key, const char *value, void *ctx)
     update_t *u = ctx;
     if (in_black_list(u->cfg, key))
         u->blacklisted = true;
-    char **k = ns_array_grow(u->keys, u->n, sizeof *k);
-    if (k)
-        u->keys = k;
-    char **v = ns_array_grow(u->vals, u->n, sizeof *v);
-    if (v)
-        u->vals = v;
-    if (!k || !v)
-        return NS_ENOMEM;
-    u->keys[u->n] = strdup(key);
-    u->vals[u->n] = strdup(value);
-    u->n++;
-    return u->keys[u->n - 1] && u->vals[u->n - 1] ? 0 : NS_ENOMEM;
-}
-
-static void update_free(update_t *u)
-{
-    for (size_t i = 0; i < u->n; i++) {
-        free(u->keys[i]);
-        free(u->vals[i]);
-    }
-    free(u->keys);
-    free(u->vals);
+    return ns_strpairs_add(&u->kv, key, value, strlen(value));
 }
 
 /* The settings file, rewritten by the writer thread (its fsyncs must not
@@ -108,20 +87,20 @@ static const ns_wreq_ops_t persist_ops = {persist_apply, NULL, persist_free};
 static int validate(ns_req_t *req, const update_t *u)
 {
     char err[256];
-    for (size_t i = 0; i < u->n; i++) {
-        if (!ns_config_has_key(u->keys[i]) && ns_config_java_ignored(u->keys[i]))
+    for (size_t i = 0; i < u->kv.n; i++) {
+        if (!ns_config_has_key(u->kv.a[i]) && ns_config_java_ignored(u->kv.a[i]))
             continue;
-        if (!ns_config_has_key(u->keys[i]))
-            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "unknown key '%s'", u->keys[i]);
-        if (!ns_config_is_mutable(u->keys[i]))
+        if (!ns_config_has_key(u->kv.a[i]))
+            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "unknown key '%s'", u->kv.a[i]);
+        if (!ns_config_is_mutable(u->kv.a[i]))
             return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s cannot change while the server runs",
-                            u->keys[i]);
+                            u->kv.a[i]);
         ns_config_t probe;
         if (ns_config_init(&probe) != NS_OK)
             return NS_ENOMEM;
-        int rc = ns_config_set(&probe, u->keys[i], u->vals[i], err, sizeof err);
+        int rc = ns_config_set(&probe, u->kv.a[i], u->kv.b[i], err, sizeof err);
         if (rc == NS_OK)
-            rc = ns_config_check_runtime(u->keys[i], u->vals[i], err, sizeof err);
+            rc = ns_config_check_runtime(u->kv.a[i], u->kv.b[i], err, sizeof err);
         ns_config_free(&probe);
         if (rc != NS_OK)
             return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s", err);
@@ -156,7 +135,7 @@ static int persist(ns_req_t *req, const char *detail)
 int ns_cmd_update_namesrv_config(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
-    update_t u = {srv->cfg, NULL, NULL, 0, false};
+    update_t u = {srv->cfg, NS_STRPAIRS_INIT, false};
     char err[256];
     if (req->cmd->body_len == 0) {
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
@@ -176,8 +155,8 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
     const char *peer = ns_conn_peer(req->conn);
     ns_buf_t detail = NS_BUF_INIT, old = NS_BUF_INIT, ignored = NS_BUF_INIT;
     ns_buf_append_str(&detail, "{\"changed\":{");
-    for (size_t i = 0, k = 0; i < u.n; i++) {
-        const char *key = u.keys[i], *val = u.vals[i];
+    for (size_t i = 0, k = 0; i < u.kv.n; i++) {
+        const char *key = u.kv.a[i], *val = u.kv.b[i];
         if (!ns_config_has_key(key)) {
             NS_LOG_WARN("conn %s: config: %s=%s accepted without effect: %s", peer, key, val,
                         ns_config_java_ignored(key));
@@ -210,7 +189,7 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
     ns_buf_free(&old);
     ns_buf_free(&ignored);
 out:
-    update_free(&u);
+    ns_strpairs_free(&u.kv);
     return rc;
 }
 
@@ -220,9 +199,5 @@ int ns_cmd_get_namesrv_config(ns_req_t *req)
     ns_buf_reset(body);
     if (ns_config_dump(req->srv->cfg, body) != NS_OK)
         return NS_ENOMEM;
-    ns_rsp_t rsp = {0};
-    rsp.body = body->data;
-    rsp.body_len = body->len;
-    ns_reply(&req->to, &rsp);
-    return NS_OK;
+    return ns_cmd_reply_body(req, NS_OK, body);
 }

@@ -9,6 +9,7 @@
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/strpairs.h"
 #include "trail.h"
 
 /* A KV write: namespace, key and (for PUT) value, copied. */
@@ -90,47 +91,19 @@ int ns_cmd_get_kv_config(ns_req_t *req)
     return NS_OK;
 }
 
-typedef struct {
-    char **keys, **vals;
-    size_t n;
-} kv_list_t;
-
 static int list_cb(const char *key, const char *val, size_t len, void *ctx)
 {
-    kv_list_t *l = ctx;
-    char **k = ns_array_grow(l->keys, l->n, sizeof *k);
-    if (k)
-        l->keys = k;
-    char **v = ns_array_grow(l->vals, l->n, sizeof *v);
-    if (v)
-        l->vals = v;
-    if (!k || !v)
-        return NS_ENOMEM;
-    l->keys[l->n] = strdup(key);
-    l->vals[l->n] = strndup(val, len);
-    l->n++;
-    return l->keys[l->n - 1] && l->vals[l->n - 1] ? 0 : NS_ENOMEM;
-}
-
-static void list_free(kv_list_t *l)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->keys[i]);
-        free(l->vals[i]);
-    }
-    free(l->keys);
-    free(l->vals);
+    return ns_strpairs_add(ctx, key, val, len);
 }
 
 /* Appends namespace ns as a KVTable body to out (NS_ENOTFOUND if absent). */
 int ns_kv_table_body(ns_txn_t *txn, const char *ns, ns_buf_t *out)
 {
-    kv_list_t l = {NULL, NULL, 0};
+    ns_strpairs_t l = NS_STRPAIRS_INIT;
     int rc = ns_kv_iter(txn, ns, list_cb, &l);
     if (rc == NS_OK)
-        rc = ns_json_kvtable_encode(out, (const char *const *)l.keys, (const char *const *)l.vals,
-                                    l.n);
-    list_free(&l);
+        rc = ns_json_kvtable_encode(out, (const char *const *)l.a, (const char *const *)l.b, l.n);
+    ns_strpairs_free(&l);
     return rc;
 }
 
@@ -142,11 +115,5 @@ int ns_cmd_get_kvlist_by_namespace(ns_req_t *req)
     int rc = ns_kv_table_body(req->txn, ns, body);
     if (rc == NS_ENOTFOUND)
         return ns_failf(req, NS_RSP_QUERY_NOT_FOUND, "No config item, Namespace: %s", ns);
-    if (rc != NS_OK)
-        return rc;
-    ns_rsp_t rsp = {0};
-    rsp.body = body->data;
-    rsp.body_len = body->len;
-    ns_reply(&req->to, &rsp);
-    return NS_OK;
+    return ns_cmd_reply_body(req, rc, body);
 }

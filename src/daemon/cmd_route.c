@@ -12,21 +12,10 @@
 #include "ns/log.h"
 #include "cmd.h"
 #include "ns/strmap.h"
+#include "ns/strpairs.h"
 
 static const char TOPIC_NOT_EXIST_FAQ[] =
     "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.";
-
-/* Replies body on success; returns rc for the wrapper otherwise. */
-static int reply_body(ns_req_t *req, int rc, const ns_buf_t *body)
-{
-    if (rc != NS_OK)
-        return rc;
-    ns_rsp_t rsp = {0};
-    rsp.body = body->data;
-    rsp.body_len = body->len;
-    ns_reply(&req->to, &rsp);
-    return NS_OK;
-}
 
 static int no_route(ns_req_t *req, const char *topic)
 {
@@ -127,7 +116,7 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
     ns_buf_reset(body);
     if (rc == NS_OK)
         rc = ns_json_route_encode(body, &parts.route, standard, NULL);
-    rc = reply_body(req, rc, body);
+    rc = ns_cmd_reply_body(req, rc, body);
     free(conf_str);
     ns_route_parts_free(&parts);
     ns_route_cache_free(&cache);
@@ -232,9 +221,7 @@ typedef struct {
     ns_group_rec_t *groups;
     ns_broker_data_t *views;
     size_t n;
-    char **clusters; /* distinct cluster names */
-    char **names;    /* broker names, all clusters, in (cluster, broker) order */
-    size_t n_pairs;
+    ns_strpairs_t pairs; /* (cluster, broker name), in that order */
     ns_cluster_entry_t *entries;
     size_t n_entries;
 } topo_t;
@@ -254,32 +241,16 @@ static int topo_group_cb(ns_group_rec_t *g, void *ctx)
 static int topo_pair_cb(const char *cluster, const char *broker, void *ctx)
 {
     topo_t *t = ctx;
-    char **c = ns_array_grow(t->clusters, t->n_pairs, sizeof *c);
-    if (c)
-        t->clusters = c;
-    char **b = ns_array_grow(t->names, t->n_pairs, sizeof *b);
-    if (b)
-        t->names = b;
-    if (!c || !b)
-        return NS_ENOMEM;
-    t->clusters[t->n_pairs] = strdup(cluster);
-    t->names[t->n_pairs] = strdup(broker);
-    t->n_pairs++;
-    return t->clusters[t->n_pairs - 1] && t->names[t->n_pairs - 1] ? 0 : NS_ENOMEM;
+    return ns_strpairs_add(&t->pairs, cluster, broker, strlen(broker));
 }
 
 static void topo_free(topo_t *t)
 {
     for (size_t i = 0; i < t->n; i++)
         ns_group_rec_free(&t->groups[i]);
-    for (size_t i = 0; i < t->n_pairs; i++) {
-        free(t->clusters[i]);
-        free(t->names[i]);
-    }
+    ns_strpairs_free(&t->pairs);
     free(t->groups);
     free(t->views);
-    free(t->clusters);
-    free(t->names);
     free(t->entries);
 }
 
@@ -291,16 +262,16 @@ static int topo_load(ns_txn_t *txn, topo_t *t)
     if (rc != NS_OK)
         return rc;
     t->views = calloc(t->n + 1, sizeof *t->views);
-    t->entries = calloc(t->n_pairs + 1, sizeof *t->entries);
+    t->entries = calloc(t->pairs.n + 1, sizeof *t->entries);
     if (t->views == NULL || t->entries == NULL)
         return NS_ENOMEM;
     for (size_t i = 0; i < t->n; i++)
         ns_group_view(&t->groups[i], &t->views[i]);
     /* pairs are sorted by cluster: one entry per run */
-    for (size_t i = 0; i < t->n_pairs; i++) {
-        if (t->n_entries == 0 || strcmp(t->entries[t->n_entries - 1].name, t->clusters[i]) != 0) {
-            t->entries[t->n_entries].name = t->clusters[i];
-            t->entries[t->n_entries].broker_names = (const char *const *)&t->names[i];
+    for (size_t i = 0; i < t->pairs.n; i++) {
+        if (t->n_entries == 0 || strcmp(t->entries[t->n_entries - 1].name, t->pairs.a[i]) != 0) {
+            t->entries[t->n_entries].name = t->pairs.a[i];
+            t->entries[t->n_entries].broker_names = (const char *const *)&t->pairs.b[i];
             t->n_entries++;
         }
         t->entries[t->n_entries - 1].n_broker_names++;
@@ -319,7 +290,7 @@ int ns_cmd_get_broker_cluster_info(ns_req_t *req)
     if (rc == NS_OK && ns_req_bool(req, "withLiveness")) /* namesrvctl clusters */
         rc = ns_live_table_append(req->srv, body);
     topo_free(&t);
-    return reply_body(req, rc, body);
+    return ns_cmd_reply_body(req, rc, body);
 }
 
 int ns_cmd_get_broker_member_group(ns_req_t *req)
@@ -389,7 +360,7 @@ static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broke
     if (rc == NS_OK)
         rc = ns_json_topic_list_encode(body, (const char *const *)l->v, l->n, broker_addr);
     names_free(l);
-    return reply_body(req, rc, body);
+    return ns_cmd_reply_body(req, rc, body);
 }
 
 static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)

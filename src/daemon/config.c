@@ -5,7 +5,8 @@
  * default as text, bounds, enum values, flags and a one-line help. Defaults,
  * the properties file, --key=value, GET/UPDATE_NAMESRV_CONFIG, -p and --help
  * all walk the table; no code below knows a setting by name. Adding a
- * setting = one field in ns_config_t + one row here.
+ * setting = one field in ns_config_t + one row in config_table.c, which
+ * holds the table; this file holds the code that walks it.
  *
  * Value syntax (ns_config_set), the same everywhere:
  *   INT64   decimal, optional sign, inside [min, max]
@@ -39,244 +40,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
-#include "auth.h"
-
-typedef enum { CFG_INT64, CFG_BOOL, CFG_STRING, CFG_ENUM } cfg_type_t;
-
-#define CFG_MUTABLE 0x1u /* may change while running (UPDATE_NAMESRV_CONFIG) */
-#define CFG_OURS 0x2u    /* our setting; RocketMQ has no such key */
-#define CFG_SECRET 0x4u  /* left out of GET_NAMESRV_CONFIG and -p */
-
-typedef struct {
-    const char *key;
-    cfg_type_t type;
-    size_t offset;             /* of the field in ns_config_t */
-    const char *def;           /* default as text; ${VAR} expanded at init */
-    int64_t min, max;          /* CFG_INT64 only */
-    const char *const *values; /* CFG_ENUM only: NULL-terminated */
-    unsigned flags;
-    const char *help;
-    /* Makes a new value take effect beyond the field (NULL: reading the
-     * field is enough); run by ns_config_update and ns_config_apply_all. */
-    void (*apply)(const ns_config_t *cfg);
-    /* CFG_MUTABLE integers: the bounds a change while running must keep
-     * (ns_config_check_runtime), tighter than [min, max] where a value set
-     * by anyone who can send UPDATE_NAMESRV_CONFIG would disable liveness or
-     * the audit history; 0/0 = [min, max]. */
-    int64_t rt_min, rt_max;
-} cfg_entry_t;
-
-/* offsetof that refuses to compile unless the field has type T. */
-#define SLOT(field, T) _Generic(((ns_config_t *)0)->field, T : offsetof(ns_config_t, field))
-
-#define ROW_INT(key, field, def, min, max, flags, help)                                            \
-    {                                                                                              \
-        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL, 0, 0         \
-    }
-/* A mutable integer with tighter bounds for changes while running. */
-#define ROW_INT_RT(key, field, def, min, max, rt_min, rt_max, flags, help)                         \
-    {                                                                                              \
-        key, CFG_INT64, SLOT(field, int64_t), def, min, max, NULL, flags, help, NULL, rt_min,      \
-            rt_max                                                                                 \
-    }
-#define ROW_BOOL(key, field, def, flags, help)                                                     \
-    {                                                                                              \
-        key, CFG_BOOL, SLOT(field, bool), def, 0, 0, NULL, flags, help, NULL, 0, 0                 \
-    }
-#define ROW_STR(key, field, def, flags, help)                                                      \
-    {                                                                                              \
-        key, CFG_STRING, SLOT(field, char *), def, 0, 0, NULL, flags, help, NULL, 0, 0             \
-    }
-#define ROW_ENUM(key, field, def, values, flags, help)                                             \
-    {                                                                                              \
-        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, NULL, 0, 0             \
-    }
-#define ROW_ENUM_APPLY(key, field, def, values, flags, help, apply)                                \
-    {                                                                                              \
-        key, CFG_ENUM, SLOT(field, char *), def, 0, 0, values, flags, help, apply, 0, 0            \
-    }
-
-static void apply_log_level(const ns_config_t *cfg)
-{
-    int level = ns_log_level_parse(cfg->log_level);
-    if (level >= 0)
-        ns_log_set_level((ns_log_level_t)level);
-}
-
-#define MiB (INT64_C(1) << 20)
-#define GiB (INT64_C(1) << 30)
-
-static const char *const sync_modes[] = {"full", "nometasync", "nosync", NULL};
-static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
-static const char *const tls_modes[] = {"disabled", "permissive", "enforcing", NULL};
-static const char *const tls_auths[] = {"none", "optional", "require", NULL};
-static const char *const auth_modes[] = {"off", "writes", "all", NULL};
-
-/* Every loop reads the mode through ns_auth_mode() (atomic). */
-static void apply_auth_mode(const ns_config_t *cfg)
-{
-    ns_auth_mode_t m;
-    if (ns_auth_mode_parse(cfg->auth_mode, &m) == NS_OK)
-        ns_auth_set_mode(m);
-}
-
-static const cfg_entry_t ns_config_table[] = {
-    /* network */
-    ROW_STR("bindAddress", bind_address, "0.0.0.0", 0, "address to listen on"),
-    ROW_INT("listenPort", listen_port, "9876", 0, 65535, 0,
-            "TCP port to listen on; 0 = any free port (see portFile)"),
-    ROW_STR("portFile", port_file, "", CFG_OURS,
-            "write the bound port to this file; empty = don't"),
-    ROW_STR("httpListen", http_listen, "", CFG_OURS,
-            "HOST:PORT of the HTTP endpoint (/metrics, /healthz, /readyz, /brokers); "
-            "empty = off; port 0 = any free port (see httpPortFile)"),
-    ROW_STR("httpPortFile", http_port_file, "", CFG_OURS,
-            "write the HTTP endpoint's bound port to this file; empty = don't"),
-    ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, CFG_OURS,
-            "largest remoting frame accepted, bytes"),
-    ROW_INT_RT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, 60,
-               INT32_MAX, CFG_MUTABLE,
-               "close connections idle this long, seconds; 0 = never (while running: at least "
-               "60, so broker connections are never closed between their 30 s heartbeats)"),
-    ROW_INT("ioThreads", io_threads, "1", 1, 64, CFG_OURS,
-            "event loops serving connections (route lookups run on all of them; "
-            "every other request on the first)"),
-    ROW_INT("ioBacklogBytes", io_backlog_bytes, "8388608", 65536, 1 * GiB, CFG_OURS,
-            "with ioThreads > 1: request bytes a loop may forward to the first one before "
-            "its connections pause reading"),
-    /* TLS: Java's TlsSystemConfig names; set here, in tls.config.file or with --key=value */
-    ROW_ENUM("tls.server.mode", tls_server_mode, "permissive", tls_modes, 0,
-             "disabled: plain only; permissive: TLS (first byte 0x16) and plain on one port, "
-             "TLS only once certPath/keyPath are set; enforcing: TLS only"),
-    ROW_STR("tls.server.certPath", tls_server_cert_path, "", 0,
-            "PEM certificate chain; reloaded when it changes and on SIGHUP"),
-    ROW_STR("tls.server.keyPath", tls_server_key_path, "", 0,
-            "PEM private key (PKCS#8 or traditional, may be encrypted)"),
-    ROW_STR("tls.server.keyPassword", tls_server_key_password, "", CFG_SECRET,
-            "password of an encrypted keyPath (never shown)"),
-    ROW_ENUM("tls.server.need.client.auth", tls_server_need_client_auth, "none", tls_auths, 0,
-             "client certificates: none, optional (verified if sent), require"),
-    ROW_STR("tls.server.trustCertPath", tls_server_trust_cert_path, "", 0,
-            "PEM CA bundle client certificates are verified with"),
-    ROW_STR("tls.protocols", tls_protocols, "TLSv1.2,TLSv1.3", 0,
-            "TLS versions accepted (lowest..highest named)"),
-    ROW_STR("tls.ciphers", tls_ciphers, "", 0,
-            "cipher list, OpenSSL names; TLS_* names are TLS 1.3 suites; empty = OpenSSL's"),
-    ROW_STR("tls.config.file", tls_config_file, "/etc/rocketmq/tls.properties", 0,
-            "properties file whose tls.server.* keys override these (read if it exists)"),
-    ROW_INT("tlsHandshakeTimeoutMillis", tls_handshake_timeout_ms, "10000", 100, INT32_MAX,
-            CFG_OURS, "close a connection whose TLS handshake or PROXY header is not done by then"),
-    ROW_STR("proxyProtocolTrustedAddresses", proxy_protocol_trusted, "", CFG_OURS,
-            "peers allowed to send a PROXY protocol v1/v2 header: comma-separated IPs/CIDRs, "
-            "* = any (Java), empty = none"),
-    /* store */
-    ROW_STR("dataDir", data_dir, "./data", CFG_OURS, "directory of the store"),
-    ROW_ENUM("syncMode", sync_mode, "full", sync_modes, CFG_OURS,
-             "fsync policy: full, nometasync (skip meta page), nosync (never)"),
-    ROW_INT("mapSizeBytes", map_size_bytes, "67108864", MiB, INT64_MAX, CFG_OURS,
-            "initial store map size, bytes"),
-    ROW_INT("mapMaxBytes", map_max_bytes, "17179869184", MiB, INT64_MAX, CFG_OURS,
-            "hard limit for store map growth, bytes"),
-    ROW_INT("writerBatchMax", writer_batch_max, "64", 1, 1000000, CFG_OURS,
-            "most mutations committed in one write transaction"),
-    ROW_INT_RT("auditRetention", audit_retention, "1000", 0, INT64_MAX, 100, 100000000,
-               CFG_OURS | CFG_MUTABLE,
-               "audit history records kept in all (oldest dropped first; while running: "
-               "100..100000000, so the history never stops recording)"),
-    /* registration */
-    ROW_INT("maxInflateBytes", max_inflate_bytes, "67108864", 1024, GiB, CFG_OURS,
-            "largest inflated (compressed) register body, bytes (a safety cap: file and restart "
-            "only)"),
-    /* liveness */
-    ROW_INT_RT("scanNotActiveBrokerInterval", scan_not_active_broker_interval_ms, "5000", 10,
-               INT32_MAX, 1000, 60000, CFG_MUTABLE,
-               "broker liveness scan period, ms (while running: 1000..60000, so expiry is "
-               "never switched off)"),
-    ROW_INT_RT("brokerGraceWindowMillis", broker_grace_window_ms, "120000", 0, INT64_MAX, 0, 600000,
-               CFG_OURS | CFG_MUTABLE,
-               "after a restart, a stored broker lives unseen for max(this, its own "
-               "heartbeatTimeoutMillis), ms (while running: at most 600000)"),
-    /* RocketMQ NamesrvConfig */
-    ROW_STR("rocketmqHome", rocketmq_home, "${ROCKETMQ_HOME}", 0, "RocketMQ home directory"),
-    ROW_STR("kvConfigPath", kv_config_path, "${HOME}/namesrv/kvConfig.json", 0,
-            "KV config file (JSON)"),
-    ROW_STR("configStorePath", config_store_path, "${HOME}/namesrv/namesrv.properties", 0,
-            "settings file UPDATE_NAMESRV_CONFIG rewrites when started without -c"),
-    ROW_STR("productEnvName", product_env_name, "center", CFG_MUTABLE,
-            "product environment name (cluster-test mode)"),
-    ROW_BOOL("clusterTest", cluster_test, "false", CFG_MUTABLE, "cluster-test mode"),
-    ROW_BOOL("orderMessageEnable", order_message_enable, "false", CFG_MUTABLE,
-             "add orderTopicConf to routes"),
-    ROW_BOOL("returnOrderTopicConfigToBroker", return_order_topic_config_to_broker, "true",
-             CFG_MUTABLE, "send ORDER_TOPIC_CONFIG to registering brokers"),
-    ROW_BOOL("enableAllTopicList", enable_all_topic_list, "true", CFG_MUTABLE,
-             "answer GET_ALL_TOPIC_LIST_FROM_NAMESERVER"),
-    ROW_BOOL("enableTopicList", enable_topic_list, "true", CFG_MUTABLE,
-             "answer the topic-list requests 224, 311, 312, 313"),
-    ROW_BOOL("notifyMinBrokerIdChanged", notify_min_broker_id_changed, "false", CFG_MUTABLE,
-             "tell brokers when their group's smallest broker id changes"),
-    ROW_BOOL("deleteTopicWithBrokerRegistration", delete_topic_with_broker_registration, "false",
-             CFG_MUTABLE, "drop topics a broker no longer registers"),
-    ROW_BOOL("supportActingMaster", support_acting_master, "false", CFG_MUTABLE,
-             "rewrite routes when a slave acts as master"),
-    ROW_BOOL("needWaitForService", need_wait_for_service, "false", CFG_MUTABLE,
-             "refuse route queries for waitSecondsForService after start"),
-    ROW_INT("waitSecondsForService", wait_seconds_for_service, "45", 0, INT32_MAX, CFG_MUTABLE,
-            "see needWaitForService, seconds"),
-    ROW_STR("configBlackList", config_black_list, "configBlackList;configStorePath;kvConfigPath", 0,
-            "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
-    ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
-            0, "pending UNREGISTER_BROKER queue capacity"),
-    /* memory budgets over all connections (src/daemon/budget.h); file and restart only */
-    ROW_INT("maxConnections", max_connections, "4096", 1, 1000000, CFG_OURS,
-            "most client connections open at once; more are closed at accept"),
-    ROW_INT("maxUnfinishedFrameBytes", max_unfinished_frame_bytes, "67108864", MiB, 64 * GiB,
-            CFG_OURS,
-            "bytes held for frames not fully arrived, all connections together; over it the "
-            "connections holding the most are closed"),
-    ROW_INT("maxUnsentReplyBytes", max_unsent_reply_bytes, "67108864", MiB, 64 * GiB, CFG_OURS,
-            "reply bytes the peers have not read yet, all connections together; over it the "
-            "connections holding the most are closed"),
-    ROW_INT("writerQueueMaxBytes", writer_queue_max_bytes, "33554432", MiB, 64 * GiB, CFG_OURS,
-            "bytes of mutations waiting for the writer; at it, connections stop reading writes"),
-    ROW_INT("writerQueueMaxOps", writer_queue_max_ops, "10000", 16, 10000000, CFG_OURS,
-            "mutations waiting for the writer; at it, connections stop reading writes"),
-    /* damage found and survived (src/daemon/backup.c, store/check.c) */
-    ROW_BOOL("verifyOnStart", verify_on_start, "true", CFG_OURS,
-             "read and check the whole store (in a child process) before serving; a damaged "
-             "store is refused with exit 4"),
-    ROW_INT("backupIntervalSeconds", backup_interval_s, "3600", 0, 365 * 86400, CFG_OURS,
-            "seconds between compacted hot backups of the store; 0 = none"),
-    ROW_STR("backupDir", backup_dir, "", CFG_OURS,
-            "directory of the backups (one subdirectory each); empty = <dataDir>.backups"),
-    ROW_INT("backupKeep", backup_keep, "3", 1, 1000, CFG_OURS,
-            "verified backups kept (the oldest are removed)"),
-    /* access control (src/daemon/auth.h) */
-    ROW_ENUM_APPLY("authMode", auth_mode, "off", auth_modes, CFG_OURS | CFG_MUTABLE,
-                   "signed requests: off (none), writes (broker and admin requests), all (reads "
-                   "too)",
-                   apply_auth_mode),
-    ROW_INT("authPenaltyMaxMillis", auth_penalty_max_ms, "5000", 0, 60000, CFG_OURS | CFG_MUTABLE,
-            "longest delay before answering a refusal to an address that keeps failing, ms; "
-            "0 = never delay"),
-    ROW_STR("authKeyFile", auth_key_file, "", CFG_OURS,
-            "file with the 256-bit key (64 hex digits) users' secrets are sealed with in the "
-            "store; keep it outside dataDir; empty = secrets stored as they are"),
-    /* logging */
-    ROW_ENUM_APPLY("logLevel", log_level, "info", log_levels, CFG_OURS | CFG_MUTABLE,
-                   "log threshold", apply_log_level),
-    ROW_STR("logFile", log_file, "", CFG_OURS,
-            "log to this file (SIGHUP reopens it); empty = stderr (journald under systemd)"),
-    ROW_INT("logFileMaxBytes", log_file_max_bytes, "104857600", 0, INT64_MAX, CFG_OURS,
-            "rotate logFile when it reaches this size, bytes; 0 = never"),
-    ROW_INT("logFileKeep", log_file_keep, "10", 0, 1000, CFG_OURS,
-            "rotated log files kept (logFile.1 is the newest)"),
-    ROW_INT("adminAuditRetention", admin_audit_retention, "100000", 0, INT64_MAX,
-            CFG_OURS | CFG_MUTABLE,
-            "admin audit trail records kept (oldest dropped first); 0 = no trail"),
-};
-
-#define NS_CONFIG_NENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])
+#include "config_table.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -293,20 +57,20 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static const cfg_entry_t *find_entry(const char *key)
+static const ns_cfg_entry_t *find_entry(const char *key)
 {
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
+    for (size_t i = 0; i < ns_config_n_entries; i++)
         if (strcmp(ns_config_table[i].key, key) == 0)
             return &ns_config_table[i];
     return NULL;
 }
 
-static void *slot_of(ns_config_t *cfg, const cfg_entry_t *e)
+static void *slot_of(ns_config_t *cfg, const ns_cfg_entry_t *e)
 {
     return (char *)cfg + e->offset;
 }
 
-static const void *cslot_of(const ns_config_t *cfg, const cfg_entry_t *e)
+static const void *cslot_of(const ns_config_t *cfg, const ns_cfg_entry_t *e)
 {
     return (const char *)cfg + e->offset;
 }
@@ -325,7 +89,7 @@ static bool is_decimal(const char *s)
 }
 
 /* Appends the row's enum values joined by '|'. */
-static int append_enum_values(ns_buf_t *out, const cfg_entry_t *e)
+static int append_enum_values(ns_buf_t *out, const ns_cfg_entry_t *e)
 {
     for (size_t i = 0; e->values[i]; i++)
         if ((i && ns_buf_append_u8(out, '|') != NS_OK) ||
@@ -345,7 +109,7 @@ static int replace_str(char **slot, const char *s)
     return NS_OK;
 }
 
-static int set_int(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+static int set_int(ns_config_t *cfg, const ns_cfg_entry_t *e, const char *value, char *err,
                    size_t errlen)
 {
     int64_t v = 0;
@@ -362,7 +126,7 @@ static int set_int(ns_config_t *cfg, const cfg_entry_t *e, const char *value, ch
     return NS_OK;
 }
 
-static int set_bool(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+static int set_bool(ns_config_t *cfg, const ns_cfg_entry_t *e, const char *value, char *err,
                     size_t errlen)
 {
     bool *slot = slot_of(cfg, e);
@@ -377,7 +141,7 @@ static int set_bool(ns_config_t *cfg, const cfg_entry_t *e, const char *value, c
     return NS_OK;
 }
 
-static int set_enum(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+static int set_enum(ns_config_t *cfg, const ns_cfg_entry_t *e, const char *value, char *err,
                     size_t errlen)
 {
     ns_buf_t list = NS_BUF_INIT;
@@ -395,21 +159,21 @@ cleanup:
     return rc;
 }
 
-static int set_entry(ns_config_t *cfg, const cfg_entry_t *e, const char *value, char *err,
+static int set_entry(ns_config_t *cfg, const ns_cfg_entry_t *e, const char *value, char *err,
                      size_t errlen)
 {
     int rc = NS_EINVAL;
     switch (e->type) {
-    case CFG_INT64:
+    case NS_CFG_INT64:
         rc = set_int(cfg, e, value, err, errlen);
         break;
-    case CFG_BOOL:
+    case NS_CFG_BOOL:
         rc = set_bool(cfg, e, value, err, errlen);
         break;
-    case CFG_STRING:
+    case NS_CFG_STRING:
         rc = replace_str(slot_of(cfg, e), value);
         break;
-    case CFG_ENUM:
+    case NS_CFG_ENUM:
         rc = set_enum(cfg, e, value, err, errlen);
         break;
     }
@@ -463,8 +227,8 @@ int ns_config_init(ns_config_t *cfg)
     ns_buf_t text = NS_BUF_INIT;
     int rc = NS_OK;
     memset(cfg, 0, sizeof *cfg);
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
-        const cfg_entry_t *e = &ns_config_table[i];
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        const ns_cfg_entry_t *e = &ns_config_table[i];
         rc = expand_default(e->def, &text);
         if (rc != NS_OK)
             goto cleanup;
@@ -481,9 +245,9 @@ cleanup:
 
 void ns_config_free(ns_config_t *cfg)
 {
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
-        const cfg_entry_t *e = &ns_config_table[i];
-        if (e->type == CFG_STRING || e->type == CFG_ENUM) {
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        const ns_cfg_entry_t *e = &ns_config_table[i];
+        if (e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM) {
             char **slot = slot_of(cfg, e);
             free(*slot);
             *slot = NULL;
@@ -498,9 +262,9 @@ void ns_config_free(ns_config_t *cfg)
 void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
 {
     *dst = *src;
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
-        const cfg_entry_t *e = &ns_config_table[i];
-        if (e->type == CFG_STRING || e->type == CFG_ENUM)
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        const ns_cfg_entry_t *e = &ns_config_table[i];
+        if (e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM)
             *(char **)slot_of(dst, e) = NULL;
     }
     dst->config_file = NULL;
@@ -509,7 +273,7 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
 
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
-    const cfg_entry_t *e = find_entry(key);
+    const ns_cfg_entry_t *e = find_entry(key);
     if (e == NULL) {
         set_err(err, errlen, "unknown key '%s'", key);
         return NS_EINVAL;
@@ -520,7 +284,7 @@ int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *er
 int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
     int rc = ns_config_set(cfg, key, value, err, errlen);
-    const cfg_entry_t *e = rc == NS_OK ? find_entry(key) : NULL;
+    const ns_cfg_entry_t *e = rc == NS_OK ? find_entry(key) : NULL;
     if (e && e->apply)
         e->apply(cfg);
     return rc;
@@ -528,12 +292,12 @@ int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char 
 
 void ns_config_apply_all(const ns_config_t *cfg)
 {
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
+    for (size_t i = 0; i < ns_config_n_entries; i++)
         if (ns_config_table[i].apply)
             ns_config_table[i].apply(cfg);
 }
 
-static int append_value(ns_buf_t *out, const ns_config_t *cfg, const cfg_entry_t *e);
+static int append_value(ns_buf_t *out, const ns_config_t *cfg, const ns_cfg_entry_t *e);
 
 int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const char **why,
                     char *err, size_t errlen)
@@ -549,12 +313,13 @@ int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const 
 
 int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out)
 {
-    const cfg_entry_t *e = find_entry(key);
+    const ns_cfg_entry_t *e = find_entry(key);
     if (e == NULL)
         return NS_ENOTFOUND;
-    if ((e->type == CFG_STRING || e->type == CFG_ENUM) && *(char *const *)cslot_of(cfg, e) == NULL)
+    if ((e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM) &&
+        *(char *const *)cslot_of(cfg, e) == NULL)
         return NS_OK;
-    if (e->type == CFG_STRING || e->type == CFG_ENUM)
+    if (e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM)
         return ns_buf_append_str(out, *(char *const *)cslot_of(cfg, e));
     return append_value(out, cfg, e);
 }
@@ -566,12 +331,12 @@ bool ns_config_has_key(const char *key)
 
 int ns_config_check_runtime(const char *key, const char *value, char *err, size_t errlen)
 {
-    const cfg_entry_t *e = find_entry(key);
-    if (e == NULL || !(e->flags & CFG_MUTABLE)) {
+    const ns_cfg_entry_t *e = find_entry(key);
+    if (e == NULL || !(e->flags & NS_CFG_MUTABLE)) {
         set_err(err, errlen, "%s cannot change while the server runs", key);
         return NS_EINVAL;
     }
-    if (e->type != CFG_INT64 || (e->rt_min == 0 && e->rt_max == 0))
+    if (e->type != NS_CFG_INT64 || (e->rt_min == 0 && e->rt_max == 0))
         return NS_OK;
     int64_t v = 0;
     if (ns_parse_i64(value, strlen(value), &v) != NS_OK)
@@ -588,8 +353,8 @@ int ns_config_check_runtime(const char *key, const char *value, char *err, size_
 
 bool ns_config_is_mutable(const char *key)
 {
-    const cfg_entry_t *e = find_entry(key);
-    return e != NULL && (e->flags & CFG_MUTABLE);
+    const ns_cfg_entry_t *e = find_entry(key);
+    return e != NULL && (e->flags & NS_CFG_MUTABLE);
 }
 
 /* Appends s escaped for a properties value (rules at the top of the file). */
@@ -627,16 +392,16 @@ static int append_escaped(ns_buf_t *out, const char *s)
 }
 
 /* Appends the current value of e as text (escaped; strings raw otherwise). */
-static int append_value(ns_buf_t *out, const ns_config_t *cfg, const cfg_entry_t *e)
+static int append_value(ns_buf_t *out, const ns_config_t *cfg, const ns_cfg_entry_t *e)
 {
     const void *slot = cslot_of(cfg, e);
     switch (e->type) {
-    case CFG_INT64:
+    case NS_CFG_INT64:
         return ns_buf_append_i64_dec(out, *(const int64_t *)slot);
-    case CFG_BOOL:
+    case NS_CFG_BOOL:
         return ns_buf_append_str(out, *(const bool *)slot ? "true" : "false");
-    case CFG_STRING:
-    case CFG_ENUM:
+    case NS_CFG_STRING:
+    case NS_CFG_ENUM:
         break;
     }
     return append_escaped(out, *(char *const *)slot);
@@ -644,23 +409,23 @@ static int append_value(ns_buf_t *out, const ns_config_t *cfg, const cfg_entry_t
 
 static int cmp_entry_key(const void *a, const void *b)
 {
-    const cfg_entry_t *ea = *(const cfg_entry_t *const *)a;
-    const cfg_entry_t *eb = *(const cfg_entry_t *const *)b;
+    const ns_cfg_entry_t *ea = *(const ns_cfg_entry_t *const *)a;
+    const ns_cfg_entry_t *eb = *(const ns_cfg_entry_t *const *)b;
     return strcmp(ea->key, eb->key);
 }
 
 static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
 {
-    const cfg_entry_t *sorted[NS_CONFIG_NENTRIES];
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++)
+    const ns_cfg_entry_t *sorted[NS_CONFIG_MAX_ENTRIES];
+    for (size_t i = 0; i < ns_config_n_entries; i++)
         sorted[i] = &ns_config_table[i];
-    qsort(sorted, NS_CONFIG_NENTRIES, sizeof sorted[0], cmp_entry_key);
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
-        const cfg_entry_t *e = sorted[i];
-        bool is_str = e->type == CFG_STRING || e->type == CFG_ENUM;
+    qsort(sorted, ns_config_n_entries, sizeof sorted[0], cmp_entry_key);
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        const ns_cfg_entry_t *e = sorted[i];
+        bool is_str = e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM;
         if (is_str && *(char *const *)cslot_of(cfg, e) == NULL)
             continue; /* null-valued: omitted, as Java does */
-        if ((e->flags & CFG_SECRET) && (!secrets || **(char *const *)cslot_of(cfg, e) == 0))
+        if ((e->flags & NS_CFG_SECRET) && (!secrets || **(char *const *)cslot_of(cfg, e) == 0))
             continue; /* shown nowhere; written to the file only when set */
         if (ns_buf_append_str(out, e->key) != NS_OK || ns_buf_append_u8(out, '=') != NS_OK ||
             append_value(out, cfg, e) != NS_OK || ns_buf_append_u8(out, '\n') != NS_OK)
@@ -682,13 +447,16 @@ int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out)
 /* ---- --help ----------------------------------------------------------- */
 
 /* Appends "--key=META" for e. */
-static int append_flag(ns_buf_t *out, const cfg_entry_t *e)
+static int append_flag(ns_buf_t *out, const ns_cfg_entry_t *e)
 {
-    static const char *const meta[] = {
-        [CFG_INT64] = "INT", [CFG_BOOL] = "BOOL", [CFG_STRING] = "STRING", [CFG_ENUM] = NULL};
+    static const char *const meta[] = {[NS_CFG_INT64] = "INT",
+                                       [NS_CFG_BOOL] = "BOOL",
+                                       [NS_CFG_STRING] = "STRING",
+                                       [NS_CFG_ENUM] = NULL};
     if (ns_buf_printf(out, "--%s=", e->key) != NS_OK)
         return NS_ENOMEM;
-    return e->type == CFG_ENUM ? append_enum_values(out, e) : ns_buf_append_str(out, meta[e->type]);
+    return e->type == NS_CFG_ENUM ? append_enum_values(out, e)
+                                  : ns_buf_append_str(out, meta[e->type]);
 }
 
 int ns_config_help(ns_buf_t *out)
@@ -696,7 +464,7 @@ int ns_config_help(ns_buf_t *out)
     ns_buf_t flag = NS_BUF_INIT;
     size_t width = 0;
     int rc = NS_OK;
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
         ns_buf_reset(&flag);
         rc = append_flag(&flag, &ns_config_table[i]);
         if (rc != NS_OK)
@@ -704,17 +472,17 @@ int ns_config_help(ns_buf_t *out)
         if (flag.len > width)
             width = flag.len;
     }
-    for (size_t i = 0; i < NS_CONFIG_NENTRIES; i++) {
-        const cfg_entry_t *e = &ns_config_table[i];
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        const ns_cfg_entry_t *e = &ns_config_table[i];
         ns_buf_reset(&flag);
         rc = append_flag(&flag, e);
         if (rc != NS_OK)
             goto cleanup;
         rc = ns_buf_printf(out, "  %-*s  %s (default: %s", (int)width, (const char *)flag.data,
                            e->help, *e->def ? e->def : "empty");
-        if (rc == NS_OK && e->type == CFG_INT64 && e->max == INT64_MAX)
+        if (rc == NS_OK && e->type == NS_CFG_INT64 && e->max == INT64_MAX)
             rc = ns_buf_printf(out, "; min %lld", (long long)e->min);
-        else if (rc == NS_OK && e->type == CFG_INT64)
+        else if (rc == NS_OK && e->type == NS_CFG_INT64)
             rc = ns_buf_printf(out, "; %lld..%lld", (long long)e->min, (long long)e->max);
         if (rc == NS_OK)
             rc = ns_buf_append_str(out, ")\n");

@@ -156,7 +156,7 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss)
     return NS_EINVAL;
 }
 
-static int write_port(const char *path, int port)
+int ns_port_file_write(const char *path, int port)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -220,7 +220,7 @@ int ns_http_start(ns_server_t *srv, char *err, size_t errlen)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? (int)info->port : 0;
     if (cfg->http_port_file && *cfg->http_port_file &&
-        write_port(cfg->http_port_file, h->port) != NS_OK)
+        ns_port_file_write(cfg->http_port_file, h->port) != NS_OK)
         NS_LOG_WARN("cannot write httpPortFile %s", cfg->http_port_file);
     if (pthread_create(&h->verify_thread, NULL, verify_main, srv) == 0)
         h->verify_started = true;

@@ -85,6 +85,9 @@ typedef struct ns_http {
  * (nothing when empty; srv->http stays NULL) and the verify thread. On
  * failure err says why. */
 int ns_http_start(ns_server_t *srv, char *err, size_t errlen);
+/* Writes port and a newline to path through path.tmp and a rename, so a
+ * reader never sees half a number (portFile, httpPortFile). NS_EIO. */
+int ns_port_file_write(const char *path, int port);
 /* Main loop, once listening. */
 void ns_http_listening(ns_server_t *srv);
 /* Main loop, once a second: builds and publishes a new snapshot. */

@@ -1,7 +1,7 @@
 /* secure.c - the server's TLS and PROXY settings: read once at start,
  * certificates reloaded while running (server.h: ns_secure_*).
  *
- * Settings are Java's TlsSystemConfig keys (config.c), overridden by the
+ * Settings are Java's TlsSystemConfig keys (config_table.c), overridden by the
  * tls.server.* keys of tls.config.file when that file exists, as Java's
  * TlsHelper does. tls.server.mode=permissive without certPath/keyPath
  * serves plain only and refuses a ClientHello (Java would make up a

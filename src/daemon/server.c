@@ -89,19 +89,6 @@ static ns_sync_mode_t sync_mode(const char *s)
     return NS_SYNC_FULL;
 }
 
-static int write_port_file(const char *path, int port)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL)
-        return NS_EIO;
-    fprintf(f, "%d\n", port);
-    if (fclose(f) != 0 || rename(tmp, path) != 0)
-        return NS_EIO;
-    return NS_OK;
-}
-
 static int listen_on(ns_server_t *srv, char *err, size_t errlen)
 {
     struct sockaddr_storage addr;
@@ -205,7 +192,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         return rc;
     ns_http_listening(srv);
     if (cfg->port_file && *cfg->port_file &&
-        write_port_file(cfg->port_file, srv->bound_port) != NS_OK)
+        ns_port_file_write(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
     ns_service_started(srv);
     return NS_OK;

@@ -26,6 +26,17 @@ cleanup:
     return rc;
 }
 
+int ns_jr_parse_object(const uint8_t *p, size_t n, cJSON **out)
+{
+    int rc = ns_jr_parse(p, n, out);
+    if (rc == NS_OK && !cJSON_IsObject(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        rc = NS_EINVAL;
+    }
+    return rc;
+}
+
 bool ns_jr_blank(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -1,6 +1,6 @@
 /* json_read.h - tolerant access to JSON written by Java peers (PROTOCOL.md
  * §4.4): fastjson text parsed with cJSON, values coerced as fastjson does.
- * Shared by the body decoders (json_body.c, regbody.c). */
+ * Shared by the body decoders (json_body_read.c, regbody.c). */
 #ifndef NS_JSON_READ_H
 #define NS_JSON_READ_H
 
@@ -12,6 +12,8 @@
 /* Parses fastjson text (bare numeric keys allowed) into a cJSON tree the
  * caller deletes with cJSON_Delete. NS_EINVAL if it is not JSON. */
 int ns_jr_parse(const uint8_t *p, size_t n, cJSON **out);
+/* The same, and NS_EINVAL (*out NULL) unless the text is a JSON object. */
+int ns_jr_parse_object(const uint8_t *p, size_t n, cJSON **out);
 /* True when [p, p+n) holds only whitespace. */
 bool ns_jr_blank(const uint8_t *p, size_t n);
 /* Missing, null and {"$ref":...} values are all "absent". */

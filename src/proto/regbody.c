@@ -1,5 +1,6 @@
-/* regbody.c - RegisterBrokerBody codecs and bodyCrc32 (include/ns/body.h,
- * PROTOCOL.md §4.3.12, §5).
+/* regbody.c - RegisterBrokerBody decoding and bodyCrc32 (include/ns/body.h,
+ * PROTOCOL.md §4.3.12, §5). The body under construction is kept by
+ * regbody_build.c; the encoders are in regbody_enc.c.
  *
  * Decoding accepts both encodings: the JSON RegisterBrokerBody (through
  * ns_fastjson_normalize() and cJSON) and the zlib-compressed binary form,
@@ -21,6 +22,7 @@
 #include "ns/buf.h"
 #include "ns/err.h"
 #include "ns/names.h"
+#include "regbody_build.h"
 
 /* Request versions (§1.8, §3.5, §5.2): below 37 the body is a bare
  * TopicConfigSerializeWrapper; from 413 (V5_0_0) the compressed form carries
@@ -42,225 +44,6 @@ uint32_t ns_body_crc32(const uint8_t *p, size_t n)
     return (uint32_t)(crc & 0x7FFFFFFFu);
 }
 
-/* ---- building a decoded body ---------------------------------------------- */
-
-/* Open-addressing index from a name to its position in an array of records
- * (topics or mappings), so duplicates are found in O(1): a later record with
- * the same name replaces the earlier one, as in the Java map. */
-typedef struct {
-    size_t *slots;  /* position + 1; 0 = empty */
-    size_t n_slots; /* power of two */
-} name_index_t;
-
-/* The decoded body being built, with the capacities of its arrays. */
-typedef struct {
-    ns_regbody_t *b;
-    size_t cap_topics;
-    size_t cap_mappings;
-    size_t cap_servers;
-    name_index_t topic_idx;
-    name_index_t mapping_idx;
-} builder_t;
-
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static const char *topic_key(const ns_regbody_t *b, size_t i)
-{
-    return b->topics[i].topic_name;
-}
-
-static const char *mapping_key(const ns_regbody_t *b, size_t i)
-{
-    return b->mappings[i].topic;
-}
-
-typedef const char *(*key_fn)(const ns_regbody_t *, size_t);
-
-/* Returns the slot for name: either holding its position or empty. */
-static size_t *index_slot(const name_index_t *x, const ns_regbody_t *b, key_fn key,
-                          const char *name)
-{
-    size_t mask = x->n_slots - 1;
-    for (size_t i = (size_t)hash_name(name) & mask;; i = (i + 1) & mask) {
-        size_t *s = &x->slots[i];
-        if (*s == 0 || strcmp(key(b, *s - 1), name) == 0)
-            return s;
-    }
-}
-
-/* Makes room in the index, which holds the first `count` records, for
- * want + 1 records (load factor <= 1/2). */
-static int index_reserve(name_index_t *x, const ns_regbody_t *b, key_fn key, size_t count,
-                         size_t want)
-{
-    if ((want + 1) * 2 <= x->n_slots)
-        return NS_OK;
-    size_t n = x->n_slots ? x->n_slots * 2 : 64;
-    while ((want + 1) * 2 > n)
-        n *= 2;
-    name_index_t nx = {calloc(n, sizeof(size_t)), n};
-    if (nx.slots == NULL)
-        return NS_ENOMEM;
-    for (size_t i = 0; i < count; i++)
-        *index_slot(&nx, b, key, key(b, i)) = i + 1;
-    free(x->slots);
-    *x = nx;
-    return NS_OK;
-}
-
-/* Makes room in the index of count records for one more. */
-static int index_grow(name_index_t *x, const ns_regbody_t *b, key_fn key, size_t count)
-{
-    return index_reserve(x, b, key, count, count);
-}
-
-/* Returns arr (of *cap elements of size sz) grown to hold at least need
- * elements, or NULL (arr untouched) when out of memory. */
-static void *grow(void *arr, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return arr;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    if (n > SIZE_MAX / sz)
-        return NULL;
-    void *p = realloc(arr, n * sz);
-    if (p != NULL)
-        *cap = n;
-    return p;
-}
-
-/* Adds a topic; takes ownership of t->topic_name in every case. */
-static int add_topic(builder_t *bd, ns_topic_config_t *t)
-{
-    ns_regbody_t *b = bd->b;
-    int rc = index_grow(&bd->topic_idx, b, topic_key, b->n_topics);
-    ns_topic_config_t *arr = NULL;
-    if (rc == NS_OK &&
-        (arr = grow(b->topics, &bd->cap_topics, b->n_topics + 1, sizeof *arr)) == NULL)
-        rc = NS_ENOMEM;
-    if (rc != NS_OK) {
-        free(t->topic_name);
-        return rc;
-    }
-    b->topics = arr;
-    size_t *slot = index_slot(&bd->topic_idx, b, topic_key, t->topic_name);
-    if (*slot != 0) {
-        ns_topic_config_t *old = &b->topics[*slot - 1];
-        free(t->topic_name);
-        t->topic_name = old->topic_name;
-        *old = *t;
-        return NS_OK;
-    }
-    b->topics[b->n_topics] = *t;
-    *slot = ++b->n_topics;
-    return NS_OK;
-}
-
-/* Sizes the topic array and its name index for the topicCount a compressed
- * body declares, instead of growing and re-hashing them 14 times for 10,000
- * topics. The count is untrusted: at most PRESIZE_MAX is reserved up front,
- * a larger body grows as usual. */
-#define PRESIZE_MAX 65536
-static int presize_topics(builder_t *bd, size_t count)
-{
-    ns_regbody_t *b = bd->b;
-    size_t n = count < PRESIZE_MAX ? count : PRESIZE_MAX;
-    if (n <= bd->cap_topics)
-        return NS_OK;
-    ns_topic_config_t *arr = grow(b->topics, &bd->cap_topics, n, sizeof *arr);
-    if (arr == NULL)
-        return NS_ENOMEM;
-    b->topics = arr;
-    return index_reserve(&bd->topic_idx, b, topic_key, b->n_topics, n);
-}
-
-static void mapping_free(ns_mapping_info_t *m)
-{
-    free((char *)m->topic);
-    free((char *)m->bname);
-    free((char *)m->scope);
-    free((ns_id_pair_t *)m->curr_id_map);
-    memset(m, 0, sizeof *m);
-}
-
-/* Adds a mapping keyed by m->topic; takes ownership of m's memory. */
-static int add_mapping(builder_t *bd, ns_mapping_info_t *m)
-{
-    ns_regbody_t *b = bd->b;
-    int rc = index_grow(&bd->mapping_idx, b, mapping_key, b->n_mappings);
-    ns_mapping_info_t *arr = NULL;
-    if (rc == NS_OK &&
-        (arr = grow(b->mappings, &bd->cap_mappings, b->n_mappings + 1, sizeof *arr)) == NULL)
-        rc = NS_ENOMEM;
-    if (rc != NS_OK) {
-        mapping_free(m);
-        return rc;
-    }
-    b->mappings = arr;
-    size_t *slot = index_slot(&bd->mapping_idx, b, mapping_key, m->topic);
-    if (*slot != 0) {
-        ns_mapping_info_t *old = &b->mappings[*slot - 1];
-        const char *topic = old->topic;
-        old->topic = NULL;
-        mapping_free(old);
-        free((char *)m->topic);
-        m->topic = topic;
-        *old = *m;
-        return NS_OK;
-    }
-    b->mappings[b->n_mappings] = *m;
-    *slot = ++b->n_mappings;
-    return NS_OK;
-}
-
-/* Adds a filter server; takes ownership of s. */
-static int add_server(builder_t *bd, char *s)
-{
-    ns_regbody_t *b = bd->b;
-    char **arr = grow(b->filter_servers, &bd->cap_servers, b->n_filter_servers + 1, sizeof *arr);
-    if (arr == NULL) {
-        free(s);
-        return NS_ENOMEM;
-    }
-    b->filter_servers = arr;
-    b->filter_servers[b->n_filter_servers++] = s;
-    return NS_OK;
-}
-
-static void builder_done(builder_t *bd)
-{
-    free(bd->topic_idx.slots);
-    free(bd->mapping_idx.slots);
-    bd->topic_idx.slots = NULL;
-    bd->mapping_idx.slots = NULL;
-}
-
-void ns_regbody_free(ns_regbody_t *b)
-{
-    if (b == NULL)
-        return;
-    for (size_t i = 0; i < b->n_topics; i++)
-        free(b->topics[i].topic_name);
-    free(b->topics);
-    for (size_t i = 0; i < b->n_filter_servers; i++)
-        free(b->filter_servers[i]);
-    free(b->filter_servers);
-    for (size_t i = 0; i < b->n_mappings; i++)
-        mapping_free(&b->mappings[i]);
-    free(b->mappings);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---- tolerant JSON value access (§4.4) ------------------------------------ */
 
 /* *has_timestamp is left alone when o is absent. */
@@ -280,7 +63,7 @@ static int dataversion_from_json(const cJSON *o, ns_dataversion_t *dv, bool *has
 
 /* Reads a JSON array of strings into the filter-server list; absent ->
  * has_filter_server_list stays false. */
-static int servers_from_json(builder_t *bd, const cJSON *a)
+static int servers_from_json(ns_rbuild_t *bd, const cJSON *a)
 {
     const cJSON *it = NULL;
     int rc = NS_OK;
@@ -294,7 +77,7 @@ static int servers_from_json(builder_t *bd, const cJSON *a)
         char *s = NULL;
         if ((rc = ns_jr_str(it, &s)) != NS_OK)
             return rc;
-        if (s != NULL && (rc = add_server(bd, s)) != NS_OK)
+        if (s != NULL && (rc = ns_rbuild_add_server(bd, s)) != NS_OK)
             return rc;
     }
     return NS_OK;
@@ -371,7 +154,7 @@ cleanup:
 
 /* Parses a mapping and adds it; entries without a bname cannot be keyed by
  * broker and are skipped. */
-static int add_mapping_json(builder_t *bd, const cJSON *o, const char *topic)
+static int add_mapping_json(ns_rbuild_t *bd, const cJSON *o, const char *topic)
 {
     ns_mapping_info_t m;
     int rc;
@@ -382,14 +165,14 @@ static int add_mapping_json(builder_t *bd, const cJSON *o, const char *topic)
     if ((rc = mapping_from_json(o, topic, &m)) != NS_OK)
         return rc;
     if (m.bname == NULL) {
-        mapping_free(&m);
+        ns_rbuild_mapping_free(&m);
         return NS_OK;
     }
-    return add_mapping(bd, &m);
+    return ns_rbuild_add_mapping(bd, &m);
 }
 
 /* TopicConfigSerializeWrapper / TopicConfigAndMappingSerializeWrapper. */
-static int wrapper_from_json(builder_t *bd, const cJSON *w)
+static int wrapper_from_json(ns_rbuild_t *bd, const cJSON *w)
 {
     const cJSON *table = NULL, *maps = NULL, *it = NULL;
     int rc;
@@ -421,7 +204,7 @@ static int wrapper_from_json(builder_t *bd, const cJSON *w)
                 return rc;
             if (t.topic_name == NULL && (t.topic_name = strdup(it->string)) == NULL)
                 return NS_ENOMEM;
-            if ((rc = add_topic(bd, &t)) != NS_OK)
+            if ((rc = ns_rbuild_add_topic(bd, &t)) != NS_OK)
                 return rc;
         }
     }
@@ -438,17 +221,13 @@ static int wrapper_from_json(builder_t *bd, const cJSON *w)
     return NS_OK;
 }
 
-static int decode_json(builder_t *bd, const uint8_t *p, size_t n, int request_version)
+static int decode_json(ns_rbuild_t *bd, const uint8_t *p, size_t n, int request_version)
 {
     cJSON *root = NULL;
     const cJSON *wrapper = NULL;
-    int rc = ns_jr_parse(p, n, &root);
+    int rc = ns_jr_parse_object(p, n, &root);
     if (rc != NS_OK)
         goto cleanup;
-    if (!cJSON_IsObject(root)) {
-        rc = NS_EINVAL;
-        goto cleanup;
-    }
     wrapper = root;
     if (request_version >= VERSION_REGISTER_BODY) {
         if ((rc = servers_from_json(bd, ns_jr_get(root, "filterServerList"))) != NS_OK)
@@ -599,7 +378,7 @@ static int parse_topic_line(const char *s, size_t n, ns_topic_config_t *t)
     return t->topic_name != NULL ? NS_OK : NS_ENOMEM;
 }
 
-static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int request_version,
+static int decode_compressed(ns_rbuild_t *bd, const uint8_t *p, size_t n, int request_version,
                              size_t limit)
 {
     zin_t z;
@@ -617,13 +396,14 @@ static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int requ
         goto cleanup;
     bd->b->dv_timestamp_absent = !has_ts;
 
-    if ((rc = zin_len(&z, &tmp, &count)) != NS_OK || (rc = presize_topics(bd, count)) != NS_OK)
+    if ((rc = zin_len(&z, &tmp, &count)) != NS_OK ||
+        (rc = ns_rbuild_presize_topics(bd, count)) != NS_OK)
         goto cleanup;
     for (size_t i = 0; i < count; i++) {
         ns_topic_config_t t;
         if ((rc = zin_field(&z, &tmp)) != NS_OK ||
             (rc = parse_topic_line((const char *)tmp.data, tmp.len, &t)) != NS_OK ||
-            (rc = add_topic(bd, &t)) != NS_OK)
+            (rc = ns_rbuild_add_topic(bd, &t)) != NS_OK)
             goto cleanup;
     }
 
@@ -643,12 +423,8 @@ static int decode_compressed(builder_t *bd, const uint8_t *p, size_t n, int requ
             goto cleanup;
         for (size_t i = 0; i < count; i++) {
             if ((rc = zin_field(&z, &tmp)) != NS_OK ||
-                (rc = ns_jr_parse(tmp.data, tmp.len, &json)) != NS_OK)
+                (rc = ns_jr_parse_object(tmp.data, tmp.len, &json)) != NS_OK)
                 goto cleanup;
-            if (!cJSON_IsObject(json)) {
-                rc = NS_EINVAL;
-                goto cleanup;
-            }
             if ((rc = add_mapping_json(bd, json, NULL)) != NS_OK)
                 goto cleanup;
             cJSON_Delete(json);
@@ -668,7 +444,7 @@ int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t ma
                       ns_regbody_t *out)
 {
     ns_regbody_t b;
-    builder_t bd;
+    ns_rbuild_t bd;
     size_t i = 0;
     int rc = NS_OK;
 
@@ -687,220 +463,11 @@ int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t ma
         rc = decode_compressed(&bd, p, n, request_version, max_inflate_bytes);
 
 cleanup:
-    builder_done(&bd);
+    ns_rbuild_done(&bd);
     if (rc != NS_OK) {
         ns_regbody_free(&b);
         return rc;
     }
     *out = b;
     return NS_OK;
-}
-
-/* ---- encoders ------------------------------------------------------------- */
-
-static int put_str(ns_buf_t *o, const char *s)
-{
-    if (s == NULL)
-        return ns_buf_append_str(o, "null");
-    return ns_buf_append_json_str(o, s, strlen(s), false);
-}
-
-/* TopicQueueMappingInfo, legacy form (bare integer keys). */
-static int put_mapping(ns_buf_t *o, const ns_mapping_info_t *m)
-{
-    int rc = ns_buf_append_str(o, "{");
-    if (rc == NS_OK && m->bname != NULL) {
-        if ((rc = ns_buf_append_str(o, "\"bname\":")) == NS_OK &&
-            (rc = put_str(o, m->bname)) == NS_OK)
-            rc = ns_buf_append_str(o, ",");
-    }
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(o, "\"currIdMap\":{");
-    for (size_t i = 0; rc == NS_OK && i < m->n_curr_id_map; i++)
-        rc = ns_buf_printf(o, "%s%d:%d", i ? "," : "", (int)m->curr_id_map[i].logical,
-                           (int)m->curr_id_map[i].physical);
-    if (rc == NS_OK)
-        rc = ns_buf_printf(o,
-                           "},\"dirty\":%s,\"epoch\":%lld,\"scope\":", m->dirty ? "true" : "false",
-                           (long long)m->epoch);
-    if (rc == NS_OK)
-        rc = put_str(o, m->scope != NULL ? m->scope : "__global__");
-    if (rc == NS_OK && m->topic != NULL) {
-        if ((rc = ns_buf_append_str(o, ",\"topic\":")) == NS_OK)
-            rc = put_str(o, m->topic);
-    }
-    if (rc == NS_OK)
-        rc = ns_buf_printf(o, ",\"totalQueues\":%d}", (int)m->total_queues);
-    return rc;
-}
-
-static int put_servers(ns_buf_t *o, const ns_regbody_t *b)
-{
-    int rc = ns_buf_append_str(o, "[");
-    for (size_t i = 0; rc == NS_OK && i < b->n_filter_servers; i++) {
-        if (i > 0)
-            rc = ns_buf_append_str(o, ",");
-        if (rc == NS_OK)
-            rc = put_str(o, b->filter_servers[i]);
-    }
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(o, "]");
-    return rc;
-}
-
-int ns_regbody_encode_json(ns_buf_t *out, const ns_regbody_t *b)
-{
-    size_t start = out->len;
-    const ns_dataversion_t *dv = &b->data_version;
-    ns_dataversion_t mdv = {0, 0, dv->timestamp};
-    int rc = ns_buf_append_str(out, "{\"filterServerList\":");
-    if (rc == NS_OK)
-        rc = put_servers(out, b);
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(out, ",\"topicConfigSerializeWrapper\":{\"dataVersion\":");
-    if (rc == NS_OK)
-        rc = ns_json_dataversion_encode(out, dv);
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(out, ",\"mappingDataVersion\":");
-    if (rc == NS_OK)
-        rc = ns_json_dataversion_encode(out, &mdv);
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(out, ",\"topicConfigTable\":{");
-    for (size_t i = 0; rc == NS_OK && i < b->n_topics; i++) {
-        const ns_topic_config_t *t = &b->topics[i];
-        if (i > 0)
-            rc = ns_buf_append_str(out, ",");
-        if (rc == NS_OK)
-            rc = put_str(out, t->topic_name);
-        if (rc == NS_OK)
-            rc = ns_buf_printf(out,
-                               ":{\"attributes\":{},\"order\":false,\"perm\":%d,"
-                               "\"readQueueNums\":%d,\"topicFilterType\":\"SINGLE_TAG\","
-                               "\"topicName\":",
-                               (int)t->perm, (int)t->read_queue_nums);
-        if (rc == NS_OK)
-            rc = put_str(out, t->topic_name);
-        if (rc == NS_OK)
-            rc = ns_buf_printf(out, ",\"topicSysFlag\":%d,\"writeQueueNums\":%d}",
-                               (int)t->topic_sys_flag, (int)t->write_queue_nums);
-    }
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(out, "},\"topicQueueMappingDetailMap\":{},"
-                                    "\"topicQueueMappingInfoMap\":{");
-    for (size_t i = 0; rc == NS_OK && i < b->n_mappings; i++) {
-        if (i > 0)
-            rc = ns_buf_append_str(out, ",");
-        if (rc == NS_OK)
-            rc = put_str(out, b->mappings[i].topic);
-        if (rc == NS_OK)
-            rc = ns_buf_append_str(out, ":");
-        if (rc == NS_OK)
-            rc = put_mapping(out, &b->mappings[i]);
-    }
-    if (rc == NS_OK)
-        rc = ns_buf_append_str(out, "}}}");
-    if (rc != NS_OK && out->data != NULL) {
-        out->len = start;
-        out->data[start] = 0;
-    }
-    return rc;
-}
-
-/* Appends tmp to raw as a big-endian length and the bytes; empties tmp. */
-static int put_field(ns_buf_t *raw, ns_buf_t *tmp)
-{
-    if (tmp->len > INT32_MAX)
-        return NS_ETOOBIG;
-    int rc = ns_buf_append_be32(raw, (uint32_t)tmp->len);
-    if (rc == NS_OK)
-        rc = ns_buf_append(raw, tmp->data, tmp->len);
-    ns_buf_reset(tmp);
-    return rc;
-}
-
-int ns_regbody_encode_compressed(ns_buf_t *out, const ns_regbody_t *b, bool with_mappings)
-{
-    ns_buf_t raw = NS_BUF_INIT, tmp = NS_BUF_INIT;
-    int rc = NS_OK;
-
-    if (b->n_topics > INT32_MAX || b->n_mappings > INT32_MAX) {
-        rc = NS_ETOOBIG;
-        goto cleanup;
-    }
-    if ((rc = ns_json_dataversion_encode(&tmp, &b->data_version)) != NS_OK ||
-        (rc = put_field(&raw, &tmp)) != NS_OK ||
-        (rc = ns_buf_append_be32(&raw, (uint32_t)b->n_topics)) != NS_OK)
-        goto cleanup;
-    for (size_t i = 0; i < b->n_topics; i++) {
-        const ns_topic_config_t *t = &b->topics[i];
-        if ((rc = ns_buf_printf(&tmp, "%s %d %d %d SINGLE_TAG {}", t->topic_name,
-                                (int)t->read_queue_nums, (int)t->write_queue_nums, (int)t->perm)) !=
-                NS_OK ||
-            (rc = put_field(&raw, &tmp)) != NS_OK)
-            goto cleanup;
-    }
-    if ((rc = put_servers(&tmp, b)) != NS_OK || (rc = put_field(&raw, &tmp)) != NS_OK)
-        goto cleanup;
-    if (with_mappings) {
-        if ((rc = ns_buf_append_be32(&raw, (uint32_t)b->n_mappings)) != NS_OK)
-            goto cleanup;
-        for (size_t i = 0; i < b->n_mappings; i++)
-            if ((rc = put_mapping(&tmp, &b->mappings[i])) != NS_OK ||
-                (rc = put_field(&raw, &tmp)) != NS_OK)
-                goto cleanup;
-    }
-
-    uLong bound = compressBound((uLong)raw.len);
-    if ((rc = ns_buf_reserve(out, (size_t)bound)) != NS_OK)
-        goto cleanup;
-    uLongf clen = bound;
-    int zr = compress2(out->data + out->len, &clen, raw.data, (uLong)raw.len, Z_BEST_COMPRESSION);
-    if (zr != Z_OK) {
-        rc = zr == Z_MEM_ERROR ? NS_ENOMEM : NS_EINTERNAL;
-        goto cleanup;
-    }
-    out->len += (size_t)clen;
-    out->data[out->len] = 0;
-
-cleanup:
-    ns_buf_free(&raw);
-    ns_buf_free(&tmp);
-    return rc;
-}
-
-size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size)
-{
-    size_t dropped = 0, kept = 0;
-    if (first_size)
-        first[0] = 0;
-    for (size_t i = 0; i < b->n_topics; i++) {
-        ns_topic_config_t *t = &b->topics[i];
-        const char *why = ns_name_problem(t->topic_name, strlen(t->topic_name));
-        if (why == NULL) {
-            b->topics[kept++] = *t;
-            continue;
-        }
-        if (dropped++ == 0 && first_size) {
-            char shown[48];
-            snprintf(first, first_size, "topic \"%s\" %s (%zu bytes)",
-                     ns_escape(t->topic_name, strlen(t->topic_name), shown, sizeof shown), why,
-                     strlen(t->topic_name));
-        }
-        free(t->topic_name);
-    }
-    b->n_topics = kept;
-    kept = 0;
-    for (size_t i = 0; i < b->n_mappings; i++) {
-        ns_mapping_info_t *m = &b->mappings[i];
-        if (ns_name_problem(m->topic, strlen(m->topic)) == NULL &&
-            ns_name_problem(m->bname, strlen(m->bname)) == NULL) {
-            b->mappings[kept++] = *m;
-            continue;
-        }
-        if (dropped++ == 0 && first_size)
-            snprintf(first, first_size, "a static-topic mapping with an invalid topic or bname");
-        mapping_free(m);
-    }
-    b->n_mappings = kept;
-    return dropped;
 }

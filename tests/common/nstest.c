@@ -99,3 +99,19 @@ void nstest_sleep_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void nstest_wall_tick(void)
+{
+    int64_t start = wall_ms();
+    while (wall_ms() <= start) {
+        struct timespec ts = {0, 200000L};
+        nanosleep(&ts, NULL);
+    }
+}

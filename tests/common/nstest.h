@@ -25,11 +25,23 @@ void nstest_rmtree(const char *path);
  * (nstest_damage.c) */
 int nstest_damage_table(const char *file, const char *table);
 
+/* ---- text files (nstest_text.c) ---- */
+/* A whole file, NUL-terminated; caller frees. NULL when it cannot be read. */
+char *nstest_read_text(const char *path);
+/* Writes text as the whole file; fails the test on error. Needs cmocka. */
+void nstest_write_text(const char *path, const char *text);
+/* Occurrences of needle in the file (0 when it cannot be read). */
+int nstest_count_in_file(const char *path, const char *needle);
+
 /* ---- time (nstest.c) ---- */
 /* CLOCK_MONOTONIC in whole milliseconds. */
 int64_t nstest_mono_ms(void);
 /* Sleeps ms milliseconds (nanosleep; an interruption cuts it short). */
 void nstest_sleep_ms(int ms);
+/* Waits until the wall clock (CLOCK_REALTIME, whole ms, the server's clock
+ * for stored times) has moved past its reading at the call: whatever the
+ * server stamps afterwards is later than what it stamped before. */
+void nstest_wall_tick(void);
 
 /* ---- a real namesrvd for integration tests ----
  * Starts NS_NAMESRVD_PATH on 127.0.0.1 with an ephemeral port (portFile),
@@ -70,7 +82,24 @@ typedef struct {
 /* setup(): *state becomes a new nstest_fx_t (freed by nstest_fx_teardown);
  * returns -1 and leaves nothing behind on failure. */
 int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args);
+/* The same fixture with the directory only: the test starts the server
+ * (nstest_server_start(&fx->srv, fx->dir, ...)); teardown stops it if so. */
+int nstest_fx_setup_dir(void **state, const char *tag);
 int nstest_fx_teardown(void **state);
+
+/* ---- the HTTP endpoint (nstest_http.c) ----
+ * Starts like nstest_server_start, with the HTTP endpoint on an ephemeral
+ * loopback port as well (--httpListen, --httpPortFile under dir); *http_port
+ * gets its port. */
+int nstest_server_start_http(nstest_server_t *s, const char *dir, const char *const *extra_args,
+                             int *http_port);
+/* The value of one series of GET /metrics, e.g.
+ * "namesrv_connections_closed_total"; 0 when absent, -1 when /metrics
+ * cannot be read. */
+double nstest_metric(int http_port, const char *series);
+/* Polls a series until it is at least want, timeout_ms at most: waits for
+ * what the server counted (a close, a refusal) instead of sleeping. */
+bool nstest_metric_wait_ge(int http_port, const char *series, double want, int timeout_ms);
 
 /* Runs NS_NAMESRVCTL_PATH with NULL-terminated string arguments (at most
  * 62) for timeout_ms at most; returns its exit code (or -1). *out gets its
@@ -109,6 +138,14 @@ void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const 
 void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
                  int version, int timeout_ms, ns_cmd_msg_t *rsp);
 
+/* One GET_BROKER_CLUSTER_INFO (3 s at most): the call's rc, and a reply
+ * other than SUCCESS fails the test. For "is this connection served". */
+int nstest_cluster_info(struct ns_client *c);
+
+/* The same at version 5.3.3, returning the reply (caller frees with
+ * ns_cmd_msg_free). */
+ns_cmd_msg_t nstest_call_msg(struct ns_client *c, int code, const char *const *kv, const void *body,
+                             size_t n, int timeout_ms);
 /* The same at version 5.3.3, returning only the reply's code. */
 int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
                      size_t n, int timeout_ms);

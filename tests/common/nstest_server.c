@@ -216,12 +216,33 @@ void nstest_call(struct ns_client *c, int code, const char *const *kv, const voi
         fail_msg("request %d: %s", code, ns_strerror(rc));
 }
 
-int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
-                     size_t n, int timeout_ms)
+int nstest_cluster_info(struct ns_client *c)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    ns_cmd_msg_t rsp;
+    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
+    ns_cmd_msg_init(&rsp);
+    int rc = ns_client_call(c, &cmd, 3000, &rsp);
+    if (rc == NS_OK)
+        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    return rc;
+}
+
+ns_cmd_msg_t nstest_call_msg(struct ns_client *c, int code, const char *const *kv, const void *body,
+                             size_t n, int timeout_ms)
 {
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
     nstest_call(c, code, kv, body, n, NS_VERSION_V5_3_3, timeout_ms, &rsp);
+    return rsp;
+}
+
+int nstest_call_code(struct ns_client *c, int code, const char *const *kv, const void *body,
+                     size_t n, int timeout_ms)
+{
+    ns_cmd_msg_t rsp = nstest_call_msg(c, code, kv, body, n, timeout_ms);
     int rcode = rsp.cmd.code;
     ns_cmd_msg_free(&rsp);
     return rcode;
@@ -233,6 +254,20 @@ int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args
     if (fx == NULL)
         return -1;
     if (nstest_server_open(&fx->srv, &fx->dir, tag, extra_args) != 0) {
+        free(fx);
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+int nstest_fx_setup_dir(void **state, const char *tag)
+{
+    nstest_fx_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL)
+        return -1;
+    fx->srv.pid = -1;
+    if ((fx->dir = nstest_tmpdir(tag)) == NULL) {
         free(fx);
         return -1;
     }

@@ -475,24 +475,11 @@ static long env_long(const char *name, long dflt)
     return v && *v ? strtol(v, NULL, 0) : dflt;
 }
 
-typedef struct {
-    char *dir;
-    nstest_server_t srv;
-} fx_t;
+typedef nstest_fx_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
-        return -1;
-    fx->srv.pid = -1;
-    fx->dir = nstest_tmpdir("routecrash");
-    if (fx->dir == NULL) {
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
+    return nstest_fx_setup_dir(state, "routecrash");
 }
 
 /* Also runs after a failed check: the server must not outlive the test. */

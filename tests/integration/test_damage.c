@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -51,26 +52,13 @@ static char *make_store(void)
     assert_non_null(dir);
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     ns_client_t *c = nstest_connect(&srv);
-    ns_regbody_t b;
-    memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
     ns_topic_config_t t[40];
     char names[40][16];
     for (int i = 0; i < 40; i++) {
         snprintf(names[i], sizeof names[i], "DamTopic%d", i);
         t[i] = (ns_topic_config_t){names[i], 4, 4, 6, 0};
     }
-    b.topics = t;
-    b.n_topics = 40;
-    b.has_filter_server_list = true;
-    ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
-    const char *kv[] = {"brokerAddr",   "10.0.5.1:10911", "brokerId",    "0",
-                        "brokerName",   "dam-b",          "clusterName", "Dam",
-                        "haServerAddr", "10.0.5.1:10912", NULL};
-    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
-                     NS_RSP_SUCCESS);
+    nstest_register_topics(c, "Dam", "dam-b", "10.0.5.1:10911", "10.0.5.1:10912", t, 40);
     for (int i = 0; i < 20; i++) {
         char key[16];
         snprintf(key, sizeof key, "key%d", i);
@@ -78,7 +66,6 @@ static char *make_store(void)
         assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, p, NULL, 0, 10000),
                          NS_RSP_SUCCESS);
     }
-    ns_buf_free(&body);
     nstest_server_stop(&srv, SIGKILL); /* the broker stays stored */
     ns_client_close(c);
     return dir;

@@ -89,6 +89,26 @@ static bool send_all(int fd, const void *p, size_t n)
     return true;
 }
 
+/* One request and its whole answer over a raw connection: true once the
+ * server has accepted the connection and answered on it. */
+static bool ping(int fd)
+{
+    ns_cmd_t req;
+    ns_buf_t frame = NS_BUF_INIT;
+    ns_cmd_request_init(&req, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, 0);
+    bool ok = ns_remoting_encode(&frame, &req) == NS_OK && send_all(fd, frame.data, frame.len);
+    ns_buf_free(&frame);
+    uint8_t head[4];
+    ok = ok && recv(fd, head, 4, MSG_WAITALL) == 4;
+    for (uint32_t left = ok ? ns_be32_read(head) : 0; ok && left > 0;) {
+        char b[4096];
+        ssize_t k = recv(fd, b, left < sizeof b ? left : sizeof b, 0);
+        ok = k > 0;
+        left -= ok ? (uint32_t)k : 0;
+    }
+    return ok;
+}
+
 /* Occurrences of needle in the server's log. */
 static int log_count(const nstest_fx_t *fx, const char *needle)
 {
@@ -138,9 +158,10 @@ static void test_max_connections(void **state)
 {
     nstest_fx_t *fx = *state;
     int fds[16];
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 16; i++) {
         fds[i] = raw_connect(fx->srv.port, 0);
-    nstest_sleep_ms(300); /* all accepted and counted */
+        assert_true(ping(fds[i])); /* accepted and counted */
+    }
     /* the 17th..21st are closed at once: read sees EOF */
     for (int k = 0; k < 5; k++) {
         int fd = raw_connect(fx->srv.port, 0);
@@ -153,8 +174,15 @@ static void test_max_connections(void **state)
     assert_int_equal(log_count(fx, "maxConnections open already"), 1);
     /* a slot that frees up is taken again */
     close(fds[0]);
-    nstest_sleep_ms(300);
-    assert_served(fx);
+    bool served = false;
+    for (int64_t end = nstest_mono_ms() + 10000; !served && nstest_mono_ms() < end;) {
+        int fd = raw_connect(fx->srv.port, 0);
+        served = ping(fd); /* refused until the server has seen the close */
+        close(fd);
+        if (!served)
+            nstest_sleep_ms(20);
+    }
+    assert_true(served);
     for (int i = 1; i < 16; i++)
         close(fds[i]);
 }
@@ -182,7 +210,9 @@ static void test_unfinished_frames_flood(void **state)
         for (int i = 0; i < CONNS; i++)
             if (open_[i])
                 open_[i] = send_all(fds[i], zeros, chunk);
-    nstest_sleep_ms(500);
+    /* the server said why it closed some (the closes themselves are seen above) */
+    for (int i = 0; i < 500 && log_count(fx, "maxUnfinishedFrameBytes") < 1; i++)
+        nstest_sleep_ms(20);
     int closed = 0;
     for (int i = 0; i < CONNS; i++)
         closed += !open_[i];

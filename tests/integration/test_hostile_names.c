@@ -23,15 +23,6 @@
 
 #define TIMEOUT_MS 10000
 
-static ns_cmd_msg_t call(ns_client_t *c, int code, const char *const *kv, const void *body,
-                         size_t n)
-{
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, code, kv, body, n, NS_VERSION_V5_3_3, TIMEOUT_MS, &rsp);
-    return rsp;
-}
-
 /* JSON RegisterBrokerBody with the given topics; then every "@NUL@" in the
  * text becomes the six characters \u0000. */
 static void json_body(ns_buf_t *out, const char *const *topics, size_t n)
@@ -73,12 +64,13 @@ static ns_cmd_msg_t register_with(ns_client_t *c, const char *cluster, const cha
     const char *kv[] = {"bodyCrc32",  crc,          "brokerAddr",   "10.0.7.1:10911", "brokerId",
                         "0",          "brokerName", name,           "clusterName",    cluster,
                         "compressed", "false",      "haServerAddr", "10.0.7.1:10912", NULL};
-    return call(c, NS_REQ_REGISTER_BROKER, kv, body->data, body->len);
+    return nstest_call_msg(c, NS_REQ_REGISTER_BROKER, kv, body->data, body->len, TIMEOUT_MS);
 }
 
 static char *topic_list(ns_client_t *c)
 {
-    ns_cmd_msg_t rsp = call(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0);
+    ns_cmd_msg_t rsp =
+        nstest_call_msg(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     char *out = strndup((const char *)rsp.cmd.body, rsp.cmd.body_len);
     ns_cmd_msg_free(&rsp);
@@ -88,7 +80,7 @@ static char *topic_list(ns_client_t *c)
 static int route_code(ns_client_t *c, const char *topic)
 {
     const char *kv[] = {"topic", topic, NULL};
-    ns_cmd_msg_t rsp = call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0);
+    ns_cmd_msg_t rsp = nstest_call_msg(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0, TIMEOUT_MS);
     int code = rsp.cmd.code;
     ns_cmd_msg_free(&rsp);
     return code;
@@ -132,7 +124,7 @@ static void test_nul_and_long_topics_refused_alone(void **state)
 
     /* asking for the long topic: refused with a remark naming the field */
     const char *kv[] = {"topic", big, NULL};
-    rsp = call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0);
+    rsp = nstest_call_msg(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_INVALID_PARAMETER);
     assert_non_null(strstr(rsp.cmd.remark, "invalid topic"));
     assert_non_null(strstr(rsp.cmd.remark, "longer than 255 bytes"));
@@ -166,7 +158,7 @@ static void test_bad_header_names_named(void **state)
 
     /* KV: namespace and key are stored as one LMDB key */
     const char *kv[] = {"namespace", "ns", "key", big, "value", "v", NULL};
-    rsp = call(c, NS_REQ_PUT_KV_CONFIG, kv, NULL, 0);
+    rsp = nstest_call_msg(c, NS_REQ_PUT_KV_CONFIG, kv, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_INVALID_PARAMETER);
     assert_non_null(strstr(rsp.cmd.remark, "invalid key"));
     ns_cmd_msg_free(&rsp);
@@ -174,7 +166,7 @@ static void test_bad_header_names_named(void **state)
     /* 255 bytes is still fine, for every field */
     char *ok = long_name('k', 255);
     const char *kv2[] = {"namespace", ok, "key", ok, "value", "v", NULL};
-    rsp = call(c, NS_REQ_PUT_KV_CONFIG, kv2, NULL, 0);
+    rsp = nstest_call_msg(c, NS_REQ_PUT_KV_CONFIG, kv2, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     ns_cmd_msg_free(&rsp);
     rsp = register_with(c, ok, ok, &body);

@@ -19,18 +19,6 @@
 
 #include "nstest.h"
 
-static char *slurp(const char *path)
-{
-    uint8_t *p = NULL;
-    size_t n = 0;
-    if (nstest_read_file(path, &p, &n) != 0)
-        return NULL;
-    char *s = realloc(p, n + 1);
-    if (s)
-        s[n] = 0;
-    return s;
-}
-
 static void expect_file(const char *prefix, const char *rel, mode_t exec_bits)
 {
     char path[4300];
@@ -49,7 +37,7 @@ static int run(const char *cmd, char **out, const char *dir)
     snprintf(file, sizeof file, "%s/run.out", dir);
     snprintf(full, sizeof full, "%s > '%s' 2>&1", cmd, file);
     int st = system(full);
-    *out = slurp(file);
+    *out = nstest_read_text(file);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -79,7 +67,7 @@ static void test_install_and_run(void **state)
     /* the unit runs the installed binary on the installed settings */
     char unit_path[4300];
     snprintf(unit_path, sizeof unit_path, "%s/lib/systemd/system/namesrvd.service", prefix);
-    char *unit = slurp(unit_path);
+    char *unit = nstest_read_text(unit_path);
     char want[9000];
     snprintf(want, sizeof want, "ExecStart=%s/bin/namesrvd -c %s/etc/namesrv/namesrv.properties\n",
              prefix, prefix);
@@ -135,7 +123,7 @@ static void test_install_and_run(void **state)
     if (port == 0) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
-        fail_msg("the installed namesrvd did not start:\n%s", slurp(log));
+        fail_msg("the installed namesrvd did not start:\n%s", nstest_read_text(log));
     }
     snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' kv put NS k v -n 127.0.0.1:%d", prefix, port);
     rc = run(cmd, &out, dir);
@@ -153,7 +141,7 @@ static void test_install_and_run(void **state)
     int st = 0;
     waitpid(pid, &st, 0);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    out = slurp(log);
+    out = nstest_read_text(log);
     NSTEST_EXPECT_IN(out, "The Name Server boot success.");
     NSTEST_EXPECT_IN(out, "KV config put");
     free(out);

@@ -63,16 +63,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Sends code with ext pairs kv and body; returns the reply (caller frees). */
-static ns_cmd_msg_t call(ns_client_t *c, int code, const char *const *kv, const void *body,
-                         size_t n)
-{
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, code, kv, body, n, NS_VERSION_V5_3_3, TIMEOUT_MS, &rsp);
-    return rsp;
-}
-
 /* REGISTER_BROKER of broker `name` with topics T0..T<n-1> (n >= 2: a first
  * registration of one topic is refused as an increment, as Java does). */
 static void register_broker(ns_client_t *c, const char *name, const char *addr, int n)
@@ -101,7 +91,8 @@ static void register_broker(ns_client_t *c, const char *name, const char *addr, 
         "0",          "brokerName", name,           "clusterName", "IoCluster",
         "compressed", "false",      "haServerAddr", addr,          "heartbeatTimeoutMillis",
         "120000",     NULL};
-    ns_cmd_msg_t rsp = call(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len);
+    ns_cmd_msg_t rsp =
+        nstest_call_msg(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, TIMEOUT_MS);
     if (rsp.cmd.code != NS_RSP_SUCCESS)
         fail_msg("register %s: code %d (%s)", name, rsp.cmd.code,
                  rsp.cmd.remark ? rsp.cmd.remark : "");
@@ -114,7 +105,7 @@ static void register_broker(ns_client_t *c, const char *name, const char *addr, 
 static char *route(ns_client_t *c, const char *topic, int *code)
 {
     const char *kv[] = {"topic", topic, NULL};
-    ns_cmd_msg_t rsp = call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0);
+    ns_cmd_msg_t rsp = nstest_call_msg(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0, TIMEOUT_MS);
     *code = rsp.cmd.code;
     char *out = NULL;
     if (rsp.cmd.code == NS_RSP_SUCCESS) {
@@ -127,7 +118,8 @@ static char *route(ns_client_t *c, const char *topic, int *code)
 
 static void update_config(ns_client_t *c, const char *props)
 {
-    ns_cmd_msg_t rsp = call(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, strlen(props));
+    ns_cmd_msg_t rsp =
+        nstest_call_msg(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, strlen(props), TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     ns_cmd_msg_free(&rsp);
 }
@@ -160,7 +152,7 @@ static void test_pipelined_mix_on_an_io_loop(void **state)
     ns_client_t *c = fx->c[1];
     register_broker(c, "io-broker-b", "10.0.9.2:10911", 2);
     const char *put[] = {"namespace", "IO", "key", "k", "value", "v", NULL};
-    ns_cmd_msg_t rsp = call(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0);
+    ns_cmd_msg_t rsp = nstest_call_msg(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     ns_buf_t all = NS_BUF_INIT;
     for (int i = 0; i < 60; i++) {
@@ -204,7 +196,7 @@ static void test_setting_reaches_every_loop(void **state)
     register_broker(fx->c[0], "io-broker-c", "10.0.9.3:10911", 2);
     const char *put[] = {"namespace", NS_ORDER_TOPIC_CONFIG_NS, "key", "T0",
                          "value",     "io-broker-c:4",          NULL};
-    ns_cmd_msg_t rsp = call(fx->c[0], NS_REQ_PUT_KV_CONFIG, put, NULL, 0);
+    ns_cmd_msg_t rsp = nstest_call_msg(fx->c[0], NS_REQ_PUT_KV_CONFIG, put, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     ns_cmd_msg_free(&rsp);
     for (int round = 0; round < 3; round++) {
@@ -266,7 +258,7 @@ static void test_flood_pauses_and_resumes(void **state)
     fx_t *fx = *state;
     ns_client_t *c = fx->c[0];
     const char *put[] = {"namespace", "IO", "key", "k", "value", "v", NULL};
-    ns_cmd_msg_t rsp = call(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0);
+    ns_cmd_msg_t rsp = nstest_call_msg(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, TIMEOUT_MS);
     assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     enum { N = 6000, PAD = 4096 };
     char *pad = malloc(PAD + 1);

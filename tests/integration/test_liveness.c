@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_tls.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -239,7 +240,7 @@ static int local_port(ns_client_t *c)
 }
 
 /* Waits (5 s at most) until the server's log says the connection from port
- * closed after registrations were made over it (cmd_broker.c). */
+ * closed after registrations were made over it (cmd_unregister.c). */
 static void wait_close_logged(fx_t *fx, int port)
 {
     char path[4200], needle[64];
@@ -517,26 +518,45 @@ static void test_connection_close(void **state)
 static const broker_t BF = {"LvCluster", "lv-f", "127.0.0.1:24911", 0, 0};
 static const broker_t BF2 = {"LvCluster", "lv-f2", "127.0.0.1:24911", 0, 0}; /* same addr */
 
+/* Restarts the fixture's server with its HTTP endpoint; returns the port. */
+static int restart_with_http(fx_t *fx)
+{
+    int http = 0;
+    nstest_server_stop(&fx->srv, SIGKILL);
+    assert_int_equal(nstest_server_start_http(&fx->srv, fx->dir, server_args, &http), 0);
+    fx->srv.dir = fx->dir;
+    return http;
+}
+
 /* Sends the refused registration for b's address over a new connection,
- * then closes that connection. */
-static void refuse_over_new_connection(fx_t *fx, const broker_t *b)
+ * then closes that connection and waits until the server has closed its
+ * end (its close hook, which would unregister what the connection holds,
+ * runs in the same loop callback that counts the close). q then makes a
+ * write round trip: the writer runs in order, so whatever that close queued
+ * is committed by the write's answer. */
+static void refuse_over_new_connection(fx_t *fx, int http, ns_client_t *q, const broker_t *b)
 {
     const char *one[] = {"LV_F_ONE"};
     broker_t other = BF2;
     other.timeout_ms = b->timeout_ms;
+    double closed = nstest_metric(http, "namesrv_connections_closed_total");
+    assert_true(closed >= 0);
     ns_client_t *nc = nstest_connect(&fx->srv);
     assert_int_equal(register_broker_crc(nc, &other, 2, one, 1, 0), NS_RSP_SYSTEM_ERROR);
     ns_client_close(nc);
+    if (!nstest_metric_wait_ge(http, "namesrv_connections_closed_total", closed + 1, 10000))
+        fail_msg("the server did not count the close of the refused registration's connection");
+    writer_barrier(q);
 }
 
 static void test_refused_registration_keeps_connection(void **state)
 {
     fx_t *fx = *state;
     const char *tf[] = {"LV_F", "LV_F2"};
+    int http = restart_with_http(fx);
     ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
     register_ok(a, &BF, 1, tf, 2);
-    refuse_over_new_connection(fx, &BF);
-    nstest_sleep_ms(300);
+    refuse_over_new_connection(fx, http, q, &BF);
     assert_true(cluster_has(q, &BF));
     /* the registration connection is still a: closing it unregisters lv-f */
     int64_t t0 = nstest_mono_ms();
@@ -556,9 +576,10 @@ static void test_refused_registration_then_expiry(void **state)
     const char *tf[] = {"LV_F", "LV_F2"};
     broker_t bf = BF;
     bf.timeout_ms = TIMEOUT_MS;
+    int http = restart_with_http(fx);
     ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
     register_ok(a, &bf, 1, tf, 2);
-    refuse_over_new_connection(fx, &bf);
+    refuse_over_new_connection(fx, http, q, &bf);
     int64_t t0 = nstest_mono_ms();
     bool has = true;
     while (has && nstest_mono_ms() - t0 <= TIMEOUT_MS + SCAN_MS + SLACK_MS) {
@@ -567,7 +588,10 @@ static void test_refused_registration_then_expiry(void **state)
             fail_server_died(fx, "while lv-f expired");
     }
     assert_false(has);
-    nstest_sleep_ms(200);
+    /* the scan that expired it closed its connection (the one a refused
+     * registration must not have taken over) before the unregistration that
+     * just committed; a use-after-free there would have ended the server */
+    assert_true(nstest_log_wait(&fx->srv, "lv-f 127.0.0.1:24911 (LvCluster) expired", 1000));
     ns_client_close(q);
     q = nstest_connect(&fx->srv);
     if (cluster_query(q, &bf, &has) != NS_OK)
@@ -642,6 +666,22 @@ static bool same_mtime(const struct stat *a, const struct stat *b)
     return a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+/* Waits until the clock file times come from (the coarse wall clock) is
+ * past t, so that a later write gets a later mtime. */
+static void wait_clock_past(const struct timespec *t)
+{
+    int64_t end = nstest_mono_ms() + 5000;
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME_COARSE, &now);
+        if (now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec > t->tv_nsec))
+            return;
+        if (nstest_mono_ms() > end)
+            fail_msg("the coarse wall clock did not pass the store's mtime in 5 s");
+        nstest_sleep_ms(1);
+    }
+}
+
 static const broker_t BE = {"LvCluster", "lv-e", "127.0.0.1:23911", 0, 0};
 
 /* A re-registration with the same bytes is answered from what the last one
@@ -685,7 +725,7 @@ static void test_unchanged_registration_writes_nothing(void **state)
     assert_int_equal(nstest_server_start(&fx->srv, fx->dir, quiet_args), 0);
     ns_client_t *c = nstest_connect(&fx->srv);
     register_ok(c, &BE, 1, te, 3);
-    nstest_sleep_ms(100); /* let anything the first registration started settle */
+    writer_barrier(c); /* whatever the first registration queued has committed */
 
     struct stat st0, st1, st2;
     data_stat(fx, &st0);
@@ -707,7 +747,7 @@ static void test_unchanged_registration_writes_nothing(void **state)
     if (w0 >= 0)
         assert_int_equal(w1 - w0, 0);
 
-    nstest_sleep_ms(20); /* a later commit gets a later mtime even with coarse clocks */
+    wait_clock_past(&st1.st_mtim); /* a later commit gets a later mtime */
     register_ok(c, &BE, 2, te, 3);
     long long w2 = proc_write_bytes(fx->srv.pid);
     data_stat(fx, &st2);

@@ -52,14 +52,6 @@ static char *read_text(const char *path, size_t *len)
     return s;
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 typedef struct {
     const char *cluster, *name, *addr, *zone;
     int64_t id;
@@ -372,7 +364,7 @@ static void test_restore_broken_documents(void **state)
     char *data = join(dir, "data"), *fresh = join(dir, "fresh"), *doc = join(dir, "doc.json");
     char *before = join(dir, "before.json"), *after = join(dir, "after.json");
     /* the base document is valid; a populated store to compare against */
-    write_text(doc, base_doc);
+    nstest_write_text(doc, base_doc);
     int rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
@@ -386,7 +378,7 @@ static void test_restore_broken_documents(void **state)
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = mutate(cases[i].path, cases[i].value);
-        write_text(doc, text);
+        nstest_write_text(doc, text);
         free(text);
         rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
         NSTEST_EXPECT_RC(rc, 4, out);
@@ -398,7 +390,8 @@ static void test_restore_broken_documents(void **state)
         free(out);
         assert_int_not_equal(access(fresh, F_OK), 0); /* not even created */
     }
-    write_text(doc, "{\"format\":\"namesrv-dump\",\n\"formatVersion\":1,\n  \"clusters\": {,}}");
+    nstest_write_text(doc,
+                      "{\"format\":\"namesrv-dump\",\n\"formatVersion\":1,\n  \"clusters\": {,}}");
     rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
     NSTEST_EXPECT_RC(rc, 4, out);
     NSTEST_EXPECT_IN(out, "not valid JSON (line 3");
@@ -417,7 +410,7 @@ static void test_restore_broken_documents(void **state)
     /* a running server holds the directory: restore refuses and names it */
     nstest_server_t srv;
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
-    write_text(doc, base_doc);
+    nstest_write_text(doc, base_doc);
     rc = ctl(&out, "restore", "--data-dir", data, "-i", doc, "--replace", NULL);
     NSTEST_EXPECT_RC(rc, 3, out);
     char pid[64];
@@ -487,21 +480,21 @@ static void test_audit_history(void **state)
     reg_t a = {"C", "broker-a", "10.0.0.1:10911", NULL, 0, {1, 0, 1000}, s1, 2, NULL, 0, NULL, 0};
     reg_t b = {"C", "broker-b", "10.0.0.2:10911", NULL, 0, {1, 0, 1500}, sb, 2, NULL, 0, NULL, 0};
     assert_int_equal(register_broker(c, &a), 0); /* 1: new, +T1 +T2 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();                          /* each record a later time */
     a.dv = (ns_dataversion_t){2, 0, 2000};
     a.topics = s2;
     a.n_topics = 3;
     assert_int_equal(register_broker(c, &a), 0); /* 2: +T3 ~T1 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     assert_int_equal(register_broker(c, &b), 0); /* 3: broker-b +X1 +X2 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     assert_int_equal(register_broker(c, &a), 0); /* unchanged: no record */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     a.dv = (ns_dataversion_t){3, 0, 3000};
     a.topics = s4;
     a.n_topics = 2;
     assert_int_equal(register_broker(c, &a), 0); /* 4: -T2 */
-    nstest_sleep_ms(20);
+    nstest_wall_tick();
     a.dv = (ns_dataversion_t){1, 0, 500};
     a.topics = s5;
     a.n_topics = 3;
@@ -771,8 +764,8 @@ static void test_import_kvconfig(void **state)
     char *dir = nstest_tmpdir("ctl-kv"), *out = NULL, *data = join(dir, "data");
     char *good = join(dir, "kvConfig.json"), *badf = join(dir, "bad.json");
     char *d1 = join(dir, "d1.json"), *d2 = join(dir, "d2.json");
-    write_text(good, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":"
-                     "\"broker-a:4;broker-b:4\"},\"myNs\":{\"k\":\"v\",\"k2\":\"v2\"}}}");
+    nstest_write_text(good, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":"
+                            "\"broker-a:4;broker-b:4\"},\"myNs\":{\"k\":\"v\",\"k2\":\"v2\"}}}");
     int rc = ctl(&out, "import-kvconfig", "--data-dir", data, good, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     NSTEST_EXPECT_IN(out, "imported 2 namespaces, 3 keys");
@@ -794,7 +787,7 @@ static void test_import_kvconfig(void **state)
          "$.configTable.NS.k: expected a string, found a number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_text(badf, bad[i].text);
+        nstest_write_text(badf, bad[i].text);
         rc = ctl(&out, "import-kvconfig", "--data-dir", data, badf, NULL);
         NSTEST_EXPECT_RC(rc, 4, out);
         NSTEST_EXPECT_IN(out, bad[i].expect);

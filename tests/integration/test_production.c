@@ -27,116 +27,13 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 
 #define ctl(...) nstest_ctl(60000, __VA_ARGS__)
-
-static char *slurp(const char *path)
-{
-    uint8_t *p = NULL;
-    size_t n = 0;
-    if (nstest_read_file(path, &p, &n) != 0)
-        return NULL;
-    char *s = realloc(p, n + 1);
-    if (s)
-        s[n] = 0;
-    return s;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* "127.0.0.1:PORT" of the client's end, as the server names its peer. */
-static void local_name(ns_client_t *c, char *out, size_t n)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof sa;
-    assert_int_equal(getsockname(ns_client_fd(c), (struct sockaddr *)&sa, &len), 0);
-    snprintf(out, n, "127.0.0.1:%d", ntohs(sa.sin_port));
-}
-
-static void register_broker(ns_client_t *c, const char *name, const char *addr)
-{
-    ns_topic_config_t tc[] = {{"T1", 4, 4, 6, 0}, {"T2", 8, 8, 6, 0}};
-    ns_regbody_t body = {0};
-    body.data_version = (ns_dataversion_t){1, 0, 1700000000000LL};
-    body.topics = tc;
-    body.n_topics = 2;
-    ns_buf_t b = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&b, &body), NS_OK);
-    const char *kv[] = {"brokerName", name, "brokerAddr",   addr, "clusterName",        "C1",
-                        "brokerId",   "0",  "haServerAddr", addr, "enableActingMaster", "false",
-                        NULL};
-    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
-                     NS_RSP_SUCCESS);
-    ns_buf_free(&b);
-}
-
-static int config_update(ns_client_t *c, const char *props)
-{
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, strlen(props), 479, 10000, &rsp);
-    int code = rsp.cmd.code;
-    ns_cmd_msg_free(&rsp);
-    return code;
-}
-
-/* The admin trail of dir's store as parsed JSON lines (cJSON array). */
-static cJSON *admin_trail(const char *data_dir)
-{
-    char *out = NULL;
-    int rc = ctl(&out, "audit", "--admin", "--data-dir", data_dir, "--json", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    cJSON *all = cJSON_CreateArray();
-    for (char *line = out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-        nl = strchr(line, '\n');
-        if (nl)
-            *nl = 0;
-        cJSON *rec = cJSON_Parse(line);
-        assert_non_null(rec);
-        cJSON_AddItemToArray(all, rec);
-    }
-    free(out);
-    return all;
-}
-
-static cJSON *find_request(cJSON *trail, const char *request, const char *result)
-{
-    cJSON *r;
-    cJSON_ArrayForEach(r, trail)
-    {
-        cJSON *q = cJSON_GetObjectItem(r, "request"), *res = cJSON_GetObjectItem(r, "result");
-        if (cJSON_IsString(q) && strcmp(q->valuestring, request) == 0 && cJSON_IsString(res) &&
-            strcmp(res->valuestring, result) == 0)
-            return r;
-    }
-    return NULL;
-}
-
-static const char *field(cJSON *rec, const char *key)
-{
-    cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "fields"), key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static int count_lines_with(const char *path, const char *needle)
-{
-    char *t = slurp(path);
-    int n = 0;
-    for (const char *p = t; p && (p = strstr(p, needle)) != NULL; p++)
-        n++;
-    free(t);
-    return n;
-}
 
 /* ---- --version ---- */
 
@@ -152,7 +49,7 @@ static void test_version(void **state)
     snprintf(cmd, sizeof cmd, "%s --version > %s.%d", NS_NAMESRVD_PATH, path, (int)getpid());
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s.%d", path, (int)getpid());
-    out = slurp(cmd);
+    out = nstest_read_text(cmd);
     unlink(cmd);
     assert_non_null(out);
     NSTEST_EXPECT_IN(out, "namesrvd 0.1.0 (git ");
@@ -199,7 +96,7 @@ static void test_java_conf_starts(void **state)
     char *dir = nstest_tmpdir("prod-java");
     nstest_server_t srv;
     snprintf(conf, sizeof conf, "%s/namesrv.conf", dir);
-    write_text(conf, JAVA_CONF);
+    nstest_write_text(conf, JAVA_CONF);
     const char *args[] = {"-c", conf, NULL};
     assert_int_equal(nstest_server_start(&srv, dir, args), 0);
     ns_client_t *c = nstest_connect(&srv);
@@ -213,15 +110,15 @@ static void test_java_conf_starts(void **state)
     free(body);
     ns_cmd_msg_free(&rsp);
     /* UPDATE_NAMESRV_CONFIG rewrites the -c file in use, the original kept as .bak */
-    assert_int_equal(config_update(c, "orderMessageEnable=false\n"), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_config_update(c, "orderMessageEnable=false\n"), NS_RSP_SUCCESS);
     char bak[4300];
     snprintf(bak, sizeof bak, "%s.bak", conf);
-    assert_int_equal(count_lines_with(conf, "orderMessageEnable=false\n"), 1);
-    assert_int_equal(count_lines_with(bak, "serverWorkerThreads=16\n"), 1);
+    assert_int_equal(nstest_count_in_file(conf, "orderMessageEnable=false\n"), 1);
+    assert_int_equal(nstest_count_in_file(bak, "serverWorkerThreads=16\n"), 1);
     ns_client_close(c);
     assert_int_equal(nstest_server_stop(&srv, SIGTERM) >= 0, 1);
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
-    char *text = slurp(log);
+    char *text = nstest_read_text(log);
     NSTEST_EXPECT_IN(text, "Java settings accepted without effect: ");
     NSTEST_EXPECT_IN(text, "serverWorkerThreads, serverSelectorThreads, "
                            "serverCallbackExecutorThreads, defaultThreadPoolNums, "
@@ -239,7 +136,7 @@ static void test_java_conf_starts(void **state)
     /* a key neither Java nor namesrvd knows still refuses to start */
     char bad[4300];
     snprintf(bad, sizeof bad, "%s/bad.conf", dir);
-    write_text(bad, "serverWorkerThreads=16\nserverWorkerThreadz=16\n");
+    nstest_write_text(bad, "serverWorkerThreads=16\nserverWorkerThreadz=16\n");
     char *err = NULL;
     const char *bargs[] = {"-c", bad, "-p", NULL};
     assert_int_equal(nstest_run(NS_NAMESRVD_PATH, bargs, &err, 10000), 1);
@@ -259,9 +156,9 @@ static void test_admin_trail_survives_kill9(void **state)
     char me[64], log[4200];
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     ns_client_t *broker = nstest_connect(&srv);
-    register_broker(broker, "broker-a", "10.0.0.1:10911");
+    nstest_register_two_topics(broker, "broker-a", "10.0.0.1:10911");
     ns_client_t *admin = nstest_connect(&srv);
-    local_name(admin, me, sizeof me);
+    nstest_local_name(admin, me, sizeof me);
 
     const char *wipe[] = {"brokerName", "broker-a", NULL};
     assert_int_equal(
@@ -272,23 +169,24 @@ static void test_admin_trail_survives_kill9(void **state)
                          "broker-a:4", "Signature",          "s3cr3t-sig", NULL};
     assert_int_equal(nstest_call_code(admin, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
-    assert_int_equal(config_update(admin, "orderMessageEnable=true\n"), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_config_update(admin, "orderMessageEnable=true\n"), NS_RSP_SUCCESS);
     /* refusals are recorded too: a black-listed key, an unknown key */
-    assert_int_equal(config_update(admin, "kvConfigPath=/tmp/x\n"), NS_RSP_NO_PERMISSION);
-    assert_int_equal(config_update(admin, "noSuchKey=1\n"), NS_RSP_SYSTEM_ERROR);
+    assert_int_equal(nstest_config_update(admin, "kvConfigPath=/tmp/x\n"), NS_RSP_NO_PERMISSION);
+    assert_int_equal(nstest_config_update(admin, "noSuchKey=1\n"), NS_RSP_SYSTEM_ERROR);
     /* a Java key with no effect is accepted */
-    assert_int_equal(config_update(admin, "serverWorkerThreads=64\n"), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_config_update(admin, "serverWorkerThreads=64\n"), NS_RSP_SUCCESS);
+    /* the refusals' records are writes of their own, queued before this
+     * one: the writer commits in order, so its answer means they are in */
     const char *del[] = {"topic", "T2", NULL};
     assert_int_equal(nstest_call_code(admin, NS_REQ_DELETE_TOPIC_IN_NAMESRV, del, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
-    nstest_sleep_ms(100); /* the refusals' records are their own writes */
     ns_client_close(admin);
     ns_client_close(broker);
     /* kill -9: whatever was answered is in the store */
     nstest_server_stop(&srv, SIGKILL);
 
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
-    char *text = slurp(log);
+    char *text = nstest_read_text(log);
     char want[256];
     snprintf(want, sizeof want,
              "conn %s: WIPE_WRITE_PERM_OF_BROKER brokerName=broker-a: write "
@@ -307,34 +205,34 @@ static void test_admin_trail_survives_kill9(void **state)
     free(text);
 
     /* read offline, after the kill */
-    cJSON *trail = admin_trail(srv.data);
-    cJSON *r = find_request(trail, "WIPE_WRITE_PERM_OF_BROKER", "ok");
+    cJSON *trail = nstest_admin_trail(srv.data);
+    cJSON *r = nstest_trail_find(trail, "WIPE_WRITE_PERM_OF_BROKER", "ok");
     assert_non_null(r);
     assert_string_equal(cJSON_GetObjectItem(r, "peer")->valuestring, me);
-    assert_string_equal(field(r, "brokerName"), "broker-a");
+    assert_string_equal(nstest_trail_field(r, "brokerName"), "broker-a");
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(r, "time")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(r, "seq")));
     assert_int_equal((int)cJSON_GetObjectItem(r, "code")->valuedouble, 205);
     assert_int_equal(
         (int)cJSON_GetObjectItem(cJSON_GetObjectItem(r, "detail"), "count")->valuedouble, 2);
-    r = find_request(trail, "PUT_KV_CONFIG", "ok");
+    r = nstest_trail_find(trail, "PUT_KV_CONFIG", "ok");
     assert_non_null(r);
     assert_string_equal(cJSON_GetObjectItem(r, "peer")->valuestring, me);
-    assert_string_equal(field(r, "value"), "broker-a:4");
-    assert_string_equal(field(r, "Signature"), "(redacted)");
-    r = find_request(trail, "UPDATE_NAMESRV_CONFIG", "ok");
+    assert_string_equal(nstest_trail_field(r, "value"), "broker-a:4");
+    assert_string_equal(nstest_trail_field(r, "Signature"), "(redacted)");
+    r = nstest_trail_find(trail, "UPDATE_NAMESRV_CONFIG", "ok");
     assert_non_null(r);
     assert_string_equal(cJSON_GetObjectItem(r, "peer")->valuestring, me);
     cJSON *ch = cJSON_GetObjectItem(
         cJSON_GetObjectItem(cJSON_GetObjectItem(r, "detail"), "changed"), "orderMessageEnable");
     assert_string_equal(cJSON_GetObjectItem(ch, "old")->valuestring, "false");
     assert_string_equal(cJSON_GetObjectItem(ch, "new")->valuestring, "true");
-    r = find_request(trail, "UPDATE_NAMESRV_CONFIG", "refused");
+    r = nstest_trail_find(trail, "UPDATE_NAMESRV_CONFIG", "refused");
     assert_non_null(r);
     assert_int_equal((int)cJSON_GetObjectItem(r, "responseCode")->valuedouble,
                      NS_RSP_NO_PERMISSION);
-    assert_non_null(find_request(trail, "DELETE_TOPIC_IN_NAMESRV", "ok"));
-    assert_null(find_request(trail, "REGISTER_BROKER", "ok")); /* brokers are not admins */
+    assert_non_null(nstest_trail_find(trail, "DELETE_TOPIC_IN_NAMESRV", "ok"));
+    assert_null(nstest_trail_find(trail, "REGISTER_BROKER", "ok")); /* brokers are not admins */
     int n = cJSON_GetArraySize(trail);
     assert_int_equal(n, 7); /* wipe, put, config, 2 refusals, java key, delete */
     cJSON_Delete(trail);
@@ -360,7 +258,7 @@ static void test_admin_trail_survives_kill9(void **state)
                      NS_RSP_SUCCESS);
     ns_client_close(admin);
     nstest_server_stop(&srv, SIGTERM);
-    trail = admin_trail(srv.data);
+    trail = nstest_admin_trail(srv.data);
     assert_int_equal(cJSON_GetArraySize(trail), 3);
     assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(trail, 2), "seq")->valuedouble, 8);
     cJSON_Delete(trail);
@@ -406,14 +304,15 @@ static void test_expiry_and_restart_lines(void **state)
     assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
                      NS_RSP_SUCCESS);
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
-    for (int i = 0; i < 300 && count_lines_with(log, "unregistered: heartbeat timeout") == 0; i++)
+    for (int i = 0; i < 300 && nstest_count_in_file(log, "unregistered: heartbeat timeout") == 0;
+         i++)
         nstest_sleep_ms(10);
-    assert_int_equal(count_lines_with(log, "broker broker-x 10.0.0.9:10911 (C1) expired: no "
-                                           "heartbeat for "),
+    assert_int_equal(nstest_count_in_file(log, "broker broker-x 10.0.0.9:10911 (C1) expired: no "
+                                               "heartbeat for "),
                      1);
-    assert_int_equal(count_lines_with(log, ", deadline 20"), 1);
-    assert_int_equal(count_lines_with(log, "(timeout 200 ms, registration #1)"), 1);
-    assert_int_equal(count_lines_with(log, "unregistered: heartbeat timeout"), 1);
+    assert_int_equal(nstest_count_in_file(log, ", deadline 20"), 1);
+    assert_int_equal(nstest_count_in_file(log, "(timeout 200 ms, registration #1)"), 1);
+    assert_int_equal(nstest_count_in_file(log, "unregistered: heartbeat timeout"), 1);
     /* registered again, then the server restarts: the next registration is
      * "re-registered after restart" */
     kv[13] = "60000";
@@ -427,8 +326,8 @@ static void test_expiry_and_restart_lines(void **state)
     c = nstest_connect(&srv);
     assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
                      NS_RSP_SUCCESS);
-    assert_int_equal(count_lines_with(log, "registered: re-registered after restart"), 1);
-    assert_int_equal(count_lines_with(log, "registered: new"), 2);
+    assert_int_equal(nstest_count_in_file(log, "registered: re-registered after restart"), 1);
+    assert_int_equal(nstest_count_in_file(log, "registered: new"), 2);
     ns_client_close(c);
     nstest_server_stop(&srv, SIGTERM);
     ns_buf_free(&b);
@@ -450,7 +349,7 @@ static void test_log_rotation_and_sighup(void **state)
     const char *args[] = {a_log, "--logFileMaxBytes=4096", "--logFileKeep=2", NULL};
     assert_int_equal(nstest_server_start(&srv, dir, args), 0);
     assert_int_equal(stat(log, &st), 0);
-    assert_true(count_lines_with(log, "boot success") == 1);
+    assert_true(nstest_count_in_file(log, "boot success") == 1);
 
     /* logrotate moves the file away; SIGHUP makes the server write a new one */
     snprintf(moved, sizeof moved, "%s/ns.log.moved", dir);
@@ -463,9 +362,9 @@ static void test_log_rotation_and_sighup(void **state)
     const char *put[] = {"namespace", "NS", "key", "after-hup", "value", "1", NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
-    assert_int_equal(count_lines_with(log, "SIGHUP: log file reopened"), 1);
-    assert_int_equal(count_lines_with(log, "key=after-hup"), 1);
-    assert_int_equal(count_lines_with(moved, "key=after-hup"), 0);
+    assert_int_equal(nstest_count_in_file(log, "SIGHUP: log file reopened"), 1);
+    assert_int_equal(nstest_count_in_file(log, "key=after-hup"), 1);
+    assert_int_equal(nstest_count_in_file(moved, "key=after-hup"), 0);
 
     /* size rotation: ns.log -> ns.log.1 -> ns.log.2, no ns.log.3 */
     for (int i = 0; i < 120; i++) {
@@ -486,7 +385,8 @@ static void test_log_rotation_and_sighup(void **state)
     assert_int_equal(stat(log, &st), 0);
     assert_true(st.st_size < 4096);
     /* the newest put is in the current file, none is lost between files */
-    assert_int_equal(count_lines_with(log, "key=k119") + count_lines_with(p1, "key=k119"), 1);
+    assert_int_equal(nstest_count_in_file(log, "key=k119") + nstest_count_in_file(p1, "key=k119"),
+                     1);
     nstest_server_stop(&srv, SIGTERM);
     nstest_rmtree(dir);
     free(dir);
@@ -553,7 +453,7 @@ static void test_sd_notify(void **state)
     close(fd);
     char log[4200];
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
-    assert_int_equal(count_lines_with(log, "systemd watchdog on"), 1);
+    assert_int_equal(nstest_count_in_file(log, "systemd watchdog on"), 1);
     nstest_rmtree(dir);
     free(dir);
 }
@@ -568,7 +468,7 @@ static void test_journal_priorities(void **state)
     char log[4200], js[64];
     struct stat st;
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
-    write_text(log, "");
+    nstest_write_text(log, "");
     assert_int_equal(stat(log, &st), 0);
     snprintf(js, sizeof js, "%llu:%llu", (unsigned long long)st.st_dev,
              (unsigned long long)st.st_ino);
@@ -577,12 +477,12 @@ static void test_journal_priorities(void **state)
     unsetenv("JOURNAL_STREAM");
     assert_int_equal(rc, 0);
     ns_client_t *c = nstest_connect(&srv);
-    assert_int_equal(config_update(c, "noSuchKey=1\n"), NS_RSP_SYSTEM_ERROR);
+    assert_int_equal(nstest_config_update(c, "noSuchKey=1\n"), NS_RSP_SYSTEM_ERROR);
     ns_client_close(c);
     nstest_server_stop(&srv, SIGTERM);
-    assert_true(count_lines_with(log, "<6>INFO  service.c") == 1);
-    assert_true(count_lines_with(log, "boot success") == 1);
-    assert_true(count_lines_with(log, "\n20") == 0); /* no timestamps */
+    assert_true(nstest_count_in_file(log, "<6>INFO  service.c") == 1);
+    assert_true(nstest_count_in_file(log, "boot success") == 1);
+    assert_true(nstest_count_in_file(log, "\n20") == 0); /* no timestamps */
     nstest_rmtree(dir);
     free(dir);
 }

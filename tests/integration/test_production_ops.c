@@ -25,102 +25,13 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 
 #define ctl(...) nstest_ctl(60000, __VA_ARGS__)
-
-static char *slurp(const char *path)
-{
-    uint8_t *p = NULL;
-    size_t n = 0;
-    if (nstest_read_file(path, &p, &n) != 0)
-        return NULL;
-    char *s = realloc(p, n + 1);
-    if (s)
-        s[n] = 0;
-    return s;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* "127.0.0.1:PORT" of the client's end, as the server names its peer. */
-static void register_broker(ns_client_t *c, const char *name, const char *addr)
-{
-    ns_topic_config_t tc[] = {{"T1", 4, 4, 6, 0}, {"T2", 8, 8, 6, 0}};
-    ns_regbody_t body = {0};
-    body.data_version = (ns_dataversion_t){1, 0, 1700000000000LL};
-    body.topics = tc;
-    body.n_topics = 2;
-    ns_buf_t b = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&b, &body), NS_OK);
-    const char *kv[] = {"brokerName", name, "brokerAddr",   addr, "clusterName",        "C1",
-                        "brokerId",   "0",  "haServerAddr", addr, "enableActingMaster", "false",
-                        NULL};
-    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, b.data, b.len, 10000),
-                     NS_RSP_SUCCESS);
-    ns_buf_free(&b);
-}
-
-static int config_update(ns_client_t *c, const char *props)
-{
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, strlen(props), 479, 10000, &rsp);
-    int code = rsp.cmd.code;
-    ns_cmd_msg_free(&rsp);
-    return code;
-}
-
-/* The admin trail of dir's store as parsed JSON lines (cJSON array). */
-static cJSON *admin_trail(const char *data_dir)
-{
-    char *out = NULL;
-    int rc = ctl(&out, "audit", "--admin", "--data-dir", data_dir, "--json", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    cJSON *all = cJSON_CreateArray();
-    for (char *line = out, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-        nl = strchr(line, '\n');
-        if (nl)
-            *nl = 0;
-        cJSON *rec = cJSON_Parse(line);
-        assert_non_null(rec);
-        cJSON_AddItemToArray(all, rec);
-    }
-    free(out);
-    return all;
-}
-
-static cJSON *find_request(cJSON *trail, const char *request, const char *result)
-{
-    cJSON *r;
-    cJSON_ArrayForEach(r, trail)
-    {
-        cJSON *q = cJSON_GetObjectItem(r, "request"), *res = cJSON_GetObjectItem(r, "result");
-        if (cJSON_IsString(q) && strcmp(q->valuestring, request) == 0 && cJSON_IsString(res) &&
-            strcmp(res->valuestring, result) == 0)
-            return r;
-    }
-    return NULL;
-}
-
-static int count_lines_with(const char *path, const char *needle)
-{
-    char *t = slurp(path);
-    int n = 0;
-    for (const char *p = t; p && (p = strstr(p, needle)) != NULL; p++)
-        n++;
-    free(t);
-    return n;
-}
 
 /* ---- offline tools ---- */
 
@@ -147,14 +58,14 @@ static void test_offline_tools(void **state)
 
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     ns_client_t *c = nstest_connect(&srv);
-    register_broker(c, "broker-a", "10.0.0.1:10911");
-    register_broker(c, "broker-b", "10.0.0.2:10911");
+    nstest_register_two_topics(c, "broker-a", "10.0.0.1:10911");
+    nstest_register_two_topics(c, "broker-b", "10.0.0.2:10911");
     const char *put[] = {"namespace", "ORDER_TOPIC_CONFIG", "key", "T1",
                          "value",     "broker-a:4",         NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000),
                      NS_RSP_SUCCESS);
     /* the settings file the server rewrites (its configStorePath) */
-    assert_int_equal(config_update(c, "orderMessageEnable=true\n"), 0);
+    assert_int_equal(nstest_config_update(c, "orderMessageEnable=true\n"), 0);
     /* stopped with the brokers' connection open: a closed connection would
      * unregister them */
     nstest_server_stop(&srv, SIGTERM);
@@ -168,7 +79,7 @@ static void test_offline_tools(void **state)
     NSTEST_EXPECT_IN(out, "copied to");
     free(out);
     snprintf(path, sizeof path, "%s/namesrv.properties", bdir);
-    assert_true(count_lines_with(path, "orderMessageEnable=true") == 1);
+    assert_true(nstest_count_in_file(path, "orderMessageEnable=true") == 1);
 
     /* readers default to $NAMESRV_DATA_DIR (else /var/lib/namesrv) */
     setenv("NAMESRV_DATA_DIR", srv.data, 1);
@@ -183,7 +94,7 @@ static void test_offline_tools(void **state)
     rc = ctl(&out, "export-kvconfig", "--data-dir", srv.data, "-o", kvjson, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
-    char *text = slurp(kvjson);
+    char *text = nstest_read_text(kvjson);
     cJSON *j = cJSON_Parse(text);
     assert_non_null(j);
     cJSON *v = cJSON_GetObjectItem(
@@ -198,7 +109,7 @@ static void test_offline_tools(void **state)
     rc = ctl(&out, "dump", "--data-dir", srv.data, "-o", dump, "--no-timestamp", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
-    text = slurp(dump);
+    text = nstest_read_text(dump);
     j = cJSON_Parse(text);
     free(text);
     cJSON *b;
@@ -213,7 +124,7 @@ static void test_offline_tools(void **state)
                    "broker-b") == 0)
             cJSON_DeleteItemFromArray(regs, i);
     text = cJSON_Print(j);
-    write_text(dump, text);
+    nstest_write_text(dump, text);
     free(text);
     cJSON_Delete(j);
     snprintf(other, sizeof other, "%s/restored", dir);
@@ -236,9 +147,9 @@ static void test_offline_tools(void **state)
     NSTEST_EXPECT_IN(out, "0 empty broker group(s)");
     free(out);
     /* the offline writes are in the admin trail too */
-    cJSON *trail = admin_trail(other);
-    assert_non_null(find_request(trail, "restore", "ok"));
-    assert_non_null(find_request(trail, "prune-groups", "ok"));
+    cJSON *trail = nstest_admin_trail(other);
+    assert_non_null(nstest_trail_find(trail, "restore", "ok"));
+    assert_non_null(nstest_trail_find(trail, "prune-groups", "ok"));
     cJSON_Delete(trail);
     /* broker-a's routes are intact, broker-b is gone */
     const char *args[] = {NULL};

@@ -20,32 +20,11 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 
-typedef struct {
-    char *dir;
-    nstest_server_t srv;
-    bool started;
-} fx_t;
+typedef nstest_fx_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL || (fx->dir = nstest_tmpdir("proxy")) == NULL) {
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    if (fx->started)
-        nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
+    return nstest_fx_setup_dir(state, "proxy");
 }
 
 static void start(fx_t *fx, const char *trusted, const char *const *more)
@@ -62,7 +41,6 @@ static void start(fx_t *fx, const char *trusted, const char *const *more)
     args[n] = NULL;
     assert_int_equal(nstest_server_start(&fx->srv, fx->dir, args), 0);
     fx->srv.dir = fx->dir;
-    fx->started = true;
 }
 
 /* A plain connection that sends hdr first. */
@@ -72,20 +50,6 @@ static ns_client_t *connect_with(fx_t *fx, const void *hdr, size_t len)
     ns_client_t *c = NULL;
     assert_int_equal(ns_client_connect_tls("127.0.0.1", fx->srv.port, 3000, &t, &c, NULL), NS_OK);
     return c;
-}
-
-static int cluster_info(ns_client_t *c)
-{
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
-    ns_cmd_msg_t rsp;
-    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
-    ns_cmd_msg_init(&rsp);
-    int rc = ns_client_call(c, &cmd, 3000, &rsp);
-    if (rc == NS_OK)
-        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
-    ns_cmd_msg_free(&rsp);
-    return rc;
 }
 
 /* The first log line containing needle (polled up to 3 s); caller frees. */
@@ -148,13 +112,13 @@ static void v1_sets_the_peer(void **state)
     start(fx, "127.0.0.1", NULL);
     const char hdr[] = "PROXY TCP4 203.0.113.7 192.0.2.1 40000 9876\r\n";
     ns_client_t *c = connect_with(fx, hdr, sizeof hdr - 1);
-    assert_int_equal(cluster_info(c), NS_OK);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
     expect_peer_in_logs(fx, c, "203.0.113.7:40000", 4242);
     ns_client_close(c);
     /* UNKNOWN keeps the socket's peer */
     const char unk[] = "PROXY UNKNOWN\r\n";
     c = connect_with(fx, unk, sizeof unk - 1);
-    assert_int_equal(cluster_info(c), NS_OK);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
 }
 
@@ -188,13 +152,13 @@ static void v2_sets_the_peer(void **state)
     uint8_t hdr[64];
     size_t n = v2_header(hdr, 1, 0x21, addr, sizeof addr);
     ns_client_t *c = connect_with(fx, hdr, n);
-    assert_int_equal(cluster_info(c), NS_OK);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
     expect_peer_in_logs(fx, c, "2001:db8::7:40001", 4243);
     ns_client_close(c);
     /* LOCAL (a health check of the balancer): the real peer stays */
     n = v2_header(hdr, 0, 0x00, NULL, 0);
     c = connect_with(fx, hdr, n);
-    assert_int_equal(cluster_info(c), NS_OK);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
     expect_peer_in_logs(fx, c, "127.0.0.1:", 4244);
     ns_client_close(c);
 }
@@ -205,7 +169,7 @@ static void forged_preamble_is_refused(void **state)
     start(fx, NULL, NULL); /* default: nobody may send one */
     const char hdr[] = "PROXY TCP4 198.51.100.1 192.0.2.1 1234 9876\r\n";
     ns_client_t *c = connect_with(fx, hdr, sizeof hdr - 1);
-    assert_int_not_equal(cluster_info(c), NS_OK);
+    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
     assert_true(nstest_log_wait(&fx->srv,
                                 "closed: PROXY protocol header from a peer not in "
@@ -215,7 +179,7 @@ static void forged_preamble_is_refused(void **state)
     assert_true(nstest_log_count(&fx->srv, "conn 127.0.0.1:") > 0);
     /* the others are served */
     c = nstest_connect(&fx->srv);
-    assert_int_equal(cluster_info(c), NS_OK);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
 }
 
@@ -227,7 +191,7 @@ static void unlisted_peer_is_refused(void **state)
     uint8_t hdr[32];
     size_t n = v2_header(hdr, 1, 0x11, addr, sizeof addr);
     ns_client_t *c = connect_with(fx, hdr, n);
-    assert_int_not_equal(cluster_info(c), NS_OK);
+    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
     assert_true(nstest_log_wait(&fx->srv, "not in proxyProtocolTrustedAddresses", 3000));
     assert_int_equal(nstest_log_count(&fx->srv, "198.51.100.2"), 0);
@@ -239,7 +203,7 @@ static void malformed_header_is_refused(void **state)
     start(fx, "*", NULL);
     const char bad[] = "PROXY TCP4 999.1.1.1 192.0.2.1 1 2\r\n";
     ns_client_t *c = connect_with(fx, bad, sizeof bad - 1);
-    assert_int_not_equal(cluster_info(c), NS_OK);
+    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
     assert_true(nstest_log_wait(
         &fx->srv, "closed: malformed PROXY header: PROXY v1: address does not match", 3000));
@@ -248,7 +212,7 @@ static void malformed_header_is_refused(void **state)
     uint8_t addr[8] = {0};
     size_t n = v2_header(hdr, 1, 0x11, addr, sizeof addr);
     c = connect_with(fx, hdr, n);
-    assert_int_not_equal(cluster_info(c), NS_OK);
+    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
     assert_true(nstest_log_wait(&fx->srv, "address block shorter than its family needs", 3000));
 }
@@ -270,7 +234,7 @@ static void preamble_before_tls(void **state)
     const char *why = NULL;
     if (ns_client_connect_tls("127.0.0.1", fx->srv.port, 3000, &t, &c, &why) != NS_OK)
         fail_msg("TLS behind PROXY failed: %s", why);
-    assert_int_equal(cluster_info(c), NS_OK);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
     expect_peer_in_logs(fx, c, "2001:db8::99:50000", 4245);
     ns_client_close(c);
 }
@@ -278,12 +242,12 @@ static void preamble_before_tls(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(v1_sets_the_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(v2_sets_the_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(forged_preamble_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(unlisted_peer_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(malformed_header_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(preamble_before_tls, setup, teardown),
+        cmocka_unit_test_setup_teardown(v1_sets_the_peer, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(v2_sets_the_peer, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(forged_preamble_is_refused, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(unlisted_peer_is_refused, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(malformed_header_is_refused, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(preamble_before_tls, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,8 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
+#include "nstest_tls.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -46,24 +48,10 @@ static int count_backups(const char *dir)
 static ns_client_t *fill(const nstest_server_t *srv)
 {
     ns_client_t *c = nstest_connect(srv);
-    ns_regbody_t b;
-    memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
     ns_topic_config_t t[2] = {{(char *)"RecTopicA", 4, 4, 6, 0}, {(char *)"RecTopicB", 4, 4, 6, 0}};
-    b.topics = t;
-    b.n_topics = 2;
-    b.has_filter_server_list = true;
-    ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
-    const char *kv[] = {"brokerAddr",   "10.0.4.1:10911", "brokerId",    "0",
-                        "brokerName",   "rec-b",          "clusterName", "Rec",
-                        "haServerAddr", "10.0.4.1:10912", NULL};
-    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
-                     NS_RSP_SUCCESS);
+    nstest_register_topics(c, "Rec", "rec-b", "10.0.4.1:10911", "10.0.4.1:10912", t, 2);
     const char *p[] = {"namespace", "RecNs", "key", "kept", "value", "yes", NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, p, NULL, 0, 10000), NS_RSP_SUCCESS);
-    ns_buf_free(&body);
     return c;
 }
 
@@ -97,10 +85,12 @@ static void test_backups_and_recover(void **state)
     nstest_server_t srv;
     assert_int_equal(nstest_server_start(&srv, dir, args), 0);
     ns_client_t *broker = fill(&srv);
-    /* backups every second, two kept */
-    for (int i = 0; i < 100 && count_backups(bdir) < 2; i++)
+    /* backups every second, two kept: after the second removal (which
+     * follows the fourth backup) two are left */
+    srv.dir = dir;
+    for (int i = 0; i < 100 && nstest_log_count(&srv, "backup: removed") < 2; i++)
         nstest_sleep_ms(100);
-    nstest_sleep_ms(2500);
+    assert_true(nstest_log_count(&srv, "written and verified") >= 4);
     assert_int_equal(count_backups(bdir), 2);
     int st = nstest_server_stop(&srv, SIGTERM);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -34,14 +35,6 @@ static char *replace_once(const char *text, const char *from, const char *to)
     return out;
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_restore_validates(void **state)
 {
     (void)state;
@@ -53,24 +46,10 @@ static void test_restore_validates(void **state)
     snprintf(bad, sizeof bad, "%s/bad.json", dir);
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     ns_client_t *c = nstest_connect(&srv);
-    ns_regbody_t b;
-    memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
     ns_topic_config_t t[2] = {{(char *)"ChkA", 4, 4, 6, 0}, {(char *)"ChkB", 8, 8, 6, 0}};
-    b.topics = t;
-    b.n_topics = 2;
-    b.has_filter_server_list = true;
-    ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
-    const char *kv[] = {"brokerAddr",   "10.0.3.1:10911", "brokerId",    "0",
-                        "brokerName",   "chk-b",          "clusterName", "Chk",
-                        "haServerAddr", "10.0.3.1:10912", NULL};
-    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
-                     NS_RSP_SUCCESS);
+    nstest_register_topics(c, "Chk", "chk-b", "10.0.3.1:10911", "10.0.3.1:10912", t, 2);
     nstest_server_stop(&srv, SIGKILL);
     ns_client_close(c);
-    ns_buf_free(&body);
     int rc = nstest_ctl(30000, &out, "dump", "--data-dir", data, "-o", dump, "--compact", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
@@ -98,7 +77,7 @@ static void test_restore_validates(void **state)
         if (strstr((char *)text, edits[i][0]) == NULL)
             fail_msg("the dump has no %s:\n%s", edits[i][0], (char *)text);
         char *mod = replace_once((char *)text, edits[i][0], edits[i][1]);
-        write_text(bad, mod);
+        nstest_write_text(bad, mod);
         free(mod);
         snprintf(target, sizeof target, "%s/bad%zu", dir, i);
         rc = nstest_ctl(30000, &out, "restore", "--data-dir", target, "-i", bad, NULL);

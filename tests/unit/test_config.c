@@ -160,26 +160,6 @@ static char *dump_str(const ns_config_t *cfg)
     return s;
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-}
-
-static char *read_text(const char *path)
-{
-    uint8_t *p = NULL;
-    size_t n = 0;
-    if (nstest_read_file(path, &p, &n) != 0)
-        return NULL;
-    char *s = realloc(p, n + 1);
-    assert_non_null(s);
-    s[n] = 0;
-    return s;
-}
-
 static size_t count_lines(const char *s)
 {
     size_t n = 0;
@@ -704,8 +684,8 @@ static void test_load_file(void **state)
     assert_int_equal(ns_config_init(&cfg), NS_OK);
 
     snprintf(path, sizeof path, "%s/ns.properties", dir);
-    write_text(path, "# startup settings\r\nlistenPort = 10911\r\nclusterTest:TRUE\r\n"
-                     "dataDir /var/lib/ns\r\nkvConfigPath=/tmp/kv\\\r\n    .json\r\n");
+    nstest_write_text(path, "# startup settings\r\nlistenPort = 10911\r\nclusterTest:TRUE\r\n"
+                            "dataDir /var/lib/ns\r\nkvConfigPath=/tmp/kv\\\r\n    .json\r\n");
     assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
     assert_int_equal(cfg.listen_port, 10911);
     assert_true(cfg.cluster_test);
@@ -719,24 +699,24 @@ static void test_load_file(void **state)
 
     char want[5000];
     snprintf(path, sizeof path, "%s/unknown.properties", dir);
-    write_text(path, "listenPort=1\nfoo=bar\n");
+    nstest_write_text(path, "listenPort=1\nfoo=bar\n");
     assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_EINVAL);
     snprintf(want, sizeof want, "%s: unknown key 'foo'", path);
     assert_string_equal(err, want);
 
     snprintf(path, sizeof path, "%s/bad.properties", dir);
-    write_text(path, "listenPort=abc\n");
+    nstest_write_text(path, "listenPort=abc\n");
     assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_EINVAL);
     snprintf(want, sizeof want, "%s: listenPort: 'abc' is not an integer", path);
     assert_string_equal(err, want);
 
     snprintf(path, sizeof path, "%s/escape.properties", dir);
-    write_text(path, "dataDir=\\u12\n");
+    nstest_write_text(path, "dataDir=\\u12\n");
     assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_EINVAL);
     assert_non_null(strstr(err, "escape.properties: malformed"));
 
     snprintf(path, sizeof path, "%s/empty.properties", dir);
-    write_text(path, "");
+    nstest_write_text(path, "");
     assert_int_equal(ns_config_load_file(&cfg, path, NULL, 0), NS_OK);
     assert_string_equal(cfg.config_file, path);
 
@@ -763,10 +743,10 @@ static void test_load_java_conf(void **state)
     assert_int_equal(ns_config_init(&cfg), NS_OK);
     assert_int_equal(ns_config_init(&defaults), NS_OK);
     snprintf(path, sizeof path, "%s/namesrv.conf", dir);
-    write_text(path, "listenPort=9877\nserverWorkerThreads=16\nserverSelectorThreads=3\n"
-                     "clientWorkerThreads=4\nwriteBufferHighWaterMark=4194304\n"
-                     "defaultThreadPoolNums=32\nenableControllerInNamesrv=false\n"
-                     "serverWorkerThreads=8\n");
+    nstest_write_text(path, "listenPort=9877\nserverWorkerThreads=16\nserverSelectorThreads=3\n"
+                            "clientWorkerThreads=4\nwriteBufferHighWaterMark=4194304\n"
+                            "defaultThreadPoolNums=32\nenableControllerInNamesrv=false\n"
+                            "serverWorkerThreads=8\n");
     assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
     assert_int_equal(cfg.listen_port, 9877);
     assert_non_null(cfg.java_warning);
@@ -797,7 +777,7 @@ static void test_load_java_conf(void **state)
 
     /* a plain file of ours warns about nothing */
     snprintf(path, sizeof path, "%s/ours.properties", dir);
-    write_text(path, "listenPort=9878\n");
+    nstest_write_text(path, "listenPort=9878\n");
     ns_config_free(&cfg);
     assert_int_equal(ns_config_init(&cfg), NS_OK);
     assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
@@ -824,7 +804,7 @@ static void test_write_file(void **state)
     assert_int_equal(ns_config_init(&cfg), NS_OK);
 
     assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *first = read_text(path);
+    char *first = nstest_read_text(path);
     char *want = dump_str(&cfg);
     assert_non_null(first);
     assert_string_equal(first, want);
@@ -837,8 +817,8 @@ static void test_write_file(void **state)
     /* loading a file makes it configStorePath, as Java's -c does */
     assert_set_ok(&cfg, "configStorePath", path);
     assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *second = read_text(path);
-    char *old = read_text(bak);
+    char *second = nstest_read_text(path);
+    char *old = nstest_read_text(bak);
     want = dump_str(&cfg);
     assert_non_null(second);
     assert_non_null(old);
@@ -861,7 +841,7 @@ static void test_write_file(void **state)
     assert_null(strstr(shown, "s3cret"));
     free(shown);
     assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *kept = read_text(path);
+    char *kept = nstest_read_text(path);
     assert_non_null(strstr(kept, "\ntls.server.keyPassword=s3cret\n"));
     free(kept);
 

@@ -2,7 +2,8 @@
  * restart-with-grace, on a virtual clock.
  *
  * The real liveness table, registry and LMDB store are driven through the
- * same protocol src/cmd_broker.c follows: writes go through a FIFO queue
+ * same protocol src/daemon/cmd_broker.c and cmd_unregister.c follow: writes
+ * go through a FIFO queue
  * standing in for the writer thread (applied in random interleavings with
  * everything else), registrations that change nothing take the fast path
  * only when the queue is empty, a registration refreshes its liveness entry

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_store.h"
 #include "ns/err.h"
 #include "ns/store.h"
 
@@ -26,45 +27,16 @@ static size_t count_of(int (*count)(ns_txn_t *, size_t *), ns_txn_t *t)
     return n;
 }
 
-typedef struct {
-    char *dir;
-    ns_store_t *s;
-} fx_t;
-
-static int open_store(const char *dir, size_t map, size_t max, ns_store_t **out)
-{
-    char err[512];
-    ns_store_opts_t o = {dir, map, max, NS_SYNC_NOSYNC, false, true, 0};
-    int rc = ns_store_open(&o, out, err, sizeof err);
-    if (rc != NS_OK)
-        print_error("ns_store_open(%s): %s (%s)\n", dir, ns_errname(rc), err);
-    return rc;
-}
+typedef nstest_store_fx_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
-        return -1;
-    fx->dir = nstest_tmpdir("store");
-    if (fx->dir == NULL || open_store(fx->dir, 0, 0, &fx->s) != NS_OK) {
-        nstest_rmtree(fx->dir);
-        free(fx->dir);
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
+    return nstest_store_fx_setup(state, "store", 0, 0);
 }
 
 static int teardown(void **state)
 {
-    fx_t *fx = *state;
-    ns_store_close(fx->s);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
+    return nstest_store_fx_teardown(state);
 }
 
 static ns_txn_t *wbegin(fx_t *fx)
@@ -133,7 +105,7 @@ static void test_meta(void **state)
     ns_txn_abort(t);
     /* survives a reopen */
     ns_store_close(fx->s);
-    assert_int_equal(open_store(fx->dir, 0, 0, &fx->s), NS_OK);
+    assert_int_equal(nstest_store_open(fx->dir, 0, 0, &fx->s), NS_OK);
     t = rbegin(fx);
     assert_int_equal(ns_meta_get_u64(t, "x", &v), NS_OK);
     assert_true(v == UINT64_C(0x0102030405060708));
@@ -925,7 +897,7 @@ static void test_grow(void **state)
     fx->s = NULL;
     nstest_rmtree(fx->dir);
     const size_t mib = 1u << 20;
-    assert_int_equal(open_store(fx->dir, mib, 4 * mib, &fx->s), NS_OK);
+    assert_int_equal(nstest_store_open(fx->dir, mib, 4 * mib, &fx->s), NS_OK);
     size_t map = 0, used = 0;
     ns_store_map_usage(fx->s, &map, &used);
     assert_int_equal(map, mib);
@@ -978,7 +950,7 @@ static void test_grow(void **state)
             ns_store_close(fx->s);
             /* reopened with a smaller mapSizeBytes, the map still holds
              * everything written (LMDB raises it to the used size) */
-            assert_int_equal(open_store(fx->dir, mib, 4 * mib, &fx->s), NS_OK);
+            assert_int_equal(nstest_store_open(fx->dir, mib, 4 * mib, &fx->s), NS_OK);
             ns_store_map_usage(fx->s, &map, &used);
             assert_true(map >= used && map > 2 * mib);
         }
@@ -1017,7 +989,7 @@ static void test_backup(void **state)
     assert_int_equal(ns_txn_commit(t), NS_OK);
 
     ns_store_t *copy = NULL;
-    assert_int_equal(open_store(copydir, 0, 0, &copy), NS_OK);
+    assert_int_equal(nstest_store_open(copydir, 0, 0, &copy), NS_OK);
     assert_int_equal(ns_store_schema_version(copy), ns_store_latest_schema());
     assert_int_equal(ns_txn_begin(copy, false, &t), NS_OK);
     ns_slice_t v;
@@ -1069,7 +1041,7 @@ static void test_lock(void **state)
     ns_store_close(fx->s);
     fx->s = NULL;
     assert_int_equal(ns_store_lock_holder(fx->dir), 0);
-    assert_int_equal(open_store(fx->dir, 0, 0, &fx->s), NS_OK);
+    assert_int_equal(nstest_store_open(fx->dir, 0, 0, &fx->s), NS_OK);
     /* read-only opening of a missing store */
     char missing[4200];
     snprintf(missing, sizeof missing, "%s/missing", fx->dir);

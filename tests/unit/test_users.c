@@ -11,34 +11,20 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_store.h"
 #include "ns/err.h"
 #include "ns/store.h"
 
-typedef struct {
-    char *dir;
-    ns_store_t *s;
-} fx_t;
+typedef nstest_store_fx_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    char err[256];
-    fx->dir = nstest_tmpdir("users");
-    ns_store_opts_t o = {fx->dir, 1 << 20, 64 << 20, NS_SYNC_NOSYNC, false, true, 0};
-    if (fx->dir == NULL || ns_store_open(&o, &fx->s, err, sizeof err) != NS_OK)
-        return -1;
-    *state = fx;
-    return 0;
+    return nstest_store_fx_setup(state, "users", 1 << 20, 64 << 20);
 }
 
 static int teardown(void **state)
 {
-    fx_t *fx = *state;
-    ns_store_close(fx->s);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
+    return nstest_store_fx_teardown(state);
 }
 
 static ns_user_rec_t user(const char *ak, const char *sk, ns_role_t role)

@@ -254,11 +254,21 @@ static void test_full_map_fails_the_batch_reads_go_on(void **state)
     assert_int_equal(kv_has(f, "small"), NS_OK); /* reads are still served */
 }
 
-static void *post_later(void *arg)
+/* Opens the gate once the stop has taken the queue: ns_writer_stop marks
+ * every queued op NS_ESHUTDOWN (under the writer's lock) when it takes it. */
+typedef struct {
+    sem_t *gate;
+    const ns_wop_t *last_queued;
+} poster_t;
+
+static void *post_when_taken(void *arg)
 {
-    struct timespec ts = {0, 100 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    sem_post(arg);
+    poster_t *p = arg;
+    int64_t end = nstest_mono_ms() + 10000;
+    while (__atomic_load_n(&p->last_queued->rc, __ATOMIC_ACQUIRE) != NS_ESHUTDOWN &&
+           nstest_mono_ms() < end)
+        nstest_sleep_ms(1);
+    sem_post(p->gate);
     return NULL;
 }
 
@@ -277,7 +287,8 @@ static void test_stop_fails_what_is_queued(void **state)
     for (int i = 1; i < 3; i++)
         ns_writer_submit(f->w, &ops[i].op);
     /* the batch in flight ends only after the stop has taken the queue */
-    assert_int_equal(pthread_create(&poster, NULL, post_later, &gate), 0);
+    poster_t p = {&gate, &ops[2].op};
+    assert_int_equal(pthread_create(&poster, NULL, post_when_taken, &p), 0);
     ns_writer_stop(f->w); /* joins the thread and runs the done callbacks */
     f->w = NULL;
     pthread_join(poster, NULL);

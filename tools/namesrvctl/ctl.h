@@ -107,7 +107,7 @@ void ctl_progress_init(ctl_progress_t *p, const char *what, size_t total);
 void ctl_progress_step(ctl_progress_t *p, size_t n);
 void ctl_progress_done(ctl_progress_t *p);
 
-/* ---- online sessions (online.c) ----
+/* ---- online sessions (session.c) ----
  * The common options of every online command: --ns/-n, --json, --timeout,
  * --access-key/--secret-key (requests are then signed, include/ns/sign.h). */
 #define MAX_SERVERS 16
@@ -139,10 +139,16 @@ typedef int (*reply_fn)(session_t *s, const char *addr, const ns_cmd_t *rsp, voi
 int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
                      const char **pos, int min_pos, int max_pos, int *n_pos);
 void ctl_session_free(session_t *s);
-/* Reads: the first server that answers; writes: every server. fn gets each
- * SUCCESS reply; errors are printed. CTL_* code (the worst one). */
+/* Both ask every server in turn. fn gets each SUCCESS reply; error answers
+ * and unreachable servers are printed. ctl_ask_one is for reads: with more
+ * than one server (and no --json) a "== host:port" line precedes each
+ * answer, and "no name server could be reached" when none was. ctl_ask_all
+ * is for writes. CTL_* code (the worst one). */
 int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx);
 int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx);
+/* Prints one server's JSON result: as it is with one server, else wrapped
+ * as {"server":addr,"result":json} so every line says whose it is. */
+void ctl_print_json_result(session_t *s, const char *addr, const char *json, size_t len);
 
 /* ---- subcommands ---- */
 int ctl_cmd_dump(int argc, char **argv);            /* dump.c */

@@ -4,7 +4,8 @@
  * arrays (groups, registrations, queue data, mappings) plus lookup sets,
  * then cross_check() walks the references in the order of store/keys.h
  * (clusters -> brokers -> registrations -> topics), so the error reported
- * is always the first one in a fixed, documented order.
+ * is always the first one in a fixed, documented order. The typed getters
+ * that name each member by its JSON path are in doc_json.c.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 
 #include "ctl.h"
 #include "doc.h"
+#include "doc_json.h"
 #include "ns/names.h"
 #include "ns/err.h"
 
@@ -36,193 +38,6 @@ void ctl_doc_free(ctl_doc_t *d)
     cJSON_Delete(d->root);
 }
 
-/* ---- reporting: the first problem wins ---- */
-
-static int bad(ctl_doc_t *d, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int bad(ctl_doc_t *d, const char *path, const char *fmt, ...)
-{
-    if (d->err[0] == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = snprintf(d->err, sizeof d->err, "%s: ", path);
-        if (n > 0 && (size_t)n < sizeof d->err)
-            vsnprintf(d->err + n, sizeof d->err - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return CTL_INVALID;
-}
-
-/* JSON path of member key under base: $.a.b, or $.a['odd key']. */
-static void path_key(char *out, size_t n, const char *base, const char *key)
-{
-    bool plain = *key != 0;
-    for (const char *p = key; *p && plain; p++)
-        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                strchr("_-%|", *p) != NULL;
-    if (plain) {
-        if (snprintf(out, n, "%s.%s", base, key) >= (int)n)
-            out[n - 1] = 0; /* truncated: still a readable prefix */
-        return;
-    }
-    size_t w = (size_t)snprintf(out, n, "%s['", base);
-    for (const char *p = key; *p && w + 4 < n; p++) {
-        if (*p == '\'' || *p == '\\')
-            out[w++] = '\\';
-        out[w++] = *p;
-    }
-    snprintf(out + (w < n ? w : n - 1), n - (w < n ? w : n - 1), "']");
-}
-
-static void path_idx(char *out, size_t n, const char *base, size_t i)
-{
-    if (snprintf(out, n, "%s[%zu]", base, i) >= (int)n)
-        out[n - 1] = 0;
-}
-
-static const char *type_name(const cJSON *v)
-{
-    return cJSON_IsString(v)   ? "a string"
-           : cJSON_IsNumber(v) ? "a number"
-           : cJSON_IsBool(v)   ? "a boolean"
-           : cJSON_IsNull(v)   ? "null"
-           : cJSON_IsArray(v)  ? "an array"
-                               : "an object";
-}
-
-/* ---- typed access; every getter reports with the member's path ---- */
-
-static int value_i64(ctl_doc_t *d, const cJSON *v, const char *path, int64_t min, int64_t max,
-                     int64_t *out)
-{
-    if (cJSON_IsNumber(v)) {
-        double x = v->valuedouble;
-        if (x > (double)CTL_JSON_MAX_SAFE_INT || x < -(double)CTL_JSON_MAX_SAFE_INT ||
-            x != (double)(int64_t)x) /* range first: the cast is defined only in range */
-            return bad(d, path, "expected an integer (beyond 2^53 write it as a string)");
-        *out = (int64_t)x;
-    } else if (cJSON_IsString(v)) {
-        if (ns_parse_i64(v->valuestring, strlen(v->valuestring), out) != NS_OK)
-            return bad(d, path, "'%s' is not an integer", v->valuestring);
-    } else {
-        return bad(d, path, "expected an integer, found %s", type_name(v));
-    }
-    if (*out < min || *out > max)
-        return bad(d, path, "%lld is out of range [%lld, %lld]", (long long)*out, (long long)min,
-                   (long long)max);
-    return CTL_OK;
-}
-
-/* Member key of obj: *out NULL when absent (an error when required). */
-static int member(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key, bool required,
-                  cJSON **out, char *path, size_t pn)
-{
-    path_key(path, pn, base, key);
-    *out = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (*out == NULL && required)
-        return bad(d, path, "missing");
-    return CTL_OK;
-}
-
-/* Members that name something stored under a key (ns/names.h). */
-static bool is_name_field(const char *key)
-{
-    return strcmp(key, "cluster") == 0 || strcmp(key, "brokerAddr") == 0 ||
-           strcmp(key, "brokerName") == 0 || strcmp(key, "bname") == 0;
-}
-
-static int get_str(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key, bool required,
-                   bool nullable, const char **out)
-{
-    char path[512];
-    cJSON *v;
-    *out = NULL;
-    if (member(d, obj, base, key, required, &v, path, sizeof path) != CTL_OK || v == NULL)
-        return d->err[0] ? CTL_INVALID : CTL_OK;
-    if (nullable && cJSON_IsNull(v))
-        return CTL_OK;
-    if (!cJSON_IsString(v))
-        return bad(d, path, "expected a string, found %s", type_name(v));
-    if (!nullable && v->valuestring[0] == 0)
-        return bad(d, path, "must not be empty");
-    if (is_name_field(key) && v->valuestring[0] != 0) {
-        const char *why = ns_name_problem(v->valuestring, strlen(v->valuestring));
-        if (why != NULL)
-            return bad(d, path, "not a valid name: %s", why);
-    }
-    *out = v->valuestring;
-    return CTL_OK;
-}
-
-static int get_i64(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key, bool required,
-                   int64_t def, int64_t min, int64_t max, int64_t *out)
-{
-    char path[512];
-    cJSON *v;
-    *out = def;
-    if (member(d, obj, base, key, required, &v, path, sizeof path) != CTL_OK)
-        return CTL_INVALID;
-    return v ? value_i64(d, v, path, min, max, out) : CTL_OK;
-}
-
-static int get_i32(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key, bool required,
-                   int32_t *out)
-{
-    int64_t v = 0;
-    int rc = get_i64(d, obj, base, key, required, 0, INT32_MIN, INT32_MAX, &v);
-    *out = (int32_t)v;
-    return rc;
-}
-
-/* The same inside [min, max]: queue counts and flags are never negative. */
-static int get_i32_in(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key,
-                      bool required, int32_t min, int32_t max, int32_t *out)
-{
-    int64_t v = 0;
-    int rc = get_i64(d, obj, base, key, required, 0, min, max, &v);
-    *out = (int32_t)v;
-    return rc;
-}
-
-static int get_bool(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key, bool *out)
-{
-    char path[512];
-    cJSON *v;
-    *out = false; /* every boolean of the document is optional, default false */
-    member(d, obj, base, key, false, &v, path, sizeof path);
-    if (v && !cJSON_IsBool(v))
-        return bad(d, path, "expected a boolean, found %s", type_name(v));
-    *out = v && cJSON_IsTrue(v);
-    return CTL_OK;
-}
-
-/* Member that must be an object (want_array false) or an array. */
-static int get_container(ctl_doc_t *d, const cJSON *obj, const char *base, const char *key,
-                         bool required, bool want_array, cJSON **out, char *path, size_t pn)
-{
-    if (member(d, obj, base, key, required, out, path, pn) != CTL_OK)
-        return CTL_INVALID;
-    if (*out && (want_array ? !cJSON_IsArray(*out) : !cJSON_IsObject(*out)))
-        return bad(d, path, "expected %s, found %s", want_array ? "an array" : "an object",
-                   type_name(*out));
-    return CTL_OK;
-}
-
-/* Rejects an object that names one member twice (cJSON keeps both). */
-static int unique_keys(ctl_doc_t *d, const cJSON *obj, const char *path)
-{
-    ns_strmap_t seen = NS_STRMAP_INIT;
-    int rc = CTL_OK;
-    for (const cJSON *c = obj->child; c && rc == CTL_OK; c = c->next) {
-        if (ns_strmap_get(&seen, c->string))
-            rc = bad(d, path, "member '%s' appears twice", c->string);
-        else if (ns_strmap_put(&seen, c->string, (void *)1) != NS_OK)
-            rc = bad(d, path, "out of memory");
-    }
-    ns_strmap_clear(&seen);
-    return rc;
-}
-
 /* Unambiguous composite key "len:a" + b for the lookup sets. */
 static int pair_key(char *out, size_t n, const char *a, const char *b)
 {
@@ -240,26 +55,27 @@ static void *grow(void *arr, size_t n, size_t size)
 static int parse_clusters(ctl_doc_t *d, const cJSON *clusters)
 {
     char path[512], ep[600], key[1024];
-    if (unique_keys(d, clusters, "$.clusters") != CTL_OK)
+    if (ctl_doc_unique_keys(d, clusters, "$.clusters") != CTL_OK)
         return CTL_INVALID;
     for (const cJSON *c = clusters->child; c; c = c->next) {
-        path_key(path, sizeof path, "$.clusters", c->string);
+        ctl_doc_path_key(path, sizeof path, "$.clusters", c->string);
         if (c->string[0] == 0)
-            return bad(d, path, "empty cluster name");
+            return ctl_doc_bad(d, path, "empty cluster name");
         if (!cJSON_IsArray(c))
-            return bad(d, path, "expected an array of broker names, found %s", type_name(c));
+            return ctl_doc_bad(d, path, "expected an array of broker names, found %s",
+                               ctl_doc_type_name(c));
         size_t i = 0;
         for (const cJSON *b = c->child; b; b = b->next, i++) {
-            path_idx(ep, sizeof ep, path, i);
+            ctl_doc_path_idx(ep, sizeof ep, path, i);
             if (!cJSON_IsString(b) || b->valuestring[0] == 0)
-                return bad(d, ep, "expected a broker name");
+                return ctl_doc_bad(d, ep, "expected a broker name");
             if (pair_key(key, sizeof key, c->string, b->valuestring) != 0)
-                return bad(d, ep, "name too long");
+                return ctl_doc_bad(d, ep, "name too long");
             if (ns_strmap_get(&d->member_set, key))
-                return bad(d, ep, "broker '%s' listed twice", b->valuestring);
+                return ctl_doc_bad(d, ep, "broker '%s' listed twice", b->valuestring);
             void *m = grow(d->members, d->n_members, sizeof *d->members);
             if (m == NULL || ns_strmap_put(&d->member_set, key, (void *)1) != NS_OK)
-                return bad(d, ep, "out of memory");
+                return ctl_doc_bad(d, ep, "out of memory");
             d->members = m;
             d->members[d->n_members++] = (ctl_member_t){c->string, b->valuestring, i};
         }
@@ -279,28 +95,29 @@ static int parse_broker(ctl_doc_t *d, const cJSON *o, const char *base, ns_group
     cJSON *addrs;
     const char *zone;
     if (!cJSON_IsObject(o))
-        return bad(d, base, "expected an object, found %s", type_name(o));
-    if (get_str(d, o, base, "brokerName", true, false, (const char **)&g->broker_name) ||
-        get_str(d, o, base, "cluster", true, false, (const char **)&g->cluster) ||
-        get_str(d, o, base, "zoneName", false, true, &zone) ||
-        get_bool(d, o, base, "enableActingMaster", &g->enable_acting_master) ||
-        get_container(d, o, base, "addrs", true, false, &addrs, path, sizeof path) ||
-        unique_keys(d, addrs, path))
+        return ctl_doc_bad(d, base, "expected an object, found %s", ctl_doc_type_name(o));
+    if (ctl_doc_get_str(d, o, base, "brokerName", true, false, (const char **)&g->broker_name) ||
+        ctl_doc_get_str(d, o, base, "cluster", true, false, (const char **)&g->cluster) ||
+        ctl_doc_get_str(d, o, base, "zoneName", false, true, &zone) ||
+        ctl_doc_get_bool(d, o, base, "enableActingMaster", &g->enable_acting_master) ||
+        ctl_doc_get_container(d, o, base, "addrs", true, false, &addrs, path, sizeof path) ||
+        ctl_doc_unique_keys(d, addrs, path))
         return CTL_INVALID;
     g->zone_name = (char *)zone;
     g->addrs = calloc((size_t)cJSON_GetArraySize(addrs) + 1, sizeof *g->addrs);
     if (g->addrs == NULL)
-        return bad(d, path, "out of memory");
+        return ctl_doc_bad(d, path, "out of memory");
     for (const cJSON *a = addrs->child; a; a = a->next) {
-        path_key(ap, sizeof ap, path, a->string);
+        ctl_doc_path_key(ap, sizeof ap, path, a->string);
         ns_broker_addr_t *e = &g->addrs[g->n_addrs];
         if (ns_parse_i64(a->string, strlen(a->string), &e->id) != NS_OK || e->id < 0)
-            return bad(d, ap, "broker id '%s' is not a non-negative integer", a->string);
+            return ctl_doc_bad(d, ap, "broker id '%s' is not a non-negative integer", a->string);
         if (!cJSON_IsString(a) || a->valuestring[0] == 0)
-            return bad(d, ap, "expected an address \"ip:port\"");
+            return ctl_doc_bad(d, ap, "expected an address \"ip:port\"");
         for (size_t k = 0; k < g->n_addrs; k++)
             if (strcmp(g->addrs[k].addr, a->valuestring) == 0)
-                return bad(d, ap, "address %s appears under two broker ids", a->valuestring);
+                return ctl_doc_bad(d, ap, "address %s appears under two broker ids",
+                                   a->valuestring);
         e->addr = a->valuestring;
         g->n_addrs++;
     }
@@ -313,16 +130,16 @@ static int parse_brokers(ctl_doc_t *d, const cJSON *brokers)
     char path[512];
     d->groups = calloc((size_t)cJSON_GetArraySize(brokers) + 1, sizeof *d->groups);
     if (d->groups == NULL)
-        return bad(d, "$.brokers", "out of memory");
+        return ctl_doc_bad(d, "$.brokers", "out of memory");
     for (const cJSON *o = brokers->child; o; o = o->next) {
-        path_idx(path, sizeof path, "$.brokers", d->n_groups);
+        ctl_doc_path_idx(path, sizeof path, "$.brokers", d->n_groups);
         ns_group_rec_t *g = &d->groups[d->n_groups++];
         if (parse_broker(d, o, path, g) != CTL_OK)
             return CTL_INVALID;
         if (ns_strmap_get(&d->group_idx, g->broker_name))
-            return bad(d, path, "duplicate broker '%s'", g->broker_name);
+            return ctl_doc_bad(d, path, "duplicate broker '%s'", g->broker_name);
         if (ns_strmap_put(&d->group_idx, g->broker_name, (void *)(uintptr_t)d->n_groups) != NS_OK)
-            return bad(d, path, "out of memory");
+            return ctl_doc_bad(d, path, "out of memory");
     }
     return CTL_OK;
 }
@@ -332,38 +149,41 @@ static int parse_registration(ctl_doc_t *d, const cJSON *o, const char *base, ns
     char path[512], fp[600], key[1024];
     cJSON *dv, *fs;
     if (!cJSON_IsObject(o))
-        return bad(d, base, "expected an object, found %s", type_name(o));
-    if (get_str(d, o, base, "cluster", true, false, (const char **)&r->cluster) ||
-        get_str(d, o, base, "brokerAddr", true, false, (const char **)&r->addr) ||
-        get_str(d, o, base, "brokerName", true, false, (const char **)&r->broker_name) ||
-        get_i64(d, o, base, "brokerId", true, 0, 0, INT64_MAX, &r->broker_id) ||
-        get_str(d, o, base, "haServerAddr", false, true, (const char **)&r->ha_addr) ||
-        get_container(d, o, base, "dataVersion", true, false, &dv, path, sizeof path) ||
-        get_i64(d, dv, path, "counter", true, 0, INT64_MIN, INT64_MAX, &r->dv.counter) ||
-        get_i64(d, dv, path, "stateVersion", false, 0, INT64_MIN, INT64_MAX,
-                &r->dv.state_version) ||
-        get_i64(d, dv, path, "timestamp", true, 0, INT64_MIN, INT64_MAX, &r->dv.timestamp) ||
-        get_i64(d, o, base, "heartbeatTimeoutMillis", false, NS_DEFAULT_HEARTBEAT_TIMEOUT_MS, 1,
-                INT64_C(365) * 86400 * 1000, &r->heartbeat_timeout_ms) ||
-        get_container(d, o, base, "filterServers", false, true, &fs, path, sizeof path))
+        return ctl_doc_bad(d, base, "expected an object, found %s", ctl_doc_type_name(o));
+    if (ctl_doc_get_str(d, o, base, "cluster", true, false, (const char **)&r->cluster) ||
+        ctl_doc_get_str(d, o, base, "brokerAddr", true, false, (const char **)&r->addr) ||
+        ctl_doc_get_str(d, o, base, "brokerName", true, false, (const char **)&r->broker_name) ||
+        ctl_doc_get_i64(d, o, base, "brokerId", true, 0, 0, INT64_MAX, &r->broker_id) ||
+        ctl_doc_get_str(d, o, base, "haServerAddr", false, true, (const char **)&r->ha_addr) ||
+        ctl_doc_get_container(d, o, base, "dataVersion", true, false, &dv, path, sizeof path) ||
+        ctl_doc_get_i64(d, dv, path, "counter", true, 0, INT64_MIN, INT64_MAX, &r->dv.counter) ||
+        ctl_doc_get_i64(d, dv, path, "stateVersion", false, 0, INT64_MIN, INT64_MAX,
+                        &r->dv.state_version) ||
+        ctl_doc_get_i64(d, dv, path, "timestamp", true, 0, INT64_MIN, INT64_MAX,
+                        &r->dv.timestamp) ||
+        ctl_doc_get_i64(d, o, base, "heartbeatTimeoutMillis", false,
+                        NS_DEFAULT_HEARTBEAT_TIMEOUT_MS, 1, INT64_C(365) * 86400 * 1000,
+                        &r->heartbeat_timeout_ms) ||
+        ctl_doc_get_container(d, o, base, "filterServers", false, true, &fs, path, sizeof path))
         return CTL_INVALID;
     if (fs) {
         r->filter_servers = calloc((size_t)cJSON_GetArraySize(fs) + 1, sizeof(char *));
         if (r->filter_servers == NULL)
-            return bad(d, path, "out of memory");
+            return ctl_doc_bad(d, path, "out of memory");
         for (const cJSON *f = fs->child; f; f = f->next) {
-            path_idx(fp, sizeof fp, path, r->n_filter_servers);
+            ctl_doc_path_idx(fp, sizeof fp, path, r->n_filter_servers);
             if (!cJSON_IsString(f) || f->valuestring[0] == 0)
-                return bad(d, fp, "expected an address \"ip:port\"");
+                return ctl_doc_bad(d, fp, "expected an address \"ip:port\"");
             r->filter_servers[r->n_filter_servers++] = f->valuestring;
         }
     }
     if (pair_key(key, sizeof key, r->cluster, r->addr) != 0)
-        return bad(d, base, "name too long");
+        return ctl_doc_bad(d, base, "name too long");
     if (ns_strmap_get(&d->reg_set, key))
-        return bad(d, base, "duplicate registration of %s in cluster '%s'", r->addr, r->cluster);
+        return ctl_doc_bad(d, base, "duplicate registration of %s in cluster '%s'", r->addr,
+                           r->cluster);
     if (ns_strmap_put(&d->reg_set, key, r) != NS_OK)
-        return bad(d, base, "out of memory");
+        return ctl_doc_bad(d, base, "out of memory");
     return CTL_OK;
 }
 
@@ -372,9 +192,9 @@ static int parse_registrations(ctl_doc_t *d, const cJSON *regs)
     char path[512];
     d->regs = calloc((size_t)cJSON_GetArraySize(regs) + 1, sizeof *d->regs);
     if (d->regs == NULL)
-        return bad(d, "$.registrations", "out of memory");
+        return ctl_doc_bad(d, "$.registrations", "out of memory");
     for (const cJSON *o = regs->child; o; o = o->next) {
-        path_idx(path, sizeof path, "$.registrations", d->n_regs);
+        ctl_doc_path_idx(path, sizeof path, "$.registrations", d->n_regs);
         if (parse_registration(d, o, path, &d->regs[d->n_regs++]) != CTL_OK)
             return CTL_INVALID;
     }
@@ -384,37 +204,41 @@ static int parse_registrations(ctl_doc_t *d, const cJSON *regs)
 static int parse_topics(ctl_doc_t *d, const cJSON *topics)
 {
     char path[512], qp[600];
-    if (unique_keys(d, topics, "$.topics") != CTL_OK)
+    if (ctl_doc_unique_keys(d, topics, "$.topics") != CTL_OK)
         return CTL_INVALID;
     for (const cJSON *t = topics->child; t; t = t->next, d->n_topics++) {
-        path_key(path, sizeof path, "$.topics", t->string);
+        ctl_doc_path_key(path, sizeof path, "$.topics", t->string);
         if (t->string[0] == 0)
-            return bad(d, path, "empty topic name");
+            return ctl_doc_bad(d, path, "empty topic name");
         const char *why = ns_name_problem(t->string, strlen(t->string));
         if (why != NULL)
-            return bad(d, path, "not a valid topic name: %s", why);
+            return ctl_doc_bad(d, path, "not a valid topic name: %s", why);
         if (!cJSON_IsArray(t) || t->child == NULL)
-            return bad(d, path, "expected a non-empty array of queue data");
+            return ctl_doc_bad(d, path, "expected a non-empty array of queue data");
         size_t first = d->n_queues, i = 0;
         for (const cJSON *o = t->child; o; o = o->next, i++) {
-            path_idx(qp, sizeof qp, path, i);
+            ctl_doc_path_idx(qp, sizeof qp, path, i);
             void *m = grow(d->queues, d->n_queues, sizeof *d->queues);
             if (m == NULL)
-                return bad(d, qp, "out of memory");
+                return ctl_doc_bad(d, qp, "out of memory");
             d->queues = m;
             ctl_queue_t *q = &d->queues[d->n_queues++];
             q->topic = t->string;
             if (!cJSON_IsObject(o))
-                return bad(d, qp, "expected an object, found %s", type_name(o));
-            if (get_str(d, o, qp, "brokerName", true, false, &q->q.broker_name) ||
-                get_i32_in(d, o, qp, "perm", true, 0, 15, &q->q.perm) ||
-                get_i32_in(d, o, qp, "readQueueNums", true, 0, 65535, &q->q.read_queue_nums) ||
-                get_i32_in(d, o, qp, "writeQueueNums", true, 0, 65535, &q->q.write_queue_nums) ||
-                get_i32_in(d, o, qp, "topicSysFlag", false, 0, INT32_MAX, &q->q.topic_sys_flag))
+                return ctl_doc_bad(d, qp, "expected an object, found %s", ctl_doc_type_name(o));
+            if (ctl_doc_get_str(d, o, qp, "brokerName", true, false, &q->q.broker_name) ||
+                ctl_doc_get_i32_in(d, o, qp, "perm", true, 0, 15, &q->q.perm) ||
+                ctl_doc_get_i32_in(d, o, qp, "readQueueNums", true, 0, 65535,
+                                   &q->q.read_queue_nums) ||
+                ctl_doc_get_i32_in(d, o, qp, "writeQueueNums", true, 0, 65535,
+                                   &q->q.write_queue_nums) ||
+                ctl_doc_get_i32_in(d, o, qp, "topicSysFlag", false, 0, INT32_MAX,
+                                   &q->q.topic_sys_flag))
                 return CTL_INVALID;
             for (size_t k = first; k + 1 < d->n_queues; k++)
                 if (strcmp(d->queues[k].q.broker_name, q->q.broker_name) == 0)
-                    return bad(d, qp, "broker '%s' appears twice in this topic", q->q.broker_name);
+                    return ctl_doc_bad(d, qp, "broker '%s' appears twice in this topic",
+                                       q->q.broker_name);
         }
     }
     return CTL_OK;
@@ -425,27 +249,27 @@ static int parse_mapping(ctl_doc_t *d, const cJSON *o, const char *base, ns_mapp
     char path[512], ip[600];
     cJSON *ids;
     if (!cJSON_IsObject(o))
-        return bad(d, base, "expected an object, found %s", type_name(o));
-    if (get_str(d, o, base, "topic", true, false, &m->topic) ||
-        get_str(d, o, base, "bname", true, false, &m->bname) ||
-        get_str(d, o, base, "scope", false, true, &m->scope) ||
-        get_i32(d, o, base, "totalQueues", true, &m->total_queues) ||
-        get_i64(d, o, base, "epoch", true, 0, INT64_MIN, INT64_MAX, &m->epoch) ||
-        get_bool(d, o, base, "dirty", &m->dirty) ||
-        get_container(d, o, base, "currIdMap", false, false, &ids, path, sizeof path) ||
-        (ids && unique_keys(d, ids, path)))
+        return ctl_doc_bad(d, base, "expected an object, found %s", ctl_doc_type_name(o));
+    if (ctl_doc_get_str(d, o, base, "topic", true, false, &m->topic) ||
+        ctl_doc_get_str(d, o, base, "bname", true, false, &m->bname) ||
+        ctl_doc_get_str(d, o, base, "scope", false, true, &m->scope) ||
+        ctl_doc_get_i32(d, o, base, "totalQueues", true, &m->total_queues) ||
+        ctl_doc_get_i64(d, o, base, "epoch", true, 0, INT64_MIN, INT64_MAX, &m->epoch) ||
+        ctl_doc_get_bool(d, o, base, "dirty", &m->dirty) ||
+        ctl_doc_get_container(d, o, base, "currIdMap", false, false, &ids, path, sizeof path) ||
+        (ids && ctl_doc_unique_keys(d, ids, path)))
         return CTL_INVALID;
     ns_id_pair_t *pairs = calloc((size_t)(ids ? cJSON_GetArraySize(ids) : 0) + 1, sizeof *pairs);
     if (pairs == NULL)
-        return bad(d, base, "out of memory");
+        return ctl_doc_bad(d, base, "out of memory");
     m->curr_id_map = pairs;
     for (const cJSON *p = ids ? ids->child : NULL; p; p = p->next) {
         int64_t logical, physical;
-        path_key(ip, sizeof ip, path, p->string);
+        ctl_doc_path_key(ip, sizeof ip, path, p->string);
         if (ns_parse_i64(p->string, strlen(p->string), &logical) != NS_OK || logical < INT32_MIN ||
             logical > INT32_MAX)
-            return bad(d, ip, "queue id '%s' is not an integer", p->string);
-        if (value_i64(d, p, ip, INT32_MIN, INT32_MAX, &physical) != CTL_OK)
+            return ctl_doc_bad(d, ip, "queue id '%s' is not an integer", p->string);
+        if (ctl_doc_value_i64(d, p, ip, INT32_MIN, INT32_MAX, &physical) != CTL_OK)
             return CTL_INVALID;
         pairs[m->n_curr_id_map++] = (ns_id_pair_t){(int32_t)logical, (int32_t)physical};
     }
@@ -459,17 +283,18 @@ static int parse_mappings(ctl_doc_t *d, const cJSON *maps)
     int rc = CTL_OK;
     d->maps = calloc((size_t)cJSON_GetArraySize(maps) + 1, sizeof *d->maps);
     if (d->maps == NULL)
-        return bad(d, "$.mappings", "out of memory");
+        return ctl_doc_bad(d, "$.mappings", "out of memory");
     for (const cJSON *o = maps->child; o && rc == CTL_OK; o = o->next) {
-        path_idx(path, sizeof path, "$.mappings", d->n_maps);
+        ctl_doc_path_idx(path, sizeof path, "$.mappings", d->n_maps);
         ns_mapping_info_t *m = &d->maps[d->n_maps++];
         rc = parse_mapping(d, o, path, m);
         if (rc == CTL_OK && pair_key(key, sizeof key, m->topic, m->bname) != 0)
-            rc = bad(d, path, "name too long");
+            rc = ctl_doc_bad(d, path, "name too long");
         else if (rc == CTL_OK && ns_strmap_get(&seen, key))
-            rc = bad(d, path, "duplicate mapping of topic '%s' on '%s'", m->topic, m->bname);
+            rc =
+                ctl_doc_bad(d, path, "duplicate mapping of topic '%s' on '%s'", m->topic, m->bname);
         else if (rc == CTL_OK && ns_strmap_put(&seen, key, m) != NS_OK)
-            rc = bad(d, path, "out of memory");
+            rc = ctl_doc_bad(d, path, "out of memory");
     }
     ns_strmap_clear(&seen);
     return rc;
@@ -480,29 +305,29 @@ static int parse_kv(ctl_doc_t *d, const cJSON *kv, const char *base, size_t *n_n
                     size_t *n_null)
 {
     char path[512], kp[600];
-    if (unique_keys(d, kv, base) != CTL_OK)
+    if (ctl_doc_unique_keys(d, kv, base) != CTL_OK)
         return CTL_INVALID;
     for (const cJSON *ns = kv->child; ns; ns = ns->next) {
-        path_key(path, sizeof path, base, ns->string);
+        ctl_doc_path_key(path, sizeof path, base, ns->string);
         if (ns->string[0] == 0)
-            return bad(d, path, "empty namespace name");
+            return ctl_doc_bad(d, path, "empty namespace name");
         const char *why = ns_name_problem(ns->string, strlen(ns->string));
         if (why != NULL)
-            return bad(d, path, "not a valid namespace name: %s", why);
+            return ctl_doc_bad(d, path, "not a valid namespace name: %s", why);
         if (!cJSON_IsObject(ns))
-            return bad(d, path, "expected an object, found %s", type_name(ns));
-        if (unique_keys(d, ns, path) != CTL_OK)
+            return ctl_doc_bad(d, path, "expected an object, found %s", ctl_doc_type_name(ns));
+        if (ctl_doc_unique_keys(d, ns, path) != CTL_OK)
             return CTL_INVALID;
         for (const cJSON *v = ns->child; v; v = v->next) {
-            path_key(kp, sizeof kp, path, v->string);
+            ctl_doc_path_key(kp, sizeof kp, path, v->string);
             if ((why = ns_name_problem(v->string, strlen(v->string))) != NULL)
-                return bad(d, kp, "not a valid key: %s", why);
+                return ctl_doc_bad(d, kp, "not a valid key: %s", why);
             if (n_null && cJSON_IsNull(v)) { /* kvConfig.json: Java drops null values */
                 (*n_null)++;
                 continue;
             }
             if (!cJSON_IsString(v))
-                return bad(d, kp, "expected a string, found %s", type_name(v));
+                return ctl_doc_bad(d, kp, "expected a string, found %s", ctl_doc_type_name(v));
             (*n_keys)++;
         }
         (*n_ns)++;
@@ -529,25 +354,25 @@ static int cross_check(ctl_doc_t *d)
     char path[512], p2[600], key[1024];
     for (size_t i = 0; i < d->n_members; i++) { /* I2 */
         if (group_of(d, d->members[i].broker) == NULL) {
-            path_key(p2, sizeof p2, "$.clusters", d->members[i].cluster);
-            path_idx(path, sizeof path, p2, d->members[i].idx);
-            return bad(d, path, "unknown broker '%s'", d->members[i].broker);
+            ctl_doc_path_key(p2, sizeof p2, "$.clusters", d->members[i].cluster);
+            ctl_doc_path_idx(path, sizeof path, p2, d->members[i].idx);
+            return ctl_doc_bad(d, path, "unknown broker '%s'", d->members[i].broker);
         }
     }
     for (size_t i = 0; i < d->n_groups; i++) { /* I3, I5 */
         ns_group_rec_t *g = &d->groups[i];
-        path_idx(path, sizeof path, "$.brokers", i);
+        ctl_doc_path_idx(path, sizeof path, "$.brokers", i);
         if (!lists(d, g->cluster, g->broker_name)) {
-            path_key(p2, sizeof p2, path, "cluster");
-            return bad(d, p2, "$.clusters.%s does not list broker '%s'", g->cluster,
-                       g->broker_name);
+            ctl_doc_path_key(p2, sizeof p2, path, "cluster");
+            return ctl_doc_bad(d, p2, "$.clusters.%s does not list broker '%s'", g->cluster,
+                               g->broker_name);
         }
         for (size_t k = 0; k < g->n_addrs; k++) {
             if (pair_key(key, sizeof key, g->cluster, g->addrs[k].addr) != 0 ||
                 ns_strmap_get(&d->reg_set, key) == NULL) {
                 snprintf(p2, sizeof p2, "%s.addrs.%lld", path, (long long)g->addrs[k].id);
-                return bad(d, p2, "no registration of %s in cluster '%s'", g->addrs[k].addr,
-                           g->cluster);
+                return ctl_doc_bad(d, p2, "no registration of %s in cluster '%s'", g->addrs[k].addr,
+                                   g->cluster);
             }
         }
     }
@@ -555,20 +380,20 @@ static int cross_check(ctl_doc_t *d)
         ns_live_rec_t *r = &d->regs[i];
         ns_group_rec_t *g = group_of(d, r->broker_name);
         const char *mine = g ? ns_group_addr_of(g, r->broker_id) : NULL;
-        path_idx(path, sizeof path, "$.registrations", i);
+        ctl_doc_path_idx(path, sizeof path, "$.registrations", i);
         if (g == NULL) {
-            path_key(p2, sizeof p2, path, "brokerName");
-            return bad(d, p2, "unknown broker '%s'", r->broker_name);
+            ctl_doc_path_key(p2, sizeof p2, path, "brokerName");
+            return ctl_doc_bad(d, p2, "unknown broker '%s'", r->broker_name);
         }
         if (mine == NULL || strcmp(mine, r->addr) != 0) {
-            path_key(p2, sizeof p2, path, "brokerId");
-            return bad(d, p2, "broker '%s' does not map id %lld to %s", r->broker_name,
-                       (long long)r->broker_id, r->addr);
+            ctl_doc_path_key(p2, sizeof p2, path, "brokerId");
+            return ctl_doc_bad(d, p2, "broker '%s' does not map id %lld to %s", r->broker_name,
+                               (long long)r->broker_id, r->addr);
         }
         if (!lists(d, r->cluster, r->broker_name)) {
-            path_key(p2, sizeof p2, path, "cluster");
-            return bad(d, p2, "$.clusters.%s does not list broker '%s'", r->cluster,
-                       r->broker_name);
+            ctl_doc_path_key(p2, sizeof p2, path, "cluster");
+            return ctl_doc_bad(d, p2, "$.clusters.%s does not list broker '%s'", r->cluster,
+                               r->broker_name);
         }
     }
     const char *topic = NULL;
@@ -577,10 +402,10 @@ static int cross_check(ctl_doc_t *d)
             j = 0;
         topic = d->queues[i].topic;
         if (group_of(d, d->queues[i].q.broker_name) == NULL) {
-            path_key(p2, sizeof p2, "$.topics", topic);
-            path_idx(path, sizeof path, p2, j);
-            path_key(p2, sizeof p2, path, "brokerName");
-            return bad(d, p2, "unknown broker '%s'", d->queues[i].q.broker_name);
+            ctl_doc_path_key(p2, sizeof p2, "$.topics", topic);
+            ctl_doc_path_idx(path, sizeof path, p2, j);
+            ctl_doc_path_key(p2, sizeof p2, path, "brokerName");
+            return ctl_doc_bad(d, p2, "unknown broker '%s'", d->queues[i].q.broker_name);
         }
     }
     return CTL_OK;
@@ -603,7 +428,7 @@ static int parse_json(ctl_doc_t *d, const char *text, size_t len)
         return CTL_INVALID;
     }
     if (!cJSON_IsObject(d->root))
-        return bad(d, "$", "expected an object, found %s", type_name(d->root));
+        return ctl_doc_bad(d, "$", "expected an object, found %s", ctl_doc_type_name(d->root));
     return CTL_OK;
 }
 
@@ -614,40 +439,44 @@ int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len)
     cJSON *v, *sect;
     if (parse_json(d, text, len) != CTL_OK)
         return CTL_INVALID;
-    member(d, d->root, "$", "format", false, &v, path, sizeof path);
+    ctl_doc_member(d, d->root, "$", "format", false, &v, path, sizeof path);
     if (v == NULL)
-        return bad(d, path, "missing: not a namesrv dump document");
+        return ctl_doc_bad(d, path, "missing: not a namesrv dump document");
     if (!cJSON_IsString(v) || strcmp(v->valuestring, CTL_DUMP_FORMAT) != 0)
-        return bad(d, path, "expected \"%s\": not a namesrv dump document", CTL_DUMP_FORMAT);
+        return ctl_doc_bad(d, path, "expected \"%s\": not a namesrv dump document",
+                           CTL_DUMP_FORMAT);
     int64_t ver = 0;
-    if (get_i64(d, d->root, "$", "formatVersion", true, 0, INT64_MIN, INT64_MAX, &ver))
+    if (ctl_doc_get_i64(d, d->root, "$", "formatVersion", true, 0, INT64_MIN, INT64_MAX, &ver))
         return CTL_INVALID;
     if (ver != CTL_DUMP_FORMAT_VERSION)
-        return bad(d, "$.formatVersion", "unsupported version %lld (this namesrvctl reads %d)",
-                   (long long)ver, CTL_DUMP_FORMAT_VERSION);
+        return ctl_doc_bad(d, "$.formatVersion",
+                           "unsupported version %lld (this namesrvctl reads %d)", (long long)ver,
+                           CTL_DUMP_FORMAT_VERSION);
     /* a store schema this binary does not know is refused (0 = not given) */
-    if (get_i64(d, d->root, "$", "schemaVersion", false, 0, 0, ns_store_latest_schema(), &ver) ||
-        get_i64(d, d->root, "$", "createdAt", false, 0, INT64_MIN, INT64_MAX, &ver))
+    if (ctl_doc_get_i64(d, d->root, "$", "schemaVersion", false, 0, 0, ns_store_latest_schema(),
+                        &ver) ||
+        ctl_doc_get_i64(d, d->root, "$", "createdAt", false, 0, INT64_MIN, INT64_MAX, &ver))
         return CTL_INVALID;
-    if (get_container(d, d->root, "$", "clusters", true, false, &sect, path, sizeof path) ||
+    if (ctl_doc_get_container(d, d->root, "$", "clusters", true, false, &sect, path, sizeof path) ||
         parse_clusters(d, sect) ||
-        get_container(d, d->root, "$", "brokers", true, true, &sect, path, sizeof path) ||
+        ctl_doc_get_container(d, d->root, "$", "brokers", true, true, &sect, path, sizeof path) ||
         parse_brokers(d, sect) ||
-        get_container(d, d->root, "$", "registrations", true, true, &sect, path, sizeof path) ||
+        ctl_doc_get_container(d, d->root, "$", "registrations", true, true, &sect, path,
+                              sizeof path) ||
         parse_registrations(d, sect) ||
-        get_container(d, d->root, "$", "topics", true, false, &sect, path, sizeof path) ||
+        ctl_doc_get_container(d, d->root, "$", "topics", true, false, &sect, path, sizeof path) ||
         parse_topics(d, sect) ||
-        get_container(d, d->root, "$", "mappings", false, true, &sect, path, sizeof path) ||
+        ctl_doc_get_container(d, d->root, "$", "mappings", false, true, &sect, path, sizeof path) ||
         (sect && parse_mappings(d, sect)) ||
-        get_container(d, d->root, "$", "kv", true, false, &d->kv, path, sizeof path) ||
+        ctl_doc_get_container(d, d->root, "$", "kv", true, false, &d->kv, path, sizeof path) ||
         parse_kv(d, d->kv, "$.kv", &d->n_kv_ns, &d->n_kv_keys, NULL) ||
-        get_container(d, d->root, "$", "audit", false, true, &d->audit, path, sizeof path))
+        ctl_doc_get_container(d, d->root, "$", "audit", false, true, &d->audit, path, sizeof path))
         return CTL_INVALID;
     size_t i = 0;
     for (const cJSON *a = d->audit ? d->audit->child : NULL; a; a = a->next, i++) {
-        path_idx(path, sizeof path, "$.audit", i);
+        ctl_doc_path_idx(path, sizeof path, "$.audit", i);
         if (!cJSON_IsObject(a))
-            return bad(d, path, "expected an object, found %s", type_name(a));
+            return ctl_doc_bad(d, path, "expected an object, found %s", ctl_doc_type_name(a));
     }
     if (ctl_doc_users_load(d) != CTL_OK)
         return CTL_INVALID;
@@ -661,7 +490,7 @@ int ctl_kvconfig_load(ctl_doc_t *d, const char *text, size_t len, const cJSON **
     cJSON *t = NULL;
     *table = NULL;
     if (parse_json(d, text, len) != CTL_OK ||
-        get_container(d, d->root, "$", "configTable", true, false, &t, path, sizeof path) ||
+        ctl_doc_get_container(d, d->root, "$", "configTable", true, false, &t, path, sizeof path) ||
         parse_kv(d, t, "$.configTable", n_ns, n_keys, n_null))
         return CTL_INVALID;
     *table = t;

@@ -21,6 +21,7 @@
 
 #include "ctl.h"
 #include "ns/err.h"
+#include "ns/strpairs.h"
 
 /* ---- export-kvconfig ---- */
 
@@ -107,38 +108,14 @@ out:
 
 /* ---- prune-groups ---- */
 
-typedef struct {
-    char **names, **clusters;
-    size_t n;
-} empty_groups_t;
+typedef ns_strpairs_t empty_groups_t; /* a: broker names, b: their clusters */
 
 static int find_empty_cb(ns_group_rec_t *g, void *ctx)
 {
-    empty_groups_t *eg = ctx;
+    const char *cluster = g->cluster ? g->cluster : "";
     if (g->n_addrs > 0)
         return 0;
-    char **n = ns_array_grow(eg->names, eg->n, sizeof *n);
-    if (n)
-        eg->names = n;
-    char **c = ns_array_grow(eg->clusters, eg->n, sizeof *c);
-    if (c)
-        eg->clusters = c;
-    if (!n || !c)
-        return NS_ENOMEM;
-    eg->names[eg->n] = strdup(g->broker_name);
-    eg->clusters[eg->n] = strdup(g->cluster ? g->cluster : "");
-    eg->n++;
-    return eg->names[eg->n - 1] && eg->clusters[eg->n - 1] ? 0 : NS_ENOMEM;
-}
-
-static void empty_groups_free(empty_groups_t *eg)
-{
-    for (size_t i = 0; i < eg->n; i++) {
-        free(eg->names[i]);
-        free(eg->clusters[i]);
-    }
-    free(eg->names);
-    free(eg->clusters);
+    return ns_strpairs_add(ctx, g->broker_name, cluster, strlen(cluster));
 }
 
 typedef struct {
@@ -187,14 +164,14 @@ static int prune_all(ns_txn_t *t, ns_registry_t *reg, const empty_groups_t *eg, 
     int rc = NS_OK;
     *n_topics = 0;
     for (size_t i = 0; rc == NS_OK && i < eg->n; i++)
-        rc = prune_one(t, eg->names[i], eg->clusters[i], n_topics);
+        rc = prune_one(t, eg->a[i], eg->b[i], n_topics);
     rc = rc ? rc : ns_registry_mark_all(reg, t);
     rc = rc ? rc : ns_registry_before_commit(reg, t);
     ns_registry_batch_reset(reg);
     rc = rc ? rc : ns_buf_append_str(&detail, "{\"groups\":[");
     for (size_t i = 0; rc == NS_OK && i < eg->n; i++) {
         rc = ns_buf_append_str(&detail, i ? "," : "");
-        rc = rc ? rc : ns_buf_append_json_str(&detail, eg->names[i], strlen(eg->names[i]), false);
+        rc = rc ? rc : ns_buf_append_json_str(&detail, eg->a[i], strlen(eg->a[i]), false);
     }
     rc = rc ? rc : ns_buf_printf(&detail, "],\"queueDatas\":%zu}", *n_topics);
     rc = rc ? rc : ctl_trail_record(t, "prune-groups", (const char *)detail.data);
@@ -238,7 +215,7 @@ int ctl_cmd_prune_groups(int argc, char **argv)
     nrc = nrc ? nrc : ns_group_iter(t, find_empty_cb, &eg);
     for (size_t i = 0; nrc == NS_OK && i < eg.n; i++)
         printf("%s %s (cluster %s): no broker address\n", dry ? "would remove" : "removing",
-               eg.names[i], eg.clusters[i]);
+               eg.a[i], eg.b[i]);
     if (nrc == NS_OK && !dry && eg.n > 0) {
         nrc = prune_all(t, reg, &eg, &n_topics, &violated);
         if (nrc == NS_OK && !violated) {
@@ -258,7 +235,7 @@ int ctl_cmd_prune_groups(int argc, char **argv)
         printf("removed %zu empty broker group(s) and %zu queue data(s) from %s\n", eg.n, n_topics,
                dir);
     }
-    empty_groups_free(&eg);
+    ns_strpairs_free(&eg);
     ns_registry_free(reg);
     ns_store_close(st);
     return rc;

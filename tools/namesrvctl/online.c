@@ -20,6 +20,7 @@
  * Requests are JSON-header, language JAVA, version 479 (PROTOCOL.md §3).
  * Exit: the worst over the servers: 0 ok, 1 a server answered with an
  * error, 2 usage, 5 a server could not be reached.
+ * The session (options, requests, asking each server) is in session.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,171 +35,6 @@
 #include "ns/properties.h"
 #include "ns/err.h"
 #include "ns/model.h"
-
-/* Parses the common options plus extra (NULL-terminated rows). */
-static int session_init(session_t *s, const char *cmd, int argc, char **argv,
-                        const ctl_opt_t *extra, const char **pos, int min_pos, int max_pos,
-                        int *n_pos)
-{
-    const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
-    s->access_key = getenv("NAMESRV_ACCESS_KEY");
-    s->secret_key = getenv("NAMESRV_SECRET_KEY");
-    ctl_opt_t opts[28] = {{"--access-key", &s->access_key, NULL},
-                          {"--secret-key", &s->secret_key, NULL},
-                          {"--ns", &ns, NULL},
-                          {"-n", &ns, NULL},
-                          {"--json", NULL, &s->json},
-                          {"--timeout", &timeout, NULL},
-                          {"--tls", NULL, &s->use_tls},
-                          {"--tls-ca", &s->tls.ca_file, NULL},
-                          {"--tls-cert", &s->tls.cert_file, NULL},
-                          {"--tls-key", &s->tls.key_file, NULL},
-                          {"--tls-name", &s->tls.server_name, NULL}};
-    size_t n = 11;
-    for (; extra && extra->name && n < 27; extra++)
-        opts[n++] = *extra;
-    opts[n] = (ctl_opt_t){NULL, NULL, NULL};
-    s->cmd = cmd;
-    s->timeout_ms = 5000;
-    int rc = ctl_parse(cmd, argc, argv, opts, pos, min_pos, max_pos, n_pos);
-    if (rc != CTL_OK)
-        return rc;
-    int64_t t = 0;
-    if (timeout && (ns_parse_i64(timeout, strlen(timeout), &t) != NS_OK || t <= 0 || t > 600000)) {
-        fprintf(stderr, "namesrvctl %s: --timeout '%s' is not a number of ms\n", cmd, timeout);
-        return CTL_USAGE;
-    }
-    if (timeout)
-        s->timeout_ms = (int)t;
-    if (s->tls.ca_file || s->tls.cert_file || s->tls.key_file || s->tls.server_name)
-        s->use_tls = true;
-    s->list = strdup(ns && *ns ? ns : "127.0.0.1:9876");
-    if (s->list == NULL)
-        return CTL_IO;
-    for (char *save = NULL, *a = strtok_r(s->list, ";, ", &save); a;
-         a = strtok_r(NULL, ";, ", &save)) {
-        const char *colon = strrchr(a, ':');
-        if (colon == NULL || colon == a || colon[1] == 0 || s->n_addrs == MAX_SERVERS) {
-            fprintf(stderr,
-                    "namesrvctl %s: bad name server address '%s' (want host:port, at "
-                    "most %d separated by ';')\n",
-                    cmd, a, MAX_SERVERS);
-            return CTL_USAGE;
-        }
-        s->addrs[s->n_addrs++] = a;
-    }
-    if (s->n_addrs == 0) {
-        fprintf(stderr, "namesrvctl %s: --ns names no server\n", cmd);
-        return CTL_USAGE;
-    }
-    return CTL_OK;
-}
-
-static void session_free(session_t *s)
-{
-    free(s->list);
-}
-
-/* One request to one server. CTL_OK with the response in *rsp (valid until
- * the client is closed), CTL_IO when the server cannot be reached (said on
- * stderr, adding that the next server is tried when try_next). */
-static int call(session_t *s, const char *addr, const request_t *r, bool try_next, ns_client_t **c,
-                ns_cmd_msg_t *rsp)
-{
-    ns_ext_field_t ext[MAX_EXT];
-    size_t n = 0;
-    for (; n < MAX_EXT && r->kv[2 * n]; n++)
-        ext[n] = ns_ext_field(r->kv[2 * n], r->kv[2 * n + 1]);
-    ns_cmd_t req;
-    ns_cmd_request_init(&req, r->code, n ? ext : NULL, n);
-    req.body = r->body;
-    req.body_len = r->body_len;
-    const char *why = NULL;
-    int rc = ns_client_connect_addr_tls(addr, s->timeout_ms, s->use_tls ? &s->tls : NULL, c, &why);
-    bool tls_failed = rc != NS_OK && why && *why;
-    if (rc == NS_OK && s->access_key && *s->access_key)
-        rc = ns_client_set_credentials(*c, s->access_key, s->secret_key ? s->secret_key : "");
-    rc = rc ? rc : ns_client_call(*c, &req, s->timeout_ms, rsp);
-    if (rc != NS_OK) {
-        ctl_err("%s: %s: %s%s%s%s", s->cmd, addr, ns_strerror(rc), tls_failed ? ": " : "",
-                tls_failed ? why : "", try_next ? "; trying the next" : "");
-        return CTL_IO;
-    }
-    return CTL_OK;
-}
-
-static int report_error(session_t *s, const char *addr, const ns_cmd_t *rsp)
-{
-    const char *name = ns_response_code_name(rsp->code);
-    ctl_err("%s: %s answered %s (%d)%s%.*s", s->cmd, addr, name ? name : "error", rsp->code,
-            rsp->remark ? ": " : "", rsp->remark ? (int)rsp->remark_len : 0,
-            rsp->remark ? rsp->remark : "");
-    return CTL_FAILED;
-}
-
-/* Reads go to every server, each answer shown under its server. */
-static int ask_each(session_t *s, const request_t *r, reply_fn fn, void *ctx)
-{
-    int worst = CTL_OK;
-    size_t reached = 0;
-    for (size_t i = 0; i < s->n_addrs; i++) {
-        ns_client_t *c = NULL;
-        ns_cmd_msg_t rsp;
-        ns_cmd_msg_init(&rsp);
-        int rc = call(s, s->addrs[i], r, false, &c, &rsp);
-        if (rc == CTL_OK) {
-            reached++;
-            if (s->n_addrs > 1 && !s->json)
-                printf("%s== %s\n", i ? "\n" : "", s->addrs[i]);
-            rc = rsp.cmd.code == NS_RSP_SUCCESS ? fn(s, s->addrs[i], &rsp.cmd, ctx)
-                                                : report_error(s, s->addrs[i], &rsp.cmd);
-            fflush(stdout);
-        }
-        ns_cmd_msg_free(&rsp);
-        ns_client_close(c);
-        if (rc > worst)
-            worst = rc;
-    }
-    if (reached == 0)
-        ctl_err("%s: no name server could be reached", s->cmd);
-    return worst;
-}
-
-/* Prints one server's JSON result: as it is with one server, else wrapped
- * as {"server":addr,"result":json} so every line says whose it is. */
-static void print_json_result(session_t *s, const char *addr, const char *json, size_t len)
-{
-    if (s->n_addrs <= 1) {
-        printf("%.*s\n", (int)len, json);
-        return;
-    }
-    ns_buf_t b = NS_BUF_INIT;
-    ns_buf_append_str(&b, "{\"server\":");
-    ns_buf_append_json_str(&b, addr, strlen(addr), false);
-    printf("%.*s,\"result\":%.*s}\n", (int)b.len, b.data ? (const char *)b.data : "", (int)len,
-           json);
-    ns_buf_free(&b);
-}
-
-/* Writes go to every server; the worst outcome is the exit code. */
-static int ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
-{
-    int worst = CTL_OK;
-    for (size_t i = 0; i < s->n_addrs; i++) {
-        ns_client_t *c = NULL;
-        ns_cmd_msg_t rsp;
-        ns_cmd_msg_init(&rsp);
-        int rc = call(s, s->addrs[i], r, false, &c, &rsp);
-        if (rc == CTL_OK)
-            rc = rsp.cmd.code == NS_RSP_SUCCESS ? fn(s, s->addrs[i], &rsp.cmd, ctx)
-                                                : report_error(s, s->addrs[i], &rsp.cmd);
-        ns_cmd_msg_free(&rsp);
-        ns_client_close(c);
-        if (rc > worst)
-            worst = rc;
-    }
-    return worst;
-}
 
 /* ---- output helpers ---- */
 
@@ -219,7 +55,7 @@ static int print_body_json(session_t *s, const char *addr, const ns_cmd_t *rsp)
         ctl_err("%s: %s sent no JSON body", s->cmd, addr);
         rc = CTL_FAILED;
     } else {
-        print_json_result(s, addr, (const char *)norm.data, norm.len);
+        ctl_print_json_result(s, addr, (const char *)norm.data, norm.len);
     }
     ns_buf_free(&norm);
     return rc;
@@ -320,10 +156,10 @@ int ctl_cmd_route(int argc, char **argv)
 {
     session_t s = {0};
     const char *topic = NULL;
-    int rc = session_init(&s, "route", argc, argv, NULL, &topic, 1, 1, NULL);
+    int rc = ctl_session_init(&s, "route", argc, argv, NULL, &topic, 1, 1, NULL);
     request_t r = {NS_REQ_GET_ROUTEINFO_BY_TOPIC, {"topic", topic, NULL}, NULL, 0};
-    rc = rc ? rc : ask_each(&s, &r, route_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_one(&s, &r, route_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -404,10 +240,10 @@ static int clusters_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, v
 int ctl_cmd_clusters(int argc, char **argv)
 {
     session_t s = {0};
-    int rc = session_init(&s, "clusters", argc, argv, NULL, NULL, 0, 0, NULL);
+    int rc = ctl_session_init(&s, "clusters", argc, argv, NULL, NULL, 0, 0, NULL);
     request_t r = {NS_REQ_GET_BROKER_CLUSTER_INFO, {"withLiveness", "true", NULL}, NULL, 0};
-    rc = rc ? rc : ask_each(&s, &r, clusters_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_one(&s, &r, clusters_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -446,14 +282,14 @@ int ctl_cmd_topics(int argc, char **argv)
     session_t s = {0};
     const char *cluster = NULL;
     ctl_opt_t extra[] = {{"--cluster", &cluster, NULL}, {"-c", &cluster, NULL}, {NULL, NULL, NULL}};
-    int rc = session_init(&s, "topics", argc, argv, extra, NULL, 0, 0, NULL);
+    int rc = ctl_session_init(&s, "topics", argc, argv, extra, NULL, 0, 0, NULL);
     request_t r = {cluster ? NS_REQ_GET_TOPICS_BY_CLUSTER
                            : NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
                    {cluster ? "cluster" : NULL, cluster, NULL},
                    NULL,
                    0};
-    rc = rc ? rc : ask_each(&s, &r, topics_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_one(&s, &r, topics_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -490,10 +326,10 @@ static int perm_cmd(int argc, char **argv, const char *cmd, int code, const char
 {
     session_t s = {0};
     const char *broker = NULL;
-    int rc = session_init(&s, cmd, argc, argv, NULL, &broker, 1, 1, NULL);
+    int rc = ctl_session_init(&s, cmd, argc, argv, NULL, &broker, 1, 1, NULL);
     request_t r = {code, {"brokerName", broker, NULL}, NULL, 0};
-    rc = rc ? rc : ask_all(&s, &r, write_reply, (void *)count_key);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_all(&s, &r, write_reply, (void *)count_key);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -512,13 +348,13 @@ int ctl_cmd_delete_topic(int argc, char **argv)
     session_t s = {0};
     const char *topic = NULL, *cluster = NULL;
     ctl_opt_t extra[] = {{"--cluster", &cluster, NULL}, {"-c", &cluster, NULL}, {NULL, NULL, NULL}};
-    int rc = session_init(&s, "delete-topic", argc, argv, extra, &topic, 1, 1, NULL);
+    int rc = ctl_session_init(&s, "delete-topic", argc, argv, extra, &topic, 1, 1, NULL);
     request_t r = {NS_REQ_DELETE_TOPIC_IN_NAMESRV,
                    {"topic", topic, cluster ? "clusterName" : NULL, cluster, NULL},
                    NULL,
                    0};
-    rc = rc ? rc : ask_all(&s, &r, write_reply, NULL);
-    session_free(&s);
+    rc = rc ? rc : ctl_ask_all(&s, &r, write_reply, NULL);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -536,7 +372,7 @@ static int kv_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, voi
         ns_buf_append_str(&b, "{\"value\":");
         ns_buf_append_json_str(&b, v, strlen(v), false);
         ns_buf_append_u8(&b, '}');
-        print_json_result(s, addr, b.data ? (const char *)b.data : "{}", b.len);
+        ctl_print_json_result(s, addr, b.data ? (const char *)b.data : "{}", b.len);
         ns_buf_free(&b);
     } else {
         puts(v);
@@ -565,7 +401,7 @@ int ctl_cmd_kv(int argc, char **argv)
     session_t s = {0};
     const char *pos[4] = {NULL};
     int n = 0;
-    int rc = session_init(&s, "kv", argc, argv, NULL, pos, 1, 4, &n);
+    int rc = ctl_session_init(&s, "kv", argc, argv, NULL, pos, 1, 4, &n);
     const char *verb = pos[0];
     request_t r = {0};
     if (rc != CTL_OK)
@@ -573,26 +409,26 @@ int ctl_cmd_kv(int argc, char **argv)
     rc = CTL_USAGE;
     if (strcmp(verb, "get") == 0 && n == 3) {
         r = (request_t){NS_REQ_GET_KV_CONFIG, {"namespace", pos[1], "key", pos[2], NULL}, NULL, 0};
-        rc = ask_each(&s, &r, kv_get_reply, NULL);
+        rc = ctl_ask_one(&s, &r, kv_get_reply, NULL);
     } else if (strcmp(verb, "list") == 0 && n == 2) {
         r = (request_t){NS_REQ_GET_KVLIST_BY_NAMESPACE, {"namespace", pos[1], NULL}, NULL, 0};
-        rc = ask_each(&s, &r, kv_list_reply, NULL);
+        rc = ctl_ask_one(&s, &r, kv_list_reply, NULL);
     } else if (strcmp(verb, "put") == 0 && n == 4) {
         r = (request_t){NS_REQ_PUT_KV_CONFIG,
                         {"namespace", pos[1], "key", pos[2], "value", pos[3], NULL},
                         NULL,
                         0};
-        rc = ask_all(&s, &r, write_reply, NULL);
+        rc = ctl_ask_all(&s, &r, write_reply, NULL);
     } else if (strcmp(verb, "delete") == 0 && n == 3) {
         r = (request_t){
             NS_REQ_DELETE_KV_CONFIG, {"namespace", pos[1], "key", pos[2], NULL}, NULL, 0};
-        rc = ask_all(&s, &r, write_reply, NULL);
+        rc = ctl_ask_all(&s, &r, write_reply, NULL);
     } else {
         fprintf(stderr, "namesrvctl kv: want 'get NS KEY', 'put NS KEY VALUE', 'delete NS KEY' "
                         "or 'list NS'\n");
     }
 out:
-    session_free(&s);
+    ctl_session_free(&s);
     return rc;
 }
 
@@ -633,7 +469,7 @@ static int config_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp,
     if (o &&
         ns_properties_parse((const char *)rsp->body, rsp->body_len, props_to_json_cb, o) == NS_OK &&
         (text = cJSON_PrintUnformatted(o)) != NULL) {
-        print_json_result(s, addr, text, strlen(text));
+        ctl_print_json_result(s, addr, text, strlen(text));
         rc = CTL_OK;
     } else {
         ctl_err("config get: %s sent settings that do not parse as properties", addr);
@@ -670,48 +506,25 @@ int ctl_cmd_config(int argc, char **argv)
     const char *pos[3] = {NULL};
     int n = 0;
     ns_buf_t body = NS_BUF_INIT;
-    int rc = session_init(&s, "config", argc, argv, NULL, pos, 1, 3, &n);
+    int rc = ctl_session_init(&s, "config", argc, argv, NULL, pos, 1, 3, &n);
     if (rc != CTL_OK)
         goto out;
     if (strcmp(pos[0], "get") == 0 && n == 1) {
         request_t r = {NS_REQ_GET_NAMESRV_CONFIG, {NULL}, NULL, 0};
-        rc = ask_each(&s, &r, config_get_reply, NULL);
+        rc = ctl_ask_one(&s, &r, config_get_reply, NULL);
     } else if (strcmp(pos[0], "set") == 0 && n == 3) {
         prop_escape(&body, pos[1], true);
         ns_buf_append_u8(&body, '=');
         prop_escape(&body, pos[2], false);
         ns_buf_append_u8(&body, '\n');
         request_t r = {NS_REQ_UPDATE_NAMESRV_CONFIG, {NULL}, body.data, body.len};
-        rc = ask_all(&s, &r, write_reply, NULL);
+        rc = ctl_ask_all(&s, &r, write_reply, NULL);
     } else {
         fprintf(stderr, "namesrvctl config: want 'get' or 'set KEY VALUE'\n");
         rc = CTL_USAGE;
     }
 out:
     ns_buf_free(&body);
-    session_free(&s);
+    ctl_session_free(&s);
     return rc;
-}
-
-/* ---- for the other subcommands (ctl.h) ---- */
-
-int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
-                     const char **pos, int min_pos, int max_pos, int *n_pos)
-{
-    return session_init(s, cmd, argc, argv, extra, pos, min_pos, max_pos, n_pos);
-}
-
-void ctl_session_free(session_t *s)
-{
-    session_free(s);
-}
-
-int ctl_ask_one(session_t *s, const request_t *r, reply_fn fn, void *ctx)
-{
-    return ask_each(s, r, fn, ctx);
-}
-
-int ctl_ask_all(session_t *s, const request_t *r, reply_fn fn, void *ctx)
-{
-    return ask_all(s, r, fn, ctx);
 }

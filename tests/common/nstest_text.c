@@ -1,0 +1,45 @@
+/* nstest_text.c - whole text files for tests (nstest.h): read, write,
+ * count what a log holds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+
+char *nstest_read_text(const char *path)
+{
+    uint8_t *p = NULL;
+    size_t n = 0;
+    if (nstest_read_file(path, &p, &n) != 0)
+        return NULL;
+    char *s = realloc(p, n + 1);
+    if (s == NULL) {
+        free(p);
+        return NULL;
+    }
+    s[n] = 0;
+    return s;
+}
+
+void nstest_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+}
+
+int nstest_count_in_file(const char *path, const char *needle)
+{
+    char *t = nstest_read_text(path);
+    int n = 0;
+    for (const char *p = t; p && (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    free(t);
+    return n;
+}

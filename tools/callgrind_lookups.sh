@@ -3,7 +3,7 @@
 # callgrind (stable on a noisy machine, unlike wall-clock figures).
 #
 #   tools/callgrind_lookups.sh [--count N] [--topology smoke|capacity|both] [--depth D[,D]]
-#                              [--server-args '...'] [--client-args '...'] [--keep]
+#                              [--topics N] [--server-args '...'] [--client-args '...'] [--keep]
 #
 # For each topology and depth: namesrvd starts under callgrind with
 # collection off; one nsbench client registers the topology and holds it;
@@ -14,7 +14,9 @@
 # one markdown table, instructions per lookup for both and their ratio.
 #
 # Topologies as in tools/bench.sh: smoke = 10 brokers, 100 topics, 16
-# connections; capacity = 1,000 brokers, 20,000 topics, 64 connections.
+# connections; capacity = 1,000 brokers, 20,000 topics, 64 connections;
+# --topics N gives the capacity topology N topics instead (e.g. 100000: the
+# B-tree one level deeper).
 # --client-args go to the reader clients of namesrvd (e.g. '--tls-ca FILE'
 # with --server-args naming a certificate: the cost of a lookup over TLS).
 # Needs valgrind (callgrind_control), jq, cmake. Loopback only; every process
@@ -27,6 +29,7 @@ DEPTHS="1 8"
 SERVER_ARGS=""
 CLIENT_ARGS=""
 KEEP=0
+CAP_TOPICS=20000
 while [ $# -gt 0 ]; do
     case "$1" in
     --count) COUNT="$2"; shift ;;
@@ -34,8 +37,9 @@ while [ $# -gt 0 ]; do
     --depth) DEPTHS="${2//,/ }"; shift ;;
     --server-args) SERVER_ARGS="$2"; shift ;;
     --client-args) CLIENT_ARGS="$2"; shift ;;
+    --topics) CAP_TOPICS="$2"; shift ;;
     --keep) KEEP=1 ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "callgrind_lookups.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -107,7 +111,7 @@ printf '| topology | depth | namesrvd instr/lookup | echo instr/request | ratio 
 for topo in $TOPOS; do
     case "$topo" in
     smoke) T=(--setup-brokers 10 --setup-topics 100); CONNS=16 ;;
-    capacity) T=(--setup-brokers 1000 --setup-topics 20000); CONNS=64 ;;
+    capacity) T=(--setup-brokers 1000 --setup-topics "$CAP_TOPICS"); CONNS=64 ;;
     *) echo "unknown topology $topo" >&2; exit 2 ;;
     esac
     dir="$WORK/$topo"
@@ -145,7 +149,9 @@ for topo in $TOPOS; do
         echo_ir=$(measure "$ECHO_PID" "$eport" "echo-$topo-$d" "${T[@]}" --no-setup --no-verify \
             --conns "$CONNS" --depth "$d")
         ratio=$(awk -v a="${rows_ns[$d]}" -v b="$echo_ir" 'BEGIN { printf "%.2f", a / b }')
-        printf '| %s | %s | %s | %s | %s× |\n' "$topo" "$d" "${rows_ns[$d]}" "$echo_ir" "$ratio" >>"$WORK/table.md"
+        label=$topo
+        [ "$topo" != capacity ] || [ "$CAP_TOPICS" = 20000 ] || label="capacity ($CAP_TOPICS topics)"
+        printf '| %s | %s | %s | %s | %s× |\n' "$label" "$d" "${rows_ns[$d]}" "$echo_ir" "$ratio" >>"$WORK/table.md"
     done
     kill -TERM "$SETUP_PID" "$NS_PID" "$ECHO_PID" 2>/dev/null || true
     for p in "$SETUP_PID" "$NS_PID" "$ECHO_PID"; do wait "$p" 2>/dev/null || true; done

@@ -123,19 +123,58 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
     return rc;
 }
 
+/* The extFields a route lookup reads, found in one pass (as ns_req_str
+ * finds each: the first entry of that key). */
+typedef struct {
+    const char *topic, *accept_std, *zone, *zone_mode;
+} route_args_t;
+
+static void route_args(const ns_cmd_t *cmd, route_args_t *a)
+{
+    unsigned seen = 0;
+    memset(a, 0, sizeof *a);
+    for (size_t i = 0; i < cmd->n_ext && seen != 15u; i++) {
+        const ns_ext_field_t *e = &cmd->ext[i];
+        unsigned bit = 0;
+        if (e->key == NULL)
+            continue;
+        if (e->key_len == 5 && memcmp(e->key, "topic", 5) == 0)
+            bit = 1;
+        else if (e->key_len == 22 && memcmp(e->key, "acceptStandardJsonOnly", 22) == 0)
+            bit = 2;
+        else if (e->key_len == 11 && memcmp(e->key, "__ZONE_NAME", 11) == 0)
+            bit = 4;
+        else if (e->key_len == 11 && memcmp(e->key, "__ZONE_MODE", 11) == 0)
+            bit = 8;
+        if (bit == 0 || (seen & bit))
+            continue;
+        seen |= bit;
+        *(bit == 1   ? &a->topic
+          : bit == 2 ? &a->accept_std
+          : bit == 4 ? &a->zone
+                     : &a->zone_mode) = e->val;
+    }
+}
+
+static bool is_true(const char *v)
+{
+    return v && strcasecmp(v, "true") == 0;
+}
+
 int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
-    const char *topic = ns_req_str(req, "topic"); /* not required: see below */
+    route_args_t args;
+    route_args(req->cmd, &args);
+    const char *topic = args.topic; /* not required: see below */
     if (srv->cfg->need_wait_for_service &&
         ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
     if (topic == NULL) /* Java finds no route for a null topic and prints it */
         return no_route(req, "null");
-    bool standard =
-        req->cmd->version >= NS_VERSION_V4_9_4 || ns_req_bool(req, "acceptStandardJsonOnly");
-    const char *zone = ns_req_str(req, "__ZONE_NAME");
-    if (!ns_req_bool(req, "__ZONE_MODE") || zone == NULL || zone[strspn(zone, " \t")] == 0)
+    bool standard = req->cmd->version >= NS_VERSION_V4_9_4 || is_true(args.accept_std);
+    const char *zone = args.zone;
+    if (!is_true(args.zone_mode) || zone == NULL || zone[strspn(zone, " \t")] == 0)
         zone = NULL;
     if (zone || srv->cfg->support_acting_master)
         return route_from_tables(req, topic, standard, zone);
@@ -157,6 +196,7 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     ns_rsp_t rsp = {0};
     rsp.body = route.ptr;
     rsp.body_len = route.len;
+    rsp.body_mapped = !derive; /* in the map, not in srv->derived */
     if (order_conf(req, topic, &conf)) {
         ns_buf_t *body = &srv->scratch;
         char *c = strndup((const char *)conf.ptr, conf.len);
@@ -169,8 +209,9 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
             return rc;
         rsp.body = body->data;
         rsp.body_len = body->len;
+        rsp.body_mapped = false;
     }
-    ns_reply(&req->to, &rsp); /* copies the bytes before the read txn ends */
+    ns_reply(&req->to, &rsp); /* written or copied before the snapshot is released */
     return NS_OK;
 }
 

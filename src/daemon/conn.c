@@ -1,5 +1,5 @@
-/* conn.c - one TCP connection: read buffer, frame splitting, reply batching
- * (the contract is in conn.h).
+/* conn.c - one TCP connection: its life, read buffer and frame splitting;
+ * its replies and writes are in conn_write.c (the contract is in conn.h).
  *
  * State machine (all on the connection's loop):
  *   OPEN     reading; every whole frame in the buffer is decoded once and
@@ -24,9 +24,9 @@
  * is dropped, never a dangling pointer).
  *
  * The byte seam: conn_bytes_in is the only way read bytes reach the frame
- * decoder, conn_bytes_out the only way reply bytes reach the socket; a
- * filter (conn.h) hooks into exactly these two. */
-#include "conn.h"
+ * decoder, conn_bytes_out (conn_write.c) the only way reply bytes reach the
+ * socket through a filter (conn.h), which hooks into exactly these two. */
+#include "conn_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,39 +37,8 @@
 #include "ioloop.h"
 #include "ns/err.h"
 #include "ns/log.h"
-#include "ns/wqueue.h"
 
 #define READ_CHUNK (64 * 1024)
-#define MAX_PENDING_OUT (64u * 1024 * 1024)
-
-struct ns_conn {
-    uv_tcp_t tcp;     /* first member: the handle's data points back at us */
-    ns_server_t *srv; /* the loop it lives on */
-    int refs;         /* atomic */
-    bool closing;     /* atomic: read by other loops */
-    bool close_asked; /* atomic: another loop posted close_mail */
-    bool in_dirty;
-    bool paused;
-    int brokers; /* main loop only: registrations seen on this connection */
-    uint64_t last_active_ms;
-    uint64_t handshake_seen_ms; /* the sweep first saw the filter not ready; 0 = not */
-    ns_buf_t rbuf;              /* the tail of a frame that has not fully arrived (plain bytes) */
-    ns_wq_t wq;                 /* replies waiting for the next write, and the one in flight */
-    ns_cmd_msg_t msg;
-    ns_conn_filter_t filter;
-    ns_mail_t close_mail;  /* another loop's close request, kept so it cannot fail */
-    ns_mail_t closed_mail; /* I/O loop -> main: the close notice */
-    ns_conn_budget_t bud;  /* what it holds against the server-wide budgets (budget.h) */
-    ns_conn_t *prev, *next;
-    ns_conn_t *dirty_next;
-    ns_conn_t *paused_next;
-    char peer[64];
-};
-
-static bool on_own_loop(const ns_conn_t *c)
-{
-    return c->srv == ns_loop_current();
-}
 
 void ns_conn_ref(ns_conn_t *c)
 {
@@ -138,7 +107,7 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer)
 
 /* Re-accounts c's buffers against the server-wide budgets and, when a sum
  * is over, closes the connections that hold the most (budget.c). */
-static void account(ns_conn_t *c)
+void ns_conn_account(ns_conn_t *c)
 {
     size_t unsent = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
     if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
@@ -159,7 +128,7 @@ ns_conn_budget_t *ns_conn_budget_of(ns_conn_t *c)
     return &c->bud;
 }
 
-static void mark_dirty(ns_conn_t *c)
+void ns_conn_mark_dirty(ns_conn_t *c)
 {
     if (c->in_dirty)
         return;
@@ -172,7 +141,7 @@ static void mark_dirty(ns_conn_t *c)
 void ns_conn_want_flush(ns_conn_t *c)
 {
     if (!c->closing)
-        mark_dirty(c);
+        ns_conn_mark_dirty(c);
 }
 
 static void unlink_conn(ns_conn_t *c)
@@ -201,7 +170,7 @@ static void close_cb(uv_handle_t *h)
 }
 
 /* On c's loop. */
-static void close_here(ns_conn_t *c, const char *reason)
+void ns_conn_close_here(ns_conn_t *c, const char *reason)
 {
     if (c->closing)
         return;
@@ -219,8 +188,8 @@ static void close_here(ns_conn_t *c, const char *reason)
 
 void ns_conn_close(ns_conn_t *c, const char *reason)
 {
-    if (on_own_loop(c)) {
-        close_here(c, reason);
+    if (ns_conn_on_own_loop(c)) {
+        ns_conn_close_here(c, reason);
         return;
     }
     if (ns_conn_is_closed(c) || __atomic_exchange_n(&c->close_asked, true, __ATOMIC_ACQ_REL))
@@ -313,7 +282,7 @@ static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
     if (rc != NS_OK) {
         NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
         NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
-        close_here(c, "malformed header");
+        ns_conn_close_here(c, "malformed header");
         return false;
     }
     if (srv->on_request(srv, c, &c->msg.cmd, flen)) {
@@ -332,6 +301,8 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
     ns_txn_t *txn = NULL;
     bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
+    if (reading)
+        ns_conn_gather_begin(c); /* replies from the snapshot: not copied */
     while (!c->closing && !c->paused) {
         size_t flen = 0;
         int rc = ns_frame_peek(data + off, len - off, max, &flen);
@@ -341,21 +312,23 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
                         ns_be32_read(data + off), max);
             NS_M_INC(srv->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
-            close_here(c, "oversized frame");
+            ns_conn_close_here(c, "oversized frame");
             break;
         }
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: malformed frame length", c->peer);
             NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
-            close_here(c, "malformed frame");
+            ns_conn_close_here(c, "malformed frame");
             break;
         }
         if (!handle_frame(c, data + off, flen))
             break;
         off += flen;
     }
-    if (reading)
+    if (reading) {
+        ns_conn_gather_end(c); /* written while the snapshot is still open */
         ns_read_end(srv);
+    }
     return off;
 }
 
@@ -369,7 +342,7 @@ static void process_rbuf(ns_conn_t *c)
     }
     if (c->rbuf.len == 0)
         ns_buf_free(&c->rbuf); /* back to the shared buffer */
-    account(c);
+    ns_conn_account(c);
 }
 
 /* The seam, inbound: n bytes read from the socket into the shared buffer. */
@@ -383,7 +356,7 @@ static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
         ns_buf_reset(&srv->tshared);
         int rc = c->filter.read(c->filter.ctx, c, p, n, plain);
         if (rc != NS_OK) {
-            close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
+            ns_conn_close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
             return;
         }
         if (plain == &c->rbuf) {
@@ -395,8 +368,8 @@ static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
     }
     size_t used = process(c, p, n);
     if (!c->closing && used < n && ns_buf_append(&c->rbuf, p + used, n - used) != NS_OK)
-        close_here(c, "out of memory");
-    account(c);
+        ns_conn_close_here(c, "out of memory");
+    ns_conn_account(c);
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -404,7 +377,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     ns_conn_t *c = s->data;
     ns_server_t *srv = c->srv;
     if (nread < 0) {
-        close_here(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+        ns_conn_close_here(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
         return;
     }
     if (nread == 0)
@@ -429,7 +402,7 @@ void ns_conn_resume_all(ns_server_t *srv)
             process_rbuf(c);
             if (!c->closing && !c->paused &&
                 uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
-                close_here(c, "read start failed");
+                ns_conn_close_here(c, "read start failed");
         }
         bool full_again = c->paused;
         ns_conn_unref(c);
@@ -485,7 +458,7 @@ static void conn_start(ns_conn_t *c)
     if (!ns_budget_conn_open(&c->bud)) {
         ns_refusal(c->srv, c, NS_REFUSE_CONNECTIONS,
                    "connection refused: maxConnections open already");
-        close_here(c, NULL);
+        ns_conn_close_here(c, NULL);
         return;
     }
     NS_M_INC(c->srv->m.conn_accepted);
@@ -493,7 +466,7 @@ static void conn_start(ns_conn_t *c)
     if (c->srv->on_accepted)
         c->srv->on_accepted(c->srv, c, (const struct sockaddr *)&ss);
     if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
-        close_here(c, "read start failed");
+        ns_conn_close_here(c, "read start failed");
 }
 
 void ns_conn_accept(ns_server_t *srv)
@@ -503,7 +476,7 @@ void ns_conn_accept(ns_server_t *srv)
         return;
     if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
         NS_M_INC(srv->m.refused[NS_M_REFUSE_ACCEPT_FAILED]);
-        close_here(c, NULL);
+        ns_conn_close_here(c, NULL);
         return;
     }
     conn_start(c);
@@ -534,119 +507,6 @@ bool ns_conn_adopt(ns_server_t *srv, int fd)
     return true;
 }
 
-/* Appends encoded bytes for c's socket, on c's loop. */
-static int queue_out(ns_conn_t *c)
-{
-    if (c->wq.out.len > MAX_PENDING_OUT) {
-        NS_M_INC(c->srv->m.refused[NS_M_REFUSE_SLOW_READER]);
-        close_here(c, "peer does not read its replies");
-        return NS_ECONN;
-    }
-    mark_dirty(c);
-    account(c);
-    return NS_OK;
-}
-
-void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
-{
-    if (c->closing)
-        return;
-    if (c->wq.out.len == 0) {
-        ns_buf_t t = c->wq.out;
-        c->wq.out = *bytes;
-        *bytes = t;
-    } else if (ns_buf_append(&c->wq.out, bytes->data, bytes->len) != NS_OK) {
-        close_here(c, "out of memory");
-        return;
-    }
-    queue_out(c);
-}
-
-int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
-{
-    if (ns_conn_is_closed(c))
-        return NS_ECONN;
-    if (on_own_loop(c)) {
-        int rc = ns_remoting_encode(&c->wq.out, rsp);
-        return rc != NS_OK ? rc : queue_out(c);
-    }
-    ns_mail_t *m = ns_mail_new(NS_MAIL_OUT, c); /* the reply travels to c's loop */
-    if (m == NULL)
-        return NS_ENOMEM;
-    int rc = ns_remoting_encode(&m->bytes, rsp);
-    ns_conn_ref(c); /* the mail's */
-    if (rc == NS_OK && !ns_loop_post(c->srv, m))
-        rc = NS_ECONN;
-    if (rc != NS_OK) {
-        ns_mail_free(m);
-        ns_conn_unref(c);
-    }
-    return rc;
-}
-
-static void conn_flush(ns_conn_t *c);
-
-static void write_cb(uv_write_t *req, int status)
-{
-    ns_conn_t *c = req->data;
-    ns_wq_done(&c->wq);
-    account(c);
-    if (status < 0) {
-        close_here(c, uv_strerror(status));
-    } else {
-        c->last_active_ms = uv_now(c->srv->loop);
-        if (c->wq.out.len > 0)
-            conn_flush(c);
-    }
-    ns_conn_unref(c);
-}
-
-/* The seam, outbound: what the connection has to write goes to the socket.
- * Returns an NS_WQ_* value or a libuv error (ns_wq_flush). */
-static int conn_bytes_out(ns_conn_t *c)
-{
-    if (c->filter.write && !c->wq.writing) {
-        int rc = c->filter.write(c->filter.ctx, c, &c->wq.out);
-        if (rc != NS_OK) {
-            close_here(c, rc == NS_ECONN ? NULL : ns_strerror(rc)); /* ECONN: logged */
-            return NS_WQ_IDLE;
-        }
-    }
-    size_t n = c->wq.out.len;
-    int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
-    if (rc > 0)
-        NS_M_ADD(c->srv->m.bytes_out, n);
-    return rc;
-}
-
-static void conn_flush(ns_conn_t *c)
-{
-    if (c->closing)
-        return;
-    int rc = conn_bytes_out(c);
-    account(c);
-    if (rc == NS_WQ_SENT)
-        c->last_active_ms = uv_now(c->srv->loop);
-    else if (rc == NS_WQ_QUEUED)
-        ns_conn_ref(c); /* dropped by write_cb */
-    else if (rc < 0)
-        close_here(c, uv_strerror(rc));
-}
-
-void ns_conn_flush_all(ns_server_t *srv)
-{
-    ns_conn_t *c = srv->dirty;
-    srv->dirty = NULL;
-    while (c) {
-        ns_conn_t *next = c->dirty_next;
-        c->in_dirty = false;
-        c->dirty_next = NULL;
-        conn_flush(c);
-        ns_conn_unref(c);
-        c = next;
-    }
-}
-
 void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 {
     uint64_t hs_ms = (uint64_t)srv->cfg->tls_handshake_timeout_ms;
@@ -663,10 +523,10 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
             NS_LOG_WARN("conn %s: closed: handshake not finished within "
                         "tlsHandshakeTimeoutMillis=%llu",
                         c->peer, (unsigned long long)hs_ms);
-            close_here(c, NULL);
+            ns_conn_close_here(c, NULL);
         } else if (idle_s > 0 && !c->paused &&
                    now_ms - c->last_active_ms > (uint64_t)idle_s * 1000) {
-            close_here(c, "idle timeout");
+            ns_conn_close_here(c, "idle timeout");
         }
     }
 }
@@ -674,7 +534,7 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
 void ns_conn_close_all(ns_server_t *srv)
 {
     for (ns_conn_t *c = srv->conns; c; c = c->next)
-        close_here(c, NULL);
+        ns_conn_close_here(c, NULL);
     ns_conn_t *p;
     while ((p = paused_pop(srv)) != NULL)
         ns_conn_unref(p);

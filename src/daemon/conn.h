@@ -90,6 +90,12 @@ void ns_conn_close(ns_conn_t *c, const char *reason);
  * loop iteration together with the others for this connection. From
  * another loop the encoded bytes travel to the connection's loop. */
 int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp);
+/* The same for a reply whose body lies in the loop's read snapshot (valid
+ * until the read's ns_read_end): while c's read is being processed on its loop the
+ * body is not copied but written from where it is before the snapshot is
+ * released, and only what the socket does not take at once is copied
+ * (conn_write.c); otherwise as ns_conn_send. */
+int ns_conn_send_mapped(ns_conn_t *c, const ns_cmd_t *rsp);
 /* On c's loop: appends encoded replies from another loop (bytes emptied). */
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes);
 

@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "ns/config.h"
 #include "ns/remoting.h"
+#include "ns/rsphead.h"
 #include "ns/store.h"
 #include "writer.h"
 
@@ -88,11 +89,12 @@ struct ns_server {
     int bound_port;
     bool stopping;
     bool listener_init, handles_init;
-    ns_buf_t scratch; /* reply bodies assembled on the loop thread */
-    ns_buf_t derived; /* legacy routes derived from the standard form */
-    ns_buf_t rshared; /* the read buffer connections share (conn.c) */
-    ns_buf_t remark;  /* formatted error remarks (request.c) */
-    ns_buf_t tshared; /* the plaintext of a TLS read, shared as rshared is (conn.c) */
+    ns_buf_t scratch;         /* reply bodies assembled on the loop thread */
+    ns_buf_t derived;         /* legacy routes derived from the standard form */
+    ns_buf_t rshared;         /* the read buffer connections share (conn.c) */
+    ns_buf_t remark;          /* formatted error remarks (request.c) */
+    ns_buf_t tshared;         /* the plaintext of a TLS read, shared as rshared is (conn.c) */
+    ns_rsp_heads_t rsp_heads; /* reply headers by shape, patched per reply (rsphead.h) */
     /* TLS and the PROXY protocol (secure.c): the main server owns wire_cfg,
      * every loop's server points at it; the watcher handles are main's */
     struct ns_wire_cfg_s *wire_cfg;

@@ -47,7 +47,7 @@ void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp)
     c.n_ext = rsp->n_ext;
     c.body = rsp->body;
     c.body_len = rsp->body_len;
-    int rc = ns_conn_send(to->conn, &c);
+    int rc = rsp->body_mapped ? ns_conn_send_mapped(to->conn, &c) : ns_conn_send(to->conn, &c);
     if (rc != NS_OK && rc != NS_ECONN)
         NS_LOG_ERROR("conn %s: cannot encode reply: %s", ns_conn_peer(to->conn), ns_strerror(rc));
 }

@@ -41,6 +41,7 @@ typedef struct {
     size_t n_ext;
     const uint8_t *body;
     size_t body_len;
+    bool body_mapped; /* body lies in the loop's read snapshot (ns_conn_send_mapped) */
 } ns_rsp_t;
 
 /* Sends rsp to `to` (nothing for one-way requests or closed conns). */

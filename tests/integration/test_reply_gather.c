@@ -1,0 +1,388 @@
+/* test_reply_gather.c - route replies written straight from the read
+ * snapshot (src/daemon/conn_write.c) through the real namesrvd: many
+ * pipelined lookups on one connection, mixed with replies that are copied
+ * (an unknown topic's remark, an old client's derived form), come back
+ * complete, in order and byte for byte as single lookups do; also when the
+ * peer reads nothing until it sent everything, so that the socket takes only
+ * part of a gathered write and the rest is copied and sent later. A lookup
+ * sent after a registration was answered finds its route. */
+#define _GNU_SOURCE /* memmem */
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/model.h"
+
+#define TOPICS 8
+
+/* The REGISTER_BROKER request of broker `name` with TOPICS topics named
+ * prefix-0.. (routes of a few hundred bytes): fills req (borrowing ext, kv
+ * storage and body, which the caller frees). */
+typedef struct {
+    ns_cmd_t req;
+    ns_ext_field_t ext[16];
+    ns_buf_t body;
+    char crc[16], addr[32], name[32];
+    const char *kv[13];
+} reg_t;
+
+static void reg_fill(reg_t *r, const char *name, const char *prefix, int addr_n, const char *zone)
+{
+    ns_regbody_t b;
+    memset(&b, 0, sizeof b);
+    b.data_version.counter = 1;
+    b.data_version.timestamp = 1700000000000LL;
+    ns_topic_config_t topics[TOPICS];
+    char names[TOPICS][48];
+    memset(topics, 0, sizeof topics);
+    for (int i = 0; i < TOPICS; i++) {
+        snprintf(names[i], sizeof names[i], "%s-%d", prefix, i);
+        topics[i].topic_name = names[i];
+        topics[i].read_queue_nums = topics[i].write_queue_nums = 4 + i;
+        topics[i].perm = 6;
+    }
+    b.topics = topics;
+    b.n_topics = TOPICS;
+    b.has_filter_server_list = true;
+    r->body = (ns_buf_t)NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&r->body, &b), NS_OK);
+    snprintf(r->crc, sizeof r->crc, "%u", ns_body_crc32(r->body.data, r->body.len));
+    snprintf(r->addr, sizeof r->addr, "10.0.9.%d:10911", addr_n);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    const char *kv[] = {"bodyCrc32",
+                        r->crc,
+                        "brokerAddr",
+                        r->addr,
+                        "brokerId",
+                        "0",
+                        "brokerName",
+                        r->name,
+                        "clusterName",
+                        "Gather",
+                        zone ? "__ZONE_NAME" : NULL,
+                        zone,
+                        NULL};
+    memcpy(r->kv, kv, sizeof kv);
+    nstest_cmd(&r->req, r->ext, NS_REQ_REGISTER_BROKER, r->kv);
+    r->req.body = r->body.data;
+    r->req.body_len = r->body.len;
+}
+
+/* Registers broker gather-b with topics gather-topic-*; it stays registered
+ * while the returned connection is open. */
+static ns_client_t *register_broker(const nstest_fx_t *fx)
+{
+    reg_t r;
+    reg_fill(&r, "gather-b", "gather-topic", 1, NULL);
+    ns_client_t *c = nstest_connect(&fx->srv);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &r.req, 60000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&r.body);
+    return c;
+}
+
+/* Request i of the pipeline: a known topic (gathered), every 7th an unknown
+ * one (a remark, copied), every 5th at an old version (the derived legacy
+ * form, copied). */
+static void request_i(ns_cmd_t *req, ns_ext_field_t *ext, char *topic, size_t n, int i)
+{
+    if (i % 7 == 3)
+        snprintf(topic, n, "gather-missing-%d", i % 35); /* as in the period */
+    else
+        snprintf(topic, n, "gather-topic-%d", i % TOPICS);
+    ext[0] = ns_ext_field("topic", topic);
+    ns_cmd_request_init(req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, ext, 1);
+    req->opaque = 1000 + i;
+    if (i % 5 == 1)
+        req->version = NS_VERSION_V4_9_4 - 1;
+}
+
+/* The reply a single lookup of request i gets (a fresh connection each time
+ * would be slow: one connection, one request at a time). */
+static void single_reply(ns_client_t *c, int i, ns_buf_t *frame)
+{
+    ns_cmd_t req;
+    ns_ext_field_t ext[1];
+    char topic[48];
+    request_i(&req, ext, topic, sizeof topic, i);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &req, 10000, &rsp), NS_OK);
+    ns_cmd_t r = rsp.cmd;
+    ns_buf_reset(frame);
+    assert_int_equal(ns_remoting_encode(frame, &r), NS_OK); /* re-encoded: the same codec */
+    ns_cmd_msg_free(&rsp);
+}
+
+static int raw_connect(int port, int rcvbuf)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    if (rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    struct timeval tv = {20, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(0x7f000001);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void read_exact(int fd, uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = recv(fd, p, n, 0);
+        if (k <= 0)
+            fail_msg("connection ended with %zu bytes of a reply missing", n);
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* Reads one whole reply frame from fd into frame. */
+static void read_frame(int fd, ns_buf_t *frame)
+{
+    uint8_t len[4];
+    read_exact(fd, len, 4);
+    uint32_t n = ns_be32_read(len);
+    assert_true(n >= 4 && n < 16u * 1024 * 1024);
+    ns_buf_reset(frame);
+    assert_int_equal(ns_buf_reserve(frame, 4 + n), NS_OK);
+    memcpy(frame->data, len, 4);
+    read_exact(fd, frame->data + 4, n);
+    frame->len = 4 + n;
+}
+
+/* Sends n pipelined lookups on one raw connection (receive buffer rcvbuf,
+ * 0 = default), reading nothing until all are sent, then checks every
+ * reply against the single lookups' (decoded and re-encoded, so that the
+ * comparison is of the same frame bytes). */
+static void pipeline(const nstest_fx_t *fx, int n, int rcvbuf)
+{
+    ns_client_t *one = nstest_connect(&fx->srv);
+    enum { PERIOD = 35 * TOPICS }; /* the replies repeat: i mod 7, mod 5, mod TOPICS */
+    ns_buf_t *wants = calloc(PERIOD, sizeof *wants);
+    assert_non_null(wants);
+    for (int i = 0; i < PERIOD; i++)
+        single_reply(one, i, &wants[i]);
+    ns_client_close(one);
+
+    ns_buf_t frames = NS_BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        ns_cmd_t req;
+        ns_ext_field_t ext[1];
+        char topic[48];
+        request_i(&req, ext, topic, sizeof topic, i);
+        assert_int_equal(ns_remoting_encode(&frames, &req), NS_OK);
+    }
+    int fd = raw_connect(fx->srv.port, rcvbuf);
+    size_t off = 0;
+    while (off < frames.len) {
+        ssize_t k = send(fd, frames.data + off, frames.len - off, MSG_NOSIGNAL);
+        assert_true(k > 0);
+        off += (size_t)k;
+    }
+    ns_buf_t got = NS_BUF_INIT, re = NS_BUF_INIT;
+    size_t gathered_bytes = 0;
+    for (int i = 0; i < n; i++) {
+        read_frame(fd, &got);
+        ns_cmd_msg_t m;
+        ns_cmd_msg_init(&m);
+        assert_int_equal(ns_remoting_decode(got.data, got.len, &m), NS_OK);
+        if (m.cmd.opaque != 1000 + i)
+            fail_msg("reply %d: opaque %d, expected %d", i, m.cmd.opaque, 1000 + i);
+        /* the expected reply of the same shape, with this request's opaque */
+        ns_cmd_msg_t w;
+        ns_cmd_msg_init(&w);
+        const ns_buf_t *e = &wants[i % PERIOD];
+        assert_int_equal(ns_remoting_decode(e->data, e->len, &w), NS_OK);
+        ns_cmd_t wc = w.cmd;
+        wc.opaque = 1000 + i;
+        ns_buf_reset(&re);
+        assert_int_equal(ns_remoting_encode(&re, &wc), NS_OK);
+        if (got.len != re.len || memcmp(got.data, re.data, re.len) != 0)
+            fail_msg("reply %d (%zu bytes) differs from a single lookup's (%zu bytes)", i, got.len,
+                     re.len);
+        if (i % 7 != 3 && i % 5 != 1)
+            gathered_bytes += m.cmd.body_len;
+        ns_cmd_msg_free(&w);
+        ns_cmd_msg_free(&m);
+    }
+    printf("# %d pipelined lookups (receive buffer %d): all replies in order and byte-identical, "
+           "%zu body bytes from the map\n",
+           n, rcvbuf, gathered_bytes);
+    close(fd);
+    ns_buf_free(&got);
+    ns_buf_free(&re);
+    ns_buf_free(&frames);
+    for (int i = 0; i < PERIOD; i++)
+        ns_buf_free(&wants[i]);
+    free(wants);
+}
+
+static void test_pipelined_lookups(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *broker = register_broker(fx);
+    pipeline(fx, 400, 0);
+    ns_client_close(broker);
+}
+
+/* 20,000 lookups (~8 MB of replies) to a peer with a 4 KiB receive buffer
+ * that reads only after sending them all: gathered writes are cut short and
+ * their rest goes out later, copied. */
+static void test_short_writes(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *broker = register_broker(fx);
+    pipeline(fx, 20000, 4096);
+    /* still serving */
+    ns_client_t *c = nstest_connect(&fx->srv);
+    assert_int_equal(
+        nstest_call_code(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, 10000),
+        NS_RSP_SUCCESS);
+    ns_client_close(c);
+    ns_client_close(broker);
+}
+
+/* A route is found by every lookup sent after its registration was
+ * answered, on another connection too (the read snapshot is never older than
+ * the read: ioloop.h). Lookups keep coming while the registration commits. */
+static void test_read_after_commit(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *a = nstest_connect(&fx->srv), *b = nstest_connect(&fx->srv);
+    for (int round = 0; round < 20; round++) {
+        char name[32], prefix[32];
+        snprintf(name, sizeof name, "commit-b%d", round);
+        snprintf(prefix, sizeof prefix, "commit-topic-%d", round);
+        reg_t r;
+        reg_fill(&r, name, prefix, 10 + round, NULL);
+        r.req.opaque = 7000 + round;
+        assert_int_equal(ns_client_send(a, &r.req), NS_OK);
+        char topic[48];
+        snprintf(topic, sizeof topic, "%s-%d", prefix, round % TOPICS);
+        const char *kv[] = {"topic", topic, NULL};
+        bool answered = false;
+        int lookups = 0;
+        for (;;) {
+            bool answered_before = answered;
+            int code = nstest_call_code(b, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0, 10000);
+            lookups++;
+            if (answered_before) {
+                if (code != NS_RSP_SUCCESS)
+                    fail_msg("round %d: lookup after the registration's reply answered %d", round,
+                             code);
+                break;
+            }
+            ns_cmd_msg_t rsp;
+            ns_cmd_msg_init(&rsp);
+            int rc = ns_client_recv(a, 1, &rsp);
+            if (rc == NS_OK) {
+                assert_int_equal(rsp.cmd.opaque, 7000 + round);
+                assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+                answered = true;
+            } else {
+                assert_int_equal(rc, NS_ETIMEDOUT);
+            }
+            ns_cmd_msg_free(&rsp);
+            assert_true(lookups < 100000);
+        }
+        ns_buf_free(&r.body);
+    }
+    ns_client_close(a);
+    ns_client_close(b);
+}
+
+/* The lookup's extFields (found in one pass, cmd_route.c): __ZONE_MODE and
+ * __ZONE_NAME filter out the group mastered in another zone, in any order
+ * and only when the mode is "true" (any case); acceptStandardJsonOnly gives
+ * an old client the standard form. */
+static void test_lookup_fields(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *c = nstest_connect(&fx->srv);
+    reg_t r1, r2;
+    reg_fill(&r1, "zone-b1", "zone-topic", 51, "z1");
+    reg_fill(&r2, "zone-b2", "zone-topic", 52, "z2");
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    assert_int_equal(ns_client_call(c, &r1.req, 60000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    assert_int_equal(ns_client_call(c, &r2.req, 60000, &rsp), NS_OK);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    struct {
+        const char *kv[9];
+        bool b1, b2;
+    } cases[] = {
+        {{"topic", "zone-topic-0", NULL}, true, true},
+        {{"topic", "zone-topic-0", "__ZONE_MODE", "true", "__ZONE_NAME", "z1", NULL}, true, false},
+        {{"__ZONE_NAME", "z2", "__ZONE_MODE", "TRUE", "topic", "zone-topic-0", NULL}, false, true},
+        {{"topic", "zone-topic-0", "__ZONE_MODE", "false", "__ZONE_NAME", "z1", NULL}, true, true},
+        {{"topic", "zone-topic-0", "__ZONE_NAME", "z1", NULL}, true, true},
+        {{"acceptStandardJsonOnly", "true", "topic", "zone-topic-0", NULL}, true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nstest_call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, cases[i].kv, NULL, 0, NS_VERSION_V5_3_3,
+                    10000, &rsp);
+        assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+        const char *body = (const char *)rsp.cmd.body;
+        size_t n = rsp.cmd.body_len;
+        if ((memmem(body, n, "zone-b1", 7) != NULL) != cases[i].b1 ||
+            (memmem(body, n, "zone-b2", 7) != NULL) != cases[i].b2)
+            fail_msg("case %zu: route %.*s", i, (int)n, body);
+    }
+    const char *std_kv[] = {"topic", "zone-topic-0", "acceptStandardJsonOnly", "true", NULL};
+    const char *old_kv[] = {"topic", "zone-topic-0", NULL};
+    nstest_call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, std_kv, NULL, 0, NS_VERSION_V4_9_4 - 1, 10000,
+                &rsp);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    char *std_body = strndup((const char *)rsp.cmd.body, rsp.cmd.body_len);
+    assert_non_null(std_body);
+    nstest_call(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, old_kv, NULL, 0, NS_VERSION_V4_9_4 - 1, 10000,
+                &rsp);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+    assert_true(strlen(std_body) != rsp.cmd.body_len ||
+                memcmp(std_body, rsp.cmd.body, rsp.cmd.body_len) != 0);
+    free(std_body);
+    ns_cmd_msg_free(&rsp);
+    ns_buf_free(&r1.body);
+    ns_buf_free(&r2.body);
+    ns_client_close(c);
+}
+
+static int setup(void **state)
+{
+    return nstest_fx_setup(state, "gather", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pipelined_lookups, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_short_writes, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_read_after_commit, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_fields, setup, nstest_fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -25,6 +25,7 @@
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/hash.h"
 
 #define HEADER_LEN_MAX 0xFFFFFFu /* 24-bit headerLength */
 #define BIN_FIXED_LEN 17         /* code..remarkLength of a binary header */
@@ -131,10 +132,7 @@ static int ext_reserve(ns_cmd_msg_t *m, size_t n)
 
 static uint64_t key_hash(const uint8_t *k, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ k[i]) * 1099511628211ull;
-    return h;
+    return ns_hash(k, n); /* keyed: a peer cannot aim keys at one slot */
 }
 
 /* Slot of the index where key [k, k+n) is, or the empty slot where it would

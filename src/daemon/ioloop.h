@@ -99,9 +99,11 @@ struct ns_server {
     uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
     uv_signal_t tls_sig_hup; /* reloads them now (beside service.c's log reopen) */
     bool tls_handles;
-    ns_io_t *io;              /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios;            /* main: the extra loops */
-    struct ns_backup *backup; /* main: periodic hot backups (backup.c), or NULL */
+    ns_io_t *io;                      /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;                    /* main: the extra loops */
+    struct ns_backup *backup;         /* main: periodic hot backups (backup.c), or NULL */
+    struct ns_startcheck *startcheck; /* main: verifyOnStart's walk while serving, or NULL */
+    int exit_status;                  /* main: namesrvd's exit status once the loop ends */
     size_t n_ios, next_io;
     struct ns_auth *auth; /* main: authMode state, penalties, counters (auth.c) */
     /* metrics (metrics.h): this loop's counters, written by this loop only */

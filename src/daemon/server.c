@@ -150,7 +150,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
                             false,
                             true,
                             0};
-    if ((rc = ns_start_check(cfg, err, errlen)) != NS_OK ||
+    if ((rc = ns_start_check(srv, err, errlen)) != NS_OK ||
         (rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     ns_auth_mode_t mode = NS_AUTH_OFF;
@@ -192,6 +192,10 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
     uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
     srv->handles_init = true;
+    if ((rc = ns_start_check_watch(srv)) != NS_OK) {
+        snprintf(err, errlen, "cannot watch the store check");
+        return rc;
+    }
     if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_backup_start(srv)) != NS_OK) {
@@ -225,6 +229,7 @@ void ns_server_stop(ns_server_t *srv)
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
     ns_service_stopping(srv);
+    ns_start_check_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay
      * registered: a shutdown is not an unregistration. */
     if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))
@@ -251,6 +256,7 @@ void ns_server_stop(ns_server_t *srv)
 
 void ns_server_free(ns_server_t *srv)
 {
+    ns_start_check_free(srv);
     ns_txn_abort(srv->rtxn);
     srv->rtxn = NULL;
     ns_registry_free(srv->registry);

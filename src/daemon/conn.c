@@ -501,19 +501,6 @@ static void conn_start(ns_conn_t *c)
         close_here(c, "read start failed");
 }
 
-void ns_conn_accept(ns_server_t *srv)
-{
-    ns_conn_t *c = conn_new(srv);
-    if (c == NULL)
-        return;
-    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
-        NS_M_INC(srv->m.refused[NS_M_REFUSE_ACCEPT_FAILED]);
-        close_here(c, NULL);
-        return;
-    }
-    conn_start(c);
-}
-
 /* A connection the main loop never heard of: no close notice. */
 static void adopt_failed_cb(uv_handle_t *h)
 {

@@ -16,6 +16,7 @@
 #include "backup.h"
 #include "budget.h"
 
+#include "accept.h"
 #include "auth.h"
 #include "cmd.h"
 #include "conn.h"
@@ -25,17 +26,6 @@
 #include "service.h"
 #include "secure.h"
 #include "notify.h"
-
-static void on_connection(uv_stream_t *listener, int status)
-{
-    ns_server_t *srv = listener->data;
-    if (status < 0) {
-        NS_LOG_WARN("accept failed: %s", uv_strerror(status));
-        return;
-    }
-    if (!srv->stopping && !ns_io_take_connection(srv))
-        ns_conn_accept(srv);
-}
 
 /* The main loop's on_request: every row runs here. */
 static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
@@ -102,38 +92,11 @@ static int write_port_file(const char *path, int port)
     return NS_OK;
 }
 
-static int listen_on(ns_server_t *srv, char *err, size_t errlen)
-{
-    struct sockaddr_storage addr;
-    const char *host = srv->cfg->bind_address;
-    int port = (int)srv->cfg->listen_port;
-    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&addr) != 0 &&
-        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr) != 0) {
-        snprintf(err, errlen, "bindAddress '%s' is not an IP address", host);
-        return NS_EINVAL;
-    }
-    uv_tcp_init(srv->loop, &srv->listener);
-    srv->listener.data = srv;
-    srv->listener_init = true;
-    int rc = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&addr, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&srv->listener, 1024, on_connection);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port, uv_strerror(rc));
-        return NS_EIO;
-    }
-    struct sockaddr_storage bound;
-    int len = sizeof bound;
-    uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-    srv->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                                        : ((struct sockaddr_in *)&bound)->sin_port);
-    return NS_OK;
-}
-
 int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *err, size_t errlen)
 {
     int rc;
     memset(srv, 0, sizeof *srv);
+    srv->spare_fd = -1;
     srv->loop = loop;
     srv->cfg = cfg;
     srv->main = srv;
@@ -205,7 +168,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if ((rc = ns_http_start(srv, err, errlen)) != NS_OK)
         return rc;
     /* listen last: everything a request needs is ready */
-    if ((rc = listen_on(srv, err, errlen)) != NS_OK)
+    if ((rc = ns_accept_listen(srv, err, errlen)) != NS_OK)
         return rc;
     ns_http_listening(srv);
     if (cfg->port_file && *cfg->port_file &&
@@ -232,8 +195,7 @@ void ns_server_stop(ns_server_t *srv)
     ns_start_check_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay
      * registered: a shutdown is not an unregistration. */
-    if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))
-        uv_close((uv_handle_t *)&srv->listener, NULL);
+    ns_accept_stop(srv);
     if (srv->handles_init) {
         uv_timer_stop(&srv->scan_timer);
         uv_timer_stop(&srv->idle_timer);

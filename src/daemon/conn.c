@@ -136,11 +136,16 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer)
     snprintf(c->peer, sizeof c->peer, "%s", peer);
 }
 
+#define BUDGET_GRAIN ((size_t)4096)
+
 /* Re-accounts c's buffers against the server-wide budgets and, when a sum
  * is over, closes the connections that hold the most (budget.c). */
 static void account(ns_conn_t *c)
 {
-    size_t unsent = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
+    /* in whole BUDGET_GRAIN units: an ordinary reply (a route is a few
+     * hundred bytes) moves no shared counter; what goes uncounted is below
+     * BUDGET_GRAIN per connection (16 MiB at maxConnections 4096) */
+    size_t unsent = (c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0)) & ~(BUDGET_GRAIN - 1);
     if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
         return; /* the common case: nothing moved */
     if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {

@@ -42,17 +42,17 @@ uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const voi
     uint64_t k0 = le64(key), k1 = le64(key + 8);
     uint64_t v[4] = {0x736f6d6570736575ull ^ k0, 0x646f72616e646f6dull ^ k1,
                      0x6c7967656e657261ull ^ k0, 0x7465646279746573ull ^ k1};
-    const uint8_t *end = p + (n & ~(size_t)7);
-    for (; p != end; p += 8) {
-        uint64_t m = le64(p);
+    size_t blocks = n / 8;
+    for (size_t j = 0; j < blocks; j++) {
+        uint64_t m = le64(p + 8 * j);
         v[3] ^= m;
         for (int i = 0; i < c_rounds; i++)
             sip_round(v);
         v[0] ^= m;
     }
     uint64_t b = (uint64_t)n << 56;
-    for (size_t i = 0; i < (n & 7); i++)
-        b |= (uint64_t)p[i] << (8 * i);
+    for (size_t i = 0; i < (n & 7); i++) /* p may be NULL when n is 0 */
+        b |= (uint64_t)p[8 * blocks + i] << (8 * i);
     v[3] ^= b;
     for (int i = 0; i < c_rounds; i++)
         sip_round(v);

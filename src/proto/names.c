@@ -85,6 +85,8 @@ __attribute__((noinline, cold)) static bool refuse(const ns_ext_field_t *e, char
 
 bool ns_names_check_header(const ns_cmd_t *cmd, char *remark, size_t remark_size)
 {
+    if (cmd->n_ext == 0)
+        return true; /* ext may be NULL then */
     const ns_ext_field_t *e = cmd->ext, *end = cmd->ext + cmd->n_ext;
     for (; e != end; e++) {
         size_t kl = e->key_len, vl = e->val_len;

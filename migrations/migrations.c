@@ -8,6 +8,9 @@ const ns_migration_t ns_migrations[] = {
     {4, "routes may derive their legacy form", ns_migration_0004_derived_legacy_routes},
     {5, "admin_audit trail of admin requests", ns_migration_0005_admin_audit},
     {6, "users and their roles for request signatures", ns_migration_0006_users},
+    /* 7: reserved (issue 14) */
+    {8, "authentication refusals move into the admin audit trail",
+     ns_migration_0008_auth_refusals_to_trail},
 };
 
 const size_t ns_migrations_count = sizeof ns_migrations / sizeof ns_migrations[0];

@@ -16,7 +16,7 @@
 
 const char *const ns_db_names[NS_DB_COUNT] = {
     "meta",          "kvns",   "kv",       "clusters", "groups",      "live",  "queues",
-    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users", "auth_refusals",
+    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users",
 };
 
 /* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */

@@ -26,8 +26,8 @@
  *   users          accessKey -> packed user: [u8 version=1][str secret][u8 role]
  *                                 [u8 enabled][str allow][str brokers]
  *                                 [i64 created_ms][i64 updated_ms]         (v6)
- *   auth_refusals  seq (u64 BE) -> JSON record of one refused request    (v6)
- *                  (meta "auth_refusal_seq" = last seq; newest 10000 kept)
+ *   (auth_refusals, v6-v7: refused requests; v8 moved them into admin_audit,
+ *                  where authentication refusals are recorded since)
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -72,7 +72,6 @@ enum {
     NS_DB_AUDIT,
     NS_DB_ADMIN_AUDIT,
     NS_DB_USERS,
-    NS_DB_AUTH_REFUSALS,
     NS_DB_COUNT
 };
 

@@ -250,12 +250,6 @@ const char *ns_role_name(ns_role_t r);
 int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen);
 int ns_role_parse(const char *s, ns_role_t *out); /* NS_OK, NS_EINVAL */
 
-/* ---- refused requests (store/authlog.c, v6): seq -> JSON record ----
- * Appends one record and drops the one `keep` places back (keep 0 = keep
- * all). Iterates in sequence order (the record is NUL-terminated). */
-int ns_authlog_append(ns_txn_t *t, const char *json, size_t len, uint64_t keep);
-int ns_authlog_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
-
 /* ---- emptying (store/clear.c) ----
  * Empties every table but meta (schema version and audit sequence stay) in
  * write transaction t; NS_EINVAL for a read transaction. Used by

@@ -1,11 +1,13 @@
 /* auth.c - the dispatcher's one authentication and authorization check
  * (auth.h) and what a refusal does: count, log (rate-limited), record in
- * the store (rate-limited), and answer NO_PERMISSION, late when the address
- * keeps failing.
+ * the admin audit trail (rate-limited), and answer NO_PERMISSION, late when
+ * the address keeps failing.
  *
  * Runs on the main loop only: while authMode is not off, the extra I/O
  * loops forward every request to it (ns_io_serves), so the penalty table,
- * the counters and the writer are touched by one thread.
+ * the counters (the main loop's metrics block, srv->m: metrics.h) and the
+ * writer are touched by one thread. A refusal's record goes to the admin
+ * audit trail (trail.h, ns_trail_refused_auth).
  *
  * Order of the checks, so a remark never tells whether a key exists: the
  * signature is checked first (an unknown key is checked against a dummy
@@ -31,13 +33,12 @@
 #include "ns/log.h"
 #include "ns/sign.h"
 #include "request.h"
-#include "writer.h"
+#include "trail.h"
 
 #define PENALTY_SLOTS 256       /* addresses remembered */
 #define PENALTY_FORGET_MS 60000 /* a quiet minute clears an address */
 #define LATE_MAX 1024           /* late replies pending; beyond: close the conn */
 #define AUTH_AUDIT_PER_S 20     /* refusal records written a second at most */
-#define AUTH_AUDIT_KEEP 10000   /* refusal records kept in the store */
 #define OPENED_SLOTS 64         /* sealed secrets kept opened (direct-mapped) */
 
 typedef struct {
@@ -64,7 +65,6 @@ struct ns_auth {
     size_t n_late;
     uv_timer_t timer;
     bool timer_init;
-    ns_auth_stats_t stats;
     uint64_t log_ms, log_suppressed;
     uint64_t audit_window_ms, audit_in_window, audit_suppressed;
     ns_buf_t scratch;
@@ -182,11 +182,6 @@ void ns_auth_free(ns_server_t *srv)
     srv->auth = NULL;
 }
 
-const ns_auth_stats_t *ns_auth_stats(const ns_server_t *srv)
-{
-    return srv->auth ? &srv->auth->stats : NULL;
-}
-
 /* ---- late replies ---- */
 
 static void late_cb(uv_timer_t *t)
@@ -226,7 +221,7 @@ static void reply_late(ns_server_t *srv, ns_conn_t *conn, const ns_reply_to_t *t
     uint64_t due = uv_timer_get_due_in(&a->timer);
     if (!uv_is_active((uv_handle_t *)&a->timer) || delay_ms < due)
         uv_timer_start(&a->timer, late_cb, delay_ms, 0);
-    a->stats.delayed++;
+    NS_M_INC(srv->m.auth_delayed);
 }
 
 /* The penalty slot of ip (a free or the least recent one when new). */
@@ -250,92 +245,44 @@ static penalty_t *penalty_of(ns_auth_t *a, const char *ip, uint64_t now)
 
 /* ---- the record of a refusal ---- */
 
-typedef struct {
-    ns_wop_t op;
-    char *json;
-} audit_op_t;
-
-static int audit_apply(ns_wop_t *op, ns_txn_t *txn, void *hook_ctx)
+/* One record in the admin audit trail (trail.h), at most AUTH_AUDIT_PER_S
+ * a second; the detail says which check refused, the access key as sent
+ * (never the secret: the Signature field is redacted) and how many
+ * refusals went unrecorded since the last record. */
+static void record(ns_req_t *req, const char *ak, const char *why, int reason)
 {
-    audit_op_t *a = (audit_op_t *)op;
-    return ns_authlog_append(txn, a->json, strlen(a->json), AUTH_AUDIT_KEEP);
-}
-
-static void audit_done(ns_wop_t *op)
-{
-    audit_op_t *a = (audit_op_t *)op;
-    if (op->rc != NS_OK)
-        NS_LOG_WARN("auth: could not record a refusal: %s", ns_strerror(op->rc));
-    free(a->json);
-    free(a);
-}
-
-/* Appends s as a JSON string (quotes, escapes; bytes >= 0x80 as they are). */
-static void json_str(ns_buf_t *b, const char *s)
-{
-    ns_buf_append_str(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            ns_buf_append(b, esc, 2);
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            ns_buf_append_str(b, esc);
-        } else {
-            ns_buf_append(b, s, 1);
-        }
-    }
-    ns_buf_append_str(b, "\"");
-}
-
-static void record(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const char *name,
-                   const char *ak, const char *why)
-{
+    ns_server_t *srv = req->srv;
     ns_auth_t *a = srv->auth;
     uint64_t now = uv_now(srv->loop);
     if (now - a->audit_window_ms >= 1000) {
         a->audit_window_ms = now;
         a->audit_in_window = 0;
     }
-    if (srv->writer == NULL || a->audit_in_window >= AUTH_AUDIT_PER_S) {
+    if (a->audit_in_window >= AUTH_AUDIT_PER_S) {
         a->audit_suppressed++;
+        NS_M_INC(srv->m.auth_unrecorded);
         return;
     }
     a->audit_in_window++;
-    ns_buf_t b = NS_BUF_INIT;
-    char num[64];
-    snprintf(num, sizeof num, "{\"time\":%lld,\"peer\":", (long long)ns_wall_ms());
-    ns_buf_append_str(&b, num);
-    json_str(&b, ns_conn_peer(conn));
-    snprintf(num, sizeof num, ",\"code\":%d,\"request\":", (int)cmd->code);
-    ns_buf_append_str(&b, num);
-    json_str(&b, name);
-    ns_buf_append_str(&b, ",\"accessKey\":");
-    char akc[129]; /* a key is at most 128 characters (ns_user_validate) */
-    if (ak)
-        json_str(&b, (snprintf(akc, sizeof akc, "%s", ak), akc));
+    ns_buf_t d = NS_BUF_INIT;
+    int rc =
+        ns_buf_printf(&d, "{\"auth\":\"%s\",\"accessKey\":", ns_metrics_auth_reason_name(reason));
+    if (ak) /* a key is at most 128 characters (ns_user_validate) */
+        rc = rc ? rc : ns_buf_append_json_str(&d, ak, strnlen(ak, 128), false);
     else
-        ns_buf_append_str(&b, "null");
-    ns_buf_append_str(&b, ",\"reason\":");
-    json_str(&b, why);
-    snprintf(num, sizeof num, ",\"suppressedBefore\":%llu}",
-             (unsigned long long)a->audit_suppressed);
-    ns_buf_append_str(&b, num);
-    audit_op_t *op = calloc(1, sizeof *op);
-    if (op == NULL || ns_buf_append(&b, "", 1) != NS_OK) {
-        free(op);
-        ns_buf_free(&b);
+        rc = rc ? rc : ns_buf_append_str(&d, "null");
+    rc = rc ? rc
+            : ns_buf_printf(&d, ",\"unrecordedBefore\":%llu}",
+                            (unsigned long long)a->audit_suppressed);
+    rc = rc ? rc : ns_buf_append_u8(&d, 0);
+    if (rc != NS_OK) {
         a->audit_suppressed++;
-        return;
+        NS_M_INC(srv->m.auth_unrecorded);
+    } else {
+        ns_trail_refused_auth(req, NS_RSP_NO_PERMISSION, why, (const char *)d.data);
+        a->audit_suppressed = 0;
     }
-    a->audit_suppressed = 0;
-    op->json = (char *)b.data; /* the buffer's bytes now belong to op */
-    op->op.apply = audit_apply;
-    op->op.done = audit_done;
-    ns_writer_submit(srv->writer, &op->op);
+    ns_buf_free(&d);
 }
 
 /* A printable copy of peer-chosen text for the log (control bytes -> '?'). */
@@ -349,16 +296,13 @@ static const char *printable(const char *s, char *buf, size_t n)
 }
 
 /* Counts, logs, records and answers one refusal. */
-static void refuse(ns_req_t *req, const char *name, const char *ak, const char *why,
-                   uint64_t *counter)
+static void refuse(ns_req_t *req, const char *name, const char *ak, const char *why, int reason)
 {
     ns_server_t *srv = req->srv;
     ns_conn_t *conn = req->conn;
-    const ns_cmd_t *cmd = req->cmd;
     ns_auth_t *a = srv->auth;
     uint64_t now = uv_now(srv->loop);
-    a->stats.refused++;
-    (*counter)++;
+    NS_M_INC(srv->m.auth_refused[reason]);
     if (a->log_ms == 0 || now - a->log_ms >= 1000) {
         char akp[72], whyp[256];
         NS_LOG_WARN("conn %s: refused %s (AccessKey %s): %s%s", ns_conn_peer(conn), name,
@@ -369,7 +313,7 @@ static void refuse(ns_req_t *req, const char *name, const char *ak, const char *
     } else {
         a->log_suppressed++;
     }
-    record(srv, conn, cmd, name, ak, why);
+    record(req, ak, why, reason);
     char ip[48];
     ns_auth_peer_ip(ns_conn_peer(conn), ip, sizeof ip);
     penalty_t *p = penalty_of(a, ip, now);
@@ -475,13 +419,12 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
      * the mode was off; one that raced the switch is let through. */
     if (srv->auth == NULL)
         return true;
-    ns_auth_t *a = srv->auth;
     ns_role_t want = ns_auth_required_role(mode, need);
     const char *ak = ns_cmd_ext_get(cmd, NS_SIGN_ACCESS_KEY);
     char why[200];
     char ip[48];
     ns_auth_peer_ip(ns_conn_peer(conn), ip, sizeof ip);
-    a->stats.checked++;
+    NS_M_INC(srv->m.auth_checked);
     if (ak == NULL) {
         if (want == 0)
             return true;
@@ -490,7 +433,7 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
         snprintf(why, sizeof why,
                  "%s needs a signed request (AccessKey and Signature) of a user with role %s", name,
                  ns_role_name(want));
-        refuse(req, name, NULL, why, &a->stats.unsigned_);
+        refuse(req, name, NULL, why, NS_M_AUTH_UNSIGNED);
         return false;
     }
     ns_user_rec_t u;
@@ -500,7 +443,8 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
                  rc == NS_EPERM ? "signature check failed for this AccessKey (unknown key, wrong "
                                   "secret or disabled user)"
                                 : "cannot check the signature: store unavailable");
-        refuse(req, name, ak, why, &a->stats.bad_signature);
+        refuse(req, name, ak, why,
+               rc == NS_EPERM ? NS_M_AUTH_BAD_SIGNATURE : NS_M_AUTH_STORE_ERROR);
         return false;
     }
     bool ok = false;
@@ -509,21 +453,21 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
     char bname[64];
     if (!ns_auth_addr_allowed(u.allow, ip)) {
         snprintf(why, sizeof why, "source address %s is not allowed for this AccessKey", ip);
-        refuse(req, name, ak, why, &a->stats.address);
+        refuse(req, name, ak, why, NS_M_AUTH_ADDRESS);
     } else if (want != 0 && !ns_auth_role_allows(u.role, need)) {
         snprintf(why, sizeof why, "%s needs role %s; this AccessKey has role %s", name,
                  ns_role_name(want), ns_role_name(u.role));
-        refuse(req, name, ak, why, &a->stats.role);
+        refuse(req, name, ak, why, NS_M_AUTH_ROLE);
     } else if (want != 0 && need == NS_NEED_BROKER_TOPIC && u.role == NS_ROLE_BROKER &&
                (b = body_broker_not_granted(cmd, u.brokers, bname, sizeof bname)) != NULL) {
         snprintf(why, sizeof why, "this AccessKey is not granted broker name '%.60s'", b);
-        refuse(req, name, ak, why, &a->stats.broker_name);
+        refuse(req, name, ak, why, NS_M_AUTH_BROKER_NAME);
     } else if (want != 0 && need == NS_NEED_BROKER_NAMED && u.role == NS_ROLE_BROKER &&
                !ns_auth_broker_granted(u.brokers, cluster ? cluster : "", broker)) {
         snprintf(why, sizeof why,
                  "this AccessKey is not granted broker name '%.60s' in cluster '%.60s'",
                  broker ? broker : "", cluster ? cluster : "");
-        refuse(req, name, ak, why, &a->stats.broker_name);
+        refuse(req, name, ak, why, NS_M_AUTH_BROKER_NAME);
     } else {
         ok = true;
     }

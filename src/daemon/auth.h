@@ -21,9 +21,10 @@
  *
  * Refusals answer NO_PERMISSION with a remark naming what was missing,
  * never the secret and never whether the access key exists; they are
- * counted, logged (at most one line a second), recorded in the store
- * (auth_refusals, at most AUTH_AUDIT_PER_S a second) and, after a few
- * failures from one address, answered late (a penalty per address). */
+ * counted (namesrv_auth_refusals_total{reason}: metrics.h), logged (at most
+ * one line a second), recorded in the admin audit trail (trail.h: at most
+ * AUTH_AUDIT_PER_S a second, the rest counted) and, after a few failures
+ * from one address, answered late (a penalty per address). */
 #ifndef NS_AUTH_H
 #define NS_AUTH_H
 
@@ -79,18 +80,6 @@ uint64_t ns_auth_penalty_ms(uint32_t failures, uint64_t max_ms);
 
 typedef struct ns_auth ns_auth_t;
 
-/* Counters (read by the metrics; main loop only). */
-typedef struct {
-    uint64_t checked;       /* requests checked in writes/all */
-    uint64_t refused;       /* every refusal */
-    uint64_t bad_signature; /* unknown key, wrong secret or disabled user */
-    uint64_t unsigned_;     /* no AccessKey where one was needed */
-    uint64_t address;       /* source address not allowed */
-    uint64_t role;          /* role too low */
-    uint64_t broker_name;   /* broker name not granted */
-    uint64_t delayed;       /* refusals answered late (penalty) */
-} ns_auth_stats_t;
-
 /* The mode every loop reads (atomic; set on the main loop). */
 void ns_auth_set_mode(ns_auth_mode_t m);
 ns_auth_mode_t ns_auth_mode(void);
@@ -105,7 +94,6 @@ const uint8_t *ns_auth_seal_key(const ns_server_t *srv);
  * ns_auth_free after the loop has ended. */
 void ns_auth_stop(ns_server_t *srv);
 void ns_auth_free(ns_server_t *srv);
-const ns_auth_stats_t *ns_auth_stats(const ns_server_t *srv);
 
 /* The one check of the dispatcher, for the request req of row `name`.
  * True: go on with the handler. False: the request was refused and

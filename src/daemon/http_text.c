@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "auth.h"
 #include "dispatch.h"
 #include "iothreads.h"
 
@@ -166,6 +167,31 @@ static void brokers(ns_http_t *h, const ns_snap_t *s, uint64_t now, ns_buf_t *ou
         "Brokers removed by an UNREGISTER_BROKER request.", (double)SUM(h, unregistrations));
 }
 
+/* Authentication (auth.c): the counters move on the main loop's block only. */
+static void auth(ns_http_t *h, ns_buf_t *out)
+{
+    static const char *const modes[] = {"off", "writes", "all"};
+    ns_auth_mode_t mode = ns_auth_mode();
+    head(out, "namesrv_auth_mode", "gauge", "authMode: 1 for the mode in force, 0 for the others.");
+    for (int m = 0; m < 3; m++)
+        ns_buf_printf(out, "namesrv_auth_mode{mode=\"%s\"} %d\n", modes[m], (int)mode == m);
+    one(out, "namesrv_auth_checks_total", "counter",
+        "Requests the authentication check looked at (authMode writes or all, and user "
+        "management in every mode).",
+        (double)SUM(h, auth_checked));
+    head(out, "namesrv_auth_refusals_total", "counter",
+         "Requests refused NO_PERMISSION by the authentication check, by reason.");
+    for (int r = 0; r < NS_M_AUTH_N; r++)
+        ns_buf_printf(out, "namesrv_auth_refusals_total{reason=\"%s\"} %llu\n",
+                      ns_metrics_auth_reason_name(r), (unsigned long long)SUM(h, auth_refused[r]));
+    one(out, "namesrv_auth_delayed_refusals_total", "counter",
+        "Refusals answered late: the address had failed three times in a row or more.",
+        (double)SUM(h, auth_delayed));
+    one(out, "namesrv_auth_unrecorded_refusals_total", "counter",
+        "Refusals left out of the admin audit trail by its rate limit (20 a second).",
+        (double)SUM(h, auth_unrecorded));
+}
+
 static void writer(ns_http_t *h, ns_buf_t *out)
 {
     const ns_metrics_writer_t *w = h->writer;
@@ -238,6 +264,7 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     requests(h, out);
     connections(h, out);
     brokers(h, s, now_ms, out);
+    auth(h, out);
     writer(h, out);
     store(h, s, out);
 }

@@ -45,6 +45,16 @@ const char *ns_metrics_refusal_name(int idx)
     return idx >= 0 && idx < NS_M_REFUSE_N ? names[idx] : "other";
 }
 
+const char *ns_metrics_auth_reason_name(int idx)
+{
+    static const char *const names[] = {
+#define NS_M_AUTH_NAME(name, label) label,
+        NS_M_AUTH_REFUSAL_MAP(NS_M_AUTH_NAME)
+#undef NS_M_AUTH_NAME
+    };
+    return idx >= 0 && idx < NS_M_AUTH_N ? names[idx] : "other";
+}
+
 void ns_metrics_backup_done(ns_metrics_backup_t *b, bool ok, int64_t wall_ms)
 {
     if (ok) {

@@ -103,6 +103,23 @@ enum {
         NS_M_REFUSE_N
 };
 
+/* Why the authentication check (auth.c, main loop) refused a request: the
+ * reason label of namesrv_auth_refusals_total and the "auth" field of the
+ * refusal's admin trail record. */
+#define NS_M_AUTH_REFUSAL_MAP(X)                                                                   \
+    X(UNSIGNED, "unsigned")           /* no AccessKey where one was needed */                      \
+    X(BAD_SIGNATURE, "bad_signature") /* unknown key, wrong secret or disabled user */             \
+    X(STORE_ERROR, "store_error")     /* the user could not be read: refused unchecked */          \
+    X(ADDRESS, "address")             /* source address not in the user's allowlist */             \
+    X(ROLE, "role")                   /* the user's role is too low for the request */             \
+    X(BROKER_NAME, "broker_name")     /* a broker name the user is not granted */
+enum {
+#define NS_M_AUTH_ENUM(name, label) NS_M_AUTH_##name,
+    NS_M_AUTH_REFUSAL_MAP(NS_M_AUTH_ENUM)
+#undef NS_M_AUTH_ENUM
+        NS_M_AUTH_N
+};
+
 enum { NS_M_EVICT_TIMEOUT, NS_M_EVICT_CONN_CLOSED, NS_M_EVICT_N };
 enum { NS_M_LAT_READ, NS_M_LAT_WRITE, NS_M_LAT_N };
 
@@ -116,6 +133,11 @@ typedef struct {
     ns_counter_t refused[NS_M_REFUSE_N];
     ns_counter_t reg_changed, reg_unchanged, heartbeats, unregistrations;
     ns_counter_t evictions[NS_M_EVICT_N];
+    /* authentication (auth.c): they move on the main loop only */
+    ns_counter_t auth_checked;              /* requests checked (authMode writes/all) */
+    ns_counter_t auth_refused[NS_M_AUTH_N]; /* refusals by reason */
+    ns_counter_t auth_delayed;              /* refusals answered late (penalty) */
+    ns_counter_t auth_unrecorded;           /* refusals not put in the trail (rate limit) */
 } ns_metrics_loop_t;
 
 /* The writer thread's counters (embedded in ns_writer). */
@@ -138,6 +160,8 @@ void ns_metrics_backup_done(ns_metrics_backup_t *b, bool ok, int64_t wall_ms);
 /* Label names (for the renderer and namesrvctl top). */
 const char *ns_metrics_rsp_name(int idx);
 const char *ns_metrics_refusal_name(int idx);
+/* The label of an NS_M_AUTH_* reason ("other" out of range). */
+const char *ns_metrics_auth_reason_name(int idx);
 
 /* Renders one histogram in the Prometheus text format: `name{labels,le=..}`
  * lines, _sum and _count. labels may be "" (no other labels). scale turns

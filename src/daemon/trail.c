@@ -22,28 +22,40 @@ struct ns_trail {
     char *detail; /* ns_trail_set_detail: heap JSON object text */
 };
 
-#define SUMMARY_VALUE_MAX 80 /* longer values are cut in the log line (never in the record) */
+#define SUMMARY_VALUE_MAX 80     /* longer values are cut in the log line (never in the record) */
+#define TRAIL_AUTH_FIELD_CAP 256 /* bytes of a key or value an auth refusal keeps */
 
-/* Credentials (RocketMQ ACL's extFields) are never recorded or logged. */
+/* Credentials (RocketMQ ACL's extFields, and the secret of our user requests,
+ * NS_REQ_NS_USER_*) are never recorded or logged. */
 static bool is_secret(const ns_ext_field_t *e)
 {
-    static const char *const secret[] = {"Signature", "SecurityToken", "SecretKey", "secretKey",
-                                         "password"};
+    static const char *const secret[] = {"Signature", "SecurityToken", "SecretKey",
+                                         "secretKey", "userSecretKey", "password"};
     for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
         if (e->key_len == strlen(secret[i]) && memcmp(e->key, secret[i], e->key_len) == 0)
             return true;
     return false;
 }
 
-static int append_fields(ns_buf_t *json, ns_buf_t *sum, const ns_cmd_t *cmd)
+/* cap > 0 bounds what a record keeps of a peer's fields (auth refusals:
+ * their size is the sender's choice): each key and value cut at cap bytes,
+ * at most CAPPED_FIELDS of them, the rest counted under "(more)". */
+#define CAPPED_FIELDS 32
+
+static int append_fields(ns_buf_t *json, ns_buf_t *sum, const ns_cmd_t *cmd, size_t cap)
 {
     int rc = ns_buf_append_str(json, ",\"fields\":{");
-    for (size_t i = 0; rc == NS_OK && cmd->has_ext && i < cmd->n_ext; i++) {
+    size_t n = cmd->has_ext ? cmd->n_ext : 0, kept = cap && n > CAPPED_FIELDS ? CAPPED_FIELDS : n;
+    for (size_t i = 0; rc == NS_OK && i < kept; i++) {
         ns_ext_field_t redacted = cmd->ext[i];
         if (is_secret(&redacted)) {
             redacted.val = "(redacted)";
             redacted.val_len = strlen(redacted.val);
         }
+        if (cap && redacted.key_len > cap)
+            redacted.key_len = cap;
+        if (cap && redacted.val_len > cap)
+            redacted.val_len = cap;
         const ns_ext_field_t *e = &redacted;
         if (i)
             rc = ns_buf_append_u8(json, ',');
@@ -55,10 +67,13 @@ static int append_fields(ns_buf_t *json, ns_buf_t *sum, const ns_cmd_t *cmd)
                 : ns_buf_printf(sum, " %.*s=%.*s%s", (int)e->key_len, e->key, cut, e->val,
                                 cut < (int)e->val_len ? "..." : "");
     }
+    if (rc == NS_OK && kept < n)
+        rc = ns_buf_printf(json, "%s\"(more)\":\"%zu fields not recorded\"", kept ? "," : "",
+                           n - kept);
     return rc ? rc : ns_buf_append_u8(json, '}');
 }
 
-ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body)
+static ns_trail_t *trail_new(const ns_req_t *req, bool with_body, size_t cap)
 {
     ns_buf_t json = NS_BUF_INIT, sum = NS_BUF_INIT;
     ns_trail_t *t = NULL;
@@ -79,7 +94,7 @@ ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body)
     rc = rc ? rc : ns_buf_printf(&json, ",\"code\":%d,\"request\":", (int)cmd->code);
     rc = rc ? rc : ns_buf_append_json_str(&json, name ? name : "?", name ? strlen(name) : 1, false);
     rc = rc ? rc : ns_buf_append_str(&sum, name ? name : "?");
-    rc = rc ? rc : append_fields(&json, &sum, cmd);
+    rc = rc ? rc : append_fields(&json, &sum, cmd, cap);
     if (rc == NS_OK && with_body && cmd->body_len > 0) {
         rc = ns_buf_append_str(&json, ",\"body\":");
         rc = rc ? rc : ns_buf_append_json_str(&json, (const char *)cmd->body, cmd->body_len, false);
@@ -96,6 +111,11 @@ fail:
     ns_buf_free(&json);
     ns_buf_free(&sum);
     return NULL;
+}
+
+ns_trail_t *ns_trail_new(const ns_req_t *req, bool with_body)
+{
+    return trail_new(req, with_body, 0);
 }
 
 void ns_trail_free(ns_trail_t *t)
@@ -235,13 +255,15 @@ static void refusal_free(void *p)
 
 static const ns_wreq_ops_t refusal_ops = {refusal_apply, refusal_done, refusal_free};
 
-void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
+/* Captures and submits one refusal record; logs it at INFO when `log`. */
+static void refused(ns_req_t *req, ns_trail_t *t, bool log, int rsp_code, const char *remark,
+                    const char *detail)
 {
-    ns_trail_t *t = ns_trail_new(req, true);
     ns_wreq_t *w = NULL;
-    if (t)
+    if (t && log)
         NS_LOG_INFO("conn %s: %s: refused: %s", t->peer, t->summary, remark ? remark : "");
     if (t == NULL || t->retention <= 0 || req->srv->writer == NULL ||
+        (detail && ns_trail_set_detail(t, detail) != NS_OK) ||
         (w = ns_wreq_new(&refusal_ops, sizeof(refusal_t))) == NULL) {
         ns_trail_free(t);
         return;
@@ -251,4 +273,17 @@ void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
     r->code = rsp_code;
     snprintf(r->remark, sizeof r->remark, "%s", remark ? remark : "");
     ns_wreq_submit(req->srv, w, NULL);
+}
+
+void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
+{
+    refused(req, ns_trail_new(req, true), true, rsp_code, remark, NULL);
+}
+
+void ns_trail_refused_auth(ns_req_t *req, int rsp_code, const char *remark, const char *detail)
+{
+    ns_trail_t *t = NULL;
+    if (req->srv->cfg->admin_audit_retention > 0)
+        t = trail_new(req, false, TRAIL_AUTH_FIELD_CAP);
+    refused(req, t, false, rsp_code, remark, detail);
 }

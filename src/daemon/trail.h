@@ -5,8 +5,9 @@
  * topic delete/register, broker unregistration by request, config update)
  * leaves one record in the store's admin_audit table, written by the writer
  * in the SAME transaction as its effect: committed together or not at all.
- * A refused request (bad key, black-listed key, later: authentication) gets
- * a record of its own through ns_trail_refused.
+ * A refused request (bad key, black-listed key) gets a record of its own
+ * through ns_trail_refused, an authentication refusal (auth.c) through
+ * ns_trail_refused_auth.
  *
  * A record is one JSON object:
  *   {"time":ms,"peer":"ip:port","code":205,"request":"WIPE_WRITE_PERM_OF_BROKER",
@@ -14,8 +15,8 @@
  *    "responseCode":0,"remark":"..."?,"detail":{...}?}
  * The request part is captured on the loop thread (ns_trail_new); the
  * result is appended on the writer thread (ns_trail_write). Credential
- * fields (Signature, SecurityToken, SecretKey, password) are recorded and
- * logged as "(redacted)". */
+ * fields (Signature, SecurityToken, SecretKey, secretKey, userSecretKey,
+ * password) are recorded and logged as "(redacted)". */
 #ifndef NS_TRAIL_H
 #define NS_TRAIL_H
 
@@ -58,6 +59,14 @@ void ns_trail_done(const ns_trail_t *t);
  * The reply is not delayed; failures to record are logged. For handlers
  * and the dispatcher (issue 18: authentication refusals). */
 void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark);
+
+/* Main loop: records a refusal of the authentication check (auth.c) the
+ * same way, with these differences: no body (its size is the sender's
+ * choice, and a user-management body carries a secret), every key and value
+ * of the fields cut at 256 bytes and at most 32 fields kept, no log line
+ * (the caller logs, rate-limited), and `detail` (JSON object text, copied;
+ * may be NULL) in the record. The caller limits how many a second. */
+void ns_trail_refused_auth(ns_req_t *req, int rsp_code, const char *remark, const char *detail);
 
 /* The peer of the request as recorded ("ip:port"); borrowed from t. */
 const char *ns_trail_peer(const ns_trail_t *t);

@@ -8,7 +8,7 @@
  *     printf '%s' CONTENT | openssl dgst -sha1 -hmac SECRET -binary | base64
  * e.g. printf 'rocketmq2TopicTest' | openssl dgst -sha1 -hmac 12345678 -binary | base64
  * Cases A-C were also checked against the real AclClientRPCHook of
- * rocketmq-client 5.3.3 (tests/interop/auth/AclCheck.java). */
+ * rocketmq-client 5.3.3 (interop scenario 11_auth, nsinterop.SignVectors). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -166,6 +166,15 @@ static void expect_broker_topics(ns_txn_t *t, const char *broker, const char *wa
     ns_buf_free(&l.b);
 }
 
+/* Collects "seq:json;" of every admin trail record. */
+static int trail_cb(uint64_t seq, const char *json, size_t len, void *ctx)
+{
+    names_t *l = ctx;
+    ns_buf_printf(&l->b, "%llu:%.*s;", (unsigned long long)seq, (int)len, json);
+    l->n++;
+    return 0;
+}
+
 static void datafile(const fx_t *fx, char *path, size_t n)
 {
     snprintf(path, n, "%s/data.mdb", fx->dir);
@@ -276,6 +285,74 @@ static void test_step_by_step(void **state)
     raw_begin(&r, fx->dir);
     assert_int_equal(raw_schema(&r), ns_store_latest_schema());
     assert_true(raw_has_db(&r, "audit"));
+    raw_end(&r, false);
+}
+
+/* 0008: the auth_refusals of a v6 store move into admin_audit after the
+ * records already there, in the trail's form, and the old table goes. */
+static void test_auth_refusals_join_the_trail(void **state)
+{
+    fx_t *fx = *state;
+    char err[512] = "";
+    ns_store_t *s = NULL;
+    assert_int_equal(open_at(fx->dir, 6, false, &s, err, sizeof err), NS_OK);
+    ns_txn_t *t = NULL;
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    const char *first = "{\"request\":\"PUT_KV_CONFIG\"}";
+    assert_int_equal(ns_admin_audit_append(t, first, strlen(first), 100, NULL), NS_OK);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    ns_store_close(s);
+    raw_t r;
+    raw_begin(&r, fx->dir);
+    static const char *const old[] = {
+        "{\"time\":1700000000000,\"peer\":\"10.1.2.3:5555\",\"code\":103,\"request\":"
+        "\"REGISTER_BROKER\",\"accessKey\":\"brk1\",\"reason\":\"this AccessKey is not granted "
+        "broker name 'b'\",\"suppressedBefore\":2}",
+        "{\"time\":1700000000001,\"peer\":\"10.1.2.4:6666\",\"code\":105,\"request\":"
+        "\"GET_ROUTEINFO_BY_TOPIC\",\"accessKey\":null,\"reason\":\"GET_ROUTEINFO_BY_TOPIC needs "
+        "a signed request\",\"suppressedBefore\":0}",
+        "not json"};
+    for (int i = 0; i < 3; i++) {
+        uint8_t k[8] = {0, 0, 0, 0, 0, 0, 0, (uint8_t)(i + 1)};
+        raw_put(&r, "auth_refusals", k, 8, old[i], strlen(old[i]), MDB_CREATE);
+    }
+    uint64_t three = 3;
+    raw_put(&r, "meta", "auth_refusal_seq", 16, &three, 8, 0);
+    raw_end(&r, true);
+
+    assert_int_equal(open_at(fx->dir, 0, false, &s, err, sizeof err), NS_OK);
+    assert_int_equal(ns_store_schema_version(s), ns_store_latest_schema());
+    names_t l = {NS_BUF_INIT, 0};
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    /* the sequence goes on after the moved records */
+    assert_int_equal(ns_admin_audit_append(t, "{}", 2, 100, NULL), NS_OK);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    assert_int_equal(ns_txn_begin(s, false, &t), NS_OK);
+    assert_int_equal(ns_admin_audit_iter(t, 0, trail_cb, &l), NS_OK);
+    ns_txn_abort(t);
+    ns_store_close(s);
+    assert_int_equal(l.n, 5);
+    const char *all = (const char *)l.b.data;
+    assert_non_null(strstr(all, "1:{\"request\":\"PUT_KV_CONFIG\"}"));
+    assert_non_null(strstr(
+        all, "2:{\"time\":1700000000000,\"peer\":\"10.1.2.3:5555\",\"code\":103,\"request\":"
+             "\"REGISTER_BROKER\",\"fields\":{\"AccessKey\":\"brk1\"},\"result\":\"refused\","
+             "\"responseCode\":16,\"remark\":\"this AccessKey is not granted broker name 'b'\","
+             "\"detail\":{\"auth\":\"broker_name\",\"accessKey\":\"brk1\",\"unrecordedBefore\":2,"
+             "\"migrated\":true}}"));
+    assert_non_null(strstr(all, "3:{\"time\":1700000000001,\"peer\":\"10.1.2.4:6666\""));
+    assert_non_null(strstr(all, "\"fields\":{},\"result\":\"refused\""));
+    assert_non_null(strstr(all, "\"auth\":\"unsigned\",\"accessKey\":null"));
+    assert_non_null(strstr(all, "4:{\"time\":0,\"result\":\"refused\",\"responseCode\":16,"
+                                "\"remark\":\"not json\",\"detail\":{\"auth\":\"other\""));
+    assert_non_null(strstr(all, "5:{}"));
+    ns_buf_free(&l.b);
+    raw_begin(&r, fx->dir);
+    assert_false(raw_has_db(&r, "auth_refusals"));
+    MDB_dbi meta;
+    MDB_val k = {16, "auth_refusal_seq"}, v;
+    assert_int_equal(mdb_dbi_open(r.txn, "meta", 0, &meta), 0);
+    assert_int_equal(mdb_get(r.txn, meta, &k, &v), MDB_NOTFOUND);
     raw_end(&r, false);
 }
 
@@ -403,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_v1_to_latest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_by_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auth_refusals_join_the_trail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_bytes_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_lmdb_refused, setup, teardown),

@@ -1,6 +1,5 @@
-/* test_users.c - the users table and the refusal log (store/users.c,
- * store/authlog.c) on a fresh real store: put/get/iterate/delete, what
- * ns_user_validate refuses, and the refusal log's retention. */
+/* test_users.c - the users table (store/users.c) on a fresh real store:
+ * put/get/iterate/delete and what ns_user_validate refuses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,38 +128,11 @@ static void test_validate(void **state)
     assert_int_equal(ns_role_parse("root", &r), NS_EINVAL);
 }
 
-static int count_cb(uint64_t seq, const char *json, size_t len, void *ctx)
-{
-    uint64_t *c = ctx;
-    if (c[0] == 0)
-        c[1] = seq; /* first seq kept */
-    c[0]++;
-    assert_int_equal(strlen(json), len);
-    return 0;
-}
-
-static void test_refusal_log_keeps_newest(void **state)
-{
-    fx_t *fx = *state;
-    ns_txn_t *t = NULL;
-    assert_int_equal(ns_txn_begin(fx->s, true, &t), NS_OK);
-    for (int i = 0; i < 25; i++)
-        assert_int_equal(ns_authlog_append(t, "{\"x\":1}", 7, 10), NS_OK);
-    assert_int_equal(ns_txn_commit(t), NS_OK);
-    assert_int_equal(ns_txn_begin(fx->s, false, &t), NS_OK);
-    uint64_t c[2] = {0, 0};
-    assert_int_equal(ns_authlog_iter(t, count_cb, c), NS_OK);
-    ns_txn_abort(t);
-    assert_int_equal(c[0], 10);
-    assert_int_equal(c[1], 16);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_put_get_iter_del, setup, teardown),
         cmocka_unit_test(test_validate),
-        cmocka_unit_test_setup_teardown(test_refusal_log_keeps_newest, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

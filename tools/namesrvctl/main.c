@@ -75,7 +75,8 @@ static const ctl_command_t commands[] = {
      "      [--brokers LIST] [--enable|--disable] [--key-file F] | list | seal --key-file F\n"
      "      | refusals   with --data-dir D:\n"
      "      offline (a stopped server's store); without: online, for an admin (--ns,\n"
-     "      --access-key, --secret-key); refusals (offline) lists refused requests",
+     "      --access-key, --secret-key); refusals (offline) lists the\n"
+     "      authentication refusals of the admin trail (audit --admin)",
      false},
     /* online: over the wire to --ns "host:port;host:port" */
     {"route", ctl_cmd_route,

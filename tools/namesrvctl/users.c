@@ -13,8 +13,10 @@
  *   user seal --data-dir D --key-file F (seals every secret still plain)
  * With --key-file F (offline), new secrets are sealed with the key in F
  * (include/ns/seal.h; the server's authKeyFile); online, the server seals.
- *   user refusals --data-dir D [--json] (the refused requests the server
- *                                        recorded, oldest first)
+ *   user refusals --data-dir D [--json] (the authentication refusals of
+ *                                        the admin audit trail, oldest
+ *                                        first: a filtered view of
+ *                                        `namesrvctl audit --admin`)
  * Offline writes take the directory lock (they refuse while namesrvd runs:
  * use the online form then). Online, the secret travels in the request.
  */
@@ -90,23 +92,32 @@ static int list_cb(const ns_user_rec_t *u, void *ctx)
     return print_user(u, ns_sealed(u->secret), *(bool *)ctx);
 }
 
+/* `user refusals`: the admin trail's records of authentication refusals
+ * (src/daemon/trail.h: result "refused" and a detail with "auth"). */
 static int refusal_cb(uint64_t seq, const char *json, size_t len, void *ctx)
 {
-    if (*(bool *)ctx) {
-        printf("{\"seq\":%llu,%.*s\n", (unsigned long long)seq, (int)len - 1, json + 1);
+    cJSON *o = cJSON_ParseWithLength(json, len);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "detail");
+    const char *cls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "auth"));
+    if (cls == NULL) { /* another admin record, or not JSON: not an auth refusal */
+        cJSON_Delete(o);
         return 0;
     }
-    cJSON *o = cJSON_ParseWithLength(json, len);
+    if (*(bool *)ctx) {
+        printf("{\"seq\":%llu,%.*s\n", (unsigned long long)seq, (int)len - 1, json + 1);
+        cJSON_Delete(o);
+        return 0;
+    }
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "time");
     char when[32] = "?";
     if (cJSON_IsNumber(t))
         ctl_format_time((int64_t)t->valuedouble, when, sizeof when);
     const char *peer = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "peer"));
     const char *req = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "request"));
-    const char *ak = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "accessKey"));
-    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "reason"));
-    printf("%llu %s %s %s %s: %s\n", (unsigned long long)seq, when, peer ? peer : "?",
-           req ? req : "?", ak ? ak : "-", why ? why : "?");
+    const char *ak = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "accessKey"));
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "remark"));
+    printf("%llu %s %s %s %s %s: %s\n", (unsigned long long)seq, when, peer ? peer : "?",
+           req ? req : "?", ak ? ak : "-", cls, why ? why : "?");
     cJSON_Delete(o);
     return 0;
 }
@@ -123,7 +134,7 @@ static int offline_read(const user_args_t *a, bool json)
         if (strcmp(a->verb, "list") == 0)
             nrc = ns_user_iter(t, list_cb, &json);
         else
-            nrc = ns_authlog_iter(t, refusal_cb, &json);
+            nrc = ns_admin_audit_iter(t, 0, refusal_cb, &json);
         ns_txn_abort(t);
     }
     if (nrc != NS_OK)

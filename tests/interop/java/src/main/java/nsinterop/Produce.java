@@ -9,7 +9,8 @@ import org.apache.rocketmq.common.message.Message;
  * A real RocketMQ 5.3.3 producer: sends COUNT messages with bodies PREFIX-i
  * (key PREFIX-i) to TOPIC, one every INTERVAL_MS, through the name servers
  * NAMESRV ("a:p;b:p"). Prints one line per message (SENT or FAILED with the
- * reason) and a SUMMARY line; exits 0 only if every send succeeded.
+ * reason) and a SUMMARY line; exits 0 only if every send succeeded. With
+ * -Dnsinterop.accessKey=K -Dnsinterop.secretKey=S it signs (Creds).
  *
  * usage: Produce NAMESRV TOPIC PREFIX COUNT [INTERVAL_MS]
  */
@@ -19,7 +20,8 @@ public final class Produce {
         int count = Integer.parseInt(args[3]);
         long interval = args.length > 4 ? Long.parseLong(args[4]) : 0;
 
-        DefaultMQProducer p = new DefaultMQProducer("nsinterop_producer_" + prefix);
+        // signed with AclClientRPCHook when -Dnsinterop.accessKey/secretKey are set
+        DefaultMQProducer p = new DefaultMQProducer("nsinterop_producer_" + prefix, Creds.hook());
         p.setNamesrvAddr(ns);
         p.setInstanceName("producer-" + prefix);
         p.setSendMsgTimeout(5000);

@@ -96,6 +96,18 @@ int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *fr
  * lengths are NS_EINVAL; bytes after the ext block are ignored. */
 int ns_remoting_decode(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out);
 
+/* ns_remoting_decode in its two halves, for the tests and fuzzers that check
+ * they agree. _fast runs only the fast paths (the header shapes real clients
+ * send, src/proto/remoting_fast.c) and returns NS_EFALLBACK, out cleared,
+ * for any other header; _general runs only the general decoders. Otherwise
+ * as ns_remoting_decode, which is the fast path, then the general one. */
+int ns_remoting_decode_fast(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out);
+int ns_remoting_decode_general(const uint8_t *frame, size_t frame_len, ns_cmd_msg_t *out);
+/* Whether a and b carry the same command: every field, the remark and each
+ * ext key and value byte for byte (and NUL-terminated), in order, the body's
+ * bytes. */
+bool ns_cmd_same(const ns_cmd_t *a, const ns_cmd_t *b);
+
 /* Appends one whole frame (length prefix included) for cmd, in
  * cmd->serialize_type. JSON headers are compact with keys in the order
  * code, extFields, flag, language, opaque, remark, serializeTypeCurrentRPC,
@@ -120,7 +132,9 @@ void ns_cmd_request_init(ns_cmd_t *cmd, int32_t code, const ns_ext_field_t *ext,
 /* An extFields entry over two NUL-terminated strings (borrowed). */
 ns_ext_field_t ns_ext_field(const char *key, const char *val);
 
-/* Value of an extFields key (NUL-terminated, borrowed from cmd), or NULL. */
+/* Value of an extFields key (NUL-terminated, borrowed from cmd), or NULL.
+ * The keys of cmd must be NUL-terminated at key_len (as ns_ext_field_t
+ * says; decoded ones are). */
 const char *ns_cmd_ext_get(const ns_cmd_t *cmd, const char *key);
 
 #endif

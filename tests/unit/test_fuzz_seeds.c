@@ -1,7 +1,8 @@
 /* test_fuzz_seeds.c - replays the seed corpora of the libFuzzer targets
  * (tests/fuzz/corpus/) through the targets themselves, so that every build
- * runs their checks on the PROXY parser and the TLS detection path even
- * without clang's libFuzzer (the targets abort on a broken invariant). */
+ * runs their checks on the PROXY parser, the TLS detection path and the
+ * header decoders (fast path against general) even without clang's
+ * libFuzzer (the targets abort on a broken invariant). */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,11 +22,18 @@
 #include "tests/fuzz/fuzz_tls_detect.c"
 #undef LLVMFuzzerTestOneInput
 #undef LLVMFuzzerInitialize
+#define LLVMFuzzerTestOneInput fuzz_header_json_one
+#include "tests/fuzz/fuzz_header_json.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_header_binary_one
+#include "tests/fuzz/fuzz_header_binary.c"
+#undef LLVMFuzzerTestOneInput
 
 #define CORPUS NS_FIXTURES_DIR "/../fuzz/corpus"
 
-/* Runs fn on every file of CORPUS/sub, whole and cut at every length; the
- * number of files run. */
+/* Runs fn on every file of CORPUS/sub, whole and cut at every length (past
+ * 256 bytes, at every 17th: the register bodies are kilobytes); the number
+ * of files run. */
 static int replay(const char *sub, int (*fn)(const uint8_t *, size_t))
 {
     char dir[1024], path[2048];
@@ -42,8 +50,9 @@ static int replay(const char *sub, int (*fn)(const uint8_t *, size_t))
         size_t len = 0;
         if (nstest_read_file(path, &data, &len) != 0)
             continue;
-        for (size_t n = 0; n <= len; n++)
+        for (size_t n = 0; n < len; n += n < 256 ? 1 : 17)
             fn(data, n);
+        fn(data, len);
         free(data);
         files++;
     }
@@ -77,11 +86,27 @@ static void tls_detect_seeds(void **state)
     free(data);
 }
 
+/* Every seed, whole and cut at every length, decoded by the fast path and
+ * by the general decoder: the target aborts if they disagree. */
+static void header_json_seeds(void **state)
+{
+    (void)state;
+    assert_true(replay("header_json", fuzz_header_json_one) >= 40);
+}
+
+static void header_binary_seeds(void **state)
+{
+    (void)state;
+    assert_true(replay("header_binary", fuzz_header_binary_one) >= 40);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(proxy_seeds),
         cmocka_unit_test(tls_detect_seeds),
+        cmocka_unit_test(header_json_seeds),
+        cmocka_unit_test(header_binary_seeds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

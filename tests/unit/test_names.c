@@ -30,6 +30,21 @@ static void test_name_problem(void **state)
     assert_non_null(ns_name_problem("a\nb", 3));
     assert_non_null(ns_name_problem("a\x7f", 2));
     assert_null(ns_name_problem("caf\xc3\xa9", 5)); /* UTF-8 is fine */
+    /* names are scanned a word at a time: every position of every byte,
+     * among fillers on both sides of the bounds */
+    static const unsigned char fill[] = {0x20, 0x21, 0x7e, 0x80, 0xff};
+    for (size_t n = 1; n <= 24; n++) {
+        char name[24];
+        for (size_t f = 0; f < sizeof fill; f++)
+            for (int c = 0; c < 256; c++) {
+                bool bad = c < 0x20 || c == 0x7f;
+                for (size_t at = 0; at < n; at++) {
+                    memset(name, fill[f], n);
+                    name[at] = (char)c;
+                    assert_int_equal(ns_name_problem(name, n) != NULL, bad);
+                }
+            }
+    }
 }
 
 /* The word-at-a-time check against the rule byte by byte: every byte value

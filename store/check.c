@@ -10,16 +10,22 @@
  *   "v <text>\n"          an invariant violation (ns_store_verify)
  *   "damaged <text>\n"    LMDB or a decoder reported damage
  *   "done <records>\n"    the walk finished
+ *   "quick <records>\n"   the quick part is over (below), the full walk follows
  * No "done" line means the child died: the store is damaged in the last
  * table it named. Exit status is not used (a sanitizer's SEGV handler exits
  * with 1 instead of dying of the signal).
  *
- * What the child reads: every record of every table (the free list, the
+ * What the child reads: first the quick part, what a start and the first
+ * lookups read (the meta pages and schema on opening, each table's root
+ * and its first and last leaf, and whole the small tables a start reads:
+ * meta, clusters, groups, live, users); then every record of every table (the free list, the
  * main directory and the eleven named tables, keys and values byte by byte
  * so every branch, leaf and overflow page is visited); then every value is
  * decoded (groups, registrations, queue data, routes, mappings, KV
  * namespaces, audit records as JSON) and every invariant I1-I8 checked. */
 #include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +146,72 @@ static int decode_all(walk_t *w, ns_txn_t *t)
     return rc;
 }
 
+/* Reads the root and the first and last leaf of dbi (and the records
+ * there): what any lookup passes through first. */
+static int walk_edges(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, dbi, &cur);
+    if (rc != 0)
+        return rc;
+    const MDB_cursor_op ops[2] = {MDB_FIRST, MDB_LAST};
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        rc = mdb_cursor_get(cur, &k, &v, ops[i]);
+        if (rc == 0) {
+            const uint8_t *p = k.mv_data, *q = v.mv_data;
+            for (size_t j = 0; j < k.mv_size; j++)
+                w->sum += p[j];
+            for (size_t j = 0; j < v.mv_size; j++)
+                w->sum += q[j];
+        }
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The tables a start reads whole (ns_store_open, the liveness restore, the
+ * users): small whatever the number of topics. */
+static bool read_at_start(int i)
+{
+    return i == NS_DB_META || i == NS_DB_CLUSTERS || i == NS_DB_GROUPS || i == NS_DB_LIVE ||
+           i == NS_DB_USERS;
+}
+
+/* The quick part: every table's edges, the start's tables whole. */
+static int quick_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < NS_DB_COUNT; i++) {
+        if (!s->have_db[i])
+            continue;
+        say(w, "table", ns_db_names[i]);
+        rc = read_at_start(i) ? walk_dbi(w, t->txn, s->dbi[i]) : walk_edges(w, t->txn, s->dbi[i]);
+    }
+    return rc;
+}
+
+/* The full part: every page of every table, then every value decoded. */
+static int full_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
+{
+    say(w, "table", "(free list)");
+    int rc = walk_dbi(w, t->txn, 0 /* FREE_DBI */);
+    if (rc == 0) {
+        MDB_dbi main_dbi;
+        say(w, "table", "(main directory)");
+        rc = mdb_dbi_open(t->txn, NULL, 0, &main_dbi);
+        if (rc == 0)
+            rc = walk_dbi(w, t->txn, main_dbi);
+    }
+    for (int i = 0; rc == 0 && i < NS_DB_COUNT; i++) {
+        if (!s->have_db[i])
+            continue;
+        say(w, "table", ns_db_names[i]);
+        rc = walk_dbi(w, t->txn, s->dbi[i]);
+    }
+    return rc;
+}
+
 /* The child: opens dir read-only, walks, reports on out. Never returns. */
 static void child_main(const char *dir, FILE *out)
 {
@@ -160,20 +232,11 @@ static void child_main(const char *dir, FILE *out)
         say(&w, "error", ns_strerror(rc));
         _exit(0);
     }
-    say(&w, "table", "(free list)");
-    rc = walk_dbi(&w, t->txn, 0 /* FREE_DBI */);
-    if (rc == 0) {
-        MDB_dbi main_dbi;
-        say(&w, "table", "(main directory)");
-        rc = mdb_dbi_open(t->txn, NULL, 0, &main_dbi);
-        if (rc == 0)
-            rc = walk_dbi(&w, t->txn, main_dbi);
-    }
-    for (int i = 0; rc == 0 && i < NS_DB_COUNT; i++) {
-        if (!s->have_db[i])
-            continue;
-        say(&w, "table", ns_db_names[i]);
-        rc = walk_dbi(&w, t->txn, s->dbi[i]);
+    if ((rc = quick_part(&w, s, t)) == 0) {
+        fprintf(out, "quick %llu\n", (unsigned long long)w.records);
+        fflush(out);
+        w.records = 0;
+        rc = full_part(&w, s, t);
     }
     if (rc != 0) {
         say(&w, "damaged", mdb_strerror(rc));
@@ -184,16 +247,24 @@ static void child_main(const char *dir, FILE *out)
         say(&w, rc == NS_ECORRUPT || rc == NS_EINVAL ? "damaged" : "error", ns_strerror(rc));
         _exit(0);
     }
+    /* the reader slot goes before "done": a running namesrvd's writer may
+     * reuse this snapshot's pages as soon as the check is over */
+    ns_txn_abort(t);
+    ns_store_close(s);
     fprintf(out, "done %llu %llu\n", (unsigned long long)w.records, (unsigned long long)w.sum);
     fflush(out);
     _exit(0);
 }
 
-int ns_store_check_dir(const char *dir, ns_check_result_t *res)
+int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t *res)
 {
     int fds[2];
     ns_buf_t *report = res->report;
     memset(res, 0, sizeof *res);
+    memset(p, 0, sizeof *p);
+    p->pid = -1;
+    pthread_mutex_init(&p->mu, NULL);
+    p->mu_init = true;
     res->report = report;
     snprintf(res->table, sizeof res->table, "(none)");
     if (pipe(fds) != 0) {
@@ -216,36 +287,57 @@ int ns_store_check_dir(const char *dir, ns_check_result_t *res)
         child_main(dir, out);
     }
     close(fds[1]);
-    FILE *in = fdopen(fds[0], "r");
-    char line[1024];
-    bool done = false, error = false;
-    while (in && fgets(line, sizeof line, in)) {
-        line[strcspn(line, "\n")] = 0;
-        if (strncmp(line, "table ", 6) == 0) {
-            snprintf(res->table, sizeof res->table, "%.63s", line + 6);
-        } else if (strncmp(line, "v ", 2) == 0) {
-            res->violations++;
-            if (res->report)
-                ns_buf_printf(res->report, "%s\n", line + 2);
-        } else if (strncmp(line, "damaged ", 8) == 0) {
-            res->damaged = true;
-            snprintf(res->detail, sizeof res->detail, "%.255s", line + 8);
-        } else if (strncmp(line, "error ", 6) == 0) {
-            error = true;
-            snprintf(res->detail, sizeof res->detail, "%.255s", line + 6);
-        } else if (strncmp(line, "done ", 5) == 0) {
-            done = true;
-            res->records = strtoull(line + 5, NULL, 10);
-        }
-    }
-    if (in)
-        fclose(in);
-    else
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC); /* not into a later child's exec */
+    p->pid = pid;
+    p->in = fdopen(fds[0], "r");
+    if (p->in == NULL)
         close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    return NS_OK;
+}
+
+/* One line of the child's report into res and p. */
+static void take_line(ns_check_proc_t *p, ns_check_result_t *res, char *line)
+{
+    line[strcspn(line, "\n")] = 0;
+    if (strncmp(line, "table ", 6) == 0) {
+        snprintf(res->table, sizeof res->table, "%.63s", line + 6);
+    } else if (strncmp(line, "v ", 2) == 0) {
+        res->violations++;
+        if (res->report)
+            ns_buf_printf(res->report, "%s\n", line + 2);
+    } else if (strncmp(line, "damaged ", 8) == 0) {
+        res->damaged = true;
+        snprintf(res->detail, sizeof res->detail, "%.255s", line + 8);
+    } else if (strncmp(line, "error ", 6) == 0) {
+        p->error = true;
+        snprintf(res->detail, sizeof res->detail, "%.255s", line + 6);
+    } else if (strncmp(line, "quick ", 6) == 0) {
+        p->quick = true;
+        res->quick_records = strtoull(line + 6, NULL, 10);
+    } else if (strncmp(line, "done ", 5) == 0) {
+        p->done = true;
+        res->records = strtoull(line + 5, NULL, 10);
+    }
+}
+
+/* The child has ended (its pipe closed): reaps it and says what it found. */
+static int finish(ns_check_proc_t *p, ns_check_result_t *res)
+{
+    if (p->in)
+        fclose(p->in);
+    p->in = NULL;
+    /* wait without reaping, then reap under the lock: ns_store_check_kill
+     * never signals a pid that is no longer this child */
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
         ;
-    if (!done && !res->damaged && !error) {
+    int status = 0;
+    pthread_mutex_lock(&p->mu);
+    while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    p->pid = -1;
+    pthread_mutex_unlock(&p->mu);
+    if (!p->done && !res->damaged && !p->error) {
         res->damaged = true;
         if (WIFSIGNALED(status))
             snprintf(res->detail, sizeof res->detail, "reading it crashed the check (signal %d)",
@@ -257,9 +349,54 @@ int ns_store_check_dir(const char *dir, ns_check_result_t *res)
     }
     if (res->damaged)
         return NS_ECORRUPT;
-    if (error)
+    if (p->error)
         return NS_EIO;
     return NS_OK;
+}
+
+int ns_store_check_read(ns_check_proc_t *p, ns_check_result_t *res, bool until_quick)
+{
+    char line[1024];
+    while (p->in && fgets(line, sizeof line, p->in)) {
+        take_line(p, res, line);
+        if (until_quick && p->quick)
+            return NS_OK;
+    }
+    return finish(p, res);
+}
+
+void ns_store_check_kill(ns_check_proc_t *p)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->pid > 0)
+        kill(p->pid, SIGKILL);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void ns_store_check_abandon(ns_check_proc_t *p)
+{
+    if (p->pid > 0) {
+        kill(p->pid, SIGKILL);
+        if (p->in)
+            fclose(p->in);
+        p->in = NULL;
+        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        p->pid = -1;
+    }
+    if (p->mu_init)
+        pthread_mutex_destroy(&p->mu);
+    p->mu_init = false;
+}
+
+int ns_store_check_dir(const char *dir, ns_check_result_t *res)
+{
+    ns_check_proc_t p;
+    int rc = ns_store_check_spawn(dir, &p, res);
+    if (rc == NS_OK)
+        rc = ns_store_check_read(&p, res, false);
+    ns_store_check_abandon(&p); /* the lock */
+    return rc;
 }
 
 /* ---- KV salvage ---- */

@@ -73,10 +73,11 @@ typedef struct {
     int64_t writer_queue_max_bytes;     /* writerQueueMaxBytes, 64 MiB */
     int64_t writer_queue_max_ops;       /* writerQueueMaxOps, 10000 */
     /* damage found, and survived (issue 14; ours) */
-    bool verify_on_start;      /* verifyOnStart, true: full store check before serving */
-    int64_t backup_interval_s; /* backupIntervalSeconds, 3600; 0 = no periodic backups */
-    char *backup_dir;          /* backupDir, "" = <dataDir>.backups */
-    int64_t backup_keep;       /* backupKeep, 3: newest verified backups kept */
+    bool verify_on_start;          /* verifyOnStart, true: store check at start (startcheck.c) */
+    bool verify_on_start_blocking; /* verifyOnStartBlocking, false: all of it before serving */
+    int64_t backup_interval_s;     /* backupIntervalSeconds, 3600; 0 = no periodic backups */
+    char *backup_dir;              /* backupDir, "" = <dataDir>.backups */
+    int64_t backup_keep;           /* backupKeep, 3: newest verified backups kept */
     /* access control */
     char *auth_mode;             /* authMode: off|writes|all (ours) */
     int64_t auth_penalty_max_ms; /* authPenaltyMaxMillis, 5000: late refusals cap (ours) */

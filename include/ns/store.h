@@ -17,9 +17,11 @@
 #ifndef NS_STORE_H
 #define NS_STORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ns/buf.h"
 #include "ns/model.h"
@@ -266,17 +268,42 @@ int ns_store_verify(ns_txn_t *t, ns_buf_t *report);
  * store read-only (no lock: safe beside a running namesrvd), so that damage
  * that makes LMDB crash is reported instead of crashing the caller. */
 typedef struct {
-    bool damaged;     /* LMDB or a decoder reported damage, or the walk crashed */
-    char table[64];   /* the table being read when the damage showed */
-    char detail[256]; /* what was seen ("MDB_CORRUPTED: ...", "crashed (signal 11)") */
-    int violations;   /* invariant violations (the store is readable) */
-    uint64_t records; /* records read, all tables */
-    ns_buf_t *report; /* caller's (may be NULL): one line per violation appended */
+    bool damaged;           /* LMDB or a decoder reported damage, or the walk crashed */
+    char table[64];         /* the table being read when the damage showed */
+    char detail[256];       /* what was seen ("MDB_CORRUPTED: ...", "crashed (signal 11)") */
+    int violations;         /* invariant violations (the store is readable) */
+    uint64_t records;       /* records read, all tables */
+    uint64_t quick_records; /* records read by the quick part (ns_store_check_read) */
+    ns_buf_t *report;       /* caller's (may be NULL): one line per violation appended */
 } ns_check_result_t;
 /* NS_OK (readable; res->violations may be > 0), NS_ECORRUPT (damaged: see
  * res->table and res->detail), NS_EIO (cannot open it or cannot fork).
  * res->report is kept; every other field of res is reset first. */
 int ns_store_check_dir(const char *dir, ns_check_result_t *res);
+/* The same check in steps (namesrvd's verifyOnStart): the child first reads
+ * what a start and the first lookups read (meta pages and schema, every
+ * table's root and first and last leaf, the small tables a start reads
+ * whole), reports that, then walks everything. */
+typedef struct {
+    int pid;  /* the child, -1 once reaped */
+    FILE *in; /* its report */
+    bool quick, done, error;
+    pthread_mutex_t mu; /* pid against ns_store_check_kill */
+    bool mu_init;
+} ns_check_proc_t;
+/* Forks the child. NS_OK, or NS_EIO (res->detail says why; nothing to
+ * reap). res as for ns_store_check_dir. */
+int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t *res);
+/* Reads the child's report (blocking). until_quick: returns NS_OK once the
+ * quick part passed (p->quick; the child goes on). Otherwise, or when the
+ * child ends first: reaps it and returns as ns_store_check_dir. */
+int ns_store_check_read(ns_check_proc_t *p, ns_check_result_t *res, bool until_quick);
+/* Any thread, while another one is in ns_store_check_read: SIGKILLs the
+ * child unless it has been reaped (the reader then sees it end). */
+void ns_store_check_kill(ns_check_proc_t *p);
+/* Kills the child if it still runs, reaps it, releases p (after a spawn,
+ * once no thread reads any more). */
+void ns_store_check_abandon(ns_check_proc_t *p);
 /* Reads the KV config (every namespace and key) of a possibly damaged store
  * in a child process and calls cb for every record it got out before it
  * finished or crashed (strings borrowed for the call). *n_out = records

@@ -6,13 +6,11 @@
 #include <string.h>
 
 #include "ns/err.h"
+#include "ns/hash.h"
 
 static uint64_t hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return ns_hash_str(s); /* keyed SipHash-1-3 (ns/hash.h) */
 }
 
 static size_t find(const ns_strmap_t *m, const char *key)

@@ -191,8 +191,10 @@ const ns_cfg_entry_t ns_config_table[] = {
             "mutations waiting for the writer; at it, connections stop reading writes"),
     /* damage found and survived (src/daemon/backup.c, store/check.c) */
     ROW_BOOL("verifyOnStart", verify_on_start, "true", NS_CFG_OURS,
-             "read and check the whole store (in a child process) before serving; a damaged "
-             "store is refused with exit 4"),
+             "check the whole store in a child process: its roots and edges before serving, "
+             "every page and record while serving; a damaged store is refused with exit 4"),
+    ROW_BOOL("verifyOnStartBlocking", verify_on_start_blocking, "false", NS_CFG_OURS,
+             "with verifyOnStart: finish the whole check before serving (slower restart)"),
     ROW_INT("backupIntervalSeconds", backup_interval_s, "3600", 0, 365 * 86400, NS_CFG_OURS,
             "seconds between compacted hot backups of the store; 0 = none"),
     ROW_STR("backupDir", backup_dir, "", NS_CFG_OURS,

@@ -105,11 +105,16 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer)
     snprintf(c->peer, sizeof c->peer, "%s", peer);
 }
 
+#define BUDGET_GRAIN ((size_t)4096)
+
 /* Re-accounts c's buffers against the server-wide budgets and, when a sum
  * is over, closes the connections that hold the most (budget.c). */
 void ns_conn_account(ns_conn_t *c)
 {
-    size_t unsent = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
+    /* in whole BUDGET_GRAIN units: an ordinary reply (a route is a few
+     * hundred bytes) moves no shared counter; what goes uncounted is below
+     * BUDGET_GRAIN per connection (16 MiB at maxConnections 4096) */
+    size_t unsent = (c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0)) & ~(BUDGET_GRAIN - 1);
     if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
         return; /* the common case: nothing moved */
     if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {
@@ -184,6 +189,11 @@ void ns_conn_close_here(ns_conn_t *c, const char *reason)
     }
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, close_cb);
+    /* Replies not yet handed to the socket are dropped now, not when the
+     * handle's close ends: that waits for the loop's poll phase to end, and
+     * one phase can read every connection's pipelined requests (12 x 30 MiB
+     * of replies held by closed connections in the unsent-replies flood). */
+    ns_buf_free(&c->wq.out);
 }
 
 void ns_conn_close(ns_conn_t *c, const char *reason)
@@ -467,19 +477,6 @@ static void conn_start(ns_conn_t *c)
         c->srv->on_accepted(c->srv, c, (const struct sockaddr *)&ss);
     if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close_here(c, "read start failed");
-}
-
-void ns_conn_accept(ns_server_t *srv)
-{
-    ns_conn_t *c = conn_new(srv);
-    if (c == NULL)
-        return;
-    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->tcp) != 0) {
-        NS_M_INC(srv->m.refused[NS_M_REFUSE_ACCEPT_FAILED]);
-        ns_conn_close_here(c, NULL);
-        return;
-    }
-    conn_start(c);
 }
 
 /* A connection the main loop never heard of: no close notice. */

@@ -65,10 +65,8 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer);
  * is queued (a filter that has bytes of its own to send). */
 void ns_conn_want_flush(ns_conn_t *c);
 
-/* Accepts one connection from srv's listener onto srv's loop. */
-void ns_conn_accept(ns_server_t *srv);
-/* Serves an accepted socket fd on srv's loop (an I/O loop it was handed
- * to); false when it cannot, and fd is then closed. */
+/* Serves an accepted socket fd on srv's loop (accept.c, or an I/O loop it
+ * was handed to); false when it cannot, and fd is then closed. */
 bool ns_conn_adopt(ns_server_t *srv, int fd);
 
 /* References: any thread. The last one frees the connection (its socket

@@ -20,6 +20,7 @@
 #include "http.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "daemon.h"
 #include "dispatch.h"
 #include "iothreads.h"
 
@@ -54,7 +55,7 @@ static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned status, co
 static unsigned readyz(ns_http_t *h, const ns_snap_t *s, uint64_t now, ns_buf_t *out)
 {
     bool listening = atomic_load(&h->listening);
-    int verified = atomic_load(&h->verified);
+    int verified = ns_http_verified(h);
     bool readable = s && s->store_ok;
     size_t waiting = 0;
     uint64_t remaining = 0;
@@ -207,6 +208,7 @@ int ns_http_start(ns_server_t *srv, char *err, size_t errlen)
     h->fsync = strcmp(cfg->sync_mode, "nosync") != 0;
     h->io_loops = (int)cfg->io_threads;
     h->writer = ns_writer_metrics(srv->writer);
+    atomic_store(&h->store_check, ns_start_check_running(srv) ? 0 : 1);
     ns_http_refresh(srv); /* the first snapshot, before any scrape */
     h->daemon =
         MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
@@ -229,6 +231,18 @@ int ns_http_start(ns_server_t *srv, char *err, size_t errlen)
     NS_LOG_INFO("http: /metrics, /healthz, /readyz, /brokers on %s (port %d)", cfg->http_listen,
                 h->port);
     return NS_OK;
+}
+
+int ns_http_verified(ns_http_t *h)
+{
+    int a = atomic_load(&h->verified), b = atomic_load(&h->store_check);
+    return a < 0 || b < 0 ? -1 : a == 1 && b == 1 ? 1 : 0;
+}
+
+void ns_http_note_store_check(ns_server_t *srv, int state)
+{
+    if (srv->http)
+        atomic_store(&srv->http->store_check, state);
 }
 
 void ns_http_listening(ns_server_t *srv)

@@ -73,7 +73,8 @@ typedef struct ns_http {
     ns_metrics_backup_t backup;
     /* readiness */
     atomic_bool listening;
-    atomic_int verified; /* 0 running, 1 passed, -1 failed */
+    atomic_int verified;    /* invariants: 0 running, 1 passed, -1 failed */
+    atomic_int store_check; /* verifyOnStart's walk: 0 running, 1 passed or off, -1 damaged */
     pthread_t verify_thread;
     bool verify_started;
     /* the main loop's snapshot */
@@ -99,6 +100,10 @@ void ns_http_stop(ns_server_t *srv);
  * thread; nothing when httpListen is off. Feeds namesrv_backups_total and
  * namesrv_backup_last_success_timestamp_seconds. */
 void ns_http_note_backup(ns_server_t *srv, bool ok);
+/* Main loop: verifyOnStart's walk ended (1 passed, -1 damaged). */
+void ns_http_note_store_check(ns_server_t *srv, int state);
+/* 1 passed, 0 running, -1 failed: the invariants and verifyOnStart's walk. */
+int ns_http_verified(ns_http_t *h);
 /* After the loop has ended: frees srv->http. */
 void ns_http_free(ns_server_t *srv);
 

@@ -260,7 +260,7 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     one(out, "namesrv_io_loops", "gauge", "Event loops serving connections (ioThreads).",
         h->io_loops);
     one(out, "namesrv_ready", "gauge", "1 when /readyz answers 200.",
-        atomic_load(&h->listening) && atomic_load(&h->verified) == 1 ? 1 : 0);
+        atomic_load(&h->listening) && ns_http_verified(h) == 1 ? 1 : 0);
     requests(h, out);
     connections(h, out);
     brokers(h, s, now_ms, out);

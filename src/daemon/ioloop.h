@@ -73,12 +73,17 @@ struct ns_server {
      * filter (secure.c: PROXY protocol and TLS). */
     void (*on_accepted)(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer);
     void (*on_config_changed)(ns_server_t *srv);
-    ns_txn_t *rtxn;         /* the loop's reusable read transaction */
-    int rtxn_users;         /* open while > 0 (ns_read_begin/ns_read_end) */
-    uv_tcp_t listener;      /* main loop */
-    uv_timer_t scan_timer;  /* main loop: liveness scan */
-    uv_timer_t idle_timer;  /* idle-connection sweep */
-    uv_check_t flush_check; /* writes out replies once per loop iteration */
+    ns_txn_t *rtxn;          /* the loop's reusable read transaction */
+    int rtxn_users;          /* open while > 0 (ns_read_begin/ns_read_end) */
+    uv_tcp_t listener;       /* main loop: bound and listening (accept.c) */
+    uv_poll_t accept_poll;   /* main loop: drives accept4 on the listener */
+    uv_timer_t accept_timer; /* main loop: resumes accepting after a pause at EMFILE */
+    int spare_fd;            /* main loop: sheds waiting connections at EMFILE */
+    bool accept_init;
+    uint64_t accept_failed, accept_logged_ms; /* refused since the last log line */
+    uv_timer_t scan_timer;                    /* main loop: liveness scan */
+    uv_timer_t idle_timer;                    /* idle-connection sweep */
+    uv_check_t flush_check;                   /* writes out replies once per loop iteration */
     uv_signal_t sig_int, sig_term;
     uv_signal_t sig_hup;                  /* main loop: reopens the log file (service.c) */
     uv_timer_t watchdog_timer;            /* main loop: systemd watchdog pings (service.c) */
@@ -101,9 +106,11 @@ struct ns_server {
     uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
     uv_signal_t tls_sig_hup; /* reloads them now (beside service.c's log reopen) */
     bool tls_handles;
-    ns_io_t *io;              /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios;            /* main: the extra loops */
-    struct ns_backup *backup; /* main: periodic hot backups (backup.c), or NULL */
+    ns_io_t *io;                      /* on an I/O loop's server: that loop; NULL on main */
+    ns_io_t **ios;                    /* main: the extra loops */
+    struct ns_backup *backup;         /* main: periodic hot backups (backup.c), or NULL */
+    struct ns_startcheck *startcheck; /* main: verifyOnStart's walk while serving, or NULL */
+    int exit_status;                  /* main: namesrvd's exit status once the loop ends */
     size_t n_ios, next_io;
     struct ns_auth *auth; /* main: authMode state, penalties, counters (auth.c) */
     /* metrics (metrics.h): this loop's counters, written by this loop only */

@@ -274,7 +274,7 @@ static void main_wake(void *data)
     }
 }
 
-bool ns_io_take_connection(ns_server_t *srv)
+bool ns_io_take_fd(ns_server_t *srv, int fd)
 {
     if (srv->n_ios == 0)
         return false;
@@ -282,25 +282,11 @@ bool ns_io_take_connection(ns_server_t *srv)
     if (turn == srv->n_ios)
         return false; /* the main loop's turn */
     ns_io_t *io = srv->ios[turn];
-    uv_tcp_t *tmp = malloc(sizeof *tmp);
-    if (tmp == NULL)
-        return false;
-    uv_tcp_init(srv->loop, tmp);
-    uv_os_fd_t fd = -1;
-    int dup_fd = -1;
-    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)tmp) == 0 &&
-        uv_fileno((uv_handle_t *)tmp, &fd) == 0)
-        dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    uv_close((uv_handle_t *)tmp, (uv_close_cb)free);
-    if (dup_fd < 0) {
-        NS_LOG_WARN("accept failed: cannot hand the connection to an I/O loop");
-        return true;
-    }
     ns_mail_t *m = ns_mail_new(NS_MAIL_CONN, NULL);
     if (m)
-        m->fd = dup_fd;
+        m->fd = fd;
     if (m == NULL || !ns_loop_post(&io->shard, m)) {
-        close(dup_fd);
+        close(fd);
         if (m)
             ns_mail_free(m);
     }

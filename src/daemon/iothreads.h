@@ -16,9 +16,10 @@
 /* Starts cfg->io_threads - 1 extra loops and the main loop's mailbox;
  * nothing with ioThreads=1. */
 int ns_io_start(ns_server_t *srv, char *err, size_t errlen);
-/* Main loop, on a new connection: hands it to the next I/O loop in turn
- * (the main loop takes its turn too); false = accept it here. */
-bool ns_io_take_connection(ns_server_t *srv);
+/* Main loop, on a newly accepted socket fd: hands it to the next I/O loop
+ * in turn (the main loop takes its turn too); false = serve it here. The
+ * fd is the loop's (or closed) once true is returned. */
+bool ns_io_take_fd(ns_server_t *srv, int fd);
 /* Main loop, at shutdown after the writer stopped: every I/O loop writes
  * what it holds, closes its connections and ends. */
 void ns_io_stop(ns_server_t *srv);

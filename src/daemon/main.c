@@ -161,7 +161,8 @@ int main(int argc, char **argv)
         uv_run(loop, UV_RUN_DEFAULT);
     } else {
         uv_run(loop, UV_RUN_DEFAULT);
-        NS_LOG_INFO("namesrvd stopped");
+        status = srv.exit_status; /* 4: verifyOnStart found damage while serving */
+        NS_LOG_INFO("namesrvd stopped%s", status ? " (store damaged: exit 4)" : "");
     }
     ns_server_free(&srv);
     uv_loop_close(loop);

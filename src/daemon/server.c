@@ -16,6 +16,7 @@
 #include "backup.h"
 #include "budget.h"
 
+#include "accept.h"
 #include "auth.h"
 #include "cmd.h"
 #include "conn.h"
@@ -25,17 +26,6 @@
 #include "service.h"
 #include "secure.h"
 #include "notify.h"
-
-static void on_connection(uv_stream_t *listener, int status)
-{
-    ns_server_t *srv = listener->data;
-    if (status < 0) {
-        NS_LOG_WARN("accept failed: %s", uv_strerror(status));
-        return;
-    }
-    if (!srv->stopping && !ns_io_take_connection(srv))
-        ns_conn_accept(srv);
-}
 
 /* The main loop's on_request: every row runs here. */
 static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
@@ -89,38 +79,11 @@ static ns_sync_mode_t sync_mode(const char *s)
     return NS_SYNC_FULL;
 }
 
-static int listen_on(ns_server_t *srv, char *err, size_t errlen)
-{
-    struct sockaddr_storage addr;
-    const char *host = srv->cfg->bind_address;
-    int port = (int)srv->cfg->listen_port;
-    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&addr) != 0 &&
-        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr) != 0) {
-        snprintf(err, errlen, "bindAddress '%s' is not an IP address", host);
-        return NS_EINVAL;
-    }
-    uv_tcp_init(srv->loop, &srv->listener);
-    srv->listener.data = srv;
-    srv->listener_init = true;
-    int rc = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&addr, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&srv->listener, 1024, on_connection);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port, uv_strerror(rc));
-        return NS_EIO;
-    }
-    struct sockaddr_storage bound;
-    int len = sizeof bound;
-    uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
-    srv->bound_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                                        : ((struct sockaddr_in *)&bound)->sin_port);
-    return NS_OK;
-}
-
 int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *err, size_t errlen)
 {
     int rc;
     memset(srv, 0, sizeof *srv);
+    srv->spare_fd = -1;
     srv->loop = loop;
     srv->cfg = cfg;
     srv->main = srv;
@@ -137,7 +100,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
                             false,
                             true,
                             0};
-    if ((rc = ns_start_check(cfg, err, errlen)) != NS_OK ||
+    if ((rc = ns_start_check(srv, err, errlen)) != NS_OK ||
         (rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
         return rc;
     ns_auth_mode_t mode = NS_AUTH_OFF;
@@ -179,6 +142,10 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
     uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
     srv->handles_init = true;
+    if ((rc = ns_start_check_watch(srv)) != NS_OK) {
+        snprintf(err, errlen, "cannot watch the store check");
+        return rc;
+    }
     if ((rc = ns_io_start(srv, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_backup_start(srv)) != NS_OK) {
@@ -188,7 +155,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if ((rc = ns_http_start(srv, err, errlen)) != NS_OK)
         return rc;
     /* listen last: everything a request needs is ready */
-    if ((rc = listen_on(srv, err, errlen)) != NS_OK)
+    if ((rc = ns_accept_listen(srv, err, errlen)) != NS_OK)
         return rc;
     ns_http_listening(srv);
     if (cfg->port_file && *cfg->port_file &&
@@ -212,10 +179,10 @@ void ns_server_stop(ns_server_t *srv)
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
     ns_service_stopping(srv);
+    ns_start_check_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay
      * registered: a shutdown is not an unregistration. */
-    if (srv->listener_init && !uv_is_closing((uv_handle_t *)&srv->listener))
-        uv_close((uv_handle_t *)&srv->listener, NULL);
+    ns_accept_stop(srv);
     if (srv->handles_init) {
         uv_timer_stop(&srv->scan_timer);
         uv_timer_stop(&srv->idle_timer);
@@ -238,6 +205,7 @@ void ns_server_stop(ns_server_t *srv)
 
 void ns_server_free(ns_server_t *srv)
 {
+    ns_start_check_free(srv);
     ns_txn_abort(srv->rtxn);
     srv->rtxn = NULL;
     ns_registry_free(srv->registry);

@@ -91,6 +91,11 @@ const char *ns_service_libs(void)
     return text;
 }
 
+void ns_service_notify(const char *state)
+{
+    notify(state);
+}
+
 void ns_service_stopping(ns_server_t *srv)
 {
     notify("STOPPING=1");

@@ -8,6 +8,8 @@
 
 /* After listen: SIGHUP handler, watchdog timer, the start-up line, READY=1. */
 void ns_service_started(ns_server_t *srv);
+/* Any sd_notify state ("STATUS=..."); nothing outside systemd. */
+void ns_service_notify(const char *state);
 /* At the start of a shutdown: STOPPING=1. */
 void ns_service_stopping(ns_server_t *srv);
 /* The daemon's own libraries for --version ("libuv X\nlibsystemd Y\n"), static. */

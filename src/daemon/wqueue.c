@@ -1,6 +1,19 @@
 /* wqueue.c - flushing a stream's reply buffer (include/ns/wqueue.h). */
 #include "ns/wqueue.h"
 
+/* A written buffer bigger than this is freed, not kept for the next reply:
+ * after one burst (30 pipelined 1 MiB replies) an idle connection would
+ * otherwise keep 2 x 32 MiB that no budget sees (they count bytes queued). */
+#define NS_WQ_KEEP_BYTES (1u << 20)
+
+static void written(ns_buf_t *b)
+{
+    if (b->cap > NS_WQ_KEEP_BYTES)
+        ns_buf_free(b);
+    else
+        ns_buf_reset(b);
+}
+
 int ns_wq_flush(ns_wq_t *q, uv_stream_t *s, void *data, uv_write_cb cb)
 {
     if (q->writing || q->out.len == 0)
@@ -13,7 +26,7 @@ int ns_wq_flush(ns_wq_t *q, uv_stream_t *s, void *data, uv_write_cb cb)
     /* Try to write synchronously first; queue only what the socket refused. */
     int n = uv_try_write(s, &b, 1);
     if (n == (int)q->wbuf.len) {
-        ns_buf_reset(&q->wbuf);
+        written(&q->wbuf);
         return NS_WQ_SENT;
     }
     if (n < 0 && n != UV_EAGAIN)
@@ -33,7 +46,7 @@ int ns_wq_flush(ns_wq_t *q, uv_stream_t *s, void *data, uv_write_cb cb)
 void ns_wq_done(ns_wq_t *q)
 {
     q->writing = false;
-    ns_buf_reset(&q->wbuf);
+    written(&q->wbuf);
 }
 
 void ns_wq_free(ns_wq_t *q)

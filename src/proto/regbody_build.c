@@ -10,17 +10,13 @@
 
 #include "ns/body.h"
 #include "ns/err.h"
+#include "ns/hash.h"
 #include "ns/names.h"
 #include "regbody_build.h"
 
 static uint64_t hash_name(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return ns_hash_str(s); /* keyed: a broker cannot aim names at one slot */
 }
 
 static const char *topic_key(const ns_regbody_t *b, size_t i)

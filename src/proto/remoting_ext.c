@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns/hash.h"
 #include "remoting_int.h"
 
 int ns_hdr_ext_grow(ns_cmd_msg_t *m, size_t n)
@@ -29,10 +30,7 @@ int ns_hdr_ext_grow(ns_cmd_msg_t *m, size_t n)
 
 static uint64_t key_hash(const uint8_t *k, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ k[i]) * 1099511628211ull;
-    return h;
+    return ns_hash(k, n); /* keyed: a peer cannot aim keys at one slot */
 }
 
 /* Slot of the index where key [k, k+n) is, or the empty slot where it would

@@ -24,6 +24,10 @@ void nstest_rmtree(const char *path);
  * Returns 0, or -1 when the table has no root page (empty) or on I/O errors.
  * (nstest_damage.c) */
 int nstest_damage_table(const char *file, const char *table);
+/* The same for a page below the root: the middle child of the table's root
+ * (a branch page of 3 children or more), so that the root and the first and
+ * last leaves stay intact. -1 when the table has no such root. */
+int nstest_damage_inner_page(const char *file, const char *table);
 
 /* ---- text files (nstest_text.c) ---- */
 /* A whole file, NUL-terminated; caller frees. NULL when it cannot be read. */

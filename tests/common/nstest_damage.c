@@ -74,3 +74,36 @@ int nstest_damage_table(const char *file, const char *table)
     close(fd);
     return w == PAGE - 8 ? 0 : -1;
 }
+
+int nstest_damage_inner_page(const char *file, const char *table)
+{
+    uint8_t *f = NULL;
+    size_t n = 0;
+    if (nstest_read_file(file, &f, &n) != 0)
+        return -1;
+    uint64_t root = table_root(f, n, table), child = 0;
+    if (root != 0 && root != UINT64_MAX && (root + 1) * PAGE <= n) {
+        const uint8_t *pg = f + root * PAGE;
+        uint16_t flags = le16(pg + 10), lower = le16(pg + 12);
+        size_t keys = ((size_t)lower - 16) / 2;
+        if ((flags & 0x01) && keys >= 3) { /* P_BRANCH: node lo, hi, flags = the child */
+            const uint8_t *node = pg + le16(pg + 16 + 2 * (keys / 2));
+            child = (uint64_t)le16(node) | (uint64_t)le16(node + 2) << 16 |
+                    (uint64_t)le16(node + 4) << 32;
+        }
+    }
+    free(f);
+    if (child == 0 || (child + 1) * PAGE > n)
+        return -1;
+    uint8_t junk[PAGE];
+    for (int i = 0; i < PAGE; i++)
+        junk[i] = (uint8_t)(0x5A ^ (i * 29));
+    junk[10] = 0x01; /* P_BRANCH */
+    junk[11] = 0;
+    int fd = open(file, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t w = pwrite(fd, junk + 8, PAGE - 8, (off_t)(child * PAGE + 8));
+    close(fd);
+    return w == PAGE - 8 ? 0 : -1;
+}

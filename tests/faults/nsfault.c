@@ -8,11 +8,18 @@
  *                                file p (a commit is under way)
  *   NSFAULT_FSYNC_FAIL_FILE=p    while the file p exists, fsync/fdatasync
  *                                fail with EIO (a disk that stops writing)
+ *   NSFAULT_NO_SPARE_FD=1        open("/dev/null") and open("/") fail with
+ *                                EMFILE: the spare descriptor an event loop
+ *                                keeps for EMFILE is never there (as when
+ *                                another thread took its slot)
  * Everything else goes to the real functions. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,4 +70,71 @@ int fdatasync(int fd)
     if (fault() != 0)
         return -1;
     return real(fd);
+}
+
+typedef int (*open_fn)(const char *, int, ...);
+
+static bool spare_refused(const char *path)
+{
+    const char *e = getenv("NSFAULT_NO_SPARE_FD");
+    return e && *e == '1' && path && (strcmp(path, "/dev/null") == 0 || strcmp(path, "/") == 0);
+}
+
+static int open_with(const char *name, open_fn *real, const char *path, int flags, va_list ap)
+{
+    if (*real == NULL)
+        *real = (open_fn)dlsym(RTLD_NEXT, name);
+    if (spare_refused(path)) {
+        errno = EMFILE;
+        return -1;
+    }
+    if (flags & (O_CREAT | O_TMPFILE))
+        return (*real)(path, flags, va_arg(ap, mode_t));
+    return (*real)(path, flags);
+}
+
+int open(const char *path, int flags, ...)
+{
+    static open_fn real;
+    va_list ap;
+    va_start(ap, flags);
+    int fd = open_with("open", &real, path, flags, ap);
+    va_end(ap);
+    return fd;
+}
+
+int open64(const char *path, int flags, ...)
+{
+    static open_fn real;
+    va_list ap;
+    va_start(ap, flags);
+    int fd = open_with("open64", &real, path, flags, ap);
+    va_end(ap);
+    return fd;
+}
+
+/* the fortified two-argument forms (_FORTIFY_SOURCE: what libuv calls) */
+typedef int (*open2_fn)(const char *, int);
+
+static int open2_with(const char *name, open2_fn *real, const char *path, int flags)
+{
+    if (*real == NULL)
+        *real = (open2_fn)dlsym(RTLD_NEXT, name);
+    if (spare_refused(path)) {
+        errno = EMFILE;
+        return -1;
+    }
+    return (*real)(path, flags);
+}
+
+int __open_2(const char *path, int flags)
+{
+    static open2_fn real;
+    return open2_with("__open_2", &real, path, flags);
+}
+
+int __open64_2(const char *path, int flags)
+{
+    static open2_fn real;
+    return open2_with("__open64_2", &real, path, flags);
 }

@@ -8,6 +8,8 @@
  *   - namesrvd refuses to serve it (verifyOnStart): exit 4, the table and
  *     `namesrvctl recover` named in its log (it used to start, serve, and die
  *     of SIGSEGV on the first registration or KV listing).
+ * A page below a root (test_damage_found_while_serving) is found by the
+ * full walk that runs while namesrvd already serves: it stops with exit 4.
  * (nstest_damage_table finds the root page the way LMDB does.) */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -45,20 +47,22 @@ static void copy_file(const char *from, const char *to)
 }
 
 /* A store with records in every table, made by a real server. */
-static char *make_store(void)
+static char *make_store_n(int n_topics)
 {
     nstest_server_t srv;
     char *dir = nstest_tmpdir("damage-src");
     assert_non_null(dir);
     assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
     ns_client_t *c = nstest_connect(&srv);
-    ns_topic_config_t t[40];
-    char names[40][16];
-    for (int i = 0; i < 40; i++) {
-        snprintf(names[i], sizeof names[i], "DamTopic%d", i);
+    ns_topic_config_t *t = calloc((size_t)n_topics, sizeof *t);
+    char(*names)[16] = calloc((size_t)n_topics, sizeof *names);
+    assert_true(t && names);
+    for (int i = 0; i < n_topics; i++) {
+        snprintf(names[i], sizeof names[i], "DamTopic%d", i % 100000);
         t[i] = (ns_topic_config_t){names[i], 4, 4, 6, 0};
     }
-    nstest_register_topics(c, "Dam", "dam-b", "10.0.5.1:10911", "10.0.5.1:10912", t, 40);
+    nstest_register_topics(c, "Dam", "dam-b", "10.0.5.1:10911", "10.0.5.1:10912", t,
+                           (size_t)n_topics);
     for (int i = 0; i < 20; i++) {
         char key[16];
         snprintf(key, sizeof key, "key%d", i);
@@ -66,9 +70,16 @@ static char *make_store(void)
         assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, p, NULL, 0, 10000),
                          NS_RSP_SUCCESS);
     }
+    free(t);
+    free(names);
     nstest_server_stop(&srv, SIGKILL); /* the broker stays stored */
     ns_client_close(c);
     return dir;
+}
+
+static char *make_store(void)
+{
+    return make_store_n(40);
 }
 
 static void damage_one(const char *src, const char *table)
@@ -116,6 +127,86 @@ static void damage_one(const char *src, const char *table)
     free(tmp);
 }
 
+/* A copy of src's store in a new directory (returned, the caller frees). */
+static char *copy_store(const char *src, char *file, size_t n)
+{
+    char from[4200], data[4300];
+    snprintf(from, sizeof from, "%s/data/data.mdb", src);
+    char *dir = nstest_tmpdir("damage-deep");
+    snprintf(data, sizeof data, "%s/data", dir);
+    assert_int_equal(mkdir(data, 0755), 0);
+    snprintf(file, n, "%s/data.mdb", data);
+    copy_file(from, file);
+    return dir;
+}
+
+static char *read_log(const char *dir)
+{
+    char logp[4300];
+    snprintf(logp, sizeof logp, "%s/namesrvd.log", dir);
+    uint8_t *log = NULL;
+    size_t ln = 0;
+    assert_int_equal(nstest_read_file(logp, &log, &ln), 0);
+    return (char *)log;
+}
+
+/* Damage below a table's root: the quick check at start passes (it reads
+ * roots and edges), namesrvd listens at once, and the full walk running
+ * beside it finds the damage: namesrvd stops with exit 4 naming the table
+ * and `namesrvctl recover`. With verifyOnStartBlocking it never listens. */
+static void test_damage_found_while_serving(void **state)
+{
+    (void)state;
+    char *src = make_store_n(600);
+    char file[4400];
+    char *dir = copy_store(src, file, sizeof file);
+    if (nstest_damage_inner_page(file, "routes") != 0)
+        fail_msg("the routes table of the test store has no branch root of 3 children");
+
+    nstest_server_t srv;
+    const char *args[] = {"--logLevel=info", NULL};
+    if (nstest_server_start(&srv, dir, args) != 0)
+        fail_msg("namesrvd did not listen before the full check:\n%s", read_log(dir));
+    int status = -1;
+    for (int i = 0; i < 3000 && status == -1; i++) { /* 30 s */
+        if (waitpid(srv.pid, &status, WNOHANG) != srv.pid) {
+            status = -1;
+            nstest_sleep_ms(10);
+        }
+    }
+    if (status == -1) {
+        nstest_server_stop(&srv, SIGKILL);
+        fail_msg("namesrvd still serves a store damaged in table routes");
+    }
+    char *log = read_log(dir);
+    printf("# background check: exit status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 4)
+        fail_msg("namesrvd ended with status 0x%x, not exit 4:\n%s", status, log);
+    if (strstr(log, "quick check passed") == NULL ||
+        strstr(log, "damaged in table routes") == NULL || strstr(log, "namesrvctl recover") == NULL)
+        fail_msg("namesrvd log does not say what happened:\n%s", log);
+    free(log);
+    nstest_rmtree(dir);
+    free(dir);
+
+    /* the old way: nothing listens until the whole store is read */
+    dir = copy_store(src, file, sizeof file);
+    assert_int_equal(nstest_damage_inner_page(file, "routes"), 0);
+    const char *blocking[] = {"--verifyOnStartBlocking=true", NULL};
+    if (nstest_server_start(&srv, dir, blocking) == 0) {
+        nstest_server_stop(&srv, SIGKILL);
+        fail_msg("namesrvd listened with verifyOnStartBlocking on a damaged store");
+    }
+    log = read_log(dir);
+    if (strstr(log, "damaged in table routes") == NULL)
+        fail_msg("namesrvd log does not name the damage:\n%s", log);
+    free(log);
+    nstest_rmtree(dir);
+    free(dir);
+    nstest_rmtree(src);
+    free(src);
+}
+
 static void test_damaged_tables(void **state)
 {
     (void)state;
@@ -139,6 +230,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_damaged_tables),
+        cmocka_unit_test(test_damage_found_while_serving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 62
+#define NKEYS 63
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -81,6 +81,7 @@ static const char *const all_keys[NKEYS] = {
     "writerQueueMaxBytes",
     "writerQueueMaxOps",
     "verifyOnStart",
+    "verifyOnStartBlocking",
     "backupIntervalSeconds",
     "backupDir",
     "backupKeep",
@@ -277,8 +278,8 @@ static void test_keys_and_mutability(void **state)
         "tls.config.file", "tlsHandshakeTimeoutMillis", "proxyProtocolTrustedAddresses",
         /* safety caps and budgets change only by file and restart (issue 14) */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
-        "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "backupIntervalSeconds",
-        "backupDir", "backupKeep", "authKeyFile"};
+        "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "verifyOnStartBlocking",
+        "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

@@ -47,6 +47,27 @@ static void test_name_problem(void **state)
     }
 }
 
+/* The word-at-a-time check against the rule byte by byte: every byte value
+ * at every place of names 1..24 bytes long (the tail word too), the rest of
+ * the name being any of a few harmless bytes. */
+static void test_name_problem_every_byte(void **state)
+{
+    (void)state;
+    static const unsigned char fill[] = {'a', ' ', 0x80, 0xff, 0x7e, 0x21};
+    char name[24];
+    for (size_t f = 0; f < sizeof fill; f++)
+        for (size_t n = 1; n <= sizeof name; n++)
+            for (size_t at = 0; at < n; at++)
+                for (int b = 0; b < 256; b++) {
+                    memset(name, fill[f], n);
+                    name[at] = (char)b;
+                    bool bad = b < 0x20 || b == 0x7f;
+                    if ((ns_name_problem(name, n) != NULL) != bad)
+                        fail_msg("byte 0x%02x at %zu of %zu (fill 0x%02x): %s", b, at, n, fill[f],
+                                 bad ? "passed" : "refused");
+                }
+}
+
 static void test_escape(void **state)
 {
     (void)state;
@@ -116,8 +137,11 @@ static void test_regbody_drop(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_name_problem),       cmocka_unit_test(test_escape),
-        cmocka_unit_test(test_nul_escape_rewrite), cmocka_unit_test(test_header_nul_and_check),
+        cmocka_unit_test(test_name_problem),
+        cmocka_unit_test(test_name_problem_every_byte),
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_nul_escape_rewrite),
+        cmocka_unit_test(test_header_nul_and_check),
         cmocka_unit_test(test_regbody_drop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,97 @@
+/* hash.c - SipHash under a per-process random key (ns/hash.h). */
+#include "ns/hash.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint8_t process_key[16];
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8); /* the project builds for little-endian hosts only */
+    return v;
+}
+
+static inline void sip_round(uint64_t v[4])
+{
+    v[0] += v[1];
+    v[1] = ROTL(v[1], 13);
+    v[1] ^= v[0];
+    v[0] = ROTL(v[0], 32);
+    v[2] += v[3];
+    v[3] = ROTL(v[3], 16);
+    v[3] ^= v[2];
+    v[0] += v[3];
+    v[3] = ROTL(v[3], 21);
+    v[3] ^= v[0];
+    v[2] += v[1];
+    v[1] = ROTL(v[1], 17);
+    v[1] ^= v[2];
+    v[2] = ROTL(v[2], 32);
+}
+
+uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    uint64_t k0 = le64(key), k1 = le64(key + 8);
+    uint64_t v[4] = {0x736f6d6570736575ull ^ k0, 0x646f72616e646f6dull ^ k1,
+                     0x6c7967656e657261ull ^ k0, 0x7465646279746573ull ^ k1};
+    size_t blocks = n / 8;
+    for (size_t j = 0; j < blocks; j++) {
+        uint64_t m = le64(p + 8 * j);
+        v[3] ^= m;
+        for (int i = 0; i < c_rounds; i++)
+            sip_round(v);
+        v[0] ^= m;
+    }
+    uint64_t b = (uint64_t)n << 56;
+    for (size_t i = 0; i < (n & 7); i++) /* p may be NULL when n is 0 */
+        b |= (uint64_t)p[8 * blocks + i] << (8 * i);
+    v[3] ^= b;
+    for (int i = 0; i < c_rounds; i++)
+        sip_round(v);
+    v[0] ^= b;
+    v[2] ^= 0xff;
+    for (int i = 0; i < d_rounds; i++)
+        sip_round(v);
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+uint64_t ns_hash(const void *p, size_t n)
+{
+    return ns_siphash(process_key, 1, 3, p, n);
+}
+
+uint64_t ns_hash_str(const char *s)
+{
+    return ns_siphash(process_key, 1, 3, s, strlen(s));
+}
+
+/* Before main, so no index is ever built under another key. getrandom
+ * blocks only until the kernel's pool is first initialised (early boot);
+ * if it fails anyway the clock and pid still make the key differ per
+ * process. */
+__attribute__((constructor)) static void seed_process_key(void)
+{
+    size_t got = 0;
+    while (got < sizeof process_key) {
+        ssize_t r = getrandom(process_key + got, sizeof process_key - got, 0);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got < sizeof process_key) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
+        uint64_t b = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&ts;
+        memcpy(process_key, &a, 8);
+        memcpy(process_key + 8, &b, 8);
+    }
+}

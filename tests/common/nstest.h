@@ -36,6 +36,12 @@ char *nstest_read_text(const char *path);
 void nstest_write_text(const char *path, const char *text);
 /* Occurrences of needle in the file (0 when it cannot be read). */
 int nstest_count_in_file(const char *path, const char *needle);
+/* A blocking TCP socket connected to 127.0.0.1:port (nstest_sock.c), with
+ * SO_RCVBUF rcvbuf when > 0 and send/receive timeouts of timeout_s seconds
+ * when > 0; fails the test if it cannot connect. The caller closes it. */
+int nstest_raw_connect(int port, int rcvbuf, int timeout_s);
+/* The kB value of a /proc/<pid>/status line such as "VmHWM:", or -1. */
+long nstest_proc_status_kib(int pid, const char *field);
 
 /* ---- time (nstest.c) ---- */
 /* CLOCK_MONOTONIC in whole milliseconds. */

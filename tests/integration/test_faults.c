@@ -47,21 +47,6 @@
 #define RSS_BOUND (256L * MiB)
 #endif
 
-static long proc_status_kib(int pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    if (f == NULL)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, strlen(field)) == 0)
-            v = strtol(line + strlen(field), NULL, 10);
-    fclose(f);
-    return v;
-}
-
 static int log_count(const char *dir, const char *needle)
 {
     char path[4096];
@@ -157,7 +142,7 @@ static void test_fsync_fails(void **state)
     unlink(trigger);
     int code = put_kv(c, "after", "1", remark, sizeof remark);
     printf("# fsync working again: PUT_KV_CONFIG answered %d \"%s\"\n", code, remark);
-    assert_true(proc_status_kib(fx.srv.pid, "VmRSS:") > 0); /* still running */
+    assert_true(nstest_proc_status_kib(fx.srv.pid, "VmRSS:") > 0); /* still running */
     ns_client_close(c);
     stop(&fx);
     nstest_rmtree(tmp);
@@ -224,7 +209,7 @@ static void test_slow_disk_writer_flood(void **state)
             assert_int_equal(ns_client_send_raw(c[i], frames.data, frames.len), NS_OK);
         }
     }
-    long hwm = proc_status_kib(fx.srv.pid, "VmHWM:");
+    long hwm = nstest_proc_status_kib(fx.srv.pid, "VmHWM:");
     printf("# slow disk: %d x %d registrations of 4 MiB sent in %lld ms; namesrvd peak RSS "
            "%ld MiB\n",
            CONNS, REGS, (long long)(nstest_mono_ms() - t0), hwm / 1024);
@@ -240,7 +225,7 @@ static void test_slow_disk_writer_flood(void **state)
                          rsp.cmd.remark ? rsp.cmd.remark : "");
             ns_cmd_msg_free(&rsp);
         }
-    hwm = proc_status_kib(fx.srv.pid, "VmHWM:");
+    hwm = nstest_proc_status_kib(fx.srv.pid, "VmHWM:");
     printf("# slow disk: all answered after %lld ms; namesrvd peak RSS %ld MiB\n",
            (long long)(nstest_mono_ms() - t0), hwm / 1024);
     assert_true(hwm > 0 && hwm * 1024L < RSS_BOUND);
@@ -367,18 +352,6 @@ static void test_full_disk(void **state)
 
 /* ---- EMFILE ---- */
 
-static int raw_connect(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(0x7f000001);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
 /* The EMFILE scenario: namesrvd at RLIMIT_NOFILE 64 (with the shim and
  * env when env is not NULL), a client connected first, then 100 more
  * connections than descriptors: the first client and a later one are
@@ -403,7 +376,7 @@ static void emfile_scenario(const char *tag, const char *const *env)
     ns_client_t *first = nstest_connect(&fx.srv);
     int fds[CONNS];
     for (int i = 0; i < CONNS; i++)
-        fds[i] = raw_connect(fx.srv.port); /* the kernel's backlog takes them */
+        fds[i] = nstest_raw_connect(fx.srv.port, 0, 0); /* the kernel's backlog takes them */
     nstest_sleep_ms(500);
     /* the connection that was open is still served */
     const char *kv[] = {"namespace", "faults", "key", "x", NULL};

@@ -46,39 +46,6 @@
 #define FLOOD_UNSENT_BOUND (160L * MiB)
 #endif
 
-/* kB value of a /proc/<pid>/status line ("VmHWM:"), or -1. */
-static long proc_status_kib(int pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    long v = -1;
-    if (f == NULL)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, strlen(field)) == 0)
-            v = strtol(line + strlen(field), NULL, 10);
-    fclose(f);
-    return v;
-}
-
-static int raw_connect(int port, int rcvbuf)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    if (rcvbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    struct timeval tv = {3, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(0x7f000001);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
 /* Sends n bytes; false once the server has closed the connection. */
 static bool send_all(int fd, const void *p, size_t n)
 {
@@ -141,8 +108,8 @@ static void assert_served(const nstest_fx_t *fx)
 
 static void report_rss(const nstest_fx_t *fx, const char *what)
 {
-    long hwm = proc_status_kib(fx->srv.pid, "VmHWM:");
-    long anon = proc_status_kib(fx->srv.pid, "RssAnon:");
+    long hwm = nstest_proc_status_kib(fx->srv.pid, "VmHWM:");
+    long anon = nstest_proc_status_kib(fx->srv.pid, "RssAnon:");
     printf("# %s: namesrvd peak RSS (VmHWM) %ld MiB, anonymous RSS now %ld MiB\n", what, hwm / 1024,
            anon / 1024);
     assert_true(hwm > 0);
@@ -163,12 +130,12 @@ static void test_max_connections(void **state)
     nstest_fx_t *fx = *state;
     int fds[16];
     for (int i = 0; i < 16; i++) {
-        fds[i] = raw_connect(fx->srv.port, 0);
+        fds[i] = nstest_raw_connect(fx->srv.port, 0, 3);
         assert_true(ping(fds[i])); /* accepted and counted */
     }
     /* the 17th..21st are closed at once: read sees EOF */
     for (int k = 0; k < 5; k++) {
-        int fd = raw_connect(fx->srv.port, 0);
+        int fd = nstest_raw_connect(fx->srv.port, 0, 3);
         char b;
         ssize_t n = recv(fd, &b, 1, 0);
         assert_true(n == 0 || (n < 0 && errno == ECONNRESET));
@@ -180,7 +147,7 @@ static void test_max_connections(void **state)
     close(fds[0]);
     bool served = false;
     for (int64_t end = nstest_mono_ms() + 10000; !served && nstest_mono_ms() < end;) {
-        int fd = raw_connect(fx->srv.port, 0);
+        int fd = nstest_raw_connect(fx->srv.port, 0, 3);
         served = ping(fd); /* refused until the server has seen the close */
         close(fd);
         if (!served)
@@ -206,7 +173,7 @@ static void test_unfinished_frames_flood(void **state)
     ns_be32_write(head, (uint32_t)(16 * MiB - 4)); /* a whole 16 MiB frame, announced */
     ns_be32_write(head + 4, 100);
     for (int i = 0; i < CONNS; i++) {
-        fds[i] = raw_connect(fx->srv.port, 0);
+        fds[i] = nstest_raw_connect(fx->srv.port, 0, 3);
         open_[i] = send_all(fds[i], head, sizeof head);
     }
     /* round-robin, so that every connection holds part of its frame */
@@ -292,7 +259,7 @@ static void test_unsent_replies_flood(void **state)
     }
     int fds[CONNS];
     for (int i = 0; i < CONNS; i++) {
-        fds[i] = raw_connect(fx->srv.port, 4096); /* reads nothing, takes little */
+        fds[i] = nstest_raw_connect(fx->srv.port, 4096, 3); /* reads nothing, takes little */
         (void)send_all(fds[i], frames.data, frames.len);
     }
     /* the server encodes replies as fast as it can (~5 ms each here) */
@@ -303,7 +270,7 @@ static void test_unsent_replies_flood(void **state)
     /* tighter than the common bound: the budget (64 MiB) plus what a server
      * with this topic list holds anyway (before: 180-313 MiB, the replies
      * of connections already closed kept until the poll phase ended) */
-    long hwm = proc_status_kib(fx->srv.pid, "VmHWM:");
+    long hwm = nstest_proc_status_kib(fx->srv.pid, "VmHWM:");
     if (hwm * 1024L >= FLOOD_UNSENT_BOUND)
         fail_msg("peak RSS %ld MiB with maxUnsentReplyBytes 64 MiB", hwm / 1024);
     assert_true(log_count(fx, "maxUnsentReplyBytes") >= 1);
@@ -315,7 +282,7 @@ static void test_unsent_replies_flood(void **state)
     long anon = -1;
     for (int i = 0; i < 100; i++) {
         assert_served(fx); /* the loop has gone round: closes are done */
-        anon = proc_status_kib(fx->srv.pid, "RssAnon:");
+        anon = nstest_proc_status_kib(fx->srv.pid, "RssAnon:");
         if (anon * 1024L < FLOOD_RSS_AFTER)
             break;
         nstest_sleep_ms(100);

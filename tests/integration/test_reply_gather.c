@@ -131,23 +131,6 @@ static void single_reply(ns_client_t *c, int i, ns_buf_t *frame)
     ns_cmd_msg_free(&rsp);
 }
 
-static int raw_connect(int port, int rcvbuf)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    if (rcvbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    struct timeval tv = {20, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(0x7f000001);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
 static void read_exact(int fd, uint8_t *p, size_t n)
 {
     while (n > 0) {
@@ -195,7 +178,7 @@ static void pipeline(const nstest_fx_t *fx, int n, int rcvbuf)
         request_i(&req, ext, topic, sizeof topic, i);
         assert_int_equal(ns_remoting_encode(&frames, &req), NS_OK);
     }
-    int fd = raw_connect(fx->srv.port, rcvbuf);
+    int fd = nstest_raw_connect(fx->srv.port, rcvbuf, 20);
     size_t off = 0;
     while (off < frames.len) {
         ssize_t k = send(fd, frames.data + off, frames.len - off, MSG_NOSIGNAL);

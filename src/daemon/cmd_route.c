@@ -156,11 +156,6 @@ static void route_args(const ns_cmd_t *cmd, route_args_t *a)
     }
 }
 
-static bool is_true(const char *v)
-{
-    return v && strcasecmp(v, "true") == 0;
-}
-
 int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_server_t *srv = req->srv;
@@ -172,9 +167,9 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
     if (topic == NULL) /* Java finds no route for a null topic and prints it */
         return no_route(req, "null");
-    bool standard = req->cmd->version >= NS_VERSION_V4_9_4 || is_true(args.accept_std);
+    bool standard = req->cmd->version >= NS_VERSION_V4_9_4 || ns_req_is_true(args.accept_std);
     const char *zone = args.zone;
-    if (!is_true(args.zone_mode) || zone == NULL || zone[strspn(zone, " \t")] == 0)
+    if (!ns_req_is_true(args.zone_mode) || zone == NULL || zone[strspn(zone, " \t")] == 0)
         zone = NULL;
     if (zone || srv->cfg->support_acting_master)
         return route_from_tables(req, topic, standard, zone);

@@ -120,10 +120,14 @@ int64_t ns_req_i64(const ns_req_t *req, const char *key, int64_t def)
     return out;
 }
 
+bool ns_req_is_true(const char *v)
+{
+    return v && strcasecmp(v, "true") == 0;
+}
+
 bool ns_req_bool(const ns_req_t *req, const char *key)
 {
-    const char *v = ns_cmd_ext_get(req->cmd, key);
-    return v && strcasecmp(v, "true") == 0;
+    return ns_req_is_true(ns_cmd_ext_get(req->cmd, key));
 }
 
 const char *ns_err_remark(int rc)

@@ -65,7 +65,10 @@ void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val);
 const char *ns_req_str(const ns_req_t *req, const char *key);
 /* Optional integer field; def when missing or unparseable (Java leaves 0/null). */
 int64_t ns_req_i64(const ns_req_t *req, const char *key, int64_t def);
-/* Java boolean: "true" (any case) is true. */
+/* Java's Boolean.parseBoolean of an extField value: "true" in any case;
+ * NULL is false. */
+bool ns_req_is_true(const char *v);
+/* The same of the field key. */
 bool ns_req_bool(const ns_req_t *req, const char *key);
 
 /* ---- the write operation ----

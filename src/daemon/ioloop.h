@@ -144,13 +144,14 @@ void ns_loop_set_current(ns_server_t *srv);
  * the handlers were all sent before the read began, and any write whose
  * reply their sender had seen moved the epoch before that: the snapshot
  * that answers them holds the write, from whichever loop it was answered.
- * And a resize (which moves the epoch before it takes the lock) waits for
- * at most the read in progress, as with a snapshot per read. Nested begins
+ * And a resize (the epoch is odd while it waits for the lock) waits for at
+ * most the read in progress, as with a snapshot per read. Nested begins
  * (the frames of one read, the handlers inside it) share the snapshot.
  * Inline: the lookup path nests them. */
 static inline bool ns_read_stale(const ns_server_t *srv)
 {
-    return atomic_load_explicit(srv->rtxn_epoch_now, memory_order_acquire) != srv->rtxn_epoch;
+    uint64_t epoch = atomic_load_explicit(srv->rtxn_epoch_now, memory_order_acquire);
+    return epoch != srv->rtxn_epoch || (epoch & 1) != 0; /* odd: a resize waits */
 }
 
 /* Resets the loop's read transaction unless a user still has it open. */

@@ -4,6 +4,7 @@
  * the snapshot of the second (the store's read epoch moved), the check's
  * release resets it, and a map resize waits for the read in progress only:
  * the next read lets go of the kept snapshot. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -125,9 +127,10 @@ static void *grow_main(void *arg)
     return NULL;
 }
 
-/* A resize moves the epoch before it waits for the readers: a kept snapshot
- * is let go by the next read, which then waits for the resize to end (as a
- * read with no kept snapshot does), so both finish. */
+/* A resize makes the epoch odd before it waits for the readers: a kept
+ * snapshot is let go at the next read, and that read's own snapshot at its
+ * end unless it was renewed after the resize, so the resize finishes with
+ * no loop check (no ns_read_release) in between. */
 static void test_resize_waits_for_one_read(void **state)
 {
     fx_t *f = *state;
@@ -139,6 +142,7 @@ static void test_resize_waits_for_one_read(void **state)
     ns_read_end_keep(&f->srv);
     assert_true(f->srv.rtxn_live);
     uint64_t e0 = atomic_load(epoch);
+    assert_true((e0 & 1) == 0);
     grow_t g = {f->store, -1};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, grow_main, &g), 0);
@@ -147,14 +151,26 @@ static void test_resize_waits_for_one_read(void **state)
         assert_true(spins < 100000000L);
         sched_yield();
     }
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK); /* lets go, renews after it */
-    ns_store_map_usage(f->store, &after, &used);
-    assert_true(after > before); /* the map was resized before this read began */
-    ns_read_end_keep(&f->srv);
-    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK); /* lets go; renews */
+    ns_read_end_keep(&f->srv);                           /* kept only if renewed after the resize */
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    int jrc = pthread_timedjoin_np(th, NULL, &deadline);
+    if (jrc != 0) { /* the resize waits for the loop's check: let it finish */
+        ns_read_release(&f->srv);
+        pthread_join(th, NULL);
+    }
+    assert_int_equal(jrc, 0);
     assert_int_equal(g.rc, NS_OK);
-    put(f, "d", "4"); /* the grown map is used */
+    ns_store_map_usage(f->store, &after, &used);
+    assert_true(after > before);
+    assert_true(atomic_load(epoch) == e0 + 2); /* even again: snapshots are kept */
+    put(f, "d", "4");                          /* the grown map is used */
     assert_int_equal(get(f, "d"), NS_OK);
+    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK);
+    ns_read_end_keep(&f->srv);
+    assert_true(f->srv.rtxn_live);
 }
 
 int main(void)

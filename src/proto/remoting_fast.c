@@ -252,17 +252,9 @@ static inline int ext_put(ns_cmd_msg_t *m, const char *k, size_t kn, const char 
     return NS_OK;
 }
 
-/* The value of extFields: an object of plain strings. A second extFields
- * replaces the first, as in the general decoder. */
-static int json_ext(fast_t *s, ns_cmd_msg_t *m)
+/* The entries of extFields after its '{', up to its '}'. */
+static int ext_entries(fast_t *s, ns_cmd_msg_t *m)
 {
-    if (!next_is(s, ':') || !next_is(s, '{'))
-        return NS_EFALLBACK;
-    m->cmd.n_ext = 0;
-    m->cmd.has_ext = true;
-    ns_hdr_index_drop(m); /* entries are pointers again (see ext_put) */
-    if (next_is(s, '}'))
-        return NS_OK;
     do {
         const char *k, *v;
         size_t kn, vn;
@@ -273,6 +265,39 @@ static int json_ext(fast_t *s, ns_cmd_msg_t *m)
             return rc;
     } while (next_is(s, ','));
     return next_is(s, '}') ? NS_OK : NS_EFALLBACK;
+}
+
+/* extFields starting with a topic (a lookup's): the key's literal is in the
+ * header just matched, so only the value is scanned. */
+static int java_ext_topic(fast_t *s, ns_cmd_msg_t *m)
+{
+    const char *v;
+    size_t vn;
+    char *k = s->out; /* "topic" took 7 bytes in the header: room for it and its NUL */
+    memcpy(k, "topic", 6);
+    s->out += 6;
+    m->cmd.n_ext = 0;
+    m->cmd.has_ext = true;
+    ns_hdr_index_drop(m);
+    if (!plain_str(s, true, &v, &vn))
+        return NS_EFALLBACK;
+    m->ext_storage[0] = (ns_ext_field_t){k, 5, v, vn};
+    m->cmd.n_ext = 1;
+    if (next_is(s, '}'))
+        return NS_OK;
+    return next_is(s, ',') ? ext_entries(s, m) : NS_EFALLBACK;
+}
+
+/* The value of extFields: an object of plain strings. A second extFields
+ * replaces the first, as in the general decoder. */
+static int json_ext(fast_t *s, ns_cmd_msg_t *m)
+{
+    if (!next_is(s, ':') || !next_is(s, '{'))
+        return NS_EFALLBACK;
+    m->cmd.n_ext = 0;
+    m->cmd.has_ext = true;
+    ns_hdr_index_drop(m); /* entries are pointers again (see ext_put) */
+    return next_is(s, '}') ? NS_OK : ext_entries(s, m);
 }
 
 /* One member, its key's opening quote consumed. */
@@ -341,6 +366,46 @@ static int json_member(fast_t *s, ns_cmd_msg_t *m)
     return scan_i32(s, &num) ? NS_OK : NS_EFALLBACK;
 }
 
+/* The members of a Java client's header in the order fastjson writes them
+ * (keys sorted): code, extFields, flag, language "JAVA", opaque,
+ * serializeTypeCurrentRPC "JSON", version. Each is recognised with its
+ * comma, key and colon in one literal compare and decoded as json_member
+ * would; at the first member that is not the expected one the member loop
+ * goes on from there, so another order or shape pays only the missed
+ * compare. Returns how many members were consumed (s->p after the last:
+ * at ',' or '}'), or -1 with *rc set. */
+static int java_members(fast_t *s, ns_cmd_msg_t *m, int *rc)
+{
+    *rc = NS_EFALLBACK;
+    if (!LIT(s, "\"code\":"))
+        return 0;
+    if (!scan_i32(s, &m->cmd.code))
+        return -1;
+    if (LIT(s, ",\"extFields\":{\"topic\":\""))
+        *rc = java_ext_topic(s, m);
+    else if (LIT(s, ",\"extFields\""))
+        *rc = json_ext(s, m);
+    else
+        return 1;
+    if (*rc != NS_OK)
+        return -1;
+    *rc = NS_EFALLBACK;
+    if (!LIT(s, ",\"flag\":"))
+        return 2;
+    if (!scan_i32(s, &m->cmd.flag))
+        return -1;
+    if (!LIT(s, ",\"language\":\"JAVA\",\"opaque\":"))
+        return 3;
+    m->cmd.language = NS_LANG_JAVA;
+    if (!scan_i32(s, &m->cmd.opaque))
+        return -1;
+    if (!LIT(s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":"))
+        return 5;
+    if (!scan_i32(s, &m->cmd.version))
+        return -1;
+    return 7;
+}
+
 /* What both fast paths leave behind: the arena's length and NUL, ext (as
  * pointers again if they were offsets). */
 static void finish(ns_cmd_msg_t *m, const fast_t *s)
@@ -371,17 +436,22 @@ int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
     s.out = (char *)m->arena.data;
     if (!next_is(&s, '{'))
         return NS_EFALLBACK;
-    if (!next_is(&s, '}')) {
+    int rc, k = java_members(&s, m, &rc);
+    if (k < 0)
+        return rc;
+    /* none: an empty object or the first member; some: after the last */
+    bool more = k == 0 ? !next_is(&s, '}') : next_is(&s, ',');
+    if (more) {
         do {
             if (!next_is(&s, '"'))
                 return NS_EFALLBACK;
-            int rc = json_member(&s, m);
+            rc = json_member(&s, m);
             if (rc != NS_OK)
                 return rc;
         } while (next_is(&s, ','));
-        if (!next_is(&s, '}'))
-            return NS_EFALLBACK;
     }
+    if ((more || k > 0) && !next_is(&s, '}'))
+        return NS_EFALLBACK;
     skip_ws(&s);
     if (s.p != s.end)
         return NS_EFALLBACK;

@@ -212,6 +212,31 @@ static const struct {
     {"{\"remark\":\"a\",\"remark\":\"bb\"}", true},
     {"{\"codex\":1,\"code\":2,\"flags\":3}", true},
     {"{\"extFields\":{\"topic\":\"0123456789abcdef0123456789abcdef\"}}", true},
+    /* Java's member order (java_members), left at every member */
+    {"{\"code\":105}", true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"}}", true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\",\"acceptStandardJsonOnly\":\"true\"},"
+     "\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,\"serializeTypeCurrentRPC\":\"JSON\","
+     "\"version\":479}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"a\",\"b\":\"c\",\"topic\":\"d\"},\"flag\":0}", true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"\"},\"flag\":0,\"language\":\"GO\",\"opaque\":1}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"b\":\"c\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,"
+     "\"remark\":\"r\",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":1}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,"
+     "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479,\"code\":7,\"extFields\":{}}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\" },\"flag\": 0,\"language\":\"JAVA\",\"opaque\":"
+     " -1,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":\t479 }",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":x}",
+     false},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"a\\u0041\"},\"flag\":0}", false},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\",}}", false},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"]}", false},
+    {"{\"code\":1.5,\"extFields\":{\"topic\":\"T\"}}", false},
     {"{\"code\":00000000007}", false},
     {"{\"code\":2147483648}", false},
     {"{\"code\":-2147483649}", false},

@@ -184,7 +184,8 @@ static inline bool colon_str(fast_t *s, bool copy, const char **str, size_t *len
  * general decoder). */
 static inline bool scan_i32(fast_t *s, int32_t *out)
 {
-    skip_ws(s);
+    if (s->p < s->end && *s->p <= ' ')
+        skip_ws(s);
     const uint8_t *q = s->p;
     size_t left = (size_t)(s->end - q);
     bool neg = left > 0 && *q == '-';

@@ -53,6 +53,10 @@ typedef struct {
  * write: an unchanged one is answered from the read snapshot, any other
  * goes to the writer. */
 static const ns_cmd_row_t cmd_table[] = {
+    /* first: most requests are route lookups (find_row walks the table).
+     * No topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
+    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic, NULL,
+        NONE),
     ROW(PUT_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, put_kv_config, "namespace or key is null",
         "namespace", "key"),
     ROW(GET_KV_CONFIG, NS_CMD_READ, NS_ROW_EXT, READ, get_kv_config, "namespace or key is null",
@@ -64,9 +68,6 @@ static const ns_cmd_row_t cmd_table[] = {
         "brokerName"),
     ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, BROKER_NAMED, unregister_broker,
         "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
-    /* no topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
-    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic, NULL,
-        NONE),
     ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
     ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, wipe_write_perm_of_broker,
         "brokerName is null", "brokerName"),

@@ -129,6 +129,15 @@ typedef struct {
     const char *topic, *accept_std, *zone, *zone_mode;
 } route_args_t;
 
+/* k[0..5) is "topic": two loads, not a call to memcmp (which gcc keeps for
+ * an odd length). */
+static inline bool key_is_topic(const char *k)
+{
+    uint32_t w;
+    memcpy(&w, k, 4);
+    return memcmp(&w, "topi", 4) == 0 && k[4] == 'c';
+}
+
 static void route_args(const ns_cmd_t *cmd, route_args_t *a)
 {
     unsigned seen = 0;
@@ -138,7 +147,7 @@ static void route_args(const ns_cmd_t *cmd, route_args_t *a)
         unsigned bit = 0;
         if (e->key == NULL)
             continue;
-        if (e->key_len == 5 && memcmp(e->key, "topic", 5) == 0)
+        if (e->key_len == 5 && key_is_topic(e->key))
             bit = 1;
         else if (e->key_len == 22 && memcmp(e->key, "acceptStandardJsonOnly", 22) == 0)
             bit = 2;

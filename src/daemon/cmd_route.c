@@ -197,7 +197,11 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         return no_route(req, topic);
     if (rc != NS_OK)
         return rc;
-    ns_rsp_t rsp = {0};
+    ns_rsp_t rsp; /* ext[] unused (n_ext 0): not zeroed, 128 bytes per lookup */
+    rsp.code = NS_RSP_SUCCESS;
+    rsp.remark = NULL;
+    rsp.has_ext = false;
+    rsp.n_ext = 0;
     rsp.body = route.ptr;
     rsp.body_len = route.len;
     rsp.body_mapped = !derive; /* in the map, not in srv->derived */

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ns/codes.h"
+#include "ns/names.h"
 #include "remoting_int.h"
 
 typedef struct {
@@ -115,13 +116,14 @@ static inline bool lit(fast_t *s, const char *l, size_t n)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
-/* High bit set in the bytes of w that are '"', '\\' or below 0x20. Only the
- * lowest marked byte is exact (a borrow may mark bytes above it), which is
- * all the scanner uses. */
+/* High bit set in the bytes of w that are '"', '\\', DEL or below 0x20.
+ * Only the lowest marked byte is exact (a borrow may mark bytes above it),
+ * which is all the scanner uses. */
 static inline uint64_t special_bytes(uint64_t w)
 {
-    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGHS;
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\'), d = w ^ (ONES * 0x7f);
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((d - ONES) & ~d) | ((w - ONES * 0x20) & ~w)) &
+           HIGHS;
 }
 #endif
 
@@ -154,7 +156,7 @@ static inline bool plain_str(fast_t *s, bool copy, const char **str, size_t *len
     for (; q < s->end; q++, o++) {
         if (*q == '"')
             goto closed;
-        if (*q == '\\' || *q < 0x20)
+        if (*q == '\\' || *q < 0x20 || *q == 0x7f)
             return false;
         if (copy)
             *o = (char)*q;
@@ -419,6 +421,17 @@ static void finish(ns_cmd_msg_t *m, const fast_t *s)
         m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
 }
 
+/* The JSON fast path's strings have no control byte nor DEL (plain_str):
+ * with every ext value 1-255 bytes long, each is a valid name, and the
+ * per-request name check (dispatch) has nothing to look at. */
+static void note_names(ns_cmd_msg_t *m)
+{
+    bool ok = m->ext_index == NULL;
+    for (size_t i = 0; ok && i < m->cmd.n_ext; i++)
+        ok = m->ext_storage[i].val_len - 1 < NS_NAME_MAX_BYTES;
+    m->cmd.ext_names_ok = ok;
+}
+
 /* The room both fast paths write into (see the top of the file). */
 static int fast_room(const ns_cmd_msg_t *m, size_t n)
 {
@@ -456,6 +469,7 @@ int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
     skip_ws(&s);
     if (s.p != s.end)
         return NS_EFALLBACK;
+    note_names(m);
     finish(m, &s);
     return NS_OK;
 }

@@ -18,6 +18,7 @@
 #include "ns/buf.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/names.h"
 #include "ns/remoting.h"
 
 #define VECTORS_DIR NS_FIXTURES_DIR "/vectors"
@@ -55,6 +56,12 @@ static int agree_frame(const uint8_t *f, size_t len, ns_cmd_msg_t *out)
         assert_int_equal(rc_fast, rc_ref);
         if (rc_ref == NS_OK)
             assert_true(ns_cmd_same(&fast.cmd, &ref.cmd));
+        if (rc_ref == NS_OK && fast.cmd.ext_names_ok) { /* its promise: the check would pass */
+            char remark[256];
+            assert_true(ns_names_check_header(&ref.cmd, remark, sizeof remark));
+            for (size_t i = 0; i < ref.cmd.n_ext; i++)
+                assert_null(ns_name_problem(ref.cmd.ext[i].val, ref.cmd.ext[i].val_len));
+        }
     } else {
         assert_int_equal(fast.cmd.n_ext, 0);
         assert_null(fast.cmd.remark);
@@ -237,6 +244,9 @@ static const struct {
     {"{\"code\":105,\"extFields\":{\"topic\":\"T\",}}", false},
     {"{\"code\":105,\"extFields\":{\"topic\":\"T\"]}", false},
     {"{\"code\":1.5,\"extFields\":{\"topic\":\"T\"}}", false},
+    {"{\"extFields\":{\"topic\":\"T\x7f\"}}",
+     false}, /* DEL: a name's problem, the general decoder's */
+    {"{\"remark\":\"\x7f\"}", false},
     {"{\"code\":00000000007}", false},
     {"{\"code\":2147483648}", false},
     {"{\"code\":-2147483649}", false},

@@ -11,13 +11,18 @@
  *           "language":"CPP","opaque":5,"remark":"","version":333}\n
  *   ali-ons {"code":105,"language":"JAVA","opaque":1,"flag":0,"version":121,
  *           "extFields":{"topic":"T"}}
- * Known keys are recognised by one literal compare each, integers scanned
- * in one pass, strings scanned and copied into the arena eight bytes at a
- * time. Unknown members with a plain string or integer value are skipped.
- * Anything else (escapes, control characters, null, nested or numeric ext
- * values, fractions) returns
- * NS_EFALLBACK, and the general decoder (remoting_json.c) decodes the header
- * from scratch. Whitespace between tokens is allowed (JSON's), as trailing.
+ * Java's members come in fastjson's (sorted) order and are matched in that
+ * order first, each with its comma, key and colon in one literal
+ * (java_members); from the first member out of that order on, and for the
+ * other clients, known keys are recognised by one literal compare each.
+ * Integers are scanned in one pass, strings scanned and copied into the
+ * arena eight bytes at a time. Unknown members with a plain string or
+ * integer value are skipped. Anything else (escapes, control characters or
+ * DEL, null, nested or numeric ext values, fractions) returns NS_EFALLBACK,
+ * and the general decoder (remoting_json.c) decodes the header from
+ * scratch. Whitespace between tokens is allowed (JSON's), as trailing.
+ * Since no string it takes has a control byte, a header whose ext values
+ * are all 1-255 bytes long is marked ext_names_ok (the name check passes).
  *
  * Binary. The same fields at fixed offsets; the fast path copies strings
  * straight into the arena and declines (NS_EFALLBACK) anything the general

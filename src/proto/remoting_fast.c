@@ -17,12 +17,13 @@
  * other clients, known keys are recognised by one literal compare each.
  * Integers are scanned in one pass, strings scanned and copied into the
  * arena eight bytes at a time. Unknown members with a plain string or
- * integer value are skipped. Anything else (escapes, control characters or
- * DEL, null, nested or numeric ext values, fractions) returns NS_EFALLBACK,
+ * integer value are skipped. Anything else (escapes, control characters,
+ * null, nested or numeric ext values, fractions) returns NS_EFALLBACK,
  * and the general decoder (remoting_json.c) decodes the header from
  * scratch. Whitespace between tokens is allowed (JSON's), as trailing.
  * Since no string it takes has a control byte, a header whose ext values
- * are all 1-255 bytes long is marked ext_names_ok (the name check passes).
+ * are all 1-255 bytes long without DEL is marked ext_names_ok (the name
+ * check passes).
  *
  * Binary. The same fields at fixed offsets; the fast path copies strings
  * straight into the arena and declines (NS_EFALLBACK) anything the general
@@ -121,14 +122,13 @@ static inline bool lit(fast_t *s, const char *l, size_t n)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
-/* High bit set in the bytes of w that are '"', '\\', DEL or below 0x20.
- * Only the lowest marked byte is exact (a borrow may mark bytes above it),
- * which is all the scanner uses. */
+/* High bit set in the bytes of w that are '"', '\\' or below 0x20. Only the
+ * lowest marked byte is exact (a borrow may mark bytes above it), which is
+ * all the scanner uses. */
 static inline uint64_t special_bytes(uint64_t w)
 {
-    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\'), d = w ^ (ONES * 0x7f);
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((d - ONES) & ~d) | ((w - ONES * 0x20) & ~w)) &
-           HIGHS;
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGHS;
 }
 #endif
 
@@ -161,7 +161,7 @@ static inline bool plain_str(fast_t *s, bool copy, const char **str, size_t *len
     for (; q < s->end; q++, o++) {
         if (*q == '"')
             goto closed;
-        if (*q == '\\' || *q < 0x20 || *q == 0x7f)
+        if (*q == '\\' || *q < 0x20)
             return false;
         if (copy)
             *o = (char)*q;
@@ -275,25 +275,29 @@ static int ext_entries(fast_t *s, ns_cmd_msg_t *m)
     return next_is(s, '}') ? NS_OK : NS_EFALLBACK;
 }
 
-/* extFields starting with a topic (a lookup's): the key's literal is in the
- * header just matched, so only the value is scanned. */
-static int java_ext_topic(fast_t *s, ns_cmd_msg_t *m)
+/* extFields that hold just a topic (a lookup's), its key's literal just
+ * matched: only the value is scanned. false, with s and m as they were
+ * before the key, for anything else: the member loop decodes the whole
+ * extFields then (json_ext is called from one place only, so that gcc keeps
+ * it inline, the scanner's state in registers). */
+static bool java_ext_topic(fast_t *s, ns_cmd_msg_t *m, const uint8_t *from)
 {
     const char *v;
     size_t vn;
     char *k = s->out; /* "topic" took 7 bytes in the header: room for it and its NUL */
     memcpy(k, "topic", 6);
     s->out += 6;
-    m->cmd.n_ext = 0;
-    m->cmd.has_ext = true;
-    ns_hdr_index_drop(m);
-    if (!plain_str(s, true, &v, &vn))
-        return NS_EFALLBACK;
-    m->ext_storage[0] = (ns_ext_field_t){k, 5, v, vn};
-    m->cmd.n_ext = 1;
-    if (next_is(s, '}'))
-        return NS_OK;
-    return next_is(s, ',') ? ext_entries(s, m) : NS_EFALLBACK;
+    if (plain_str(s, true, &v, &vn) && next_is(s, '}')) {
+        m->cmd.n_ext = 0;
+        m->cmd.has_ext = true;
+        ns_hdr_index_drop(m);
+        m->ext_storage[0] = (ns_ext_field_t){k, 5, v, vn};
+        m->cmd.n_ext = 1;
+        return true;
+    }
+    s->p = from;
+    s->out = k;
+    return false;
 }
 
 /* The value of extFields: an object of plain strings. A second extFields
@@ -389,15 +393,9 @@ static int java_members(fast_t *s, ns_cmd_msg_t *m, int *rc)
         return 0;
     if (!scan_i32(s, &m->cmd.code))
         return -1;
-    if (LIT(s, ",\"extFields\":{\"topic\":\""))
-        *rc = java_ext_topic(s, m);
-    else if (LIT(s, ",\"extFields\""))
-        *rc = json_ext(s, m);
-    else
+    const uint8_t *at = s->p;
+    if (!LIT(s, ",\"extFields\":{\"topic\":\"") || !java_ext_topic(s, m, at))
         return 1;
-    if (*rc != NS_OK)
-        return -1;
-    *rc = NS_EFALLBACK;
     if (!LIT(s, ",\"flag\":"))
         return 2;
     if (!scan_i32(s, &m->cmd.flag))
@@ -426,14 +424,38 @@ static void finish(ns_cmd_msg_t *m, const fast_t *s)
         m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
 }
 
-/* The JSON fast path's strings have no control byte nor DEL (plain_str):
- * with every ext value 1-255 bytes long, each is a valid name, and the
- * per-request name check (dispatch) has nothing to look at. */
+/* Whether [v, v+n) holds a DEL (0x7f): the exact "has a zero byte" word
+ * test on v ^ 0x7f.., the last word overlapping the one before (as names.c
+ * reads a name). */
+static inline bool has_del(const char *v, size_t n)
+{
+#ifdef HIGHS
+    if (n >= 8) {
+        uint64_t acc = 0, w;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, v + i, 8);
+            w ^= ONES * 0x7f;
+            acc |= (w - ONES) & ~w;
+        }
+        memcpy(&w, v + n - 8, 8);
+        w ^= ONES * 0x7f;
+        return ((acc | ((w - ONES) & ~w)) & HIGHS) != 0;
+    }
+#endif
+    return memchr(v, 0x7f, n) != NULL;
+}
+
+/* The JSON fast path's strings have no control byte below 0x20
+ * (plain_str): with every ext value 1-255 bytes long and without DEL, each
+ * is a valid name, and the per-request name check (dispatch) has nothing
+ * to look at. */
 static void note_names(ns_cmd_msg_t *m)
 {
     bool ok = m->ext_index == NULL;
-    for (size_t i = 0; ok && i < m->cmd.n_ext; i++)
-        ok = m->ext_storage[i].val_len - 1 < NS_NAME_MAX_BYTES;
+    for (size_t i = 0; ok && i < m->cmd.n_ext; i++) {
+        const ns_ext_field_t *e = &m->ext_storage[i];
+        ok = e->val_len - 1 < NS_NAME_MAX_BYTES && !has_del(e->val, e->val_len);
+    }
     m->cmd.ext_names_ok = ok;
 }
 

@@ -190,12 +190,8 @@ static int route(ns_client_t *c, const char *topic, const char *broker, bool *ha
  * the client's error when the request got no answer. */
 static int cluster_query(ns_client_t *c, const broker_t *b, bool *has)
 {
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
     ns_cmd_msg_t rsp;
-    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
-    ns_cmd_msg_init(&rsp);
-    int rc = ns_client_call(c, &cmd, 5000, &rsp);
+    int rc = nstest_try_call(c, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, 5000, &rsp);
     if (rc != NS_OK) {
         ns_cmd_msg_free(&rsp);
         return rc;

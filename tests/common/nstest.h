@@ -34,6 +34,9 @@ int nstest_damage_inner_page(const char *file, const char *table);
 char *nstest_read_text(const char *path);
 /* Writes text as the whole file; fails the test on error. Needs cmocka. */
 void nstest_write_text(const char *path, const char *text);
+/* Fails the test, printing text, unless it holds every one of needles
+ * (NULL-terminated). Needs cmocka. */
+void nstest_expect_all(const char *text, const char *const *needles);
 /* Occurrences of needle in the file (0 when it cannot be read). */
 int nstest_count_in_file(const char *path, const char *needle);
 /* A blocking TCP socket connected to 127.0.0.1:port (nstest_sock.c), with

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -187,25 +188,17 @@ static void test_unfinished_frames_flood(void **state)
 static ns_client_t *register_many(const nstest_fx_t *fx)
 {
     enum { N = 5000 };
-    ns_regbody_t b;
-    memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
-    b.topics = calloc(N, sizeof *b.topics);
     char(*names)[208] = calloc(N, sizeof *names);
-    assert_non_null(b.topics);
+    const char **name = calloc(N, sizeof *name);
     assert_non_null(names);
+    assert_non_null(name);
     for (int i = 0; i < N; i++) {
         memset(names[i], 'x', 200);
         snprintf(names[i] + 190, 18, "%09d", i);
-        b.topics[i].topic_name = names[i];
-        b.topics[i].read_queue_nums = b.topics[i].write_queue_nums = 4;
-        b.topics[i].perm = 6;
+        name[i] = names[i];
     }
-    b.n_topics = N;
-    b.has_filter_server_list = true;
     ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
+    nstest_regbody_names(&body, name, N);
     char crc[16];
     snprintf(crc, sizeof crc, "%u", ns_body_crc32(body.data, body.len));
     const char *kv[] = {"bodyCrc32",   crc,     "brokerAddr",   "10.0.8.1:10911",
@@ -223,7 +216,7 @@ static ns_client_t *register_many(const nstest_fx_t *fx)
     assert_true(rsp.cmd.body_len > 1000000);
     ns_cmd_msg_free(&rsp);
     ns_buf_free(&body);
-    free(b.topics);
+    free(name);
     free(names);
     return c;
 }

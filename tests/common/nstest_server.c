@@ -186,16 +186,22 @@ void nstest_server_close(nstest_server_t *s, char *dir)
     free(dir);
 }
 
+/* The NULL-terminated string arguments of ap (at most 62) into args[64]. */
+static void collect_args(const char **args, va_list ap)
+{
+    int n = 0;
+    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
+        args[n++] = a;
+    args[n] = NULL;
+}
+
 int nstest_ctl(int timeout_ms, char **out, ...)
 {
     const char *args[64];
-    int n = 0;
     va_list ap;
     va_start(ap, out);
-    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
-        args[n++] = a;
+    collect_args(args, ap);
     va_end(ap);
-    args[n] = NULL;
     char *tmp = NULL;
     int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, timeout_ms);
     if (out)
@@ -208,13 +214,10 @@ int nstest_ctl(int timeout_ms, char **out, ...)
 void nstest_ctl_expect(int want, const char *needle, ...)
 {
     const char *args[64];
-    int n = 0;
     va_list ap;
     va_start(ap, needle);
-    for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
-        args[n++] = a;
+    collect_args(args, ap);
     va_end(ap);
-    args[n] = NULL;
     char *out = NULL;
     int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &out, 60000);
     NSTEST_EXPECT_RC(rc, want, out);

@@ -52,24 +52,27 @@ static int fault(void)
     return 0;
 }
 
+/* The sync call `name` through its next definition (looked up once into
+ * *real), failed instead when the fault is due. */
+static int sync_call(sync_fn *real, const char *name, int fd)
+{
+    if (*real == NULL)
+        *real = (sync_fn)dlsym(RTLD_NEXT, name);
+    if (fault() != 0)
+        return -1;
+    return (*real)(fd);
+}
+
 int fsync(int fd)
 {
     static sync_fn real;
-    if (real == NULL)
-        real = (sync_fn)dlsym(RTLD_NEXT, "fsync");
-    if (fault() != 0)
-        return -1;
-    return real(fd);
+    return sync_call(&real, "fsync", fd);
 }
 
 int fdatasync(int fd)
 {
     static sync_fn real;
-    if (real == NULL)
-        real = (sync_fn)dlsym(RTLD_NEXT, "fdatasync");
-    if (fault() != 0)
-        return -1;
-    return real(fd);
+    return sync_call(&real, "fdatasync", fd);
 }
 
 typedef int (*open_fn)(const char *, int, ...);

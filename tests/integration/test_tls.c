@@ -78,6 +78,33 @@ static int tls_connect(fx_t *fx, const char *ca, const char *cert, const char *k
     return ns_client_connect_tls("127.0.0.1", fx->base.srv.port, 3000, &t, c, why);
 }
 
+/* A TLS connection (trusting ca, with the client certificate cert/key or
+ * none) is made and served; what names the step when it is not. */
+static void expect_tls_served(fx_t *fx, const char *ca, const char *cert, const char *key,
+                              const char *what)
+{
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    if (tls_connect(fx, ca, cert, key, &t, &why) != NS_OK)
+        fail_msg("%s: %s", what, why);
+    assert_int_equal(nstest_cluster_info(t), NS_OK);
+    ns_client_close(t);
+}
+
+/* A TLS connection the server refuses, then the log says why: TLS 1.3
+ * finishes the client's side first, so the refusal may come at the
+ * handshake or at the first request. */
+static void expect_tls_refused(fx_t *fx, const char *cert, const char *key, const char *why_log)
+{
+    ns_client_t *t = NULL;
+    const char *why = NULL;
+    if (tls_connect(fx, "ca.pem", cert, key, &t, &why) == NS_OK) {
+        assert_int_not_equal(nstest_cluster_info(t), NS_OK);
+        ns_client_close(t);
+    }
+    assert_true(nstest_log_wait(&fx->base.srv, why_log, 3000));
+}
+
 static void permissive_serves_tls_and_plain(void **state)
 {
     fx_t *fx = *state;
@@ -134,18 +161,14 @@ static void enforcing_refuses_plain(void **state)
     fx_t *fx = *state;
     const char *extra[] = {"--tls.server.mode=enforcing", NULL};
     start(fx, extra);
-    ns_client_t *p = nstest_connect(&fx->base.srv), *t = NULL;
+    ns_client_t *p = nstest_connect(&fx->base.srv);
     assert_int_not_equal(nstest_cluster_info(p), NS_OK);
     ns_client_close(p);
     assert_true(nstest_log_wait(&fx->base.srv,
                                 "conn 127.0.0.1:", 3000)); /* the peer is named in the line below */
     assert_true(nstest_log_wait(
         &fx->base.srv, "closed: plain connection refused: tls.server.mode=enforcing", 3000));
-    const char *why = NULL;
-    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
-        fail_msg("TLS connect failed: %s", why);
-    assert_int_equal(nstest_cluster_info(t), NS_OK);
-    ns_client_close(t);
+    expect_tls_served(fx, "ca.pem", NULL, NULL, "TLS connect failed");
 }
 
 static void disabled_refuses_tls(void **state)
@@ -168,35 +191,14 @@ static void mutual_tls_require(void **state)
     const char *extra[] = {"--tls.server.need.client.auth=require",
                            arg_path(fx, 2, "tls.server.trustCertPath", "ca.pem"), NULL};
     start(fx, extra);
-    ns_client_t *t = NULL;
-    const char *why = NULL;
-    /* without a certificate: TLS 1.3 finishes the client's side first, so
-     * the refusal may come at the handshake or at the first request */
-    int rc = tls_connect(fx, "ca.pem", NULL, NULL, &t, &why);
-    if (rc == NS_OK) {
-        assert_int_not_equal(nstest_cluster_info(t), NS_OK);
-        ns_client_close(t);
-    }
-    assert_true(nstest_log_wait(&fx->base.srv, "peer did not return a certificate", 3000));
+    /* without a certificate */
+    expect_tls_refused(fx, NULL, NULL, "peer did not return a certificate");
     /* a certificate from a CA the server does not trust */
-    rc = tls_connect(fx, "ca.pem", "rogue.pem", "rogue.key", &t, &why);
-    if (rc == NS_OK) {
-        assert_int_not_equal(nstest_cluster_info(t), NS_OK);
-        ns_client_close(t);
-    }
-    assert_true(nstest_log_wait(&fx->base.srv, "certificate verify failed", 3000));
+    expect_tls_refused(fx, "rogue.pem", "rogue.key", "certificate verify failed");
     /* an expired one from the trusted CA */
-    rc = tls_connect(fx, "ca.pem", "oldcli.pem", "oldcli.key", &t, &why);
-    if (rc == NS_OK) {
-        assert_int_not_equal(nstest_cluster_info(t), NS_OK);
-        ns_client_close(t);
-    }
-    assert_true(nstest_log_wait(&fx->base.srv, "certificate has expired", 3000));
+    expect_tls_refused(fx, "oldcli.pem", "oldcli.key", "certificate has expired");
     /* the right one */
-    if (tls_connect(fx, "ca.pem", "cli.pem", "cli.key", &t, &why) != NS_OK)
-        fail_msg("mTLS connect failed: %s", why);
-    assert_int_equal(nstest_cluster_info(t), NS_OK);
-    ns_client_close(t);
+    expect_tls_served(fx, "ca.pem", "cli.pem", "cli.key", "mTLS connect failed");
     /* plain still served in permissive mode */
     ns_client_t *p = nstest_connect(&fx->base.srv);
     assert_int_equal(nstest_cluster_info(p), NS_OK);
@@ -226,10 +228,7 @@ static void reload_with_connection_open(void **state)
     assert_int_equal(nstest_install_file(file_in(fx, 4, "bad.pem"), file_in(fx, 5, "live.pem")), 0);
     assert_true(nstest_log_wait(&fx->base.srv,
                                 "reload failed, the previous certificate stays in use", 5000));
-    if (tls_connect(fx, "ca.pem", NULL, NULL, &t, &why) != NS_OK)
-        fail_msg("the old certificate should still be served: %s", why);
-    assert_int_equal(nstest_cluster_info(t), NS_OK);
-    ns_client_close(t);
+    expect_tls_served(fx, "ca.pem", NULL, NULL, "the old certificate should still be served");
 
     /* the new pair (signed by another CA): new connections get it */
     assert_int_equal(nstest_install_file(file_in(fx, 4, "srv2.key"), file_in(fx, 5, "live.key")),
@@ -260,10 +259,7 @@ static void reload_with_connection_open(void **state)
     for (int i = 0; i < 100 && nstest_log_count(&fx->base.srv, "reloaded (context") == before; i++)
         nstest_sleep_ms(20);
     assert_int_equal(nstest_log_count(&fx->base.srv, "reloaded (context"), before + 1);
-    if (tls_connect(fx, "ca2.pem", NULL, NULL, &t, &why) != NS_OK)
-        fail_msg("after SIGHUP: %s", why);
-    assert_int_equal(nstest_cluster_info(t), NS_OK);
-    ns_client_close(t);
+    expect_tls_served(fx, "ca2.pem", NULL, NULL, "after SIGHUP");
 }
 
 static void handshake_is_bounded(void **state)

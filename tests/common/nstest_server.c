@@ -186,24 +186,26 @@ void nstest_server_close(nstest_server_t *s, char *dir)
     free(dir);
 }
 
-/* The NULL-terminated string arguments of ap (at most 62) into args[64]. */
-static void collect_args(const char **args, va_list ap)
+/* Runs namesrvctl with the NULL-terminated string arguments of ap (at
+ * most 62) for timeout_ms at most; its exit code, its output in *out
+ * (caller frees). */
+static int ctl_v(int timeout_ms, char **out, va_list ap)
 {
+    const char *args[64];
     int n = 0;
     for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
         args[n++] = a;
     args[n] = NULL;
+    return nstest_run(NS_NAMESRVCTL_PATH, args, out, timeout_ms);
 }
 
 int nstest_ctl(int timeout_ms, char **out, ...)
 {
-    const char *args[64];
+    char *tmp = NULL;
     va_list ap;
     va_start(ap, out);
-    collect_args(args, ap);
+    int rc = ctl_v(timeout_ms, &tmp, ap);
     va_end(ap);
-    char *tmp = NULL;
-    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, timeout_ms);
     if (out)
         *out = tmp;
     else
@@ -213,13 +215,11 @@ int nstest_ctl(int timeout_ms, char **out, ...)
 
 void nstest_ctl_expect(int want, const char *needle, ...)
 {
-    const char *args[64];
+    char *out = NULL;
     va_list ap;
     va_start(ap, needle);
-    collect_args(args, ap);
+    int rc = ctl_v(60000, &out, ap);
     va_end(ap);
-    char *out = NULL;
-    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &out, 60000);
     NSTEST_EXPECT_RC(rc, want, out);
     if (needle)
         NSTEST_EXPECT_IN(out, needle);

@@ -103,9 +103,7 @@ static int teardown(void **state)
 {
     fx_t *fx = *state;
     ns_client_close(fx->bc);
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
 }

@@ -129,9 +129,7 @@ static int teardown(void **state)
     fx_t *fx = *state;
     for (int w = 0; w < 4; w++)
         ns_client_close(fx->c[w]);
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
 }

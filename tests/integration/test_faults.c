@@ -77,9 +77,7 @@ static void start_with_env(nstest_fx_t *fx, const char *tag, const char *const *
 
 static void stop(nstest_fx_t *fx)
 {
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
 }
 
 static int put_kv(ns_client_t *c, const char *key, const char *val, char *remark, size_t n)

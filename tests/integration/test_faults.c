@@ -180,8 +180,13 @@ static void test_slow_disk_writer_flood(void **state)
     start_with_env(&fx, "fault-slow", NULL, env);
     ns_client_t *c[CONNS];
     ns_buf_t frames = NS_BUF_INIT;
-    for (int i = 0; i < CONNS; i++)
+    /* the server stops reading while the writer queue is full, and the
+     * writer runs at nice 19: on a loaded host one 4 MiB frame may wait for
+     * several 50 ms-fsync commits that get little CPU */
+    for (int i = 0; i < CONNS; i++) {
         c[i] = nstest_connect(&fx.srv);
+        ns_client_set_send_timeout(c[i], 120000);
+    }
     int64_t t0 = nstest_mono_ms();
     /* 3 x 20 registrations of 4 MiB, all sent before any reply is read:
      * 240 MiB would wait for the writer without the budget */
@@ -201,7 +206,7 @@ static void test_slow_disk_writer_flood(void **state)
         for (int i = 0; i < CONNS; i++) {
             ns_cmd_msg_t rsp;
             ns_cmd_msg_init(&rsp);
-            assert_int_equal(ns_client_recv(c[i], 60000, &rsp), NS_OK);
+            assert_int_equal(ns_client_recv(c[i], 120000, &rsp), NS_OK);
             assert_int_equal(rsp.cmd.opaque, r);
             if (rsp.cmd.code != NS_RSP_SUCCESS)
                 fail_msg("registration %d of conn %d: %d %s", r, i, rsp.cmd.code,

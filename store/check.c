@@ -50,22 +50,27 @@ static void say(walk_t *w, const char *what, const char *text)
     fflush(w->out);
 }
 
-/* Reads every record of dbi, byte by byte. */
-static int walk_dbi(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
+/* Reads records of dbi byte by byte: every one (whole), or only the first
+ * and the last, which reaches the root and the first and last leaf: what
+ * any lookup passes through first. records counts the whole walks' ones. */
+static int walk_dbi(walk_t *w, MDB_txn *txn, MDB_dbi dbi, bool whole)
 {
     MDB_cursor *cur = NULL;
     MDB_val k, v;
     int rc = mdb_cursor_open(txn, dbi, &cur);
     if (rc != 0)
         return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    MDB_cursor_op op = MDB_FIRST;
+    while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
         const uint8_t *p = k.mv_data, *q = v.mv_data;
         for (size_t i = 0; i < k.mv_size; i++)
             w->sum += p[i];
         for (size_t i = 0; i < v.mv_size; i++)
             w->sum += q[i];
-        w->records++;
+        w->records += whole;
+        if (op == MDB_LAST)
+            break;
+        op = whole ? MDB_NEXT : MDB_LAST;
     }
     mdb_cursor_close(cur);
     return rc == MDB_NOTFOUND ? 0 : rc;
@@ -146,30 +151,6 @@ static int decode_all(walk_t *w, ns_txn_t *t)
     return rc;
 }
 
-/* Reads the root and the first and last leaf of dbi (and the records
- * there): what any lookup passes through first. */
-static int walk_edges(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
-{
-    MDB_cursor *cur = NULL;
-    MDB_val k, v;
-    int rc = mdb_cursor_open(txn, dbi, &cur);
-    if (rc != 0)
-        return rc;
-    const MDB_cursor_op ops[2] = {MDB_FIRST, MDB_LAST};
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        rc = mdb_cursor_get(cur, &k, &v, ops[i]);
-        if (rc == 0) {
-            const uint8_t *p = k.mv_data, *q = v.mv_data;
-            for (size_t j = 0; j < k.mv_size; j++)
-                w->sum += p[j];
-            for (size_t j = 0; j < v.mv_size; j++)
-                w->sum += q[j];
-        }
-    }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
 /* The tables a start reads whole (ns_store_open, the liveness restore, the
  * users): small whatever the number of topics. */
 static bool read_at_start(int i)
@@ -186,7 +167,7 @@ static int quick_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
         if (!s->have_db[i])
             continue;
         say(w, "table", ns_db_names[i]);
-        rc = read_at_start(i) ? walk_dbi(w, t->txn, s->dbi[i]) : walk_edges(w, t->txn, s->dbi[i]);
+        rc = walk_dbi(w, t->txn, s->dbi[i], read_at_start(i));
     }
     return rc;
 }
@@ -195,19 +176,19 @@ static int quick_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
 static int full_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
 {
     say(w, "table", "(free list)");
-    int rc = walk_dbi(w, t->txn, 0 /* FREE_DBI */);
+    int rc = walk_dbi(w, t->txn, 0 /* FREE_DBI */, true);
     if (rc == 0) {
         MDB_dbi main_dbi;
         say(w, "table", "(main directory)");
         rc = mdb_dbi_open(t->txn, NULL, 0, &main_dbi);
         if (rc == 0)
-            rc = walk_dbi(w, t->txn, main_dbi);
+            rc = walk_dbi(w, t->txn, main_dbi, true);
     }
     for (int i = 0; rc == 0 && i < NS_DB_COUNT; i++) {
         if (!s->have_db[i])
             continue;
         say(w, "table", ns_db_names[i]);
-        rc = walk_dbi(w, t->txn, s->dbi[i]);
+        rc = walk_dbi(w, t->txn, s->dbi[i], true);
     }
     return rc;
 }

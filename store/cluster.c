@@ -58,10 +58,9 @@ struct pair_walk {
 static int pair_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct pair_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
+    const char *a = ns_key_cstr(&w->tmp, ks, kl);
+    if (a == NULL)
         return NS_ENOMEM;
-    const char *a = (const char *)w->tmp.data;
     size_t alen = strnlen(a, kl);
     if (w->name_cb)
         return w->name_cb(a, w->ctx); /* prefix walk: ks is the broker name */

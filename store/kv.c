@@ -60,8 +60,7 @@ struct kv_walk {
 static int kv_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct kv_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK || ns_buf_append_u8(&w->tmp, 0) != NS_OK)
+    if (ns_key_cstr(&w->tmp, ks, kl) == NULL || ns_buf_append_u8(&w->tmp, 0) != NS_OK)
         return NS_ENOMEM;
     size_t off = w->tmp.len;
     if (ns_buf_append(&w->tmp, v, vl) != NS_OK) /* NUL-terminated copy of the value */
@@ -92,10 +91,8 @@ struct name_walk {
 static int name_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct name_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
-    return w->cb((const char *)w->tmp.data, w->ctx);
+    const char *name = ns_key_cstr(&w->tmp, ks, kl);
+    return name ? w->cb(name, w->ctx) : NS_ENOMEM;
 }
 
 int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx)

@@ -36,10 +36,9 @@ static int mapping_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_
     struct mapping_walk *w = ctx;
     ns_mapping_info_t m;
     ns_id_pair_t *pairs = NULL;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
+    const char *kstr = ns_key_cstr(&w->tmp, ks, kl);
+    if (kstr == NULL)
         return NS_ENOMEM;
-    const char *kstr = (const char *)w->tmp.data;
     memset(&m, 0, sizeof m);
     if (w->topic) {
         m.topic = w->topic;

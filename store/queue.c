@@ -107,11 +107,9 @@ static int topic_queue_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t
 {
     struct queue_walk *w = ctx;
     ns_queue_data_t q;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
+    if ((q.broker_name = ns_key_cstr(&w->tmp, ks, kl)) == NULL)
         return NS_ENOMEM;
     queue_decode(v, vl, &q);
-    q.broker_name = (const char *)w->tmp.data;
     return w->cb(w->topic, &q, w->ctx);
 }
 
@@ -129,10 +127,8 @@ int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ct
 static int broker_topic_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct queue_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
-    return w->name_cb((const char *)w->tmp.data, w->ctx);
+    const char *topic = ns_key_cstr(&w->tmp, ks, kl);
+    return topic ? w->name_cb(topic, w->ctx) : NS_ENOMEM;
 }
 
 int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, void *ctx)

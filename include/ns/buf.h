@@ -84,54 +84,61 @@ static inline void ns_be32_write(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-/* The one decimal integer writer. ns_dec_len(v) is how many bytes v takes
- * ('-' and digits); ns_dec_write(p, v, len) writes exactly those len bytes at
- * p (no NUL), two digits at a time from ns_dec_pairs (buf.c). Inline: a
- * reply header patches its opaque with it on every route lookup, where a
- * call into the base library showed. Callers that own the room (fixed-width
- * fields, templates) use the pair; growable buffers use
- * ns_buf_append_i64_dec on top of it. */
+/* The one decimal integer writer, two digits at a time from ns_dec_pairs
+ * (buf.c). ns_dec_len(v) is how many bytes v takes ('-' and digits);
+ * ns_dec_write(p, v, len) writes exactly those len bytes at p (no NUL).
+ * Underneath, for callers that hold a magnitude already: ns_dec_len_u32
+ * counts its digits and ns_dec_put_u32/_u64 write them backwards so that
+ * they end just before `end`, returning where they start. Inline: a reply
+ * header patches its opaque with them on every route lookup, where a call
+ * into the base library showed. Growable buffers use ns_buf_append_i64_dec
+ * on top. */
 extern const char ns_dec_pairs[200];
 static inline size_t ns_dec_len_u32(uint32_t u)
 {
     return 1u + (u >= 10u) + (u >= 100u) + (u >= 1000u) + (u >= 10000u) + (u >= 100000u) +
            (u >= 1000000u) + (u >= 10000000u) + (u >= 100000000u) + (u >= 1000000000u);
 }
-static inline size_t ns_dec_len(int64_t v)
+static inline uint8_t *ns_dec_put_u32(uint8_t *end, uint32_t u)
 {
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    size_t n = v < 0;
-    while (u > UINT32_MAX) { /* only 64-bit values pay for these divisions */
-        u /= 10;
-        n++;
-    }
-    return n + ns_dec_len_u32((uint32_t)u);
-}
-static inline void ns_dec_write(uint8_t *p, int64_t v, size_t len)
-{
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    uint8_t *q = p + len;
-    while (u > UINT32_MAX) {
-        uint64_t r = u % 100;
+    uint8_t *q = end;
+    while (u >= 100) {
+        uint32_t r = u % 100;
         u /= 100;
         *--q = (uint8_t)ns_dec_pairs[2 * r + 1];
         *--q = (uint8_t)ns_dec_pairs[2 * r];
     }
-    uint32_t w = (uint32_t)u;
-    while (w >= 100) {
-        uint32_t r = w % 100;
-        w /= 100;
-        *--q = (uint8_t)ns_dec_pairs[2 * r + 1];
-        *--q = (uint8_t)ns_dec_pairs[2 * r];
-    }
-    if (w >= 10) {
-        *--q = (uint8_t)ns_dec_pairs[2 * w + 1];
-        *--q = (uint8_t)ns_dec_pairs[2 * w];
+    if (u >= 10) {
+        *--q = (uint8_t)ns_dec_pairs[2 * u + 1];
+        *--q = (uint8_t)ns_dec_pairs[2 * u];
     } else {
-        *--q = (uint8_t)('0' + w);
+        *--q = (uint8_t)('0' + u);
     }
+    return q;
+}
+static inline uint8_t *ns_dec_put_u64(uint8_t *end, uint64_t u)
+{
+    while (u > UINT32_MAX) { /* only 64-bit values pay for these divisions */
+        uint64_t r = u % 100;
+        u /= 100;
+        *--end = (uint8_t)ns_dec_pairs[2 * r + 1];
+        *--end = (uint8_t)ns_dec_pairs[2 * r];
+    }
+    return ns_dec_put_u32(end, (uint32_t)u);
+}
+static inline size_t ns_dec_len(int64_t v)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = v < 0;
+    for (; u > UINT32_MAX; u /= 10)
+        n++;
+    return n + ns_dec_len_u32((uint32_t)u);
+}
+static inline void ns_dec_write(uint8_t *p, int64_t v, size_t len)
+{
+    uint8_t *q = ns_dec_put_u64(p + len, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
     if (v < 0)
-        *--q = '-';
+        q[-1] = '-';
 }
 
 /* Room for element n of an array that grows one element at a time: when n

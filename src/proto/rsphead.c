@@ -88,7 +88,9 @@ int ns_rsp_heads_encode(ns_rsp_heads_t *h, ns_buf_t *out, const ns_cmd_t *c)
     size_t body_len = c->body != NULL ? c->body_len : 0;
     bool json = t->shape.serialize_type == NS_SERIALIZE_JSON;
     /* JSON: the digits replace the template's one '0'; binary: 4 bytes, 4 */
-    size_t nd = json ? ns_dec_len(c->opaque) : 4, skip = json ? 1 : 4;
+    bool neg = c->opaque < 0;
+    uint32_t mag = neg ? 0u - (uint32_t)c->opaque : (uint32_t)c->opaque;
+    size_t nd = json ? neg + ns_dec_len_u32(mag) : 4, skip = json ? 1 : 4;
     size_t hdr_len = t->len - 8 - skip + nd;
     if (body_len > (size_t)INT32_MAX - 4 - hdr_len)
         return NS_ETOOBIG;
@@ -98,10 +100,13 @@ int ns_rsp_heads_encode(ns_rsp_heads_t *h, ns_buf_t *out, const ns_cmd_t *c)
     memcpy(p, t->bytes, t->opq_at);
     ns_be32_write(p, (uint32_t)(4 + hdr_len + body_len));
     ns_be32_write(p + 4, (uint32_t)t->shape.serialize_type << 24 | (uint32_t)hdr_len);
-    if (json)
-        ns_dec_write(p + t->opq_at, c->opaque, nd);
-    else
+    if (!json)
         ns_be32_write(p + t->opq_at, (uint32_t)c->opaque);
+    else {
+        ns_dec_put_u32(p + t->opq_at + nd, mag);
+        if (neg)
+            p[t->opq_at] = '-';
+    }
     memcpy(p + t->opq_at + nd, t->bytes + t->opq_at + skip, t->len - t->opq_at - skip);
     out->len += hdr_len + 8;
     out->data[out->len] = 0;

@@ -1,0 +1,47 @@
+# cli.sh - sourced first by the scripts in tools/: what their command lines
+# and Release builds have in common, so each says only what is its own.
+#
+#   ns_usage               the script's header comment (line 2 up to the first
+#                          line that is not a comment) without its '# '
+#   ns_arg_other ARG       the last branch of a script's option case:
+#                          -h/--help prints the usage and exits 0; any other
+#                          ARG is refused ("NAME: unknown argument", exit 2)
+#   ns_need TOOL...        exit 1 naming the first TOOL not on PATH
+#   ns_build_release SRC DIR TARGET...
+#                          a Release build (tests off) of the tree SRC in
+#                          DIR; quiet, or the tail of its log and exit 1
+#
+# NAME in messages is the script's file name.
+
+NS_CLI_NAME=$(basename "$0")
+
+ns_usage() {
+    sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p;};}' "$0"
+}
+
+ns_arg_other() {
+    case "$1" in
+    -h | --help) ns_usage; exit 0 ;;
+    *) echo "$NS_CLI_NAME: unknown argument $1" >&2; exit 2 ;;
+    esac
+}
+
+ns_need() {
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "$NS_CLI_NAME: $tool is required" >&2; exit 1; }
+    done
+}
+
+ns_build_release() {
+    local src=$1 dir=$2 log
+    shift 2
+    log=$(mktemp /tmp/ns-build.XXXXXX)
+    if ! { cmake -S "$src" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DNS_BUILD_TESTS=OFF &&
+        cmake --build "$dir" -j2 --target "$@"; } >"$log" 2>&1; then
+        tail -30 "$log" >&2
+        rm -f "$log"
+        exit 1
+    fi
+    rm -f "$log"
+}

@@ -237,9 +237,42 @@ static void child_main(const char *dir, FILE *out)
     _exit(0);
 }
 
-int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t *res)
+/* Forks a child that runs fn(dir, out), out the write end of a pipe, and
+ * exits; *in is the read end (not inherited by later execs; NULL when it
+ * could not be opened). The child's pid, or -1 with errno and nothing
+ * left open. */
+static pid_t spawn_child(void (*fn)(const char *, FILE *), const char *dir, FILE **in)
 {
     int fds[2];
+    *in = NULL;
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        FILE *out = fdopen(fds[1], "w");
+        if (out != NULL)
+            fn(dir, out);
+        _exit(0);
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    *in = fdopen(fds[0], "r");
+    if (*in == NULL)
+        close(fds[0]);
+    return pid;
+}
+
+int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t *res)
+{
     ns_buf_t *report = res->report;
     memset(res, 0, sizeof *res);
     memset(p, 0, sizeof *p);
@@ -248,31 +281,11 @@ int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t 
     p->mu_init = true;
     res->report = report;
     snprintf(res->table, sizeof res->table, "(none)");
-    if (pipe(fds) != 0) {
-        snprintf(res->detail, sizeof res->detail, "pipe: %s", strerror(errno));
+    p->pid = spawn_child(child_main, dir, &p->in);
+    if (p->pid < 0) {
+        snprintf(res->detail, sizeof res->detail, "pipe or fork: %s", strerror(errno));
         return NS_EIO;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        snprintf(res->detail, sizeof res->detail, "fork: %s", strerror(errno));
-        return NS_EIO;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        FILE *out = fdopen(fds[1], "w");
-        if (out == NULL)
-            _exit(0);
-        child_main(dir, out);
-    }
-    close(fds[1]);
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC); /* not into a later child's exec */
-    p->pid = pid;
-    p->in = fdopen(fds[0], "r");
-    if (p->in == NULL)
-        close(fds[0]);
     return NS_OK;
 }
 
@@ -464,26 +477,11 @@ static bool get_field(FILE *in, char **out, size_t *n)
 
 int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out)
 {
-    int fds[2];
+    FILE *in = NULL;
     *n_out = 0;
-    if (pipe(fds) != 0)
+    pid_t pid = spawn_child(salvage_child, dir, &in);
+    if (pid < 0)
         return NS_EIO;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return NS_EIO;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        FILE *out = fdopen(fds[1], "w");
-        if (out)
-            salvage_child(dir, out);
-        _exit(0);
-    }
-    close(fds[1]);
-    FILE *in = fdopen(fds[0], "r");
     int rc = NS_OK;
     char *ns = NULL, *key = NULL, *val = NULL;
     size_t nn, kn, vn;
@@ -500,8 +498,6 @@ int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_
     }
     if (in)
         fclose(in);
-    else
-        close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

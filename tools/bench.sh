@@ -37,17 +37,7 @@ KEEP=0
 OUT=""
 SRV_CPU=0
 CLI_CPU=1
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --quick) QUICK=1 ;;
-    --keep) KEEP=1 ;;
-    --out) OUT="$2"; shift ;;
-    --server-cpu) SRV_CPU="$2"; shift ;;
-    --client-cpu) CLI_CPU="$2"; shift ;;
-    *) ns_arg_other "$1" ;;
-    esac
-    shift
-done
+ns_args "--quick:QUICK --keep:KEEP --out=OUT --server-cpu=SRV_CPU --client-cpu=CLI_CPU" "$@"
 
 ns_need jq taskset cmake
 

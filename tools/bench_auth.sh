@@ -19,15 +19,7 @@ set -euo pipefail
 SRV_CPU=0
 CLI_CPU=1
 CG=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --server-cpu) SRV_CPU="$2"; shift ;;
-    --client-cpu) CLI_CPU="$2"; shift ;;
-    --callgrind) CG=1 ;;
-    *) ns_arg_other "$1" ;;
-    esac
-    shift
-done
+ns_args "--server-cpu=SRV_CPU --client-cpu=CLI_CPU --callgrind:CG" "$@"
 ns_need jq taskset cmake
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

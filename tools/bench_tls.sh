@@ -22,17 +22,7 @@ KEY=rsa
 KEEP=0
 SRV_CPU=0
 CLI_CPU=1
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --rounds) ROUNDS="$2"; shift ;;
-    --dur) DUR="$2"; shift ;;
-    --base) BASE="$2"; shift ;;
-    --key) KEY="$2"; shift ;;
-    --keep) KEEP=1 ;;
-    *) ns_arg_other "$1" ;;
-    esac
-    shift
-done
+ns_args "--rounds=ROUNDS --dur=DUR --base=BASE --key=KEY --keep:KEEP" "$@"
 ns_need jq taskset cmake openssl git
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

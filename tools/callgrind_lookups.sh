@@ -31,19 +31,10 @@ SERVER_ARGS=""
 CLIENT_ARGS=""
 KEEP=0
 CAP_TOPICS=20000
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --count) COUNT="$2"; shift ;;
-    --topology) case "$2" in both) TOPOS="smoke capacity" ;; *) TOPOS="$2" ;; esac; shift ;;
-    --depth) DEPTHS="${2//,/ }"; shift ;;
-    --server-args) SERVER_ARGS="$2"; shift ;;
-    --client-args) CLIENT_ARGS="$2"; shift ;;
-    --topics) CAP_TOPICS="$2"; shift ;;
-    --keep) KEEP=1 ;;
-    *) ns_arg_other "$1" ;;
-    esac
-    shift
-done
+ns_args "--count=COUNT --topology=TOPOS --depth=DEPTHS --server-args=SERVER_ARGS \
+    --client-args=CLIENT_ARGS --topics=CAP_TOPICS --keep:KEEP" "$@"
+[ "$TOPOS" = both ] && TOPOS="smoke capacity"
+DEPTHS=${DEPTHS//,/ }
 ns_need valgrind callgrind_control jq cmake
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

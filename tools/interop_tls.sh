@@ -20,15 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build-test"
 M2="$HOME/.m2/repository"
 KEEP=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --build) BUILD="$2"; shift ;;
-    --m2) M2="$2"; shift ;;
-    --keep) KEEP=1 ;;
-    *) ns_arg_other "$1" ;;
-    esac
-    shift
-done
+ns_args "--build=BUILD --m2=M2 --keep:KEEP" "$@"
 ns_need java javac openssl
 [ -x "$BUILD/namesrvd" ] || { echo "interop_tls.sh: no $BUILD/namesrvd (build first)" >&2; exit 1; }
 ls "$M2"/org/apache/rocketmq/rocketmq-broker/5.3.3/*.jar >/dev/null 2>&1 ||

@@ -3,9 +3,11 @@
 #
 #   ns_usage               the script's header comment (line 2 up to the first
 #                          line that is not a comment) without its '# '
-#   ns_arg_other ARG       the last branch of a script's option case:
-#                          -h/--help prints the usage and exits 0; any other
-#                          ARG is refused ("NAME: unknown argument", exit 2)
+#   ns_args SPEC ARG...    the option loop, its options declared in SPEC, one
+#                          word each: --name=VAR takes a value into VAR,
+#                          --name:VAR is a flag that sets VAR=1. -h/--help
+#                          prints the usage and exits 0; an unknown ARG or a
+#                          missing value is refused (exit 2)
 #   ns_need TOOL...        exit 1 naming the first TOOL not on PATH
 #   ns_build_release SRC DIR TARGET...
 #                          a Release build (tests off) of the tree SRC in
@@ -19,11 +21,27 @@ ns_usage() {
     sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p;};}' "$0"
 }
 
-ns_arg_other() {
-    case "$1" in
-    -h | --help) ns_usage; exit 0 ;;
-    *) echo "$NS_CLI_NAME: unknown argument $1" >&2; exit 2 ;;
-    esac
+ns_args() {
+    local spec=" $1 " var
+    shift
+    while [ $# -gt 0 ]; do
+        case "$spec" in
+        *" $1="*)
+            var=${spec#*" $1="}
+            [ $# -ge 2 ] || { echo "$NS_CLI_NAME: $1 needs a value" >&2; exit 2; }
+            printf -v "${var%% *}" '%s' "$2"
+            shift 2 ;;
+        *" $1:"*)
+            var=${spec#*" $1:"}
+            printf -v "${var%% *}" 1
+            shift ;;
+        *)
+            case "$1" in
+            -h | --help) ns_usage; exit 0 ;;
+            *) echo "$NS_CLI_NAME: unknown argument $1" >&2; exit 2 ;;
+            esac ;;
+        esac
+    done
 }
 
 ns_need() {

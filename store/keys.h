@@ -98,13 +98,5 @@ static inline ns_buf_t ns_key_view(const char *s)
     ns_buf_t k = {(uint8_t *)(uintptr_t)s, strlen(s), 0};
     return k;
 }
-/* A walked key (ns_db_walk's ksuffix, kl) as a C string in tmp, which the
- * walk reuses for every record: borrowed until the next call on tmp. NULL
- * on ENOMEM. A key "a \0 b" reads as a; b follows the NUL. */
-static inline const char *ns_key_cstr(ns_buf_t *tmp, const uint8_t *ks, size_t kl)
-{
-    ns_buf_reset(tmp);
-    return ns_buf_append(tmp, ks, kl) == 0 ? (const char *)tmp->data : NULL;
-}
 
 #endif

@@ -132,17 +132,13 @@ int ns_user_del(ns_txn_t *t, const char *access_key)
 struct user_walk {
     ns_user_cb cb;
     void *ctx;
-    ns_buf_t key;
 };
 
-static int user_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int user_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct user_walk *w = ctx;
     ns_user_rec_t u;
-    const char *ak = ns_key_cstr(&w->key, ks, kl);
-    if (ak == NULL)
-        return NS_ENOMEM;
-    int rc = unpack_user(ak, v, vl, &u);
+    int rc = unpack_user(ks, v, vl, &u);
     if (rc != NS_OK)
         return rc;
     rc = w->cb(&u, w->ctx);
@@ -155,10 +151,8 @@ int ns_user_iter(ns_txn_t *t, ns_user_cb cb, void *ctx)
     MDB_dbi dbi;
     if (ns_dbi(t, NS_DB_USERS, &dbi) != NS_OK)
         return NS_OK; /* schema before v6: no users */
-    struct user_walk w = {cb, ctx, NS_BUF_INIT};
-    int rc = ns_db_walk(t, NS_DB_USERS, NULL, user_walk_cb, &w);
-    ns_buf_free(&w.key);
-    return rc;
+    struct user_walk w = {cb, ctx};
+    return ns_db_walk(t, NS_DB_USERS, NULL, user_walk_cb, &w);
 }
 
 void ns_user_rec_free(ns_user_rec_t *u)

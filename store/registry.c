@@ -125,25 +125,11 @@ ns_minid_change_t *ns_minid_change_new(const char *broker_name)
     return c;
 }
 
-int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr)
-{
-    char **to = ns_array_grow(c->to, c->n_to, sizeof *to);
-    if (to == NULL)
-        return NS_ENOMEM;
-    c->to = to;
-    if ((c->to[c->n_to] = strdup(addr)) == NULL)
-        return NS_ENOMEM;
-    c->n_to++;
-    return NS_OK;
-}
-
 void ns_minid_change_free(ns_minid_change_t *c)
 {
     if (c == NULL)
         return;
-    for (size_t i = 0; i < c->n_to; i++)
-        free(c->to[i]);
-    free(c->to);
+    ns_strlist_free(&c->to);
     free(c->broker_name);
     free(c->min_broker_addr);
     free(c->offline_broker_addr);
@@ -176,7 +162,7 @@ int ns_registry_minid_change(const ns_group_rec_t *g, const char *offline, const
             rc = NS_ENOMEM;
     }
     for (size_t i = skip_min ? 1 : 0; rc == NS_OK && i < g->n_addrs; i++)
-        rc = ns_minid_change_add_to(c, g->addrs[i].addr);
+        rc = ns_strlist_add(&c->to, g->addrs[i].addr);
     if (rc != NS_OK) {
         ns_minid_change_free(c);
         c = NULL;

@@ -35,14 +35,11 @@ set -euo pipefail
 QUICK=0
 KEEP=0
 OUT=""
-SRV_CPU=0
-CLI_CPU=1
-ns_args "--quick:QUICK --keep:KEEP --out=OUT --server-cpu=SRV_CPU --client-cpu=CLI_CPU" "$@"
+ns_args "--quick:QUICK --keep:KEEP --out=OUT $NS_PIN_OPTS" "$@"
 
 ns_need jq taskset cmake
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="${BUILD_DIR:-$ROOT/build-release}"
+BUILD=$RELEASE_DIR
 NAMESRVD="$BUILD/namesrvd"
 NSBENCH="$BUILD/nsbench"
 

@@ -16,14 +16,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/cli.sh"
 
-SRV_CPU=0
-CLI_CPU=1
 CG=0
-ns_args "--server-cpu=SRV_CPU --client-cpu=CLI_CPU --callgrind:CG" "$@"
+ns_args "$NS_PIN_OPTS --callgrind:CG" "$@"
 ns_need jq taskset cmake
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="${BUILD_DIR:-$ROOT/build-release}"
+BUILD=$RELEASE_DIR
 DUR="${DUR:-4}"
 ROUNDS="${ROUNDS:-3}"
 if [ ! -x "$BUILD/namesrvd" ] || [ ! -x "$BUILD/nsbench" ] || [ ! -x "$BUILD/namesrvctl" ]; then

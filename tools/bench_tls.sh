@@ -20,12 +20,9 @@ DUR=3
 BASE=main
 KEY=rsa
 KEEP=0
-SRV_CPU=0
-CLI_CPU=1
 ns_args "--rounds=ROUNDS --dur=DUR --base=BASE --key=KEY --keep:KEEP" "$@"
 ns_need jq taskset cmake openssl git
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/tools/lib/work.sh"
 ns_work_begin /tmp/nsbench-tls.XXXXXX bench_tls.sh 50
 log() { echo "[bench_tls $(date +%T)] $*" >&2; }

@@ -37,8 +37,7 @@ ns_args "--count=COUNT --topology=TOPOS --depth=DEPTHS --server-args=SERVER_ARGS
 DEPTHS=${DEPTHS//,/ }
 ns_need valgrind callgrind_control jq cmake
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="${BUILD_DIR:-$ROOT/build-release}"
+BUILD=$RELEASE_DIR
 ns_build_release "$ROOT" "$BUILD" namesrvd nsbench
 NAMESRVD="$BUILD/namesrvd"
 NSBENCH="$BUILD/nsbench"

@@ -16,7 +16,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/cli.sh"
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build-test"
 M2="$HOME/.m2/repository"
 KEEP=0

@@ -13,9 +13,18 @@
 #                          a Release build (tests off) of the tree SRC in
 #                          DIR; quiet, or the tail of its log and exit 1
 #
-# NAME in messages is the script's file name.
+# NAME in messages is the script's file name. Set on sourcing: ROOT, the top
+# of the tree the script is in; RELEASE_DIR, where its Release build goes
+# ($BUILD_DIR, else ROOT/build-release); SRV_CPU and CLI_CPU, the cores a
+# benchmark pins its server and client to (0 and 1), and NS_PIN_OPTS, the
+# ns_args words that change them.
 
 NS_CLI_NAME=$(basename "$0")
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RELEASE_DIR=${BUILD_DIR:-$ROOT/build-release}
+SRV_CPU=0
+CLI_CPU=1
+NS_PIN_OPTS="--server-cpu=SRV_CPU --client-cpu=CLI_CPU"
 
 ns_usage() {
     sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p;};}' "$0"

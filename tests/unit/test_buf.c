@@ -59,8 +59,9 @@ static void test_dec_write_in_place(void **state)
 {
     (void)state;
     int64_t p10 = 1;
-    for (int e = 0; e < 19; e++, p10 *= 10) {
+    for (int e = 0; e < 19; e++) {
         const int64_t vs[] = {p10 - 1, p10, p10 + 1, -p10, -(p10 - 1), (int64_t)UINT32_MAX + e - 9};
+        p10 = e < 18 ? p10 * 10 : p10; /* 10^18 is the last power of ten an int64_t holds */
         for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
             char want[32];
             int n = snprintf(want, sizeof want, "%lld", (long long)vs[i]);

@@ -11,6 +11,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "cmd.h"
+#include "ns/strlist.h"
 #include "ns/strmap.h"
 #include "ns/strpairs.h"
 
@@ -326,27 +327,9 @@ int ns_cmd_get_broker_member_group(ns_req_t *req)
 /* ---- topic lists ---- */
 
 typedef struct {
-    char **v;
-    size_t n;
+    ns_strlist_t names;
     int want_flag; /* -1: all; else sysflag filter mode */
 } names_t;
-
-static int names_add(names_t *l, const char *s)
-{
-    char **v = ns_array_grow(l->v, l->n, sizeof *v);
-    if (v == NULL)
-        return NS_ENOMEM;
-    l->v = v;
-    l->v[l->n] = strdup(s);
-    return l->v[l->n++] ? 0 : NS_ENOMEM;
-}
-
-static void names_free(names_t *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-}
 
 enum { ALL_TOPICS = -1, UNIT = 0, UNIT_SUB = 1, UNIT_SUB_NOT_UNIT = 2 };
 
@@ -358,7 +341,7 @@ static int topic_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
                 (l->want_flag == UNIT_SUB && (f & NS_TOPIC_FLAG_UNIT_SUB)) ||
                 (l->want_flag == UNIT_SUB_NOT_UNIT && (f & NS_TOPIC_FLAG_UNIT_SUB) &&
                  !(f & NS_TOPIC_FLAG_UNIT));
-    return keep ? names_add(l, topic) : 0;
+    return keep ? ns_strlist_add(&l->names, topic) : 0;
 }
 
 static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broker_addr)
@@ -366,14 +349,15 @@ static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broke
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);
     if (rc == NS_OK)
-        rc = ns_json_topic_list_encode(body, (const char *const *)l->v, l->n, broker_addr);
-    names_free(l);
+        rc = ns_json_topic_list_encode(body, (const char *const *)l->names.v, l->names.n,
+                                       broker_addr);
+    ns_strlist_free(&l->names);
     return ns_cmd_reply_body(req, rc, body);
 }
 
 static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
 {
-    names_t l = {NULL, 0, mode};
+    names_t l = {NS_STRLIST_INIT, mode};
     bool enabled = gated_by_topic_list ? req->srv->cfg->enable_topic_list
                                        : req->srv->cfg->enable_all_topic_list;
     if (!enabled)
@@ -414,7 +398,7 @@ static int cluster_topic_cb(const char *topic, void *ctx)
         return 0;
     if (ns_strmap_put(&b->seen, topic, b) != NS_OK)
         return NS_ENOMEM;
-    return names_add(b->out, topic);
+    return ns_strlist_add(&b->out->names, topic);
 }
 
 static int cluster_broker_cb(const char *broker, void *ctx)
@@ -425,7 +409,7 @@ static int cluster_broker_cb(const char *broker, void *ctx)
 
 int ns_cmd_get_topics_by_cluster(ns_req_t *req)
 {
-    names_t l = {NULL, 0, ALL_TOPICS};
+    names_t l = {NS_STRLIST_INIT, ALL_TOPICS};
     const char *cluster = ns_req_str(req, "cluster");
     if (!req->srv->cfg->enable_topic_list)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
@@ -438,33 +422,33 @@ int ns_cmd_get_topics_by_cluster(ns_req_t *req)
 static int pair_names_cb(const char *cluster, const char *broker, void *ctx)
 {
     names_t *l = ctx;
-    if (l->n == 0 || strcmp(l->v[l->n - 1], cluster) != 0)
-        return names_add(l, cluster);
+    if (l->names.n == 0 || strcmp(l->names.v[l->names.n - 1], cluster) != 0)
+        return ns_strlist_add(&l->names, cluster);
     return 0;
 }
 
 static int first_addr_cb(ns_group_rec_t *g, void *ctx)
 {
     names_t *l = ctx;
-    int rc = names_add(l, g->broker_name);
+    int rc = ns_strlist_add(&l->names, g->broker_name);
     if (rc == 0 && g->n_addrs > 0 && l->want_flag == ALL_TOPICS) {
-        l->want_flag = (int)l->n; /* remember where the first address went */
-        rc = names_add(l, g->addrs[0].addr);
+        l->want_flag = (int)l->names.n; /* remember where the first address went */
+        rc = ns_strlist_add(&l->names, g->addrs[0].addr);
     }
     return rc;
 }
 
 int ns_cmd_get_system_topic_list(ns_req_t *req)
 {
-    names_t l = {NULL, 0, ALL_TOPICS};
+    names_t l = {NS_STRLIST_INIT, ALL_TOPICS};
     int rc = ns_cluster_iter(req->txn, pair_names_cb, &l);
     rc = rc ? rc : ns_group_iter(req->txn, first_addr_cb, &l);
     char *addr = NULL;
     if (rc == NS_OK && l.want_flag >= 0) { /* take the address back out of the list */
-        addr = l.v[l.want_flag];
-        memmove(&l.v[l.want_flag], &l.v[l.want_flag + 1],
-                (l.n - (size_t)l.want_flag - 1) * sizeof *l.v);
-        l.n--;
+        addr = l.names.v[l.want_flag];
+        memmove(&l.names.v[l.want_flag], &l.names.v[l.want_flag + 1],
+                (l.names.n - (size_t)l.want_flag - 1) * sizeof *l.names.v);
+        l.names.n--;
     }
     rc = reply_topic_list(req, &l, rc, addr);
     free(addr);

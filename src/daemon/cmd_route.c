@@ -130,6 +130,15 @@ typedef struct {
     const char *topic, *accept_std, *zone, *zone_mode;
 } route_args_t;
 
+/* k[0..5) is "topic": two loads, not a call to memcmp (which gcc keeps for
+ * an odd length). */
+static inline bool key_is_topic(const char *k)
+{
+    uint32_t w;
+    memcpy(&w, k, 4);
+    return memcmp(&w, "topi", 4) == 0 && k[4] == 'c';
+}
+
 static void route_args(const ns_cmd_t *cmd, route_args_t *a)
 {
     unsigned seen = 0;
@@ -139,7 +148,7 @@ static void route_args(const ns_cmd_t *cmd, route_args_t *a)
         unsigned bit = 0;
         if (e->key == NULL)
             continue;
-        if (e->key_len == 5 && memcmp(e->key, "topic", 5) == 0)
+        if (e->key_len == 5 && key_is_topic(e->key))
             bit = 1;
         else if (e->key_len == 22 && memcmp(e->key, "acceptStandardJsonOnly", 22) == 0)
             bit = 2;
@@ -189,7 +198,11 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         return no_route(req, topic);
     if (rc != NS_OK)
         return rc;
-    ns_rsp_t rsp = {0};
+    ns_rsp_t rsp; /* ext[] unused (n_ext 0): not zeroed, 128 bytes per lookup */
+    rsp.code = NS_RSP_SUCCESS;
+    rsp.remark = NULL;
+    rsp.has_ext = false;
+    rsp.n_ext = 0;
     rsp.body = route.ptr;
     rsp.body_len = route.len;
     rsp.body_mapped = !derive; /* in the map, not in srv->derived */

@@ -50,22 +50,27 @@ static void say(walk_t *w, const char *what, const char *text)
     fflush(w->out);
 }
 
-/* Reads every record of dbi, byte by byte. */
-static int walk_dbi(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
+/* Reads records of dbi byte by byte: every one (whole), or only the first
+ * and the last, which reaches the root and the first and last leaf: what
+ * any lookup passes through first. records counts the whole walks' ones. */
+static int walk_dbi(walk_t *w, MDB_txn *txn, MDB_dbi dbi, bool whole)
 {
     MDB_cursor *cur = NULL;
     MDB_val k, v;
     int rc = mdb_cursor_open(txn, dbi, &cur);
     if (rc != 0)
         return rc;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    MDB_cursor_op op = MDB_FIRST;
+    while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
         const uint8_t *p = k.mv_data, *q = v.mv_data;
         for (size_t i = 0; i < k.mv_size; i++)
             w->sum += p[i];
         for (size_t i = 0; i < v.mv_size; i++)
             w->sum += q[i];
-        w->records++;
+        w->records += whole;
+        if (op == MDB_LAST)
+            break;
+        op = whole ? MDB_NEXT : MDB_LAST;
     }
     mdb_cursor_close(cur);
     return rc == MDB_NOTFOUND ? 0 : rc;
@@ -146,30 +151,6 @@ static int decode_all(walk_t *w, ns_txn_t *t)
     return rc;
 }
 
-/* Reads the root and the first and last leaf of dbi (and the records
- * there): what any lookup passes through first. */
-static int walk_edges(walk_t *w, MDB_txn *txn, MDB_dbi dbi)
-{
-    MDB_cursor *cur = NULL;
-    MDB_val k, v;
-    int rc = mdb_cursor_open(txn, dbi, &cur);
-    if (rc != 0)
-        return rc;
-    const MDB_cursor_op ops[2] = {MDB_FIRST, MDB_LAST};
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        rc = mdb_cursor_get(cur, &k, &v, ops[i]);
-        if (rc == 0) {
-            const uint8_t *p = k.mv_data, *q = v.mv_data;
-            for (size_t j = 0; j < k.mv_size; j++)
-                w->sum += p[j];
-            for (size_t j = 0; j < v.mv_size; j++)
-                w->sum += q[j];
-        }
-    }
-    mdb_cursor_close(cur);
-    return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
 /* The tables a start reads whole (ns_store_open, the liveness restore, the
  * users): small whatever the number of topics. */
 static bool read_at_start(int i)
@@ -186,7 +167,7 @@ static int quick_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
         if (!s->have_db[i])
             continue;
         say(w, "table", ns_db_names[i]);
-        rc = read_at_start(i) ? walk_dbi(w, t->txn, s->dbi[i]) : walk_edges(w, t->txn, s->dbi[i]);
+        rc = walk_dbi(w, t->txn, s->dbi[i], read_at_start(i));
     }
     return rc;
 }
@@ -195,19 +176,19 @@ static int quick_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
 static int full_part(walk_t *w, ns_store_t *s, ns_txn_t *t)
 {
     say(w, "table", "(free list)");
-    int rc = walk_dbi(w, t->txn, 0 /* FREE_DBI */);
+    int rc = walk_dbi(w, t->txn, 0 /* FREE_DBI */, true);
     if (rc == 0) {
         MDB_dbi main_dbi;
         say(w, "table", "(main directory)");
         rc = mdb_dbi_open(t->txn, NULL, 0, &main_dbi);
         if (rc == 0)
-            rc = walk_dbi(w, t->txn, main_dbi);
+            rc = walk_dbi(w, t->txn, main_dbi, true);
     }
     for (int i = 0; rc == 0 && i < NS_DB_COUNT; i++) {
         if (!s->have_db[i])
             continue;
         say(w, "table", ns_db_names[i]);
-        rc = walk_dbi(w, t->txn, s->dbi[i]);
+        rc = walk_dbi(w, t->txn, s->dbi[i], true);
     }
     return rc;
 }
@@ -256,9 +237,42 @@ static void child_main(const char *dir, FILE *out)
     _exit(0);
 }
 
-int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t *res)
+/* Forks a child that runs fn(dir, out), out the write end of a pipe, and
+ * exits; *in is the read end (not inherited by later execs; NULL when it
+ * could not be opened). The child's pid, or -1 with errno and nothing
+ * left open. */
+static pid_t spawn_child(void (*fn)(const char *, FILE *), const char *dir, FILE **in)
 {
     int fds[2];
+    *in = NULL;
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        FILE *out = fdopen(fds[1], "w");
+        if (out != NULL)
+            fn(dir, out);
+        _exit(0);
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    *in = fdopen(fds[0], "r");
+    if (*in == NULL)
+        close(fds[0]);
+    return pid;
+}
+
+int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t *res)
+{
     ns_buf_t *report = res->report;
     memset(res, 0, sizeof *res);
     memset(p, 0, sizeof *p);
@@ -267,31 +281,11 @@ int ns_store_check_spawn(const char *dir, ns_check_proc_t *p, ns_check_result_t 
     p->mu_init = true;
     res->report = report;
     snprintf(res->table, sizeof res->table, "(none)");
-    if (pipe(fds) != 0) {
-        snprintf(res->detail, sizeof res->detail, "pipe: %s", strerror(errno));
+    p->pid = spawn_child(child_main, dir, &p->in);
+    if (p->pid < 0) {
+        snprintf(res->detail, sizeof res->detail, "pipe or fork: %s", strerror(errno));
         return NS_EIO;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        snprintf(res->detail, sizeof res->detail, "fork: %s", strerror(errno));
-        return NS_EIO;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        FILE *out = fdopen(fds[1], "w");
-        if (out == NULL)
-            _exit(0);
-        child_main(dir, out);
-    }
-    close(fds[1]);
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC); /* not into a later child's exec */
-    p->pid = pid;
-    p->in = fdopen(fds[0], "r");
-    if (p->in == NULL)
-        close(fds[0]);
     return NS_OK;
 }
 
@@ -483,26 +477,11 @@ static bool get_field(FILE *in, char **out, size_t *n)
 
 int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out)
 {
-    int fds[2];
+    FILE *in = NULL;
     *n_out = 0;
-    if (pipe(fds) != 0)
+    pid_t pid = spawn_child(salvage_child, dir, &in);
+    if (pid < 0)
         return NS_EIO;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return NS_EIO;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        FILE *out = fdopen(fds[1], "w");
-        if (out)
-            salvage_child(dir, out);
-        _exit(0);
-    }
-    close(fds[1]);
-    FILE *in = fdopen(fds[0], "r");
     int rc = NS_OK;
     char *ns = NULL, *key = NULL, *val = NULL;
     size_t nn, kn, vn;
@@ -519,8 +498,6 @@ int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_
     }
     if (in)
         fclose(in);
-    else
-        close(fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

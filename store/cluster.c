@@ -33,7 +33,7 @@ int ns_cluster_has(ns_txn_t *t, const char *cluster, const char *broker_name)
     return rc;
 }
 
-static int stop_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int stop_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     return 1;
 }
@@ -52,16 +52,12 @@ struct pair_walk {
     ns_pair_cb cb;
     ns_name_cb name_cb;
     void *ctx;
-    ns_buf_t tmp;
 };
 
-static int pair_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int pair_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct pair_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
-    const char *a = (const char *)w->tmp.data;
+    const char *a = ks;
     size_t alen = strnlen(a, kl);
     if (w->name_cb)
         return w->name_cb(a, w->ctx); /* prefix walk: ks is the broker name */
@@ -72,20 +68,17 @@ static int pair_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t v
 
 int ns_cluster_iter(ns_txn_t *t, ns_pair_cb cb, void *ctx)
 {
-    struct pair_walk w = {cb, NULL, ctx, NS_BUF_INIT};
-    int rc = ns_db_walk(t, NS_DB_CLUSTERS, NULL, pair_walk_cb, &w);
-    ns_buf_free(&w.tmp);
-    return rc;
+    struct pair_walk w = {cb, NULL, ctx};
+    return ns_db_walk(t, NS_DB_CLUSTERS, NULL, pair_walk_cb, &w);
 }
 
 int ns_cluster_brokers_iter(ns_txn_t *t, const char *cluster, ns_name_cb cb, void *ctx)
 {
-    struct pair_walk w = {NULL, cb, ctx, NS_BUF_INIT};
+    struct pair_walk w = {NULL, cb, ctx};
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, cluster, NULL);
     if (rc == NS_OK)
         rc = ns_db_walk(t, NS_DB_CLUSTERS, &k, pair_walk_cb, &w);
     ns_buf_free(&k);
-    ns_buf_free(&w.tmp);
     return rc;
 }

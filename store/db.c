@@ -82,6 +82,8 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
 {
     MDB_dbi dbi;
     MDB_cursor *cur = NULL;
+    char room[256]; /* the key copy; every real key fits, a longer one goes to big */
+    ns_buf_t big = NS_BUF_INIT;
     int rc = ns_dbi(t, db, &dbi);
     if (rc != NS_OK)
         return rc;
@@ -95,15 +97,28 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < plen || (plen && memcmp(k.mv_data, prefix->data, plen) != 0))
             break;
-        int crc =
-            cb((const uint8_t *)k.mv_data + plen, k.mv_size - plen, v.mv_data, v.mv_size, ctx);
-        if (crc != 0) {
-            mdb_cursor_close(cur);
-            return crc;
+        const uint8_t *ks = (const uint8_t *)k.mv_data + plen;
+        size_t kl = k.mv_size - plen;
+        const char *key = room;
+        if (kl < sizeof room) {
+            memcpy(room, ks, kl);
+            room[kl] = 0;
+        } else {
+            ns_buf_reset(&big);
+            if (ns_buf_append(&big, ks, kl) != NS_OK) {
+                rc = NS_ENOMEM;
+                goto done;
+            }
+            key = (const char *)big.data;
         }
+        if ((rc = cb(key, kl, v.mv_data, v.mv_size, ctx)) != 0)
+            goto done;
     }
+    rc = rc == 0 || rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
+done:
     mdb_cursor_close(cur);
-    return rc == 0 || rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
+    ns_buf_free(&big);
+    return rc;
 }
 
 int ns_db_count(ns_txn_t *t, int db, size_t *out)

@@ -91,11 +91,11 @@ struct group_walk {
     void *ctx;
 };
 
-static int group_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int group_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct group_walk *w = ctx;
     ns_group_rec_t g;
-    int rc = group_decode((const char *)ks, kl, v, vl, &g);
+    int rc = group_decode(ks, kl, v, vl, &g);
     if (rc != NS_OK)
         return rc;
     rc = w->cb(&g, w->ctx);

@@ -81,8 +81,11 @@ int ns_db_put(ns_txn_t *t, int db, const ns_buf_t *key, const void *val, size_t 
 int ns_db_get(ns_txn_t *t, int db, const ns_buf_t *key, ns_slice_t *val);
 int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key); /* NS_OK when absent */
 /* Walks keys starting with prefix (all keys when prefix->len == 0). The
- * callback gets the key suffix after the prefix and the value. */
-typedef int (*ns_db_walk_cb)(const uint8_t *ksuffix, size_t klen, const uint8_t *val, size_t vlen,
+ * callback gets the key after the prefix as a NUL-terminated copy, borrowed
+ * for the call (so a two-part suffix "a \0 b" reads as the string a, and b
+ * is the string after a's NUL), its length, and the value. A callback's
+ * non-zero return stops the walk and is returned. */
+typedef int (*ns_db_walk_cb)(const char *key, size_t klen, const uint8_t *val, size_t vlen,
                              void *ctx);
 int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx);
 int ns_db_count(ns_txn_t *t, int db, size_t *out);

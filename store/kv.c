@@ -54,19 +54,16 @@ int ns_kv_del(ns_txn_t *t, const char *ns, const char *key)
 struct kv_walk {
     ns_kv_cb cb;
     void *ctx;
-    ns_buf_t tmp;
+    ns_buf_t val; /* NUL-terminated copy of the value */
 };
 
-static int kv_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int kv_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct kv_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK || ns_buf_append_u8(&w->tmp, 0) != NS_OK)
+    ns_buf_reset(&w->val);
+    if (ns_buf_append(&w->val, v, vl) != NS_OK)
         return NS_ENOMEM;
-    size_t off = w->tmp.len;
-    if (ns_buf_append(&w->tmp, v, vl) != NS_OK) /* NUL-terminated copy of the value */
-        return NS_ENOMEM;
-    return w->cb((const char *)w->tmp.data, (const char *)w->tmp.data + off, vl, w->ctx);
+    return w->cb(ks, (const char *)w->val.data, vl, w->ctx);
 }
 
 int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx)
@@ -79,31 +76,25 @@ int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx)
     if (rc == NS_OK)
         rc = ns_db_walk(t, NS_DB_KV, &prefix, kv_walk_cb, &w);
     ns_buf_free(&prefix);
-    ns_buf_free(&w.tmp);
+    ns_buf_free(&w.val);
     return rc;
 }
 
 struct name_walk {
     ns_name_cb cb;
     void *ctx;
-    ns_buf_t tmp;
 };
 
-static int name_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int name_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct name_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
-    return w->cb((const char *)w->tmp.data, w->ctx);
+    return w->cb(ks, w->ctx);
 }
 
 int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx)
 {
-    struct name_walk w = {cb, ctx, NS_BUF_INIT};
-    int rc = ns_db_walk(t, NS_DB_KVNS, NULL, name_walk_cb, &w);
-    ns_buf_free(&w.tmp);
-    return rc;
+    struct name_walk w = {cb, ctx};
+    return ns_db_walk(t, NS_DB_KVNS, NULL, name_walk_cb, &w);
 }
 
 int ns_kv_count(ns_txn_t *t, size_t *out)

@@ -105,11 +105,11 @@ struct live_walk {
     void *ctx;
 };
 
-static int live_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int live_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct live_walk *w = ctx;
     ns_live_rec_t r;
-    int rc = live_decode(ks, kl, v, vl, &r);
+    int rc = live_decode((const uint8_t *)ks, kl, v, vl, &r);
     if (rc != NS_OK)
         return rc;
     rc = w->cb(&r, w->ctx);

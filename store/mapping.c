@@ -28,18 +28,14 @@ struct mapping_walk {
     ns_mapping_cb cb;
     void *ctx;
     const char *topic; /* NULL: the key holds the topic too */
-    ns_buf_t tmp;
 };
 
-static int mapping_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int mapping_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct mapping_walk *w = ctx;
     ns_mapping_info_t m;
     ns_id_pair_t *pairs = NULL;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
-    const char *kstr = (const char *)w->tmp.data;
+    const char *kstr = ks;
     memset(&m, 0, sizeof m);
     if (w->topic) {
         m.topic = w->topic;
@@ -82,19 +78,16 @@ int ns_mapping_iter_topic(ns_txn_t *t, const char *topic, ns_mapping_cb cb, void
     int crc = ns_db_count(t, NS_DB_MAPPINGS, &n);
     if (crc != NS_OK || n == 0)
         return crc; /* the usual case: no static topics, no cursor needed */
-    struct mapping_walk w = {cb, ctx, topic, NS_BUF_INIT};
+    struct mapping_walk w = {cb, ctx, topic};
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, topic, NULL);
     rc = rc ? rc : ns_db_walk(t, NS_DB_MAPPINGS, &k, mapping_walk_cb, &w);
     ns_buf_free(&k);
-    ns_buf_free(&w.tmp);
     return rc;
 }
 
 int ns_mapping_iter(ns_txn_t *t, ns_mapping_cb cb, void *ctx)
 {
-    struct mapping_walk w = {cb, ctx, NULL, NS_BUF_INIT};
-    int rc = ns_db_walk(t, NS_DB_MAPPINGS, NULL, mapping_walk_cb, &w);
-    ns_buf_free(&w.tmp);
-    return rc;
+    struct mapping_walk w = {cb, ctx, NULL};
+    return ns_db_walk(t, NS_DB_MAPPINGS, NULL, mapping_walk_cb, &w);
 }

@@ -99,57 +99,48 @@ struct queue_walk {
     ns_name_cb name_cb;
     void *ctx;
     const char *topic;
-    ns_buf_t tmp;
     ns_buf_t last; /* ns_topic_iter: last topic reported */
 };
 
-static int topic_queue_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int topic_queue_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct queue_walk *w = ctx;
     ns_queue_data_t q;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
+    q.broker_name = ks;
     queue_decode(v, vl, &q);
-    q.broker_name = (const char *)w->tmp.data;
     return w->cb(w->topic, &q, w->ctx);
 }
 
 int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ctx)
 {
-    struct queue_walk w = {cb, NULL, ctx, topic, NS_BUF_INIT, NS_BUF_INIT};
+    struct queue_walk w = {cb, NULL, ctx, topic, NS_BUF_INIT};
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, topic, NULL);
     rc = rc ? rc : ns_db_walk(t, NS_DB_QUEUES, &k, topic_queue_cb, &w);
     ns_buf_free(&k);
-    ns_buf_free(&w.tmp);
     return rc;
 }
 
-static int broker_topic_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int broker_topic_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct queue_walk *w = ctx;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks, kl) != NS_OK)
-        return NS_ENOMEM;
-    return w->name_cb((const char *)w->tmp.data, w->ctx);
+    return w->name_cb(ks, w->ctx);
 }
 
 int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, void *ctx)
 {
-    struct queue_walk w = {NULL, cb, ctx, NULL, NS_BUF_INIT, NS_BUF_INIT};
+    struct queue_walk w = {NULL, cb, ctx, NULL, NS_BUF_INIT};
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, broker_name, NULL);
     rc = rc ? rc : ns_db_walk(t, NS_DB_BROKER_TOPICS, &k, broker_topic_cb, &w);
     ns_buf_free(&k);
-    ns_buf_free(&w.tmp);
     return rc;
 }
 
-static int all_topics_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int all_topics_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct queue_walk *w = ctx;
-    size_t tlen = strnlen((const char *)ks, kl);
+    size_t tlen = strnlen(ks, kl);
     if (tlen >= kl)
         return NS_ECORRUPT;
     if (w->last.len == tlen + 1 && memcmp(w->last.data, ks, tlen) == 0)
@@ -157,25 +148,21 @@ static int all_topics_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t 
     ns_buf_reset(&w->last);
     if (ns_buf_append(&w->last, ks, tlen) != NS_OK || ns_buf_append_u8(&w->last, 0) != NS_OK)
         return NS_ENOMEM;
-    ns_buf_reset(&w->tmp);
-    if (ns_buf_append(&w->tmp, ks + tlen + 1, kl - tlen - 1) != NS_OK)
-        return NS_ENOMEM;
     ns_queue_data_t q;
     queue_decode(v, vl, &q);
-    q.broker_name = (const char *)w->tmp.data;
+    q.broker_name = ks + tlen + 1;
     return w->cb((const char *)w->last.data, &q, w->ctx);
 }
 
 int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx)
 {
-    struct queue_walk w = {cb, NULL, ctx, NULL, NS_BUF_INIT, NS_BUF_INIT};
+    struct queue_walk w = {cb, NULL, ctx, NULL, NS_BUF_INIT};
     int rc = ns_db_walk(t, NS_DB_QUEUES, NULL, all_topics_cb, &w);
-    ns_buf_free(&w.tmp);
     ns_buf_free(&w.last);
     return rc;
 }
 
-static int stop_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int stop_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     return 1;
 }

@@ -15,6 +15,7 @@
 #include "ns/body.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "ns/strlist.h"
 #include "registry_int.h"
 
 static void dirty_clear(dirty_t *d)
@@ -124,25 +125,11 @@ ns_minid_change_t *ns_minid_change_new(const char *broker_name)
     return c;
 }
 
-int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr)
-{
-    char **to = ns_array_grow(c->to, c->n_to, sizeof *to);
-    if (to == NULL)
-        return NS_ENOMEM;
-    c->to = to;
-    if ((c->to[c->n_to] = strdup(addr)) == NULL)
-        return NS_ENOMEM;
-    c->n_to++;
-    return NS_OK;
-}
-
 void ns_minid_change_free(ns_minid_change_t *c)
 {
     if (c == NULL)
         return;
-    for (size_t i = 0; i < c->n_to; i++)
-        free(c->to[i]);
-    free(c->to);
+    ns_strlist_free(&c->to);
     free(c->broker_name);
     free(c->min_broker_addr);
     free(c->offline_broker_addr);
@@ -175,7 +162,7 @@ int ns_registry_minid_change(const ns_group_rec_t *g, const char *offline, const
             rc = NS_ENOMEM;
     }
     for (size_t i = skip_min ? 1 : 0; rc == NS_OK && i < g->n_addrs; i++)
-        rc = ns_minid_change_add_to(c, g->addrs[i].addr);
+        rc = ns_strlist_add(&c->to, g->addrs[i].addr);
     if (rc != NS_OK) {
         ns_minid_change_free(c);
         c = NULL;
@@ -238,8 +225,7 @@ struct absent_ctx {
     const char *broker_name;
     char **names;
     size_t n;
-    char **gone;
-    size_t n_gone;
+    ns_strlist_t gone;
 };
 
 static int absent_cb(const char *topic, void *ctx)
@@ -248,12 +234,7 @@ static int absent_cb(const char *topic, void *ctx)
     const char *key = topic;
     if (bsearch(&key, c->names, c->n, sizeof *c->names, cmp_str) != NULL)
         return 0;
-    char **g = ns_array_grow(c->gone, c->n_gone, sizeof *g);
-    if (g == NULL)
-        return NS_ENOMEM;
-    c->gone = g;
-    c->gone[c->n_gone] = strdup(topic);
-    return c->gone[c->n_gone++] ? 0 : NS_ENOMEM;
+    return ns_strlist_add(&c->gone, topic);
 }
 
 /* Topics with queue data for the broker that the body does not list
@@ -272,9 +253,7 @@ static int absent_topics(ns_txn_t *t, const ns_register_args_t *a, struct absent
 
 static void absent_free(struct absent_ctx *c)
 {
-    for (size_t i = 0; i < c->n_gone; i++)
-        free(c->gone[i]);
-    free(c->gone);
+    ns_strlist_free(&c->gone);
     free(c->names);
 }
 
@@ -285,17 +264,18 @@ static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t 
 {
     const ns_regbody_t *body = a->body;
     int rc = NS_OK;
-    struct absent_ctx c = {r, t, a->broker_name, NULL, 0, NULL, 0};
+    struct absent_ctx c = {r, t, a->broker_name, NULL, 0, NS_STRLIST_INIT};
     /* 10.1: topics the broker no longer lists leave the routes (only with
      * deleteTopicWithBrokerRegistration; the history records exactly those) */
     if (a->delete_absent_topics && body->n_mappings == 0) {
         if ((rc = absent_topics(t, a, &c)) != NS_OK)
             goto out;
-        for (size_t i = 0; i < c.n_gone; i++) {
+        for (size_t i = 0; i < c.gone.n; i++) {
+            const char *topic = c.gone.v[i];
             if (audit)
-                rc = ns_audit_list_add(&audit->removed, &audit->n_removed, c.gone[i], NULL, NULL);
-            rc = rc ? rc : ns_queue_del(t, c.gone[i], a->broker_name);
-            rc = rc ? rc : ns_registry_mark(r, c.gone[i]);
+                rc = ns_audit_list_add(&audit->removed, &audit->n_removed, topic, NULL, NULL);
+            rc = rc ? rc : ns_queue_del(t, topic, a->broker_name);
+            rc = rc ? rc : ns_registry_mark(r, topic);
             if (rc != NS_OK)
                 goto out;
         }

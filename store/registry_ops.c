@@ -7,31 +7,13 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
+#include "ns/strlist.h"
 #include "registry_int.h"
 
-struct perm_ctx {
-    ns_registry_t *r;
-    ns_txn_t *t;
-    char **topics;
-    size_t n;
-};
-
-static int collect_cb(const char *topic, void *ctx)
+/* Collects names into an ns_strlist_t: a walk cannot change what it walks. */
+static int collect_cb(const char *name, void *ctx)
 {
-    struct perm_ctx *c = ctx;
-    char **v = ns_array_grow(c->topics, c->n, sizeof *v);
-    if (v == NULL)
-        return NS_ENOMEM;
-    c->topics = v;
-    c->topics[c->n] = strdup(topic);
-    return c->topics[c->n++] ? 0 : NS_ENOMEM;
-}
-
-static void collect_free(struct perm_ctx *c)
-{
-    for (size_t i = 0; i < c->n; i++)
-        free(c->topics[i]);
-    free(c->topics);
+    return ns_strlist_add(ctx, name);
 }
 
 /* Clears the write bit on every queue data of a group (§6.5 step 4). */
@@ -56,7 +38,7 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
 {
     ns_live_rec_t lr = {0};
     ns_group_rec_t g = {0};
-    struct perm_ctx c = {r, t, NULL, 0};
+    ns_strlist_t c = NS_STRLIST_INIT;
     *removed = false;
     if (change)
         *change = NULL;
@@ -93,8 +75,8 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
         rc = rc ? rc : ns_cluster_del(t, cluster, broker_name);
         rc = rc ? rc : ns_queue_iter_broker(t, broker_name, collect_cb, &c);
         for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
-            rc = ns_queue_del(t, c.topics[i], broker_name);
-            rc = rc ? rc : ns_registry_mark(r, c.topics[i]);
+            rc = ns_queue_del(t, c.v[i], broker_name);
+            rc = rc ? rc : ns_registry_mark(r, c.v[i]);
         }
         goto out;
     }
@@ -107,7 +89,7 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
     if (rc == NS_OK && change && was_min && g.enable_acting_master)
         rc = ns_registry_minid_change(&g, addr, NULL, false, change);
 out:
-    collect_free(&c);
+    ns_strlist_free(&c);
     ns_group_rec_free(&g);
     ns_live_rec_free(&lr);
     return rc;
@@ -116,12 +98,12 @@ out:
 int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_name, bool add,
                            int *count)
 {
-    struct perm_ctx c = {r, t, NULL, 0};
+    ns_strlist_t c = NS_STRLIST_INIT;
     *count = 0;
     int rc = ns_queue_iter_broker(t, broker_name, collect_cb, &c);
     for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
         ns_queue_data_t q;
-        rc = ns_queue_get(t, c.topics[i], broker_name, &q);
+        rc = ns_queue_get(t, c.v[i], broker_name, &q);
         if (rc == NS_ENOTFOUND) {
             rc = NS_OK;
             continue;
@@ -133,31 +115,30 @@ int ns_registry_write_perm(ns_registry_t *r, ns_txn_t *t, const char *broker_nam
         if (perm == q.perm)
             continue;
         q.perm = perm;
-        rc = ns_queue_put(t, c.topics[i], &q);
-        rc = rc ? rc : ns_registry_mark(r, c.topics[i]);
+        rc = ns_queue_put(t, c.v[i], &q);
+        rc = rc ? rc : ns_registry_mark(r, c.v[i]);
     }
-    collect_free(&c);
+    ns_strlist_free(&c);
     return rc;
 }
 
 static int collect_broker_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 {
-    struct perm_ctx *c = ctx;
-    return collect_cb(q->broker_name, c);
+    return collect_cb(q->broker_name, ctx);
 }
 
 int ns_registry_delete_topic(ns_registry_t *r, ns_txn_t *t, const char *topic, const char *cluster)
 {
-    struct perm_ctx c = {r, t, NULL, 0};
+    ns_strlist_t c = NS_STRLIST_INIT;
     int rc;
     if (cluster && *cluster)
         rc = ns_cluster_brokers_iter(t, cluster, collect_cb, &c);
     else
         rc = ns_queue_iter_topic(t, topic, collect_broker_cb, &c);
     for (size_t i = 0; rc == NS_OK && i < c.n; i++)
-        rc = ns_queue_del(t, topic, c.topics[i]);
+        rc = ns_queue_del(t, topic, c.v[i]);
     rc = rc ? rc : ns_registry_mark(r, topic);
-    collect_free(&c);
+    ns_strlist_free(&c);
     return rc;
 }
 

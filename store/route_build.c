@@ -117,23 +117,13 @@ int ns_route_parts_own(ns_route_parts_t *p, void *mem)
     return NS_OK;
 }
 
-struct assemble_ctx {
-    ns_route_parts_t *p;
-    size_t cap_q;
-};
-
 static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 {
-    struct assemble_ctx *a = ctx;
-    ns_route_parts_t *p = a->p;
-    if (p->n_queues == a->cap_q) {
-        size_t cap = a->cap_q ? a->cap_q * 2 : 4;
-        ns_queue_data_t *nq = realloc(p->queues, cap * sizeof *nq);
-        if (nq == NULL)
-            return NS_ENOMEM;
-        p->queues = nq;
-        a->cap_q = cap;
-    }
+    ns_route_parts_t *p = ctx;
+    ns_queue_data_t *nq = ns_array_grow(p->queues, p->n_queues, sizeof *nq);
+    if (nq == NULL)
+        return NS_ENOMEM;
+    p->queues = nq;
     char *name = strdup(q->broker_name);
     if (ns_route_parts_own(p, name) != NS_OK)
         return NS_ENOMEM;
@@ -177,9 +167,8 @@ static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
 int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                       ns_route_parts_t *out)
 {
-    struct assemble_ctx a = {out, 0};
     memset(out, 0, sizeof *out);
-    int rc = ns_queue_iter_topic(txn, topic, queue_cb, &a);
+    int rc = ns_queue_iter_topic(txn, topic, queue_cb, out);
     if (rc != NS_OK)
         goto fail;
     out->brokers = calloc(out->n_queues + 1, sizeof *out->brokers);

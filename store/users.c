@@ -93,16 +93,11 @@ static int unpack_user(const char *ak, const uint8_t *v, size_t n, ns_user_rec_t
 
 int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out)
 {
-    ns_buf_t k = NS_BUF_INIT;
+    ns_buf_t k = ns_key_view(access_key);
     ns_slice_t v;
     memset(out, 0, sizeof *out);
-    int rc = ns_buf_append_str(&k, access_key);
-    if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_USERS, &k, &v);
-    if (rc == NS_OK)
-        rc = unpack_user(access_key, (const uint8_t *)v.ptr, v.len, out);
-    ns_buf_free(&k);
-    return rc;
+    int rc = ns_db_get(t, NS_DB_USERS, &k, &v);
+    return rc == NS_OK ? unpack_user(access_key, (const uint8_t *)v.ptr, v.len, out) : rc;
 }
 
 int ns_user_put(ns_txn_t *t, const ns_user_rec_t *u)
@@ -129,30 +124,21 @@ int ns_user_put(ns_txn_t *t, const ns_user_rec_t *u)
 
 int ns_user_del(ns_txn_t *t, const char *access_key)
 {
-    ns_buf_t k = NS_BUF_INIT;
-    int rc = ns_buf_append_str(&k, access_key);
-    if (rc == NS_OK)
-        rc = ns_db_get(t, NS_DB_USERS, &k, NULL);
-    if (rc == NS_OK)
-        rc = ns_db_del(t, NS_DB_USERS, &k);
-    ns_buf_free(&k);
-    return rc;
+    ns_buf_t k = ns_key_view(access_key);
+    int rc = ns_db_get(t, NS_DB_USERS, &k, NULL);
+    return rc == NS_OK ? ns_db_del(t, NS_DB_USERS, &k) : rc;
 }
 
 struct user_walk {
     ns_user_cb cb;
     void *ctx;
-    ns_buf_t key;
 };
 
-static int user_walk_cb(const uint8_t *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+static int user_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct user_walk *w = ctx;
     ns_user_rec_t u;
-    ns_buf_reset(&w->key);
-    if (ns_buf_append(&w->key, ks, kl) != NS_OK || ns_buf_append(&w->key, "", 1) != NS_OK)
-        return NS_ENOMEM;
-    int rc = unpack_user((const char *)w->key.data, v, vl, &u);
+    int rc = unpack_user(ks, v, vl, &u);
     if (rc != NS_OK)
         return rc;
     rc = w->cb(&u, w->ctx);
@@ -165,10 +151,8 @@ int ns_user_iter(ns_txn_t *t, ns_user_cb cb, void *ctx)
     MDB_dbi dbi;
     if (ns_dbi(t, NS_DB_USERS, &dbi) != NS_OK)
         return NS_OK; /* schema before v6: no users */
-    struct user_walk w = {cb, ctx, NS_BUF_INIT};
-    int rc = ns_db_walk(t, NS_DB_USERS, NULL, user_walk_cb, &w);
-    ns_buf_free(&w.key);
-    return rc;
+    struct user_walk w = {cb, ctx};
+    return ns_db_walk(t, NS_DB_USERS, NULL, user_walk_cb, &w);
 }
 
 void ns_user_rec_free(ns_user_rec_t *u)

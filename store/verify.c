@@ -26,18 +26,13 @@ static void violation(vctx_t *v, const char *fmt, const char *a, const char *b)
 #pragma GCC diagnostic pop
 
 /* I1 */
-static int kv_cb(const uint8_t *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
+static int kv_cb(const char *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
 {
     vctx_t *v = ctx;
-    size_t nlen = strnlen((const char *)ks, kl);
-    char *ns = strndup((const char *)ks, nlen);
-    if (ns == NULL)
-        return NS_ENOMEM;
-    if (nlen >= kl)
-        violation(v, "I1 kv: malformed key in namespace '%s'%s", ns, NULL);
-    else if (!ns_kv_ns_exists(v->t, ns))
-        violation(v, "I1 kv: namespace '%s' has keys but no kvns entry%s", ns, NULL);
-    free(ns);
+    if (strnlen(ks, kl) >= kl) /* ks reads as the namespace */
+        violation(v, "I1 kv: malformed key in namespace '%s'%s", ks, NULL);
+    else if (!ns_kv_ns_exists(v->t, ks))
+        violation(v, "I1 kv: namespace '%s' has keys but no kvns entry%s", ks, NULL);
     return 0;
 }
 
@@ -160,37 +155,25 @@ static int topic_cb(const char *topic, const ns_queue_data_t *first, void *ctx)
 }
 
 /* I6 (index -> queues) */
-static int index_cb(const uint8_t *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
+static int index_cb(const char *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
 {
     vctx_t *v = ctx;
-    size_t blen = strnlen((const char *)ks, kl);
+    size_t blen = strnlen(ks, kl);
     if (blen >= kl)
         return 0;
-    char *broker = strndup((const char *)ks, blen);
-    char *topic = strndup((const char *)ks + blen + 1, kl - blen - 1);
-    if (!broker || !topic) {
-        free(broker);
-        free(topic);
-        return NS_ENOMEM;
-    }
+    const char *broker = ks, *topic = ks + blen + 1;
     ns_queue_data_t q;
     if (ns_queue_get(v->t, topic, broker, &q) != NS_OK)
         violation(v, "I6 broker_topics: (%s, %s) has no queue data", broker, topic);
-    free(broker);
-    free(topic);
     return 0;
 }
 
 /* I7: every stored route belongs to a topic with queue data */
-static int route_cb(const uint8_t *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
+static int route_cb(const char *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
 {
     vctx_t *v = ctx;
-    char *topic = strndup((const char *)ks, kl);
-    if (topic == NULL)
-        return NS_ENOMEM;
-    if (!ns_topic_exists(v->t, topic))
-        violation(v, "I7 routes: route stored for topic '%s' without queue data%s", topic, NULL);
-    free(topic);
+    if (!ns_topic_exists(v->t, ks))
+        violation(v, "I7 routes: route stored for topic '%s' without queue data%s", ks, NULL);
     return 0;
 }
 

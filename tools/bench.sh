@@ -30,31 +30,16 @@
 #
 # Needs: cmake, a C compiler, jq, taskset, mdb_stat (optional).
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
 
 QUICK=0
 KEEP=0
 OUT=""
-SRV_CPU=0
-CLI_CPU=1
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --quick) QUICK=1 ;;
-    --keep) KEEP=1 ;;
-    --out) OUT="$2"; shift ;;
-    --server-cpu) SRV_CPU="$2"; shift ;;
-    --client-cpu) CLI_CPU="$2"; shift ;;
-    -h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench.sh: unknown argument $1" >&2; exit 1 ;;
-    esac
-    shift
-done
+ns_args "--quick:QUICK --keep:KEEP --out=OUT $NS_PIN_OPTS" "$@"
 
-for tool in jq taskset cmake; do
-    command -v "$tool" >/dev/null || { echo "bench.sh: $tool is required" >&2; exit 1; }
-done
+ns_need jq taskset cmake
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="${BUILD_DIR:-$ROOT/build-release}"
+BUILD=$RELEASE_DIR
 NAMESRVD="$BUILD/namesrvd"
 NSBENCH="$BUILD/nsbench"
 
@@ -93,10 +78,7 @@ SRC_NEWEST=$(cd "$ROOT" && find src store include migrations -type f \( -name '*
     -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -1 |
     awk '{ cmd = "date -u -d @" int($1) " +%H:%M"; cmd | getline t; close(cmd); print $2 " " t " UTC" }')
 log "building Release into $BUILD (sources $SRC_FP, newest $SRC_NEWEST)"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNS_BUILD_TESTS=OFF >"$WORK/cmake.log" 2>&1 ||
-    { cat "$WORK/cmake.log" >&2; exit 1; }
-cmake --build "$BUILD" -j2 --target namesrvd nsbench >"$WORK/build.log" 2>&1 ||
-    { tail -30 "$WORK/build.log" >&2; exit 1; }
+ns_build_release "$ROOT" "$BUILD" namesrvd nsbench
 
 # ---- helpers ----
 

@@ -14,31 +14,17 @@
 # 8 run; stable on a noisy machine), for the same three settings and `all`
 # with the secrets sealed (authKeyFile).
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
 
-SRV_CPU=0
-CLI_CPU=1
 CG=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --server-cpu) SRV_CPU="$2"; shift ;;
-    --client-cpu) CLI_CPU="$2"; shift ;;
-    --callgrind) CG=1 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_auth.sh: unknown argument $1" >&2; exit 1 ;;
-    esac
-    shift
-done
-for tool in jq taskset cmake; do
-    command -v "$tool" >/dev/null || { echo "bench_auth.sh: $tool is required" >&2; exit 1; }
-done
+ns_args "$NS_PIN_OPTS --callgrind:CG" "$@"
+ns_need jq taskset cmake
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="${BUILD_DIR:-$ROOT/build-release}"
+BUILD=$RELEASE_DIR
 DUR="${DUR:-4}"
 ROUNDS="${ROUNDS:-3}"
 if [ ! -x "$BUILD/namesrvd" ] || [ ! -x "$BUILD/nsbench" ] || [ ! -x "$BUILD/namesrvctl" ]; then
-    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNS_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$BUILD" -j2 --target namesrvd nsbench namesrvctl >/dev/null
+    ns_build_release "$ROOT" "$BUILD" namesrvd nsbench namesrvctl
 fi
 WORK=$(mktemp -d /tmp/nsauth.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

@@ -13,48 +13,27 @@
 #
 # Needs: cmake, a C compiler, jq, taskset, openssl, git.
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
 
 ROUNDS=5
 DUR=3
 BASE=main
 KEY=rsa
 KEEP=0
-SRV_CPU=0
-CLI_CPU=1
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --rounds) ROUNDS="$2"; shift ;;
-    --dur) DUR="$2"; shift ;;
-    --base) BASE="$2"; shift ;;
-    --key) KEY="$2"; shift ;;
-    --keep) KEEP=1 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_tls.sh: unknown argument $1" >&2; exit 1 ;;
-    esac
-    shift
-done
-for tool in jq taskset cmake openssl git; do
-    command -v "$tool" >/dev/null || { echo "bench_tls.sh: $tool is required" >&2; exit 1; }
-done
+ns_args "--rounds=ROUNDS --dur=DUR --base=BASE --key=KEY --keep:KEEP" "$@"
+ns_need jq taskset cmake openssl git
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/tools/lib/work.sh"
 ns_work_begin /tmp/nsbench-tls.XXXXXX bench_tls.sh 50
 log() { echo "[bench_tls $(date +%T)] $*" >&2; }
 
-build() { # src dir
-    cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DNS_BUILD_TESTS=OFF >"$2.cmake.log" 2>&1 ||
-        { cat "$2.cmake.log" >&2; exit 1; }
-    cmake --build "$2" -j2 --target namesrvd nsbench >"$2.build.log" 2>&1 ||
-        { tail -30 "$2.build.log" >&2; exit 1; }
-}
 log "building this tree and $BASE (Release)"
 NEW="$WORK/new"
 BASE_SRC="$WORK/base-src"
 mkdir -p "$BASE_SRC"
 git -C "$ROOT" archive "$BASE" | tar -x -C "$BASE_SRC"
-build "$ROOT" "$NEW"
-build "$BASE_SRC" "$WORK/base"
+ns_build_release "$ROOT" "$NEW" namesrvd nsbench
+ns_build_release "$BASE_SRC" "$WORK/base" namesrvd nsbench
 
 log "certificates ($KEY)"
 C="$WORK/certs"

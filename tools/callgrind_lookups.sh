@@ -22,6 +22,7 @@
 # Needs valgrind (callgrind_control), jq, cmake. Loopback only; every process
 # started here is stopped by its pid on exit.
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
 
 COUNT=100000
 TOPOS="smoke capacity"
@@ -30,28 +31,14 @@ SERVER_ARGS=""
 CLIENT_ARGS=""
 KEEP=0
 CAP_TOPICS=20000
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --count) COUNT="$2"; shift ;;
-    --topology) case "$2" in both) TOPOS="smoke capacity" ;; *) TOPOS="$2" ;; esac; shift ;;
-    --depth) DEPTHS="${2//,/ }"; shift ;;
-    --server-args) SERVER_ARGS="$2"; shift ;;
-    --client-args) CLIENT_ARGS="$2"; shift ;;
-    --topics) CAP_TOPICS="$2"; shift ;;
-    --keep) KEEP=1 ;;
-    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "callgrind_lookups.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-    shift
-done
-for tool in valgrind callgrind_control jq cmake; do
-    command -v "$tool" >/dev/null || { echo "callgrind_lookups.sh: $tool is required" >&2; exit 1; }
-done
+ns_args "--count=COUNT --topology=TOPOS --depth=DEPTHS --server-args=SERVER_ARGS \
+    --client-args=CLIENT_ARGS --topics=CAP_TOPICS --keep:KEEP" "$@"
+[ "$TOPOS" = both ] && TOPOS="smoke capacity"
+DEPTHS=${DEPTHS//,/ }
+ns_need valgrind callgrind_control jq cmake
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD="${BUILD_DIR:-$ROOT/build-release}"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNS_BUILD_TESTS=OFF >/dev/null
-cmake --build "$BUILD" -j2 --target namesrvd nsbench >/dev/null
+BUILD=$RELEASE_DIR
+ns_build_release "$ROOT" "$BUILD" namesrvd nsbench
 NAMESRVD="$BUILD/namesrvd"
 NSBENCH="$BUILD/nsbench"
 

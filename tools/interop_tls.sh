@@ -14,24 +14,13 @@
 # Needs: java + javac (17), the RocketMQ 5.3.3 jars and their dependencies in
 # a Maven repository (default ~/.m2/repository), openssl, a built namesrvd.
 set -euo pipefail
+. "$(dirname "$0")/lib/cli.sh"
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$ROOT/build-test"
 M2="$HOME/.m2/repository"
 KEEP=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --build) BUILD="$2"; shift ;;
-    --m2) M2="$2"; shift ;;
-    --keep) KEEP=1 ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "interop_tls.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-    shift
-done
-for tool in java javac openssl; do
-    command -v "$tool" >/dev/null || { echo "interop_tls.sh: $tool is required" >&2; exit 1; }
-done
+ns_args "--build=BUILD --m2=M2 --keep:KEEP" "$@"
+ns_need java javac openssl
 [ -x "$BUILD/namesrvd" ] || { echo "interop_tls.sh: no $BUILD/namesrvd (build first)" >&2; exit 1; }
 ls "$M2"/org/apache/rocketmq/rocketmq-broker/5.3.3/*.jar >/dev/null 2>&1 ||
     { echo "interop_tls.sh: no RocketMQ 5.3.3 broker jar under $M2" >&2; exit 1; }

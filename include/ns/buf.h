@@ -52,6 +52,7 @@ int ns_buf_append_str(ns_buf_t *b, const char *s);
 int ns_buf_append_u8(ns_buf_t *b, uint8_t v);
 int ns_buf_append_be16(ns_buf_t *b, uint16_t v);
 int ns_buf_append_be32(ns_buf_t *b, uint32_t v);
+/* Appends v in decimal (ns_dec_write). */
 int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v);
 int ns_buf_printf(ns_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The value of hex digit c (either case), -1 when c is not one. */
@@ -81,6 +82,63 @@ static inline void ns_be32_write(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)(v >> 16);
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
+}
+
+/* The one decimal integer writer, two digits at a time from ns_dec_pairs
+ * (buf.c). ns_dec_len(v) is how many bytes v takes ('-' and digits);
+ * ns_dec_write(p, v, len) writes exactly those len bytes at p (no NUL).
+ * Underneath, for callers that hold a magnitude already: ns_dec_len_u32
+ * counts its digits and ns_dec_put_u32/_u64 write them backwards so that
+ * they end just before `end`, returning where they start. Inline: a reply
+ * header patches its opaque with them on every route lookup, where a call
+ * into the base library showed. Growable buffers use ns_buf_append_i64_dec
+ * on top. */
+extern const char ns_dec_pairs[200];
+static inline size_t ns_dec_len_u32(uint32_t u)
+{
+    return 1u + (u >= 10u) + (u >= 100u) + (u >= 1000u) + (u >= 10000u) + (u >= 100000u) +
+           (u >= 1000000u) + (u >= 10000000u) + (u >= 100000000u) + (u >= 1000000000u);
+}
+static inline uint8_t *ns_dec_put_u32(uint8_t *end, uint32_t u)
+{
+    uint8_t *q = end;
+    while (u >= 100) {
+        uint32_t r = u % 100;
+        u /= 100;
+        *--q = (uint8_t)ns_dec_pairs[2 * r + 1];
+        *--q = (uint8_t)ns_dec_pairs[2 * r];
+    }
+    if (u >= 10) {
+        *--q = (uint8_t)ns_dec_pairs[2 * u + 1];
+        *--q = (uint8_t)ns_dec_pairs[2 * u];
+    } else {
+        *--q = (uint8_t)('0' + u);
+    }
+    return q;
+}
+static inline uint8_t *ns_dec_put_u64(uint8_t *end, uint64_t u)
+{
+    while (u > UINT32_MAX) { /* only 64-bit values pay for these divisions */
+        uint64_t r = u % 100;
+        u /= 100;
+        *--end = (uint8_t)ns_dec_pairs[2 * r + 1];
+        *--end = (uint8_t)ns_dec_pairs[2 * r];
+    }
+    return ns_dec_put_u32(end, (uint32_t)u);
+}
+static inline size_t ns_dec_len(int64_t v)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = v < 0;
+    for (; u > UINT32_MAX; u /= 10)
+        n++;
+    return n + ns_dec_len_u32((uint32_t)u);
+}
+static inline void ns_dec_write(uint8_t *p, int64_t v, size_t len)
+{
+    uint8_t *q = ns_dec_put_u64(p + len, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+    if (v < 0)
+        q[-1] = '-';
 }
 
 /* Room for element n of an array that grows one element at a time: when n

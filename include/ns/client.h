@@ -49,6 +49,9 @@ int ns_client_set_credentials(ns_client_t *c, const char *access_key, const char
 int ns_client_send(ns_client_t *c, const ns_cmd_t *req);
 /* Sends raw bytes as they are (for malformed-input tests). */
 int ns_client_send_raw(ns_client_t *c, const void *p, size_t n);
+/* How long ns_client_send / send_raw may wait for the peer to take the
+ * bytes (30 s unless set; negative: no limit). */
+void ns_client_set_send_timeout(ns_client_t *c, int timeout_ms);
 /* Reads the next whole frame into resp (any opaque). resp is reused; its
  * strings and body stay valid until the next recv/call on this client.
  * Returns NS_OK, NS_ETIMEDOUT, NS_ECONN (peer closed), NS_EINVAL. */

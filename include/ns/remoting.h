@@ -41,7 +41,11 @@ typedef struct {
     int32_t opaque;
     int32_t flag;
     uint8_t serialize_type; /* NS_SERIALIZE_JSON or NS_SERIALIZE_ROCKETMQ */
-    const char *remark;     /* NULL = no remark (omitted on encode) */
+    /* Set by a decoder that saw every ext value to be a valid name (1 to
+     * NS_NAME_MAX_BYTES bytes, no control byte): ns_names_check_header
+     * would pass. false = not known. */
+    bool ext_names_ok;
+    const char *remark; /* NULL = no remark (omitted on encode) */
     size_t remark_len;
     bool has_ext; /* encode: emit extFields (possibly {}) */
     const ns_ext_field_t *ext;

@@ -26,6 +26,7 @@
 
 #include "ns/buf.h"
 #include "ns/model.h"
+#include "ns/strlist.h"
 #include "ns/strmap.h"
 
 typedef struct ns_store ns_store_t;
@@ -394,14 +395,11 @@ typedef struct {
     char *min_broker_addr;     /* header minBrokerAddr */
     char *offline_broker_addr; /* header offlineBrokerAddr; NULL on registration */
     char *ha_broker_addr;      /* header haBrokerAddr; NULL on unregistration */
-    char **to;                 /* the recipients' addresses */
-    size_t n_to;
+    ns_strlist_t to;           /* the recipients' addresses */
 } ns_minid_change_t;
 
 /* Allocates an empty change for broker_name (NULL on out of memory). */
 ns_minid_change_t *ns_minid_change_new(const char *broker_name);
-/* Appends a copy of addr to c->to. NS_OK or NS_ENOMEM. */
-int ns_minid_change_add_to(ns_minid_change_t *c, const char *addr);
 /* Frees c and everything it holds; NULL is fine. */
 void ns_minid_change_free(ns_minid_change_t *c);
 

@@ -79,20 +79,25 @@ int ns_buf_append_be32(ns_buf_t *b, uint32_t v)
     return ns_buf_append(b, p, 4);
 }
 
+const char ns_dec_pairs[200] = {
+#define NS_DEC_PAIR(t)                                                                             \
+    t, '0', t, '1', t, '2', t, '3', t, '4', t, '5', t, '6', t, '7', t, '8', t, '9'
+    NS_DEC_PAIR('0'), NS_DEC_PAIR('1'), NS_DEC_PAIR('2'), NS_DEC_PAIR('3'), NS_DEC_PAIR('4'),
+    NS_DEC_PAIR('5'), NS_DEC_PAIR('6'), NS_DEC_PAIR('7'), NS_DEC_PAIR('8'), NS_DEC_PAIR('9'),
+#undef NS_DEC_PAIR
+};
+
 /* Written out by hand: snprintf("%lld") was the largest single cost of
  * encoding a batch of routes (four numbers per queue, two forms per topic). */
 int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v)
 {
-    char tmp[24];
-    char *p = tmp + sizeof tmp;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        *--p = '-';
-    return ns_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+    size_t n = ns_dec_len(v);
+    if ((b->cap <= b->len || n >= b->cap - b->len) && ns_buf_reserve(b, n) != NS_OK)
+        return NS_ENOMEM;
+    ns_dec_write(b->data + b->len, v, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return NS_OK;
 }
 
 int ns_hex_digit(char c)

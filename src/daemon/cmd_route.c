@@ -11,6 +11,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "cmd.h"
+#include "ns/strlist.h"
 #include "ns/strmap.h"
 #include "ns/strpairs.h"
 
@@ -129,6 +130,15 @@ typedef struct {
     const char *topic, *accept_std, *zone, *zone_mode;
 } route_args_t;
 
+/* k[0..5) is "topic": two loads, not a call to memcmp (which gcc keeps for
+ * an odd length). */
+static inline bool key_is_topic(const char *k)
+{
+    uint32_t w;
+    memcpy(&w, k, 4);
+    return memcmp(&w, "topi", 4) == 0 && k[4] == 'c';
+}
+
 static void route_args(const ns_cmd_t *cmd, route_args_t *a)
 {
     unsigned seen = 0;
@@ -138,7 +148,7 @@ static void route_args(const ns_cmd_t *cmd, route_args_t *a)
         unsigned bit = 0;
         if (e->key == NULL)
             continue;
-        if (e->key_len == 5 && memcmp(e->key, "topic", 5) == 0)
+        if (e->key_len == 5 && key_is_topic(e->key))
             bit = 1;
         else if (e->key_len == 22 && memcmp(e->key, "acceptStandardJsonOnly", 22) == 0)
             bit = 2;
@@ -188,7 +198,11 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
         return no_route(req, topic);
     if (rc != NS_OK)
         return rc;
-    ns_rsp_t rsp = {0};
+    ns_rsp_t rsp; /* ext[] unused (n_ext 0): not zeroed, 128 bytes per lookup */
+    rsp.code = NS_RSP_SUCCESS;
+    rsp.remark = NULL;
+    rsp.has_ext = false;
+    rsp.n_ext = 0;
     rsp.body = route.ptr;
     rsp.body_len = route.len;
     rsp.body_mapped = !derive; /* in the map, not in srv->derived */
@@ -313,27 +327,9 @@ int ns_cmd_get_broker_member_group(ns_req_t *req)
 /* ---- topic lists ---- */
 
 typedef struct {
-    char **v;
-    size_t n;
+    ns_strlist_t names;
     int want_flag; /* -1: all; else sysflag filter mode */
 } names_t;
-
-static int names_add(names_t *l, const char *s)
-{
-    char **v = ns_array_grow(l->v, l->n, sizeof *v);
-    if (v == NULL)
-        return NS_ENOMEM;
-    l->v = v;
-    l->v[l->n] = strdup(s);
-    return l->v[l->n++] ? 0 : NS_ENOMEM;
-}
-
-static void names_free(names_t *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-}
 
 enum { ALL_TOPICS = -1, UNIT = 0, UNIT_SUB = 1, UNIT_SUB_NOT_UNIT = 2 };
 
@@ -345,7 +341,7 @@ static int topic_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
                 (l->want_flag == UNIT_SUB && (f & NS_TOPIC_FLAG_UNIT_SUB)) ||
                 (l->want_flag == UNIT_SUB_NOT_UNIT && (f & NS_TOPIC_FLAG_UNIT_SUB) &&
                  !(f & NS_TOPIC_FLAG_UNIT));
-    return keep ? names_add(l, topic) : 0;
+    return keep ? ns_strlist_add(&l->names, topic) : 0;
 }
 
 static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broker_addr)
@@ -353,14 +349,15 @@ static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broke
     ns_buf_t *body = &req->srv->scratch;
     ns_buf_reset(body);
     if (rc == NS_OK)
-        rc = ns_json_topic_list_encode(body, (const char *const *)l->v, l->n, broker_addr);
-    names_free(l);
+        rc = ns_json_topic_list_encode(body, (const char *const *)l->names.v, l->names.n,
+                                       broker_addr);
+    ns_strlist_free(&l->names);
     return ns_cmd_reply_body(req, rc, body);
 }
 
 static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
 {
-    names_t l = {NULL, 0, mode};
+    names_t l = {NS_STRLIST_INIT, mode};
     bool enabled = gated_by_topic_list ? req->srv->cfg->enable_topic_list
                                        : req->srv->cfg->enable_all_topic_list;
     if (!enabled)
@@ -401,7 +398,7 @@ static int cluster_topic_cb(const char *topic, void *ctx)
         return 0;
     if (ns_strmap_put(&b->seen, topic, b) != NS_OK)
         return NS_ENOMEM;
-    return names_add(b->out, topic);
+    return ns_strlist_add(&b->out->names, topic);
 }
 
 static int cluster_broker_cb(const char *broker, void *ctx)
@@ -412,7 +409,7 @@ static int cluster_broker_cb(const char *broker, void *ctx)
 
 int ns_cmd_get_topics_by_cluster(ns_req_t *req)
 {
-    names_t l = {NULL, 0, ALL_TOPICS};
+    names_t l = {NS_STRLIST_INIT, ALL_TOPICS};
     const char *cluster = ns_req_str(req, "cluster");
     if (!req->srv->cfg->enable_topic_list)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
@@ -425,33 +422,33 @@ int ns_cmd_get_topics_by_cluster(ns_req_t *req)
 static int pair_names_cb(const char *cluster, const char *broker, void *ctx)
 {
     names_t *l = ctx;
-    if (l->n == 0 || strcmp(l->v[l->n - 1], cluster) != 0)
-        return names_add(l, cluster);
+    if (l->names.n == 0 || strcmp(l->names.v[l->names.n - 1], cluster) != 0)
+        return ns_strlist_add(&l->names, cluster);
     return 0;
 }
 
 static int first_addr_cb(ns_group_rec_t *g, void *ctx)
 {
     names_t *l = ctx;
-    int rc = names_add(l, g->broker_name);
+    int rc = ns_strlist_add(&l->names, g->broker_name);
     if (rc == 0 && g->n_addrs > 0 && l->want_flag == ALL_TOPICS) {
-        l->want_flag = (int)l->n; /* remember where the first address went */
-        rc = names_add(l, g->addrs[0].addr);
+        l->want_flag = (int)l->names.n; /* remember where the first address went */
+        rc = ns_strlist_add(&l->names, g->addrs[0].addr);
     }
     return rc;
 }
 
 int ns_cmd_get_system_topic_list(ns_req_t *req)
 {
-    names_t l = {NULL, 0, ALL_TOPICS};
+    names_t l = {NS_STRLIST_INIT, ALL_TOPICS};
     int rc = ns_cluster_iter(req->txn, pair_names_cb, &l);
     rc = rc ? rc : ns_group_iter(req->txn, first_addr_cb, &l);
     char *addr = NULL;
     if (rc == NS_OK && l.want_flag >= 0) { /* take the address back out of the list */
-        addr = l.v[l.want_flag];
-        memmove(&l.v[l.want_flag], &l.v[l.want_flag + 1],
-                (l.n - (size_t)l.want_flag - 1) * sizeof *l.v);
-        l.n--;
+        addr = l.names.v[l.want_flag];
+        memmove(&l.names.v[l.want_flag], &l.names.v[l.want_flag + 1],
+                (l.names.n - (size_t)l.want_flag - 1) * sizeof *l.names.v);
+        l.names.n--;
     }
     rc = reply_topic_list(req, &l, rc, addr);
     free(addr);

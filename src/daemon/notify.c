@@ -234,22 +234,22 @@ static void drop(const char *to, const char *what, const char *why)
 void ns_notifier_send(ns_notifier_t *n, ns_minid_change_t *c)
 {
     char *what = describe(c);
-    for (size_t i = 0; i < c->n_to; i++) {
+    for (size_t i = 0; i < c->to.n; i++) {
         if (n->stopped) {
-            drop(c->to[i], what, "shutting down");
+            drop(c->to.v[i], what, "shutting down");
             continue;
         }
         if (n->queued >= NS_NOTIFY_MAX_QUEUED) {
-            drop(c->to[i], what, "too many notifications waiting");
+            drop(c->to.v[i], what, "too many notifications waiting");
             continue;
         }
         job_t *j = calloc(1, sizeof *j);
         if (j == NULL || what == NULL || (j->what = strdup(what)) == NULL ||
-            (j->to = strdup(c->to[i])) == NULL ||
+            (j->to = strdup(c->to.v[i])) == NULL ||
             ns_notify_encode(c, n->next_opaque++, &j->frame) != NS_OK) {
             if (j)
                 job_free(j);
-            drop(c->to[i], what, "out of memory");
+            drop(c->to.v[i], what, "out of memory");
             continue;
         }
         j->n = n;

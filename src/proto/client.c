@@ -29,15 +29,16 @@
 
 #define CLIENT_MAX_FRAME (64u * 1024u * 1024u)
 #define READ_CHUNK 65536
-#define SEND_TIMEOUT_MS 30000 /* ns_client_send / send_raw have no timeout argument */
+#define SEND_TIMEOUT_MS 30000 /* ns_client_send / send_raw: the default of send_timeout_ms */
 
 struct ns_client {
     int fd;
     uint32_t next_opaque;
-    ns_buf_t rbuf;      /* received, not yet consumed bytes */
-    size_t consumed;    /* bytes at the front of rbuf owned by the last returned frame */
-    ns_buf_t wbuf;      /* encode scratch */
-    ns_tls_ctx_t *tctx; /* TLS: the context and session, else NULL */
+    int send_timeout_ms; /* ns_client_send / send_raw (no timeout argument) */
+    ns_buf_t rbuf;       /* received, not yet consumed bytes */
+    size_t consumed;     /* bytes at the front of rbuf owned by the last returned frame */
+    ns_buf_t wbuf;       /* encode scratch */
+    ns_tls_ctx_t *tctx;  /* TLS: the context and session, else NULL */
     ns_tls_sess_t *tls;
     ns_buf_t cbuf;                 /* TLS: ciphertext to send */
     char *access_key, *secret_key; /* sign requests when set (owned) */
@@ -156,6 +157,7 @@ int ns_client_connect(const char *host, int port, int timeout_ms, ns_client_t **
     c->fd = fd;
     fd = -1;
     c->next_opaque = 1;
+    c->send_timeout_ms = SEND_TIMEOUT_MS;
     ns_buf_init(&c->rbuf);
     ns_buf_init(&c->wbuf);
     *out = c;
@@ -399,12 +401,17 @@ static int send_cmd(ns_client_t *c, const ns_cmd_t *req, int64_t deadline)
 
 int ns_client_send(ns_client_t *c, const ns_cmd_t *req)
 {
-    return send_cmd(c, req, deadline_of(SEND_TIMEOUT_MS));
+    return send_cmd(c, req, deadline_of(c->send_timeout_ms));
 }
 
 int ns_client_send_raw(ns_client_t *c, const void *p, size_t n)
 {
-    return send_all(c, p, n, deadline_of(SEND_TIMEOUT_MS));
+    return send_all(c, p, n, deadline_of(c->send_timeout_ms));
+}
+
+void ns_client_set_send_timeout(ns_client_t *c, int timeout_ms)
+{
+    c->send_timeout_ms = timeout_ms;
 }
 
 /* Drops the frame returned by the previous recv from the front of rbuf. */

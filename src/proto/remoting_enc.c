@@ -12,20 +12,6 @@
 
 #define PUT_LIT(b, s) ns_buf_append((b), (s), sizeof(s) - 1)
 
-static int put_i32(ns_buf_t *b, int32_t v)
-{
-    char tmp[12];
-    char *p = tmp + sizeof tmp;
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        *--p = '-';
-    return ns_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
-}
-
 /* A JSON string literal. Printable ASCII without '"' and '\\' (nearly every
  * header value) is copied in one go; anything else goes through the
  * fastjson-style escaper in buf.c, which owns the escaping rules. */
@@ -56,7 +42,7 @@ static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
     if (ns_buf_reserve(b, est) != NS_OK)
         return NS_ENOMEM;
 
-    if (PUT_LIT(b, "{\"code\":") || put_i32(b, c->code))
+    if (PUT_LIT(b, "{\"code\":") || ns_buf_append_i64_dec(b, c->code))
         return NS_ENOMEM;
     if (c->has_ext) {
         bool first = true;
@@ -74,15 +60,15 @@ static int encode_json(ns_buf_t *b, const ns_cmd_t *c)
         if (PUT_LIT(b, "}"))
             return NS_ENOMEM;
     }
-    if (PUT_LIT(b, ",\"flag\":") || put_i32(b, c->flag) || PUT_LIT(b, ",\"language\":\"") ||
-        ns_buf_append_str(b, lang ? lang : "OTHER") || PUT_LIT(b, "\",\"opaque\":") ||
-        put_i32(b, c->opaque))
+    if (PUT_LIT(b, ",\"flag\":") || ns_buf_append_i64_dec(b, c->flag) ||
+        PUT_LIT(b, ",\"language\":\"") || ns_buf_append_str(b, lang ? lang : "OTHER") ||
+        PUT_LIT(b, "\",\"opaque\":") || ns_buf_append_i64_dec(b, c->opaque))
         return NS_ENOMEM;
     if (c->remark != NULL &&
         (PUT_LIT(b, ",\"remark\":") || put_json_str(b, c->remark, c->remark_len)))
         return NS_ENOMEM;
     if (PUT_LIT(b, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":") ||
-        put_i32(b, c->version) || PUT_LIT(b, "}"))
+        ns_buf_append_i64_dec(b, c->version) || PUT_LIT(b, "}"))
         return NS_ENOMEM;
     return NS_OK;
 }

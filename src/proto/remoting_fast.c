@@ -11,13 +11,19 @@
  *           "language":"CPP","opaque":5,"remark":"","version":333}\n
  *   ali-ons {"code":105,"language":"JAVA","opaque":1,"flag":0,"version":121,
  *           "extFields":{"topic":"T"}}
- * Known keys are recognised by one literal compare each, integers scanned
- * in one pass, strings scanned and copied into the arena eight bytes at a
- * time. Unknown members with a plain string or integer value are skipped.
- * Anything else (escapes, control characters, null, nested or numeric ext
- * values, fractions) returns
- * NS_EFALLBACK, and the general decoder (remoting_json.c) decodes the header
- * from scratch. Whitespace between tokens is allowed (JSON's), as trailing.
+ * Java's members come in fastjson's (sorted) order and are matched in that
+ * order first, each with its comma, key and colon in one literal
+ * (java_members); from the first member out of that order on, and for the
+ * other clients, known keys are recognised by one literal compare each.
+ * Integers are scanned in one pass, strings scanned and copied into the
+ * arena eight bytes at a time. Unknown members with a plain string or
+ * integer value are skipped. Anything else (escapes, control characters,
+ * null, nested or numeric ext values, fractions) returns NS_EFALLBACK,
+ * and the general decoder (remoting_json.c) decodes the header from
+ * scratch. Whitespace between tokens is allowed (JSON's), as trailing.
+ * Since no string it takes has a control byte, a header whose ext values
+ * are all 1-255 bytes long without DEL is marked ext_names_ok (the name
+ * check passes).
  *
  * Binary. The same fields at fixed offsets; the fast path copies strings
  * straight into the arena and declines (NS_EFALLBACK) anything the general
@@ -37,6 +43,7 @@
 #include <string.h>
 
 #include "ns/codes.h"
+#include "ns/names.h"
 #include "remoting_int.h"
 
 typedef struct {
@@ -184,7 +191,8 @@ static inline bool colon_str(fast_t *s, bool copy, const char **str, size_t *len
  * general decoder). */
 static inline bool scan_i32(fast_t *s, int32_t *out)
 {
-    skip_ws(s);
+    if (s->p < s->end && *s->p <= ' ')
+        skip_ws(s);
     const uint8_t *q = s->p;
     size_t left = (size_t)(s->end - q);
     bool neg = left > 0 && *q == '-';
@@ -252,17 +260,9 @@ static inline int ext_put(ns_cmd_msg_t *m, const char *k, size_t kn, const char 
     return NS_OK;
 }
 
-/* The value of extFields: an object of plain strings. A second extFields
- * replaces the first, as in the general decoder. */
-static int json_ext(fast_t *s, ns_cmd_msg_t *m)
+/* The entries of extFields after its '{', up to its '}'. */
+static int ext_entries(fast_t *s, ns_cmd_msg_t *m)
 {
-    if (!next_is(s, ':') || !next_is(s, '{'))
-        return NS_EFALLBACK;
-    m->cmd.n_ext = 0;
-    m->cmd.has_ext = true;
-    ns_hdr_index_drop(m); /* entries are pointers again (see ext_put) */
-    if (next_is(s, '}'))
-        return NS_OK;
     do {
         const char *k, *v;
         size_t kn, vn;
@@ -273,6 +273,43 @@ static int json_ext(fast_t *s, ns_cmd_msg_t *m)
             return rc;
     } while (next_is(s, ','));
     return next_is(s, '}') ? NS_OK : NS_EFALLBACK;
+}
+
+/* extFields that hold just a topic (a lookup's), its key's literal just
+ * matched: only the value is scanned. false, with s and m as they were
+ * before the key, for anything else: the member loop decodes the whole
+ * extFields then (json_ext is called from one place only, so that gcc keeps
+ * it inline, the scanner's state in registers). */
+static bool java_ext_topic(fast_t *s, ns_cmd_msg_t *m, const uint8_t *from)
+{
+    const char *v;
+    size_t vn;
+    char *k = s->out; /* "topic" took 7 bytes in the header: room for it and its NUL */
+    memcpy(k, "topic", 6);
+    s->out += 6;
+    if (plain_str(s, true, &v, &vn) && next_is(s, '}')) {
+        m->cmd.n_ext = 0;
+        m->cmd.has_ext = true;
+        ns_hdr_index_drop(m);
+        m->ext_storage[0] = (ns_ext_field_t){k, 5, v, vn};
+        m->cmd.n_ext = 1;
+        return true;
+    }
+    s->p = from;
+    s->out = k;
+    return false;
+}
+
+/* The value of extFields: an object of plain strings. A second extFields
+ * replaces the first, as in the general decoder. */
+static int json_ext(fast_t *s, ns_cmd_msg_t *m)
+{
+    if (!next_is(s, ':') || !next_is(s, '{'))
+        return NS_EFALLBACK;
+    m->cmd.n_ext = 0;
+    m->cmd.has_ext = true;
+    ns_hdr_index_drop(m); /* entries are pointers again (see ext_put) */
+    return next_is(s, '}') ? NS_OK : ext_entries(s, m);
 }
 
 /* One member, its key's opening quote consumed. */
@@ -341,6 +378,40 @@ static int json_member(fast_t *s, ns_cmd_msg_t *m)
     return scan_i32(s, &num) ? NS_OK : NS_EFALLBACK;
 }
 
+/* The members of a Java client's header in the order fastjson writes them
+ * (keys sorted): code, extFields, flag, language "JAVA", opaque,
+ * serializeTypeCurrentRPC "JSON", version. Each is recognised with its
+ * comma, key and colon in one literal compare and decoded as json_member
+ * would; at the first member that is not the expected one the member loop
+ * goes on from there, so another order or shape pays only the missed
+ * compare. Returns how many members were consumed (s->p after the last:
+ * at ',' or '}'), or -1 with *rc set. */
+static int java_members(fast_t *s, ns_cmd_msg_t *m, int *rc)
+{
+    *rc = NS_EFALLBACK;
+    if (!LIT(s, "\"code\":"))
+        return 0;
+    if (!scan_i32(s, &m->cmd.code))
+        return -1;
+    const uint8_t *at = s->p;
+    if (!LIT(s, ",\"extFields\":{\"topic\":\"") || !java_ext_topic(s, m, at))
+        return 1;
+    if (!LIT(s, ",\"flag\":"))
+        return 2;
+    if (!scan_i32(s, &m->cmd.flag))
+        return -1;
+    if (!LIT(s, ",\"language\":\"JAVA\",\"opaque\":"))
+        return 3;
+    m->cmd.language = NS_LANG_JAVA;
+    if (!scan_i32(s, &m->cmd.opaque))
+        return -1;
+    if (!LIT(s, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":"))
+        return 5;
+    if (!scan_i32(s, &m->cmd.version))
+        return -1;
+    return 7;
+}
+
 /* What both fast paths leave behind: the arena's length and NUL, ext (as
  * pointers again if they were offsets). */
 static void finish(ns_cmd_msg_t *m, const fast_t *s)
@@ -351,6 +422,41 @@ static void finish(ns_cmd_msg_t *m, const fast_t *s)
         ns_hdr_fix_pointers(m, false, 0);
     else
         m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
+}
+
+/* Whether [v, v+n) holds a DEL (0x7f): the exact "has a zero byte" word
+ * test on v ^ 0x7f.., the last word overlapping the one before (as names.c
+ * reads a name). */
+static inline bool has_del(const char *v, size_t n)
+{
+#ifdef HIGHS
+    if (n >= 8) {
+        uint64_t acc = 0, w;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, v + i, 8);
+            w ^= ONES * 0x7f;
+            acc |= (w - ONES) & ~w;
+        }
+        memcpy(&w, v + n - 8, 8);
+        w ^= ONES * 0x7f;
+        return ((acc | ((w - ONES) & ~w)) & HIGHS) != 0;
+    }
+#endif
+    return memchr(v, 0x7f, n) != NULL;
+}
+
+/* The JSON fast path's strings have no control byte below 0x20
+ * (plain_str): with every ext value 1-255 bytes long and without DEL, each
+ * is a valid name, and the per-request name check (dispatch) has nothing
+ * to look at. */
+static void note_names(ns_cmd_msg_t *m)
+{
+    bool ok = m->ext_index == NULL;
+    for (size_t i = 0; ok && i < m->cmd.n_ext; i++) {
+        const ns_ext_field_t *e = &m->ext_storage[i];
+        ok = e->val_len - 1 < NS_NAME_MAX_BYTES && !has_del(e->val, e->val_len);
+    }
+    m->cmd.ext_names_ok = ok;
 }
 
 /* The room both fast paths write into (see the top of the file). */
@@ -371,20 +477,26 @@ int ns_hdr_json_fast(const uint8_t *hdr, size_t n, ns_cmd_msg_t *m)
     s.out = (char *)m->arena.data;
     if (!next_is(&s, '{'))
         return NS_EFALLBACK;
-    if (!next_is(&s, '}')) {
+    int rc, k = java_members(&s, m, &rc);
+    if (k < 0)
+        return rc;
+    /* none: an empty object or the first member; some: after the last */
+    bool more = k == 0 ? !next_is(&s, '}') : next_is(&s, ',');
+    if (more) {
         do {
             if (!next_is(&s, '"'))
                 return NS_EFALLBACK;
-            int rc = json_member(&s, m);
+            rc = json_member(&s, m);
             if (rc != NS_OK)
                 return rc;
         } while (next_is(&s, ','));
-        if (!next_is(&s, '}'))
-            return NS_EFALLBACK;
     }
+    if ((more || k > 0) && !next_is(&s, '}'))
+        return NS_EFALLBACK;
     skip_ws(&s);
     if (s.p != s.end)
         return NS_EFALLBACK;
+    note_names(m);
     finish(m, &s);
     return NS_OK;
 }

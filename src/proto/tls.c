@@ -20,6 +20,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,9 +269,8 @@ struct ns_tls_server {
     pthread_mutex_t mu;
     SSL_CTX *cur; /* one reference of ours */
     uint64_t generation;
-    char *cert, *key, *password, *trust, *protocols, *ciphers;
-    ns_tls_auth_t auth;
-    stamp_t stamps[3]; /* cert, key, trust at the last attempt */
+    ns_tls_opts_t opts; /* our copy: its strings (STR_FIELDS) are ours */
+    stamp_t stamps[3];  /* cert, key, trust at the last attempt */
 };
 
 static void stamp_of(const char *path, stamp_t *st)
@@ -290,21 +291,17 @@ static bool stamp_eq(const stamp_t *a, const stamp_t *b)
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-static char *dup_or_null(const char *s)
-{
-    return set(s) ? strdup(s) : NULL;
-}
+/* The string fields of ns_tls_opts_t, which a server copies. */
+static const size_t STR_FIELDS[] = {
+    offsetof(ns_tls_opts_t, cert_path),    offsetof(ns_tls_opts_t, key_path),
+    offsetof(ns_tls_opts_t, key_password), offsetof(ns_tls_opts_t, trust_path),
+    offsetof(ns_tls_opts_t, protocols),    offsetof(ns_tls_opts_t, ciphers),
+};
+#define N_STR_FIELDS (sizeof STR_FIELDS / sizeof STR_FIELDS[0])
 
-static void server_opts(const ns_tls_server_t *s, ns_tls_opts_t *o)
+static const char **str_field(ns_tls_opts_t *o, size_t i)
 {
-    memset(o, 0, sizeof *o);
-    o->cert_path = s->cert;
-    o->key_path = s->key;
-    o->key_password = s->password;
-    o->trust_path = s->trust;
-    o->client_auth = s->auth;
-    o->protocols = s->protocols;
-    o->ciphers = s->ciphers;
+    return (const char **)(void *)((char *)o + STR_FIELDS[i]);
 }
 
 int ns_tls_server_new(const ns_tls_opts_t *opts, ns_tls_server_t **out, char *err, size_t errlen)
@@ -314,14 +311,15 @@ int ns_tls_server_new(const ns_tls_opts_t *opts, ns_tls_server_t **out, char *er
     if (s == NULL)
         return NS_ENOMEM;
     pthread_mutex_init(&s->mu, NULL);
-    s->cert = dup_or_null(opts->cert_path);
-    s->key = dup_or_null(opts->key_path);
-    s->password = dup_or_null(opts->key_password);
-    s->trust = dup_or_null(opts->trust_path);
-    s->protocols = dup_or_null(opts->protocols);
-    s->ciphers = dup_or_null(opts->ciphers);
-    s->auth = opts->client_auth;
-    int rc = ns_tls_server_reload(s, true, err, errlen);
+    ns_tls_opts_t in = *opts;
+    int rc = NS_OK;
+    s->opts.client_auth = opts->client_auth;
+    for (size_t i = 0; i < N_STR_FIELDS; i++) {
+        const char *v = *str_field(&in, i);
+        if (set(v) && (*str_field(&s->opts, i) = strdup(v)) == NULL)
+            rc = NS_ENOMEM;
+    }
+    rc = rc ? rc : ns_tls_server_reload(s, true, err, errlen);
     if (rc != NS_OK) {
         ns_tls_server_free(s);
         return rc;
@@ -336,29 +334,23 @@ void ns_tls_server_free(ns_tls_server_t *s)
         return;
     SSL_CTX_free(s->cur);
     pthread_mutex_destroy(&s->mu);
-    free(s->cert);
-    free(s->key);
-    free(s->password);
-    free(s->trust);
-    free(s->protocols);
-    free(s->ciphers);
+    for (size_t i = 0; i < N_STR_FIELDS; i++)
+        free((void *)(uintptr_t)*str_field(&s->opts, i));
     free(s);
 }
 
 int ns_tls_server_reload(ns_tls_server_t *s, bool force, char *err, size_t errlen)
 {
     stamp_t now[3];
-    stamp_of(s->cert, &now[0]);
-    stamp_of(s->key, &now[1]);
-    stamp_of(s->trust, &now[2]);
+    stamp_of(s->opts.cert_path, &now[0]);
+    stamp_of(s->opts.key_path, &now[1]);
+    stamp_of(s->opts.trust_path, &now[2]);
     if (!force && stamp_eq(&now[0], &s->stamps[0]) && stamp_eq(&now[1], &s->stamps[1]) &&
         stamp_eq(&now[2], &s->stamps[2]))
         return NS_EAGAIN;
     memcpy(s->stamps, now, sizeof now); /* a bad file is reported once per change */
-    ns_tls_opts_t o;
-    server_opts(s, &o);
     ns_tls_ctx_t *fresh = NULL;
-    int rc = ns_tls_ctx_new(&o, true, &fresh, err, errlen);
+    int rc = ns_tls_ctx_new(&s->opts, true, &fresh, err, errlen);
     if (rc != NS_OK)
         return rc;
     pthread_mutex_lock(&s->mu);

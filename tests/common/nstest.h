@@ -34,6 +34,9 @@ int nstest_damage_inner_page(const char *file, const char *table);
 char *nstest_read_text(const char *path);
 /* Writes text as the whole file; fails the test on error. Needs cmocka. */
 void nstest_write_text(const char *path, const char *text);
+/* Fails the test, printing text, unless it holds every one of needles
+ * (NULL-terminated). Needs cmocka. */
+void nstest_expect_all(const char *text, const char *const *needles);
 /* Occurrences of needle in the file (0 when it cannot be read). */
 int nstest_count_in_file(const char *path, const char *needle);
 /* A blocking TCP socket connected to 127.0.0.1:port (nstest_sock.c), with
@@ -62,7 +65,7 @@ void nstest_wall_tick(void);
 typedef struct {
     int pid;
     int port;
-    char *dir; /* owned by the caller (nstest_tmpdir) */
+    char *dir; /* borrowed: the directory given to nstest_server_start */
     char data[4096];
 } nstest_server_t;
 
@@ -84,6 +87,12 @@ int nstest_server_open(nstest_server_t *s, char **dir, const char *tag,
  * For teardown() functions; the counterpart of nstest_server_open(). */
 void nstest_server_close(nstest_server_t *s, char *dir);
 
+/* Occurrences of needle in s->dir/namesrvd.log now (0 when unreadable). */
+int nstest_log_count(const nstest_server_t *s, const char *needle);
+/* True once the log holds needle (polled up to timeout_ms): waits for what
+ * the server said instead of sleeping. */
+bool nstest_log_wait(const nstest_server_t *s, const char *needle, int timeout_ms);
+
 /* The usual cmocka fixture: a temp directory with a server in it. */
 typedef struct {
     char *dir;
@@ -95,6 +104,10 @@ int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args
 /* The same fixture with the directory only: the test starts the server
  * (nstest_server_start(&fx->srv, fx->dir, ...)); teardown stops it if so. */
 int nstest_fx_setup_dir(void **state, const char *tag);
+/* The same for a test's own fixture of size bytes whose first member is an
+ * nstest_fx_t: zeroed, with the directory and no server; released (the
+ * whole fixture) by nstest_fx_teardown. */
+int nstest_fx_setup_sized(void **state, size_t size, const char *tag);
 int nstest_fx_teardown(void **state);
 
 /* ---- the HTTP endpoint (nstest_http.c) ----
@@ -107,6 +120,16 @@ int nstest_server_start_http(nstest_server_t *s, const char *dir, const char *co
  * "namesrv_connections_closed_total"; 0 when absent, -1 when /metrics
  * cannot be read. */
 double nstest_metric(int http_port, const char *series);
+/* GET path of the HTTP endpoint: the status, the body in *out as a C
+ * string (caller frees). Fails the test when there is no answer. */
+int nstest_http_get(int http_port, const char *path, char **out);
+/* GET /metrics, which must answer 200; with check_dir, the scrape is
+ * written to check_dir/scrape.txt and promtool's `check metrics` must pass
+ * (its output fails the test). Returns the text; caller frees. */
+char *nstest_scrape(int http_port, const char *check_dir);
+/* The value of the sample whose line in a scrape is `series value`;
+ * absent when there is none. */
+double nstest_series(const char *text, const char *series, double absent);
 /* Polls a series until it is at least want, timeout_ms at most: waits for
  * what the server counted (a close, a refusal) instead of sleeping. */
 bool nstest_metric_wait_ge(int http_port, const char *series, double want, int timeout_ms);
@@ -115,6 +138,10 @@ bool nstest_metric_wait_ge(int http_port, const char *series, double want, int t
  * 62) for timeout_ms at most; returns its exit code (or -1). *out gets its
  * output (caller frees); out may be NULL. */
 int nstest_ctl(int timeout_ms, char **out, ...);
+/* Runs namesrvctl with NULL-terminated arguments (60 s at most) and fails
+ * the test, printing the output, unless it exits with want and its output
+ * holds needle (NULL: any output). Needs <cmocka.h>. */
+void nstest_ctl_expect(int want, const char *needle, ...);
 
 /* Fails the test when a namesrvctl exit code or output (from nstest_ctl) is
  * not what is wanted, printing the output. Need <cmocka.h>. */
@@ -147,6 +174,13 @@ void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const 
  * naming the code, if the call itself fails. */
 void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
                  int version, int timeout_ms, ns_cmd_msg_t *rsp);
+/* The same at version 5.3.3 without body or failing: returns the
+ * client's rc (NS_OK when rsp holds a reply), for a test that expects the
+ * call itself may fail (a server going away). */
+int nstest_try_call(struct ns_client *c, int code, const char *const *kv, int timeout_ms,
+                    ns_cmd_msg_t *rsp);
+/* The reply's remark as a C string in out (n bytes, "" when none). */
+void nstest_remark(const ns_cmd_msg_t *rsp, char *out, size_t n);
 
 /* One GET_BROKER_CLUSTER_INFO (3 s at most): the call's rc, and a reply
  * other than SUCCESS fails the test. For "is this connection served". */

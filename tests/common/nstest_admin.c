@@ -82,15 +82,8 @@ void nstest_register_two_topics(ns_client_t *c, const char *name, const char *ad
 void nstest_register_topics(ns_client_t *c, const char *cluster, const char *name, const char *addr,
                             const char *ha, ns_topic_config_t *topics, size_t n)
 {
-    ns_regbody_t b;
-    memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
-    b.topics = topics;
-    b.n_topics = n;
-    b.has_filter_server_list = true;
     ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
+    nstest_regbody_json(&body, topics, n);
     const char *kv[] = {"brokerAddr",  addr,    "brokerId",     "0", "brokerName", name,
                         "clusterName", cluster, "haServerAddr", ha,  NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
@@ -104,4 +97,40 @@ void nstest_local_name(ns_client_t *c, char *out, size_t n)
     socklen_t len = sizeof sa;
     assert_int_equal(getsockname(ns_client_fd(c), (struct sockaddr *)&sa, &len), 0);
     snprintf(out, n, "127.0.0.1:%d", ntohs(sa.sin_port));
+}
+
+void nstest_put_keys(ns_client_t *c, const char *ns, const char *prefix, int width, int n,
+                     const char *value)
+{
+    for (int i = 0; i < n; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s%0*d", prefix, width, i);
+        const char *kv[] = {"namespace", ns, "key", key, "value", value, NULL};
+        int code = nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, kv, NULL, 0, 10000);
+        if (code != NS_RSP_SUCCESS)
+            fail_msg("PUT_KV_CONFIG %s/%s: code %d", ns, key, code);
+    }
+}
+
+void nstest_regbody_json(ns_buf_t *out, ns_topic_config_t *topics, size_t n)
+{
+    ns_regbody_t b;
+    memset(&b, 0, sizeof b);
+    b.data_version.counter = 1;
+    b.data_version.timestamp = 1700000000000LL;
+    b.topics = topics;
+    b.n_topics = n;
+    b.has_filter_server_list = true;
+    ns_buf_reset(out);
+    assert_int_equal(ns_regbody_encode_json(out, &b), NS_OK);
+}
+
+void nstest_regbody_names(ns_buf_t *out, const char *const *names, size_t n)
+{
+    ns_topic_config_t *t = calloc(n ? n : 1, sizeof *t);
+    assert_non_null(t);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (ns_topic_config_t){(char *)names[i], 4, 4, 6, 0};
+    nstest_regbody_json(out, t, n);
+    free(t);
 }

@@ -32,6 +32,17 @@ void nstest_register_two_topics(ns_client_t *c, const char *name, const char *ad
  * list; haServerAddr ha. Fails the test unless SUCCESS. */
 void nstest_register_topics(ns_client_t *c, const char *cluster, const char *name, const char *addr,
                             const char *ha, ns_topic_config_t *topics, size_t n);
+/* PUT_KV_CONFIG of n keys, prefix then the index 0..n-1 zero-padded to
+ * width digits (0: as is), in namespace ns, each with value; fails unless
+ * each is SUCCESS. */
+void nstest_put_keys(ns_client_t *c, const char *ns, const char *prefix, int width, int n,
+                     const char *value);
+/* The JSON RegisterBrokerBody of topics (n of them) with DataVersion
+ * {1, 0, 1700000000000} and an empty filter-server list, into out (reset
+ * first); fails the test on error. */
+void nstest_regbody_json(ns_buf_t *out, ns_topic_config_t *topics, size_t n);
+/* The same for topics named names, each with 4/4 queues and perm 6. */
+void nstest_regbody_names(ns_buf_t *out, const char *const *names, size_t n);
 /* "127.0.0.1:PORT" of the client's end, as the server names its peer. */
 void nstest_local_name(ns_client_t *c, char *out, size_t n);
 

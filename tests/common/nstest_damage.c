@@ -51,6 +51,24 @@ static uint64_t table_root(const uint8_t *f, size_t n, const char *name)
     return 0;
 }
 
+/* Overwrites page pgno of file, after its 8-byte page number, with
+ * garbage (byte i: seed ^ i * mul) that still claims to be a branch page of
+ * many children. 0 or -1. */
+static int write_junk(const char *file, uint64_t pgno, uint8_t seed, int mul)
+{
+    uint8_t junk[PAGE];
+    for (int i = 0; i < PAGE; i++)
+        junk[i] = (uint8_t)(seed ^ (i * mul));
+    junk[10] = 0x01; /* P_BRANCH */
+    junk[11] = 0;
+    int fd = open(file, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t w = pwrite(fd, junk + 8, PAGE - 8, (off_t)(pgno * PAGE + 8));
+    close(fd);
+    return w == PAGE - 8 ? 0 : -1;
+}
+
 int nstest_damage_table(const char *file, const char *table)
 {
     uint8_t *f = NULL;
@@ -61,18 +79,7 @@ int nstest_damage_table(const char *file, const char *table)
     free(f);
     if (root == 0 || root == UINT64_MAX)
         return -1;
-    /* garbage that still claims to be a branch page of many children */
-    uint8_t junk[PAGE];
-    for (int i = 0; i < PAGE; i++)
-        junk[i] = (uint8_t)(0xA5 ^ (i * 31));
-    junk[10] = 0x01; /* P_BRANCH */
-    junk[11] = 0;
-    int fd = open(file, O_WRONLY);
-    if (fd < 0)
-        return -1;
-    ssize_t w = pwrite(fd, junk + 8, PAGE - 8, (off_t)(root * PAGE + 8));
-    close(fd);
-    return w == PAGE - 8 ? 0 : -1;
+    return write_junk(file, root, 0xA5, 31);
 }
 
 int nstest_damage_inner_page(const char *file, const char *table)
@@ -95,15 +102,5 @@ int nstest_damage_inner_page(const char *file, const char *table)
     free(f);
     if (child == 0 || (child + 1) * PAGE > n)
         return -1;
-    uint8_t junk[PAGE];
-    for (int i = 0; i < PAGE; i++)
-        junk[i] = (uint8_t)(0x5A ^ (i * 29));
-    junk[10] = 0x01; /* P_BRANCH */
-    junk[11] = 0;
-    int fd = open(file, O_WRONLY);
-    if (fd < 0)
-        return -1;
-    ssize_t w = pwrite(fd, junk + 8, PAGE - 8, (off_t)(child * PAGE + 8));
-    close(fd);
-    return w == PAGE - 8 ? 0 : -1;
+    return write_junk(file, child, 0x5A, 29);
 }

@@ -26,6 +26,7 @@ int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *
     char portfile[4096], log[4096], a_data[4200], a_port[4200], a_store[4200];
     memset(s, 0, sizeof *s);
     s->pid = -1;
+    s->dir = (char *)dir;
     snprintf(s->data, sizeof s->data, "%s/data", dir);
     snprintf(portfile, sizeof portfile, "%s/port", dir);
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
@@ -159,6 +160,25 @@ int nstest_server_open(nstest_server_t *s, char **dir, const char *tag,
     return 0;
 }
 
+int nstest_log_count(const nstest_server_t *s, const char *needle)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/namesrvd.log", s->dir);
+    return nstest_count_in_file(path, needle);
+}
+
+bool nstest_log_wait(const nstest_server_t *s, const char *needle, int timeout_ms)
+{
+    int64_t end = nstest_mono_ms() + timeout_ms;
+    for (;;) {
+        if (nstest_log_count(s, needle) > 0)
+            return true;
+        if (nstest_mono_ms() > end)
+            return false;
+        nstest_sleep_ms(20);
+    }
+}
+
 void nstest_server_close(nstest_server_t *s, char *dir)
 {
     nstest_server_stop(s, SIGKILL);
@@ -166,23 +186,44 @@ void nstest_server_close(nstest_server_t *s, char *dir)
     free(dir);
 }
 
-int nstest_ctl(int timeout_ms, char **out, ...)
+/* Runs namesrvctl with the NULL-terminated string arguments of ap (at
+ * most 62) for timeout_ms at most; its exit code, its output in *out
+ * (caller frees). */
+static int ctl_v(int timeout_ms, char **out, va_list ap)
 {
     const char *args[64];
     int n = 0;
-    va_list ap;
-    va_start(ap, out);
     for (const char *a = va_arg(ap, const char *); a && n < 62; a = va_arg(ap, const char *))
         args[n++] = a;
-    va_end(ap);
     args[n] = NULL;
+    return nstest_run(NS_NAMESRVCTL_PATH, args, out, timeout_ms);
+}
+
+int nstest_ctl(int timeout_ms, char **out, ...)
+{
     char *tmp = NULL;
-    int rc = nstest_run(NS_NAMESRVCTL_PATH, args, &tmp, timeout_ms);
+    va_list ap;
+    va_start(ap, out);
+    int rc = ctl_v(timeout_ms, &tmp, ap);
+    va_end(ap);
     if (out)
         *out = tmp;
     else
         free(tmp);
     return rc;
+}
+
+void nstest_ctl_expect(int want, const char *needle, ...)
+{
+    char *out = NULL;
+    va_list ap;
+    va_start(ap, needle);
+    int rc = ctl_v(60000, &out, ap);
+    va_end(ap);
+    NSTEST_EXPECT_RC(rc, want, out);
+    if (needle)
+        NSTEST_EXPECT_IN(out, needle);
+    free(out);
 }
 
 struct ns_client *nstest_connect(const nstest_server_t *s)
@@ -202,8 +243,9 @@ void nstest_cmd(ns_cmd_t *cmd, ns_ext_field_t *ext, int code, const char *const 
     ns_cmd_request_init(cmd, code, kv ? ext : NULL, n);
 }
 
-void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
-                 int version, int timeout_ms, ns_cmd_msg_t *rsp)
+/* One request (version, body as given); the client's rc. */
+static int call_rc(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
+                   int version, int timeout_ms, ns_cmd_msg_t *rsp)
 {
     ns_cmd_t cmd;
     ns_ext_field_t ext[16];
@@ -211,19 +253,34 @@ void nstest_call(struct ns_client *c, int code, const char *const *kv, const voi
     cmd.version = version;
     cmd.body = body;
     cmd.body_len = n;
-    int rc = ns_client_call(c, &cmd, timeout_ms, rsp);
+    return ns_client_call(c, &cmd, timeout_ms, rsp);
+}
+
+void nstest_call(struct ns_client *c, int code, const char *const *kv, const void *body, size_t n,
+                 int version, int timeout_ms, ns_cmd_msg_t *rsp)
+{
+    int rc = call_rc(c, code, kv, body, n, version, timeout_ms, rsp);
     if (rc != NS_OK)
         fail_msg("request %d: %s", code, ns_strerror(rc));
 }
 
+int nstest_try_call(struct ns_client *c, int code, const char *const *kv, int timeout_ms,
+                    ns_cmd_msg_t *rsp)
+{
+    ns_cmd_msg_init(rsp);
+    return call_rc(c, code, kv, NULL, 0, NS_VERSION_V5_3_3, timeout_ms, rsp);
+}
+
+void nstest_remark(const ns_cmd_msg_t *rsp, char *out, size_t n)
+{
+    snprintf(out, n, "%.*s", rsp->cmd.remark ? (int)rsp->cmd.remark_len : 0,
+             rsp->cmd.remark ? rsp->cmd.remark : "");
+}
+
 int nstest_cluster_info(struct ns_client *c)
 {
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
     ns_cmd_msg_t rsp;
-    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
-    ns_cmd_msg_init(&rsp);
-    int rc = ns_client_call(c, &cmd, 3000, &rsp);
+    int rc = nstest_try_call(c, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, 3000, &rsp);
     if (rc == NS_OK)
         assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
     ns_cmd_msg_free(&rsp);
@@ -263,7 +320,12 @@ int nstest_fx_setup(void **state, const char *tag, const char *const *extra_args
 
 int nstest_fx_setup_dir(void **state, const char *tag)
 {
-    nstest_fx_t *fx = calloc(1, sizeof *fx);
+    return nstest_fx_setup_sized(state, sizeof(nstest_fx_t), tag);
+}
+
+int nstest_fx_setup_sized(void **state, size_t size, const char *tag)
+{
+    nstest_fx_t *fx = calloc(1, size < sizeof *fx ? sizeof *fx : size);
     if (fx == NULL)
         return -1;
     fx->srv.pid = -1;

@@ -43,3 +43,10 @@ int nstest_count_in_file(const char *path, const char *needle)
     free(t);
     return n;
 }
+
+void nstest_expect_all(const char *text, const char *const *needles)
+{
+    for (size_t i = 0; needles[i]; i++)
+        if (text == NULL || strstr(text, needles[i]) == NULL)
+            fail_msg("expected '%s' in:\n%s", needles[i], text ? text : "(null)");
+}

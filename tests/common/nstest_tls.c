@@ -1,4 +1,4 @@
-/* nstest_tls.c - test certificates and log polling (nstest_tls.h). */
+/* nstest_tls.c - test certificates (nstest_tls.h). */
 #include "nstest_tls.h"
 
 #include <stdio.h>
@@ -77,37 +77,4 @@ int nstest_install_file(const char *src, const char *dst)
     if (rc == 0 && rename(tmp, dst) != 0)
         rc = -1;
     return rc;
-}
-
-int nstest_log_count(const nstest_server_t *s, const char *needle)
-{
-    char path[4096];
-    uint8_t *data = NULL;
-    size_t len = 0;
-    int n = 0;
-    snprintf(path, sizeof path, "%s/namesrvd.log", s->dir);
-    if (nstest_read_file(path, &data, &len) != 0)
-        return 0;
-    char *text = malloc(len + 1);
-    if (text) {
-        memcpy(text, data, len);
-        text[len] = 0;
-        for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-            n++;
-    }
-    free(text);
-    free(data);
-    return n;
-}
-
-bool nstest_log_wait(const nstest_server_t *s, const char *needle, int timeout_ms)
-{
-    int64_t end = nstest_mono_ms() + timeout_ms;
-    for (;;) {
-        if (nstest_log_count(s, needle) > 0)
-            return true;
-        if (nstest_mono_ms() > end)
-            return false;
-        nstest_sleep_ms(20);
-    }
 }

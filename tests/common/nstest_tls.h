@@ -1,5 +1,4 @@
-/* nstest_tls.h - certificates made with the openssl CLI for TLS tests, and
- * waiting for a line in a test server's log. */
+/* nstest_tls.h - certificates made with the openssl CLI for TLS tests. */
 #ifndef NS_TEST_TLS_H
 #define NS_TEST_TLS_H
 
@@ -21,11 +20,5 @@ int nstest_make_certs(const char *dir);
 /* Copies file src over dst atomically (dst.tmp + rename), as a deployment
  * tool would. 0 or -1. */
 int nstest_install_file(const char *src, const char *dst);
-
-/* True once s->dir/namesrvd.log (set s->dir after nstest_server_start) contains needle (polled up
- * to timeout_ms). */
-bool nstest_log_wait(const nstest_server_t *s, const char *needle, int timeout_ms);
-/* Occurrences of needle in the log now. */
-int nstest_log_count(const nstest_server_t *s, const char *needle);
 
 #endif

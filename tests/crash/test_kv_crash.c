@@ -373,44 +373,37 @@ static long env_long(const char *name, long def)
 }
 
 typedef struct {
+    nstest_fx_t base;
     crash_t *x;
-    char *dir;
-    nstest_server_t srv;
     bool passed;
 } fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
+    if (nstest_fx_setup_sized(state, sizeof(fx_t), "kvcrash") != 0)
         return -1;
-    fx->srv.pid = -1;
-    fx->x = calloc(1, sizeof *fx->x);
-    fx->dir = nstest_tmpdir("kvcrash");
-    if (fx->x == NULL || fx->dir == NULL) {
-        free(fx->x);
-        free(fx->dir);
-        free(fx);
+    fx_t *fx = *state;
+    if ((fx->x = calloc(1, sizeof *fx->x)) == NULL) {
+        nstest_fx_teardown(state);
         return -1;
     }
-    *state = fx;
     return 0;
 }
 
 static int teardown(void **state)
 {
     fx_t *fx = *state;
-    if (fx->srv.pid > 0)
-        nstest_server_stop(&fx->srv, SIGKILL);
+    if (fx->base.srv.pid > 0)
+        nstest_server_stop(&fx->base.srv, SIGKILL);
     for (int i = 0; i < NKEYS; i++)
         free(fx->x->keys[i].ops);
     for (int i = 0; i < NCONN; i++)
         ns_client_close(fx->x->conns[i].c);
     if (fx->passed)
-        nstest_rmtree(fx->dir);
+        nstest_rmtree(fx->base.dir);
     else
-        print_error("kept %s (data directory and namesrvd.log) for inspection\n", fx->dir);
-    free(fx->dir);
+        print_error("kept %s (data directory and namesrvd.log) for inspection\n", fx->base.dir);
+    free(fx->base.dir);
     free(fx->x);
     free(fx);
     return 0;
@@ -438,23 +431,23 @@ static void test_kv_crash(void **state)
         x->keys[i].last_acked = -1;
     }
     double t0 = now_ms();
-    assert_int_equal(nstest_server_start(&fx->srv, fx->dir, NULL), 0);
+    assert_int_equal(nstest_server_start(&fx->base.srv, fx->base.dir, NULL), 0);
     for (long it = 0; it < iterations; it++) {
         uint64_t acked_before = x->acked;
         int delay = 50 + (int)(xorshift(&x->kill_rng) % 351); /* 50..400 ms */
         double start = now_ms();
         x->first_ack_ms = 0;
-        int status = stream_and_kill(x, &fx->srv, start + delay);
+        int status = stream_and_kill(x, &fx->base.srv, start + delay);
         if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
             fail_msg("iteration %ld: namesrvd died before the kill (status 0x%x)", it, status);
-        if (nstest_server_start(&fx->srv, fx->dir, NULL) != 0)
+        if (nstest_server_start(&fx->base.srv, fx->base.dir, NULL) != 0)
             fail_msg("iteration %ld: namesrvd did not come back after kill -9", it);
-        verify(x, &fx->srv, (int)it);
+        verify(x, &fx->base.srv, (int)it);
         printf("# iteration %ld: killed after %d ms, %llu acked (first after %.0f ms)\n", it, delay,
                (unsigned long long)(x->acked - acked_before),
                x->first_ack_ms > 0 ? x->first_ack_ms - start : -1.0);
     }
-    int status = nstest_server_stop(&fx->srv, SIGTERM);
+    int status = nstest_server_stop(&fx->base.srv, SIGTERM);
     double elapsed = now_ms() - t0;
     printf("# totals: %ld iterations, %llu ops sent, %llu acknowledged (%llu puts, %llu deletes), "
            "%llu error replies, %llu unacknowledged ops found applied, %llu violations, "

@@ -52,24 +52,27 @@ static int fault(void)
     return 0;
 }
 
+/* The sync call `name` through its next definition (looked up once into
+ * *real), failed instead when the fault is due. */
+static int sync_call(sync_fn *real, const char *name, int fd)
+{
+    if (*real == NULL)
+        *real = (sync_fn)dlsym(RTLD_NEXT, name);
+    if (fault() != 0)
+        return -1;
+    return (*real)(fd);
+}
+
 int fsync(int fd)
 {
     static sync_fn real;
-    if (real == NULL)
-        real = (sync_fn)dlsym(RTLD_NEXT, "fsync");
-    if (fault() != 0)
-        return -1;
-    return real(fd);
+    return sync_call(&real, "fsync", fd);
 }
 
 int fdatasync(int fd)
 {
     static sync_fn real;
-    if (real == NULL)
-        real = (sync_fn)dlsym(RTLD_NEXT, "fdatasync");
-    if (fault() != 0)
-        return -1;
-    return real(fd);
+    return sync_call(&real, "fdatasync", fd);
 }
 
 typedef int (*open_fn)(const char *, int, ...);
@@ -103,15 +106,10 @@ int open(const char *path, int flags, ...)
     return fd;
 }
 
-int open64(const char *path, int flags, ...)
-{
-    static open_fn real;
-    va_list ap;
-    va_start(ap, flags);
-    int fd = open_with("open64", &real, path, flags, ap);
-    va_end(ap);
-    return fd;
-}
+/* Where off_t is 64 bits, open64 is open (glibc makes one an alias of the
+ * other), so the shim is too. */
+_Static_assert(sizeof(off_t) == 8, "open64 differs from open here");
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 /* the fortified two-argument forms (_FORTIFY_SOURCE: what libuv calls) */
 typedef int (*open2_fn)(const char *, int);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_auth.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -60,16 +61,6 @@ static void make_body(void)
     ns_buf_free(&b);
 }
 
-static void add_user(const char *data, const char *ak, const char *sk, const char *role,
-                     const char *extra1, const char *extra2)
-{
-    char *out = NULL;
-    int rc = ctl(&out, "user", "add", ak, "--data-dir", data, "--role", role, "--secret", sk,
-                 extra1, extra2, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-}
-
 static int start(void **state, const char *mode, bool users)
 {
     fx_t *fx = calloc(1, sizeof *fx);
@@ -77,13 +68,8 @@ static int start(void **state, const char *mode, bool users)
     make_body();
     fx->dir = nstest_tmpdir("auth");
     snprintf(data, sizeof data, "%s/data", fx->dir);
-    if (users) {
-        add_user(data, "admin1", "adminsecret", "admin", NULL, NULL);
-        add_user(data, "brk1", "brokersecret", "broker", "--brokers", "C1/broker-a");
-        add_user(data, "cli1", "clientsecret", "client", NULL, NULL);
-        add_user(data, "off1", "offsecret", "client", "--disable", NULL);
-        add_user(data, "far1", "farsecret", "client", "--allow", "10.0.0.0/8,::1");
-    }
+    if (users)
+        nstest_users_add(data, true);
     snprintf(a_mode, sizeof a_mode, "--authMode=%s", mode);
     const char *args[] = {a_mode, "--authPenaltyMaxMillis=0", NULL};
     if (nstest_server_start(&fx->srv, fx->dir, args) != 0)
@@ -117,36 +103,17 @@ static int teardown(void **state)
 {
     fx_t *fx = *state;
     ns_client_close(fx->bc);
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
 }
 
-/* One request on a new connection, signed when ak is set; the reply's code
- * (and its remark copied into remark, if given). */
+/* One request on a new connection (nstest_call_as), its remark in remark. */
 static int call_as(fx_t *fx, const char *ak, const char *sk, int code, const char *const *kv,
                    const char *body, char *remark, size_t rlen)
 {
-    ns_client_t *c = nstest_connect(&fx->srv);
-    if (ak)
-        assert_int_equal(ns_client_set_credentials(c, ak, sk), NS_OK);
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, code, kv, body, body ? strlen(body) : 0, NS_VERSION_V5_3_3, 10000, &rsp);
-    int got = rsp.cmd.code;
-    if (remark)
-        snprintf(remark, rlen, "%.*s", rsp.cmd.remark ? (int)rsp.cmd.remark_len : 0,
-                 rsp.cmd.remark ? rsp.cmd.remark : "");
-    ns_cmd_msg_free(&rsp);
-    ns_client_close(c);
-    return got;
+    return nstest_call_as(&fx->srv, ak, sk, code, kv, body, remark, rlen, NULL);
 }
-
-/* REGISTER_BROKER of broker-a signed by brk1 on a connection kept open (a
- * broker registered over a closed connection is unregistered). */
-static int register_a(fx_t *fx, const char *const *kv, char *remark, size_t rlen);
 
 static const char *const route_kv[] = {"topic", "T1", NULL};
 static const char *const reg_a[] = {
@@ -164,23 +131,6 @@ static const char *const reg_a_c2[] = {
 static const char *const wipe_kv[] = {"brokerName", "broker-a", NULL};
 static const char *const kv_put[] = {"namespace", "NS", "key", "k", "value", "v", NULL};
 
-static int register_a(fx_t *fx, const char *const *kv, char *remark, size_t rlen)
-{
-    if (fx->bc == NULL) {
-        fx->bc = nstest_connect(&fx->srv);
-        assert_int_equal(ns_client_set_credentials(fx->bc, "brk1", "brokersecret"), NS_OK);
-    }
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(fx->bc, NS_REQ_REGISTER_BROKER, kv, body_a, strlen(body_a), NS_VERSION_V5_3_3,
-                10000, &rsp);
-    int got = rsp.cmd.code;
-    snprintf(remark, rlen, "%.*s", rsp.cmd.remark ? (int)rsp.cmd.remark_len : 0,
-             rsp.cmd.remark ? rsp.cmd.remark : "");
-    ns_cmd_msg_free(&rsp);
-    return got;
-}
-
 #define EXPECT_CODE(want, got, remark)                                                             \
     do {                                                                                           \
         int g_ = (got);                                                                            \
@@ -188,80 +138,58 @@ static int register_a(fx_t *fx, const char *const *kv, char *remark, size_t rlen
             fail_msg("code %d, expected %d (remark: %s)", g_, (want), (remark));                   \
     } while (0)
 
+typedef nstest_call_case_t call_t;
+#define EXPECT_CALLS(fx, calls) NSTEST_EXPECT_CALLS(&(fx)->srv, calls)
+
+static const char QD_A[] = "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":4,"
+                           "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}]}";
+static const char QD_B[] = "{\"queueDatas\":[{\"brokerName\":\"broker-b\",\"readQueueNums\":4,"
+                           "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}]}";
+static const char *const topic_kv[] = {"topic", "T9", NULL};
+static const char PROPS[] = "orderMessageEnable=true";
+
 static void test_writes_mode(void **state)
 {
     fx_t *fx = *state;
-    char r[256] = "";
-    /* reads stay open, unsigned */
-    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
-                call_as(fx, NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r, sizeof r),
-                r);
-    /* registration: unsigned refused, the broker user under its name allowed */
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_REGISTER_BROKER, reg_a, body_a, r, sizeof r), r);
-    EXPECT_IN(r, "needs a signed request");
-    EXPECT_CODE(NS_RSP_SUCCESS, register_a(fx, reg_a, r, sizeof r), r);
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r, sizeof r),
-                r);
-    /* a broker name, or a cluster, not granted: no fake broker */
-    EXPECT_CODE(
-        NS_RSP_NO_PERMISSION,
-        call_as(fx, "brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_b, body_a, r, sizeof r), r);
-    EXPECT_IN(r, "not granted broker name 'broker-b'");
-    EXPECT_CODE(
-        NS_RSP_NO_PERMISSION,
-        call_as(fx, "brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_a_c2, body_a, r, sizeof r),
-        r);
-    EXPECT_CODE(
-        NS_RSP_NO_PERMISSION,
-        call_as(fx, "brk1", "brokersecret", NS_REQ_UNREGISTER_BROKER, reg_b, NULL, r, sizeof r), r);
-    /* REGISTER_TOPIC_IN_NAMESRV: only queue data of granted broker names */
-    const char *const topic_kv[] = {"topic", "T9", NULL};
-    const char *qd_b = "{\"queueDatas\":[{\"brokerName\":\"broker-b\",\"readQueueNums\":4,"
-                       "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}]}";
-    const char *qd_a = "{\"queueDatas\":[{\"brokerName\":\"broker-a\",\"readQueueNums\":4,"
-                       "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}]}";
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, "brk1", "brokersecret", NS_REQ_REGISTER_TOPIC_IN_NAMESRV, topic_kv,
-                        qd_b, r, sizeof r),
-                r);
-    EXPECT_IN(r, "not granted broker name 'broker-b'");
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, "brk1", "brokersecret", NS_REQ_REGISTER_TOPIC_IN_NAMESRV, topic_kv,
-                        qd_a, r, sizeof r),
-                r);
-    /* a client may not register; a broker may not wipe permissions */
-    EXPECT_CODE(
-        NS_RSP_NO_PERMISSION,
-        call_as(fx, "cli1", "clientsecret", NS_REQ_REGISTER_BROKER, reg_a, body_a, r, sizeof r), r);
-    EXPECT_IN(r, "needs role broker; this AccessKey has role client");
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, "brk1", "brokersecret", NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe_kv, NULL,
-                        r, sizeof r),
-                r);
-    EXPECT_IN(r, "needs role admin");
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, "admin1", "adminsecret", NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe_kv,
-                        NULL, r, sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
-    EXPECT_CODE(
-        NS_RSP_SUCCESS,
-        call_as(fx, "admin1", "adminsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
-    /* UPDATE_NAMESRV_CONFIG needs an admin */
-    const char *props = "orderMessageEnable=true";
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, r, sizeof r), r);
-    EXPECT_CODE(
-        NS_RSP_NO_PERMISSION,
-        call_as(fx, "cli1", "clientsecret", NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, r, sizeof r),
-        r);
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, "admin1", "adminsecret", NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props, r,
-                        sizeof r),
-                r);
+    const call_t calls[] = {
+        /* reads stay open, unsigned */
+        {NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_TOPIC_NOT_EXIST, NULL,
+         false},
+        /* registration: unsigned refused, the broker user under its name allowed */
+        {NULL, NULL, NS_REQ_REGISTER_BROKER, reg_a, body_a, NS_RSP_NO_PERMISSION,
+         "needs a signed request", NULL},
+        {"brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_a, body_a, NS_RSP_SUCCESS, NULL,
+         &fx->bc},
+        {NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_SUCCESS, NULL, NULL},
+        /* a broker name, or a cluster, not granted: no fake broker */
+        {"brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_b, body_a, NS_RSP_NO_PERMISSION,
+         "not granted broker name 'broker-b'", NULL},
+        {"brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_a_c2, body_a, NS_RSP_NO_PERMISSION,
+         NULL, NULL},
+        {"brk1", "brokersecret", NS_REQ_UNREGISTER_BROKER, reg_b, NULL, NS_RSP_NO_PERMISSION, NULL,
+         false},
+        /* REGISTER_TOPIC_IN_NAMESRV: only queue data of granted broker names */
+        {"brk1", "brokersecret", NS_REQ_REGISTER_TOPIC_IN_NAMESRV, topic_kv, QD_B,
+         NS_RSP_NO_PERMISSION, "not granted broker name 'broker-b'", NULL},
+        {"brk1", "brokersecret", NS_REQ_REGISTER_TOPIC_IN_NAMESRV, topic_kv, QD_A, NS_RSP_SUCCESS,
+         NULL, NULL},
+        /* a client may not register; a broker may not wipe permissions */
+        {"cli1", "clientsecret", NS_REQ_REGISTER_BROKER, reg_a, body_a, NS_RSP_NO_PERMISSION,
+         "needs role broker; this AccessKey has role client", NULL},
+        {"brk1", "brokersecret", NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe_kv, NULL,
+         NS_RSP_NO_PERMISSION, "needs role admin", NULL},
+        {"admin1", "adminsecret", NS_REQ_WIPE_WRITE_PERM_OF_BROKER, wipe_kv, NULL, NS_RSP_SUCCESS,
+         NULL, NULL},
+        {NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_NO_PERMISSION, NULL, NULL},
+        {"admin1", "adminsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_SUCCESS, NULL, NULL},
+        /* UPDATE_NAMESRV_CONFIG needs an admin */
+        {NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, PROPS, NS_RSP_NO_PERMISSION, NULL, NULL},
+        {"cli1", "clientsecret", NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, PROPS, NS_RSP_NO_PERMISSION,
+         NULL, NULL},
+        {"admin1", "adminsecret", NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, PROPS, NS_RSP_SUCCESS, NULL,
+         false},
+    };
+    EXPECT_CALLS(fx, calls);
 }
 
 /* Wrong secret, unknown key and disabled user get the same answer; an
@@ -269,7 +197,7 @@ static void test_writes_mode(void **state)
 static void test_bad_credentials(void **state)
 {
     fx_t *fx = *state;
-    char r1[256], r2[256], r3[256], r[256];
+    char r1[256], r2[256], r3[256];
     EXPECT_CODE(
         NS_RSP_NO_PERMISSION,
         call_as(fx, "admin1", "wrongsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r1, sizeof r1),
@@ -286,15 +214,13 @@ static void test_bad_credentials(void **state)
     assert_string_equal(r1, r3);
     assert_null(strstr(r1, "adminsecret"));
     /* a signed read is verified even though a read needs nothing here */
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, "off1", "offsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r,
-                        sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, "far1", "farsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r,
-                        sizeof r),
-                r);
-    EXPECT_IN(r, "source address 127.0.0.1 is not allowed");
+    const call_t reads[] = {
+        {"off1", "offsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_NO_PERMISSION,
+         NULL, NULL},
+        {"far1", "farsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_NO_PERMISSION,
+         "source address 127.0.0.1 is not allowed", NULL},
+    };
+    EXPECT_CALLS(fx, reads);
 }
 
 /* The scheme signs the fields, not the request code: a client's signed
@@ -303,30 +229,21 @@ static void test_bad_credentials(void **state)
 static void test_replay_to_another_code(void **state)
 {
     fx_t *fx = *state;
-    ns_ext_field_t ext[] = {ns_ext_field("topic", "T1")};
-    ns_cmd_t cmd;
-    ns_signed_t s;
-    ns_buf_t scratch = NS_BUF_INIT;
-    ns_cmd_request_init(&cmd, NS_REQ_GET_ROUTEINFO_BY_TOPIC, ext, 1);
-    assert_int_equal(ns_sign_request(&cmd, "cli1", "clientsecret", &scratch, &s), NS_OK);
-    s.cmd.code = NS_REQ_DELETE_TOPIC_IN_NAMESRV;
-    ns_client_t *c = nstest_connect(&fx->srv);
+    nstest_replay_t rp;
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
-    assert_int_equal(ns_client_call(c, &s.cmd, 10000, &rsp), NS_OK);
+    nstest_replay_send(&rp, &fx->srv, &rsp);
     assert_int_equal(rsp.cmd.code, NS_RSP_NO_PERMISSION);
     assert_non_null(rsp.cmd.remark);
     assert_non_null(strstr(rsp.cmd.remark, "DELETE_TOPIC_IN_NAMESRV needs role admin"));
     /* and a changed field breaks the signature */
-    s.ext[0].val = "T2";
-    s.cmd.code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
-    assert_int_equal(ns_client_call(c, &s.cmd, 10000, &rsp), NS_OK);
+    rp.s.ext[0].val = "T2";
+    rp.s.cmd.code = NS_REQ_GET_ROUTEINFO_BY_TOPIC;
+    assert_int_equal(ns_client_call(rp.c, &rp.s.cmd, 10000, &rsp), NS_OK);
     assert_int_equal(rsp.cmd.code, NS_RSP_NO_PERMISSION);
     assert_non_null(strstr(rsp.cmd.remark, BAD_SIG));
     ns_cmd_msg_free(&rsp);
-    ns_client_close(c);
-    ns_signed_free(&s);
-    ns_buf_free(&scratch);
+    nstest_replay_close(&rp);
     /* every refusal so far is on record with the peer address */
     char *out = NULL;
     int rc = -1;
@@ -349,36 +266,26 @@ static void test_replay_to_another_code(void **state)
 static void test_all_mode(void **state)
 {
     fx_t *fx = *state;
-    char r[256];
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r, sizeof r),
-                r);
-    EXPECT_IN(r, "role client");
-    const char *users[][2] = {
-        {"cli1", "clientsecret"}, {"brk1", "brokersecret"}, {"admin1", "adminsecret"}};
-    for (int i = 0; i < 3; i++)
-        EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
-                    call_as(fx, users[i][0], users[i][1], NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv,
-                            NULL, r, sizeof r),
-                    r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, r, sizeof r),
-                r);
-    EXPECT_CODE(
-        NS_RSP_NO_PERMISSION,
-        call_as(fx, "cli1", "clientsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
-    EXPECT_CODE(NS_RSP_SUCCESS, register_a(fx, reg_a, r, sizeof r), r);
+    const call_t calls[] = {
+        {NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_NO_PERMISSION,
+         "role client", NULL},
+        {"cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+        {"brk1", "brokersecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+        {"admin1", "adminsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+        {NULL, NULL, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NS_RSP_NO_PERMISSION, NULL, NULL},
+        {"cli1", "clientsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_NO_PERMISSION, NULL,
+         false},
+        {"brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_a, body_a, NS_RSP_SUCCESS, NULL,
+         &fx->bc},
+    };
+    EXPECT_CALLS(fx, calls);
     /* namesrvctl signs: route as the client */
-    char *out = NULL;
-    int rc = ctl(&out, "route", "T1", "--ns", fx->addr, NULL);
-    NSTEST_EXPECT_RC(rc, 1, out);
-    NSTEST_EXPECT_IN(out, "NO_PERMISSION");
-    free(out);
-    rc = ctl(&out, "route", "T1", "--ns", fx->addr, "--access-key", "cli1", "--secret-key",
-             "clientsecret", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "broker-a");
-    free(out);
+    nstest_ctl_expect(1, "NO_PERMISSION", "route", "T1", "--ns", fx->addr, NULL);
+    nstest_ctl_expect(0, "broker-a", "route", "T1", "--ns", fx->addr, "--access-key", "cli1",
+                      "--secret-key", "clientsecret", NULL);
 }
 
 /* Online user management: admin only, in every mode; the secret never
@@ -386,89 +293,69 @@ static void test_all_mode(void **state)
 static void test_online_users(void **state)
 {
     fx_t *fx = *state;
-    char *out = NULL;
-    int rc = ctl(&out, "user", "add", "cli2", "--role", "client", "--secret", "cli2secret", "--ns",
-                 fx->addr, NULL);
-    NSTEST_EXPECT_RC(rc, 1, out);
-    NSTEST_EXPECT_IN(out, "NO_PERMISSION");
-    free(out);
-    rc = ctl(&out, "user", "add", "cli2", "--role", "client", "--secret", "cli2secret", "--ns",
-             fx->addr, "--access-key", "cli1", "--secret-key", "clientsecret", NULL);
-    NSTEST_EXPECT_RC(rc, 1, out);
-    free(out);
-    rc = ctl(&out, "user", "add", "cli2", "--role", "client", "--secret", "cli2secret", "--ns",
-             fx->addr, "--access-key", "admin1", "--secret-key", "adminsecret", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-    char r[256];
+    const char *a = fx->addr;
+    nstest_ctl_expect(1, "NO_PERMISSION", "user", "add", "cli2", "--role", "client", "--secret",
+                      "cli2secret", "--ns", a, NULL);
+    nstest_ctl_expect(1, NULL, "user", "add", "cli2", "--role", "client", "--secret", "cli2secret",
+                      "--ns", a, "--access-key", "cli1", "--secret-key", "clientsecret", NULL);
+    nstest_ctl_expect(0, NULL, "user", "add", "cli2", "--role", "client", "--secret", "cli2secret",
+                      "--ns", a, "--access-key", "admin1", "--secret-key", "adminsecret", NULL);
     const char *const kv[] = {"key", "k", "namespace", "NS", NULL};
-    EXPECT_CODE(NS_RSP_QUERY_NOT_FOUND,
-                call_as(fx, "cli2", "cli2secret", NS_REQ_GET_KV_CONFIG, kv, NULL, r, sizeof r), r);
-    rc = ctl(&out, "user", "update", "cli2", "--disable", "--ns", fx->addr, "--access-key",
-             "admin1", "--secret-key", "adminsecret", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, "cli2", "cli2secret", NS_REQ_GET_KV_CONFIG, kv, NULL, r, sizeof r), r);
-    rc = ctl(&out, "user", "list", "--json", "--ns", fx->addr, "--access-key", "admin1",
-             "--secret-key", "adminsecret", NULL);
+    const call_t enabled[] = {
+        {"cli2", "cli2secret", NS_REQ_GET_KV_CONFIG, kv, NULL, NS_RSP_QUERY_NOT_FOUND, NULL, NULL}};
+    EXPECT_CALLS(fx, enabled);
+    nstest_ctl_expect(0, NULL, "user", "update", "cli2", "--disable", "--ns", a, "--access-key",
+                      "admin1", "--secret-key", "adminsecret", NULL);
+    const call_t disabled[] = {
+        {"cli2", "cli2secret", NS_REQ_GET_KV_CONFIG, kv, NULL, NS_RSP_NO_PERMISSION, NULL, NULL}};
+    EXPECT_CALLS(fx, disabled);
+    char *out = NULL;
+    int rc = ctl(&out, "user", "list", "--json", "--ns", a, "--access-key", "admin1",
+                 "--secret-key", "adminsecret", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     NSTEST_EXPECT_IN(out, "\"accessKey\":\"cli2\",\"role\":\"client\",\"enabled\":false");
     assert_null(strstr(out, "secret"));
     free(out);
-    rc = ctl(&out, "user", "delete", "cli2", "--ns", fx->addr, "--access-key", "admin1",
-             "--secret-key", "adminsecret", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
+    nstest_ctl_expect(0, NULL, "user", "delete", "cli2", "--ns", a, "--access-key", "admin1",
+                      "--secret-key", "adminsecret", NULL);
 }
 
 /* off: Java's behaviour, signatures ignored, except for user management. */
 static void test_off_mode(void **state)
 {
     fx_t *fx = *state;
-    char r[256];
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, NULL, NULL, NS_REQ_REGISTER_BROKER, reg_b, body_a, r, sizeof r), r);
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, "admin1", "wrong!", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r),
-                r);
     const char *const ukv[] = {"userAccessKey", "x1", "userSecretKey", "xsecret1", "role",
                                "admin",         NULL};
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_NS_USER_ADD, ukv, NULL, r, sizeof r), r);
-    /* switching the mode online needs nothing in off, an admin after */
     const char *to_writes = "authMode=writes", *to_off = "authMode=off";
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, to_writes, r, sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, to_off, r, sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, "admin1", "adminsecret", NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, to_off, r,
-                        sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
+    const call_t calls[] = {
+        {NULL, NULL, NS_REQ_REGISTER_BROKER, reg_b, body_a, NS_RSP_SUCCESS, NULL, NULL},
+        {"admin1", "wrong!", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_SUCCESS, NULL, NULL},
+        {NULL, NULL, NS_REQ_NS_USER_ADD, ukv, NULL, NS_RSP_NO_PERMISSION, NULL, NULL},
+        /* switching the mode online needs nothing in off, an admin after */
+        {NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, to_writes, NS_RSP_SUCCESS, NULL, NULL},
+        {NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_NO_PERMISSION, NULL, NULL},
+        {NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, to_off, NS_RSP_NO_PERMISSION, NULL, NULL},
+        {"admin1", "adminsecret", NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, to_off, NS_RSP_SUCCESS, NULL,
+         false},
+        {NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_SUCCESS, NULL, NULL},
+    };
+    EXPECT_CALLS(fx, calls);
 }
 
 /* No admin yet: an unsigned request from loopback may add the first one. */
 static void test_bootstrap(void **state)
 {
     fx_t *fx = *state;
-    char r[256];
     const char *const a1[] = {"userAccessKey", "root", "userSecretKey", "rootsecret", "role",
                               "admin",         NULL};
     const char *const a2[] = {"userAccessKey", "evil", "userSecretKey", "evilsecret", "role",
                               "admin",         NULL};
-    EXPECT_CODE(NS_RSP_SUCCESS, call_as(fx, NULL, NULL, NS_REQ_NS_USER_ADD, a1, NULL, r, sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, NULL, NULL, NS_REQ_NS_USER_ADD, a2, NULL, r, sizeof r), r);
-    EXPECT_CODE(NS_RSP_SUCCESS,
-                call_as(fx, "root", "rootsecret", NS_REQ_NS_USER_ADD, a2, NULL, r, sizeof r), r);
+    const call_t calls[] = {
+        {NULL, NULL, NS_REQ_NS_USER_ADD, a1, NULL, NS_RSP_SUCCESS, NULL, NULL},
+        {NULL, NULL, NS_REQ_NS_USER_ADD, a2, NULL, NS_RSP_NO_PERMISSION, NULL, NULL},
+        {"root", "rootsecret", NS_REQ_NS_USER_ADD, a2, NULL, NS_RSP_SUCCESS, NULL, NULL},
+    };
+    EXPECT_CALLS(fx, calls);
 }
 
 /* Repeated failures from one address are answered later and later. */
@@ -511,18 +398,13 @@ static void test_dump_restore_users(void **state)
     char dump[4200], dir2[4200];
     snprintf(dump, sizeof dump, "%s/dump.json", fx->dir);
     snprintf(dir2, sizeof dir2, "%s/restored", fx->dir);
-    char *out = NULL;
-    int rc = ctl(&out, "dump", "--data-dir", fx->srv.data, "-o", dump, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "5 users");
-    free(out);
+    nstest_ctl_expect(0, "5 users", "dump", "--data-dir", fx->srv.data, "-o", dump, NULL);
     struct stat st;
     assert_int_equal(stat(dump, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    rc = ctl(&out, "restore", "--data-dir", dir2, "-i", dump, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-    rc = ctl(&out, "user", "list", "--data-dir", dir2, "--json", NULL);
+    nstest_ctl_expect(0, NULL, "restore", "--data-dir", dir2, "-i", dump, NULL);
+    char *out = NULL;
+    int rc = ctl(&out, "user", "list", "--data-dir", dir2, "--json", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     NSTEST_EXPECT_IN(out, "\"accessKey\":\"far1\",\"role\":\"client\",\"enabled\":true,"
                           "\"sealed\":false,\"allow\":\"10.0.0.0/8,::1\"");
@@ -542,15 +424,13 @@ static void test_dump_restore_users(void **state)
     free(d2);
     assert_int_equal(nstest_server_start(&s2, sub, args), 0);
     fx->srv = s2;
-    char r[256];
-    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
-                call_as(fx, "cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
-                        r, sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION,
-                call_as(fx, "cli1", "wrongsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r,
-                        sizeof r),
-                r);
+    const call_t calls[] = {
+        {"cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+        {"cli1", "wrongsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_NO_PERMISSION,
+         NULL, NULL},
+    };
+    EXPECT_CALLS(fx, calls);
 }
 
 /* grep: whether the file holds the bytes of needle. */

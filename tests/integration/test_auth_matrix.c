@@ -18,11 +18,10 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_auth.h"
 #include "ns/client.h"
 #include "ns/codes.h"
 #include "ns/err.h"
-
-#define ctl(...) nstest_ctl(60000, __VA_ARGS__)
 
 enum { NONE, CLIENT, BROKER, ADMIN }; /* callers, by rank */
 enum { M_OFF, M_WRITES, M_ALL };
@@ -102,25 +101,13 @@ typedef struct {
     ns_client_t *c[4]; /* one connection per caller */
 } fx_t;
 
-static void add_user(const char *data, const char *ak, const char *sk, const char *role,
-                     const char *extra1, const char *extra2)
-{
-    char *out = NULL;
-    int rc = ctl(&out, "user", "add", ak, "--data-dir", data, "--role", role, "--secret", sk,
-                 extra1, extra2, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-}
-
 static int setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
     char data[4200];
     fx->dir = nstest_tmpdir("authmatrix");
     snprintf(data, sizeof data, "%s/data", fx->dir);
-    add_user(data, "admin1", "adminsecret", "admin", NULL, NULL);
-    add_user(data, "brk1", "brokersecret", "broker", "--brokers", "C1/broker-a");
-    add_user(data, "cli1", "clientsecret", "client", NULL, NULL);
+    nstest_users_add(data, false);
     const char *args[] = {"--authMode=off", "--authPenaltyMaxMillis=0", NULL};
     if (nstest_server_start(&fx->srv, fx->dir, args) != 0)
         return -1;
@@ -142,9 +129,7 @@ static int teardown(void **state)
     fx_t *fx = *state;
     for (int w = 0; w < 4; w++)
         ns_client_close(fx->c[w]);
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
+    nstest_server_close(&fx->srv, fx->dir);
     free(fx);
     return 0;
 }
@@ -154,8 +139,7 @@ static int teardown(void **state)
 static bool auth_refused(const ns_cmd_msg_t *rsp)
 {
     char r[300];
-    snprintf(r, sizeof r, "%.*s", rsp->cmd.remark ? (int)rsp->cmd.remark_len : 0,
-             rsp->cmd.remark ? rsp->cmd.remark : "");
+    nstest_remark(rsp, r, sizeof r);
     return rsp->cmd.code == NS_RSP_NO_PERMISSION &&
            (strstr(r, "needs a signed request") || strstr(r, "needs role"));
 }

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_auth.h"
 #include "ns/client.h"
 #include "ns/clock.h"
 #include "ns/codes.h"
@@ -31,97 +32,31 @@
 #include "ns/sign.h"
 
 #define ctl(...) nstest_ctl(60000, __VA_ARGS__)
-#define PROMTOOL "/usr/bin/promtool"
 
 typedef struct {
-    char *dir;
-    nstest_server_t srv;
+    nstest_fx_t base;
     int http_port;
 } fx_t;
 
-static void add_user(const char *data, const char *ak, const char *sk, const char *role,
-                     const char *extra1, const char *extra2)
-{
-    char *out = NULL;
-    int rc = ctl(&out, "user", "add", ak, "--data-dir", data, "--role", role, "--secret", sk,
-                 extra1, extra2, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-}
-
-static int read_port(const char *path)
-{
-    uint8_t *p = NULL;
-    size_t n = 0;
-    for (int i = 0; i < 100; i++) {
-        if (nstest_read_file(path, &p, &n) == 0) {
-            int port = atoi((const char *)p);
-            free(p);
-            return port;
-        }
-        nstest_sleep_ms(50);
-    }
-    return 0;
-}
-
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    char data[4200], hport[4200], a_port[4300];
-    fx->dir = nstest_tmpdir("authtrail");
-    snprintf(data, sizeof data, "%s/data", fx->dir);
-    add_user(data, "admin1", "adminsecret", "admin", NULL, NULL);
-    add_user(data, "brk1", "brokersecret", "broker", "--brokers", "C1/broker-a");
-    add_user(data, "cli1", "clientsecret", "client", NULL, NULL);
-    add_user(data, "off1", "offsecret", "client", "--disable", NULL);
-    add_user(data, "far1", "farsecret", "client", "--allow", "10.0.0.0/8,::1");
-    add_user(data, "near1", "nearsecret", "client", "--allow", "10.0.0.0/8,127.0.0.0/8");
-    snprintf(hport, sizeof hport, "%s/http.port", fx->dir);
-    snprintf(a_port, sizeof a_port, "--httpPortFile=%s", hport);
-    const char *args[] = {"--authMode=all", "--authPenaltyMaxMillis=0", "--httpListen=127.0.0.1:0",
-                          a_port, NULL};
-    if (nstest_server_start(&fx->srv, fx->dir, args) != 0)
+    if (nstest_fx_setup_sized(state, sizeof(fx_t), "authtrail") != 0)
         return -1;
-    fx->http_port = read_port(hport);
-    *state = fx;
-    return fx->http_port > 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
     fx_t *fx = *state;
-    nstest_server_stop(&fx->srv, SIGKILL);
-    nstest_rmtree(fx->dir);
-    free(fx->dir);
-    free(fx);
-    return 0;
+    char data[4200];
+    snprintf(data, sizeof data, "%s/data", fx->base.dir);
+    nstest_users_add(data, true);
+    nstest_user_add(data, "near1", "nearsecret", "client", "--allow", "10.0.0.0/8,127.0.0.0/8");
+    const char *args[] = {"--authMode=all", "--authPenaltyMaxMillis=0", NULL};
+    return nstest_server_start_http(&fx->base.srv, fx->base.dir, args, &fx->http_port);
 }
 
-/* The local port of a client's connection: the server records ip:port. */
-static int local_port(ns_client_t *c)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof sa;
-    assert_int_equal(getsockname(ns_client_fd(c), (struct sockaddr *)&sa, &len), 0);
-    return ntohs(sa.sin_port);
-}
-
-/* One request on a new connection (signed when ak is set); the reply's
- * code; *port gets the connection's local port. */
+/* One request on a new connection (nstest_call_as); *port gets its local
+ * port. */
 static int call_as(fx_t *fx, const char *ak, const char *sk, int code, const char *const *kv,
                    const char *body, int *port)
 {
-    ns_client_t *c = nstest_connect(&fx->srv);
-    if (ak)
-        assert_int_equal(ns_client_set_credentials(c, ak, sk), NS_OK);
-    *port = local_port(c);
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, code, kv, body, body ? strlen(body) : 0, NS_VERSION_V5_3_3, 10000, &rsp);
-    int got = rsp.cmd.code;
-    ns_cmd_msg_free(&rsp);
-    ns_client_close(c);
-    return got;
+    return nstest_call_as(&fx->base.srv, ak, sk, code, kv, body, NULL, 0, port);
 }
 
 /* `namesrvctl audit --admin --json`: the refused records, as a JSON array
@@ -131,7 +66,7 @@ static cJSON *refused_records(fx_t *fx, int want)
     cJSON *arr = NULL;
     for (int i = 0; i < 100; i++) {
         char *out = NULL;
-        int rc = ctl(&out, "audit", "--admin", "--json", "--data-dir", fx->srv.data, NULL);
+        int rc = ctl(&out, "audit", "--admin", "--json", "--data-dir", fx->base.srv.data, NULL);
         NSTEST_EXPECT_RC(rc, 0, out);
         cJSON_Delete(arr);
         arr = cJSON_CreateArray();
@@ -159,14 +94,20 @@ static const char *str_at(const cJSON *o, const char *a, const char *b)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A request: its code, extFields and body (NULL: none). */
 typedef struct {
-    const char *ak, *sk;
     int code;
     const char *const *kv;
     const char *body;
-    const char *why; /* detail.auth */
+} req_t;
+
+/* A refused request sent as ak/sk (NULL: unsigned): the check that
+ * refuses it (detail.auth of its record) and what its remark holds. */
+typedef struct {
+    const char *ak, *sk;
+    const req_t *req;
+    const char *why;
     const char *remark;
-    int port;
 } refusal_case_t;
 
 static const char *const route_kv[] = {"topic", "T1", NULL};
@@ -178,67 +119,56 @@ static const char *const user_add[] = {
     "userAccessKey", "evil", "userSecretKey", "topsecret9", "role", "admin", NULL};
 static const char REG_BODY[] = "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{}},"
                                "\"filterServerList\":[]}";
+static const req_t ROUTE = {NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL};
+static const req_t PUT = {NS_REQ_PUT_KV_CONFIG, kv_put, NULL};
+static const req_t REG_B = {NS_REQ_REGISTER_BROKER, reg_b, REG_BODY};
+static const req_t USER_ADD = {NS_REQ_NS_USER_ADD, user_add, NULL};
 
 /* A client's signed lookup replayed as DELETE_TOPIC_IN_NAMESRV: the
  * signature verifies (the code is not signed), the role refuses it. */
 static int replayed(fx_t *fx, int *port)
 {
-    ns_ext_field_t ext[] = {ns_ext_field("topic", "T1")};
-    ns_cmd_t cmd;
-    ns_signed_t s;
-    ns_buf_t scratch = NS_BUF_INIT;
-    ns_cmd_request_init(&cmd, NS_REQ_GET_ROUTEINFO_BY_TOPIC, ext, 1);
-    assert_int_equal(ns_sign_request(&cmd, "cli1", "clientsecret", &scratch, &s), NS_OK);
-    s.cmd.code = NS_REQ_DELETE_TOPIC_IN_NAMESRV;
-    ns_client_t *c = nstest_connect(&fx->srv);
-    *port = local_port(c);
+    nstest_replay_t rp;
     ns_cmd_msg_t rsp;
     ns_cmd_msg_init(&rsp);
-    assert_int_equal(ns_client_call(c, &s.cmd, 10000, &rsp), NS_OK);
+    nstest_replay_send(&rp, &fx->base.srv, &rsp);
+    *port = rp.port;
     int got = rsp.cmd.code;
     ns_cmd_msg_free(&rsp);
-    ns_client_close(c);
-    ns_signed_free(&s);
-    ns_buf_free(&scratch);
+    nstest_replay_close(&rp);
     return got;
 }
 
 static void test_each_refusal_in_the_trail(void **state)
 {
     fx_t *fx = *state;
-    refusal_case_t cases[] = {
-        {NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, "unsigned",
-         "GET_ROUTEINFO_BY_TOPIC needs a signed request", 0},
-        {"admin1", "wrongsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, "bad_signature",
-         "signature check failed", 0},
-        {"nobody", "adminsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, "bad_signature",
-         "signature check failed", 0},
-        {"off1", "offsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, "bad_signature",
-         "signature check failed", 0},
-        {"far1", "farsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, "address",
-         "source address 127.0.0.1 is not allowed", 0},
-        {"cli1", "clientsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, "role",
-         "PUT_KV_CONFIG needs role admin; this AccessKey has role client", 0},
-        {"brk1", "brokersecret", NS_REQ_REGISTER_BROKER, reg_b, REG_BODY, "broker_name",
-         "not granted broker name 'broker-b' in cluster 'C1'", 0},
-        {NULL, NULL, NS_REQ_NS_USER_ADD, user_add, NULL, "unsigned",
-         "needs a signed request (AccessKey and Signature) of a user with role admin", 0},
+    static const refusal_case_t cases[] = {
+        {NULL, NULL, &ROUTE, "unsigned", "GET_ROUTEINFO_BY_TOPIC needs a signed request"},
+        {"admin1", "wrongsecret", &PUT, "bad_signature", "signature check failed"},
+        {"nobody", "adminsecret", &PUT, "bad_signature", "signature check failed"},
+        {"off1", "offsecret", &ROUTE, "bad_signature", "signature check failed"},
+        {"far1", "farsecret", &ROUTE, "address", "source address 127.0.0.1 is not allowed"},
+        {"cli1", "clientsecret", &PUT, "role",
+         "PUT_KV_CONFIG needs role admin; this AccessKey has role client"},
+        {"brk1", "brokersecret", &REG_B, "broker_name",
+         "not granted broker name 'broker-b' in cluster 'C1'"},
+        {NULL, NULL, &USER_ADD, "unsigned",
+         "needs a signed request (AccessKey and Signature) of a user with role admin"},
     };
     const size_t n = sizeof cases / sizeof cases[0];
-    int port = 0;
-    /* allowed requests leave no refusal */
-    assert_int_equal(
-        call_as(fx, "cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, &port),
-        NS_RSP_TOPIC_NOT_EXIST);
-    assert_int_equal(
-        call_as(fx, "admin1", "adminsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, &port),
-        NS_RSP_SUCCESS);
-    assert_int_equal(
-        call_as(fx, "near1", "nearsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, &port),
-        NS_RSP_TOPIC_NOT_EXIST); /* its allowlist has 127.0.0.0/8 */
+    int ports[sizeof cases / sizeof cases[0]] = {0}; /* each case's local port */
+    /* allowed requests leave no refusal (near1's allowlist has 127.0.0.0/8) */
+    const nstest_call_case_t allowed[] = {
+        {"cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+        {"admin1", "adminsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_SUCCESS, NULL, NULL},
+        {"near1", "nearsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+    };
+    NSTEST_EXPECT_CALLS(&fx->base.srv, allowed);
     for (size_t i = 0; i < n; i++) {
-        refusal_case_t *k = &cases[i];
-        int got = call_as(fx, k->ak, k->sk, k->code, k->kv, k->body, &k->port);
+        const refusal_case_t *k = &cases[i];
+        int got = call_as(fx, k->ak, k->sk, k->req->code, k->req->kv, k->req->body, &ports[i]);
         if (got != NS_RSP_NO_PERMISSION)
             fail_msg("case %zu (%s): code %d, expected NO_PERMISSION", i, k->why, got);
     }
@@ -261,7 +191,7 @@ static void test_each_refusal_in_the_trail(void **state)
         const char *why = i < n ? cases[i].why : "role";
         const char *remark = i < n ? cases[i].remark : "DELETE_TOPIC_IN_NAMESRV needs role admin";
         const char *ak = i < n ? cases[i].ak : "cli1";
-        snprintf(peer, sizeof peer, "127.0.0.1:%d", i < n ? cases[i].port : replay_port);
+        snprintf(peer, sizeof peer, "127.0.0.1:%d", i < n ? ports[i] : replay_port);
         if (str_at(rec, "peer", NULL) == NULL || strcmp(str_at(rec, "peer", NULL), peer) != 0)
             fail_msg("record %zu: peer %s, expected %s", i, str_at(rec, "peer", NULL), peer);
         assert_string_equal(str_at(rec, "detail", "auth"), why);
@@ -288,60 +218,26 @@ static void test_each_refusal_in_the_trail(void **state)
 
     /* the table view and `user refusals` show the same records */
     char *out = NULL, want[128];
-    int rc = ctl(&out, "audit", "--admin", "--data-dir", fx->srv.data, NULL);
+    int rc = ctl(&out, "audit", "--admin", "--data-dir", fx->base.srv.data, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
-    snprintf(want, sizeof want, "127.0.0.1:%d", cases[6].port);
+    snprintf(want, sizeof want, "127.0.0.1:%d", ports[6]);
     NSTEST_EXPECT_IN(out, want);
     NSTEST_EXPECT_IN(out, "REGISTER_BROKER");
     NSTEST_EXPECT_IN(out, "\"auth\":\"broker_name\"");
     free(out);
-    rc = ctl(&out, "user", "refusals", "--data-dir", fx->srv.data, NULL);
+    rc = ctl(&out, "user", "refusals", "--data-dir", fx->base.srv.data, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     size_t lines = 0;
     for (const char *p = out; (p = strchr(p, '\n')) != NULL; p++)
         lines++;
     if (lines != n + 1)
         fail_msg("user refusals: %zu lines, expected %zu:\n%s", lines, n + 1, out);
-    snprintf(want, sizeof want, "127.0.0.1:%d REGISTER_BROKER brk1 broker_name: ", cases[6].port);
+    snprintf(want, sizeof want, "127.0.0.1:%d REGISTER_BROKER brk1 broker_name: ", ports[6]);
     NSTEST_EXPECT_IN(out, want);
     snprintf(want, sizeof want, "127.0.0.1:%d DELETE_TOPIC_IN_NAMESRV cli1 role: ", replay_port);
     NSTEST_EXPECT_IN(out, want);
     assert_null(strstr(out, "PUT_KV_CONFIG admin1 role")); /* the allowed put is not a refusal */
     free(out);
-}
-
-/* The value of one series in a scrape (-1 when absent). */
-static double series(const char *text, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, name, n) == 0 && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-    return -1;
-}
-
-static char *scrape(fx_t *fx)
-{
-    ns_buf_t body = NS_BUF_INIT;
-    int status = 0;
-    assert_int_equal(ns_http_get("127.0.0.1", fx->http_port, "/metrics", 10000, &status, &body),
-                     NS_OK);
-    assert_int_equal(status, 200);
-    ns_buf_append_u8(&body, 0);
-    return (char *)ns_buf_steal(&body, NULL);
-}
-
-static void promtool_check(fx_t *fx, const char *text)
-{
-    char path[4200], cmd[8600];
-    snprintf(path, sizeof path, "%s/scrape.txt", fx->dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "%s check metrics < '%s' > '%s.out' 2>&1", PROMTOOL, path, path);
-    if (system(cmd) != 0)
-        fail_msg("promtool check metrics failed on the scrape (see %s.out)", path);
 }
 
 #define UNSIGNED "namesrv_auth_refusals_total{reason=\"unsigned\"}"
@@ -351,27 +247,29 @@ static void promtool_check(fx_t *fx, const char *text)
 static void test_metrics_move(void **state)
 {
     fx_t *fx = *state;
-    char *before = scrape(fx);
-    promtool_check(fx, before);
-    assert_true(series(before, "namesrv_auth_mode{mode=\"all\"}") == 1);
-    assert_true(series(before, "namesrv_auth_mode{mode=\"off\"}") == 0);
-    double u0 = series(before, UNSIGNED), r0 = series(before, ROLE), c0 = series(before, CHECKS);
+    char *before = nstest_scrape(fx->http_port, fx->base.dir);
+    assert_true(nstest_series(before, "namesrv_auth_mode{mode=\"all\"}", -1) == 1);
+    assert_true(nstest_series(before, "namesrv_auth_mode{mode=\"off\"}", -1) == 0);
+    double u0 = nstest_series(before, UNSIGNED, -1), r0 = nstest_series(before, ROLE, -1),
+           c0 = nstest_series(before, CHECKS, -1);
     assert_true(u0 >= 0 && r0 >= 0 && c0 >= 0);
-    assert_true(series(before, "namesrv_auth_refusals_total{reason=\"broker_name\"}") == 0);
-    int port = 0;
-    assert_int_equal(call_as(fx, NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, &port),
-                     NS_RSP_NO_PERMISSION);
-    assert_int_equal(call_as(fx, "cli1", "clientsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, &port),
-                     NS_RSP_NO_PERMISSION);
-    assert_int_equal(
-        call_as(fx, "cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, &port),
-        NS_RSP_TOPIC_NOT_EXIST);
-    char *after = scrape(fx);
-    promtool_check(fx, after);
-    if (series(after, UNSIGNED) != u0 + 1 || series(after, ROLE) != r0 + 1 ||
-        series(after, CHECKS) != c0 + 3)
+    assert_true(nstest_series(before, "namesrv_auth_refusals_total{reason=\"broker_name\"}", -1) ==
+                0);
+    const nstest_call_case_t calls[] = {
+        {NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, NS_RSP_NO_PERMISSION, NULL,
+         NULL},
+        {"cli1", "clientsecret", NS_REQ_PUT_KV_CONFIG, kv_put, NULL, NS_RSP_NO_PERMISSION, NULL,
+         NULL},
+        {"cli1", "clientsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+         NS_RSP_TOPIC_NOT_EXIST, NULL, NULL},
+    };
+    NSTEST_EXPECT_CALLS(&fx->base.srv, calls);
+    char *after = nstest_scrape(fx->http_port, fx->base.dir);
+    if (nstest_series(after, UNSIGNED, -1) != u0 + 1 || nstest_series(after, ROLE, -1) != r0 + 1 ||
+        nstest_series(after, CHECKS, -1) != c0 + 3)
         fail_msg("unsigned %g -> %g, role %g -> %g, checks %g -> %g (want +1, +1, +3)", u0,
-                 series(after, UNSIGNED), r0, series(after, ROLE), c0, series(after, CHECKS));
+                 nstest_series(after, UNSIGNED, -1), r0, nstest_series(after, ROLE, -1), c0,
+                 nstest_series(after, CHECKS, -1));
     free(before);
     free(after);
 }
@@ -382,7 +280,7 @@ static void test_trail_rate_limit(void **state)
 {
     fx_t *fx = *state;
     enum { N = 40 };
-    ns_client_t *c = nstest_connect(&fx->srv);
+    ns_client_t *c = nstest_connect(&fx->base.srv);
     ns_ext_field_t ext[] = {ns_ext_field("topic", "T1")};
     int64_t t0 = ns_clock_mono_ms();
     for (int i = 0; i < N; i++) {
@@ -400,8 +298,8 @@ static void test_trail_rate_limit(void **state)
     int64_t took = ns_clock_mono_ms() - t0;
     ns_cmd_msg_free(&rsp);
     ns_client_close(c);
-    char *text = scrape(fx);
-    double left_out = series(text, "namesrv_auth_unrecorded_refusals_total");
+    char *text = nstest_scrape(fx->http_port, NULL);
+    double left_out = nstest_series(text, "namesrv_auth_unrecorded_refusals_total", -1);
     free(text);
     cJSON *recs = refused_records(fx, N - (int)left_out);
     int recorded = cJSON_GetArraySize(recs);
@@ -416,9 +314,9 @@ static void test_trail_rate_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_each_refusal_in_the_trail, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_metrics_move, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_trail_rate_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_each_refusal_in_the_trail, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_move, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_trail_rate_limit, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

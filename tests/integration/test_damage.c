@@ -63,13 +63,7 @@ static char *make_store_n(int n_topics)
     }
     nstest_register_topics(c, "Dam", "dam-b", "10.0.5.1:10911", "10.0.5.1:10912", t,
                            (size_t)n_topics);
-    for (int i = 0; i < 20; i++) {
-        char key[16];
-        snprintf(key, sizeof key, "key%d", i);
-        const char *p[] = {"namespace", "DamNs", "key", key, "value", "v", NULL};
-        assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, p, NULL, 0, 10000),
-                         NS_RSP_SUCCESS);
-    }
+    nstest_put_keys(c, "DamNs", "key", 0, 20, "v");
     free(t);
     free(names);
     nstest_server_stop(&srv, SIGKILL); /* the broker stays stored */

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -80,22 +81,6 @@ static bool ping(int fd)
     return ok;
 }
 
-/* Occurrences of needle in the server's log. */
-static int log_count(const nstest_fx_t *fx, const char *needle)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/namesrvd.log", fx->dir);
-    uint8_t *text = NULL;
-    size_t len = 0;
-    if (nstest_read_file(path, &text, &len) != 0)
-        return -1;
-    int n = 0;
-    for (const char *p = (const char *)text; (p = strstr(p, needle)) != NULL; p++)
-        n++;
-    free(text);
-    return n;
-}
-
 /* A fresh client gets an answer. */
 static void assert_served(const nstest_fx_t *fx)
 {
@@ -142,7 +127,7 @@ static void test_max_connections(void **state)
         close(fd);
     }
     /* logged once for this peer within the interval, however many */
-    assert_int_equal(log_count(fx, "maxConnections open already"), 1);
+    assert_int_equal(nstest_log_count(&fx->srv, "maxConnections open already"), 1);
     /* a slot that frees up is taken again */
     close(fds[0]);
     bool served = false;
@@ -182,15 +167,14 @@ static void test_unfinished_frames_flood(void **state)
             if (open_[i])
                 open_[i] = send_all(fds[i], zeros, chunk);
     /* the server said why it closed some (the closes themselves are seen above) */
-    for (int i = 0; i < 500 && log_count(fx, "maxUnfinishedFrameBytes") < 1; i++)
-        nstest_sleep_ms(20);
+    bool said = nstest_log_wait(&fx->srv, "maxUnfinishedFrameBytes", 10000);
     int closed = 0;
     for (int i = 0; i < CONNS; i++)
         closed += !open_[i];
     printf("# unfinished frames: %d of %d connections closed by the server\n", closed, CONNS);
     report_rss(fx, "40 x 15 MiB unfinished frames");
     assert_true(closed > 0);
-    assert_true(log_count(fx, "maxUnfinishedFrameBytes") >= 1);
+    assert_true(said);
     assert_served(fx);
     for (int i = 0; i < CONNS; i++)
         close(fds[i]);
@@ -204,25 +188,17 @@ static void test_unfinished_frames_flood(void **state)
 static ns_client_t *register_many(const nstest_fx_t *fx)
 {
     enum { N = 5000 };
-    ns_regbody_t b;
-    memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
-    b.topics = calloc(N, sizeof *b.topics);
     char(*names)[208] = calloc(N, sizeof *names);
-    assert_non_null(b.topics);
+    const char **name = calloc(N, sizeof *name);
     assert_non_null(names);
+    assert_non_null(name);
     for (int i = 0; i < N; i++) {
         memset(names[i], 'x', 200);
         snprintf(names[i] + 190, 18, "%09d", i);
-        b.topics[i].topic_name = names[i];
-        b.topics[i].read_queue_nums = b.topics[i].write_queue_nums = 4;
-        b.topics[i].perm = 6;
+        name[i] = names[i];
     }
-    b.n_topics = N;
-    b.has_filter_server_list = true;
     ns_buf_t body = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&body, &b), NS_OK);
+    nstest_regbody_names(&body, name, N);
     char crc[16];
     snprintf(crc, sizeof crc, "%u", ns_body_crc32(body.data, body.len));
     const char *kv[] = {"bodyCrc32",   crc,     "brokerAddr",   "10.0.8.1:10911",
@@ -240,7 +216,7 @@ static ns_client_t *register_many(const nstest_fx_t *fx)
     assert_true(rsp.cmd.body_len > 1000000);
     ns_cmd_msg_free(&rsp);
     ns_buf_free(&body);
-    free(b.topics);
+    free(name);
     free(names);
     return c;
 }
@@ -263,8 +239,7 @@ static void test_unsent_replies_flood(void **state)
         (void)send_all(fds[i], frames.data, frames.len);
     }
     /* the server encodes replies as fast as it can (~5 ms each here) */
-    for (int i = 0; i < 100 && log_count(fx, "maxUnsentReplyBytes") < 1; i++)
-        nstest_sleep_ms(200);
+    bool said = nstest_log_wait(&fx->srv, "maxUnsentReplyBytes", 20000);
     nstest_sleep_ms(1000);
     report_rss(fx, "12 connections x 30 unread 1 MiB replies");
     /* tighter than the common bound: the budget (64 MiB) plus what a server
@@ -273,7 +248,7 @@ static void test_unsent_replies_flood(void **state)
     long hwm = nstest_proc_status_kib(fx->srv.pid, "VmHWM:");
     if (hwm * 1024L >= FLOOD_UNSENT_BOUND)
         fail_msg("peak RSS %ld MiB with maxUnsentReplyBytes 64 MiB", hwm / 1024);
-    assert_true(log_count(fx, "maxUnsentReplyBytes") >= 1);
+    assert_true(said);
     assert_served(fx);
     for (int i = 0; i < CONNS; i++)
         close(fds[i]);

@@ -190,12 +190,8 @@ static int route(ns_client_t *c, const char *topic, const char *broker, bool *ha
  * the client's error when the request got no answer. */
 static int cluster_query(ns_client_t *c, const broker_t *b, bool *has)
 {
-    ns_cmd_t cmd;
-    ns_ext_field_t ext[16];
     ns_cmd_msg_t rsp;
-    nstest_cmd(&cmd, ext, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL);
-    ns_cmd_msg_init(&rsp);
-    int rc = ns_client_call(c, &cmd, 5000, &rsp);
+    int rc = nstest_try_call(c, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, 5000, &rsp);
     if (rc != NS_OK) {
         ns_cmd_msg_free(&rsp);
         return rc;
@@ -243,22 +239,10 @@ static int local_port(ns_client_t *c)
  * closed after registrations were made over it (cmd_unregister.c). */
 static void wait_close_logged(fx_t *fx, int port)
 {
-    char path[4200], needle[64];
-    snprintf(path, sizeof path, "%s/namesrvd.log", fx->dir);
+    char needle[64];
     snprintf(needle, sizeof needle, "conn 127.0.0.1:%d closed after", port);
-    int64_t until = nstest_mono_ms() + 5000;
-    for (;;) {
-        uint8_t *log = NULL;
-        size_t len = 0;
-        bool seen = nstest_read_file(path, &log, &len) == 0 && log &&
-                    memmem(log, len, needle, strlen(needle)) != NULL;
-        free(log);
-        if (seen)
-            return;
-        if (nstest_mono_ms() > until)
-            fail_msg("the server did not log the close of the connection from port %d", port);
-        nstest_sleep_ms(5);
-    }
+    if (!nstest_log_wait(&fx->srv, needle, 5000))
+        fail_msg("the server did not log the close of the connection from port %d", port);
 }
 
 /* A PUT_KV_CONFIG round trip: every write queued before it has committed. */
@@ -524,7 +508,6 @@ static int restart_with_http(fx_t *fx)
     int http = 0;
     nstest_server_stop(&fx->srv, SIGKILL);
     assert_int_equal(nstest_server_start_http(&fx->srv, fx->dir, server_args, &http), 0);
-    fx->srv.dir = fx->dir;
     return http;
 }
 

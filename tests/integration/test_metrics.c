@@ -22,126 +22,49 @@
 #include "ns/httpget.h"
 #include "nstest.h"
 
-#define PROMTOOL "/usr/bin/promtool"
 #define GRACE_MS 4000
 
 typedef struct {
-    char *dir;
-    nstest_server_t srv;
-    char args[4][4200];
-    const char *argv[8];
+    nstest_fx_t base;
     int http_port;
 } fx_t;
 
-static int read_port(const char *path)
-{
-    uint8_t *p = NULL;
-    size_t n = 0;
-    int port = 0;
-    for (int i = 0; i < 100 && port == 0; i++) {
-        if (nstest_read_file(path, &p, &n) == 0) {
-            port = atoi((const char *)p);
-            free(p);
-        } else {
-            nstest_sleep_ms(50);
-        }
-    }
-    return port;
-}
-
+/* Starts the server with its HTTP endpoint and the grace window. */
 static int start(fx_t *fx, int64_t grace_ms)
 {
-    char hport[4096];
-    snprintf(hport, sizeof hport, "%s/http.port", fx->dir);
-    remove(hport);
-    snprintf(fx->args[0], sizeof fx->args[0], "--httpListen=127.0.0.1:0");
-    snprintf(fx->args[1], sizeof fx->args[1], "--httpPortFile=%s", hport);
-    snprintf(fx->args[2], sizeof fx->args[2], "--brokerGraceWindowMillis=%lld",
-             (long long)grace_ms);
-    snprintf(fx->args[3], sizeof fx->args[3], "--scanNotActiveBrokerInterval=100");
-    for (int i = 0; i < 4; i++)
-        fx->argv[i] = fx->args[i];
-    fx->argv[4] = NULL;
-    if (nstest_server_start(&fx->srv, fx->dir, fx->argv) != 0)
-        return -1;
-    fx->http_port = read_port(hport);
-    return fx->http_port > 0 ? 0 : -1;
+    char grace[64];
+    snprintf(grace, sizeof grace, "--brokerGraceWindowMillis=%lld", (long long)grace_ms);
+    const char *args[] = {grace, "--scanNotActiveBrokerInterval=100", NULL};
+    return nstest_server_start_http(&fx->base.srv, fx->base.dir, args, &fx->http_port);
 }
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL || (fx->dir = nstest_tmpdir("metrics")) == NULL || start(fx, GRACE_MS) != 0) {
-        if (fx && fx->dir) {
-            nstest_server_stop(&fx->srv, SIGKILL);
-            nstest_rmtree(fx->dir);
-            free(fx->dir);
-        }
-        free(fx);
+    if (nstest_fx_setup_sized(state, sizeof(fx_t), "metrics") != 0)
+        return -1;
+    if (start(*state, GRACE_MS) != 0) {
+        nstest_fx_teardown(state);
         return -1;
     }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    nstest_server_close(&fx->srv, fx->dir);
-    free(fx);
     return 0;
 }
 
 /* GET path; returns the status, body in *out (caller frees). */
 static int get(fx_t *fx, const char *path, char **out)
 {
-    ns_buf_t body = NS_BUF_INIT;
-    int status = 0;
-    int rc = ns_http_get("127.0.0.1", fx->http_port, path, 10000, &status, &body);
-    if (rc != NS_OK)
-        fail_msg("GET %s: %s", path, ns_strerror(rc));
-    ns_buf_append_u8(&body, 0);
-    *out = (char *)ns_buf_steal(&body, NULL);
-    return status;
+    return nstest_http_get(fx->http_port, path, out);
 }
 
 /* Scrapes /metrics and runs promtool over it; returns the text. */
 static char *scrape(fx_t *fx)
 {
-    char *text = NULL;
-    assert_int_equal(get(fx, "/metrics", &text), 200);
-    char path[4096], cmd[8300];
-    snprintf(path, sizeof path, "%s/scrape.txt", fx->dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "%s check metrics < '%s' > '%s.out' 2>&1", PROMTOOL, path, path);
-    int rc = system(cmd);
-    if (rc != 0) {
-        uint8_t *msg = NULL;
-        size_t n = 0;
-        snprintf(cmd, sizeof cmd, "%s.out", path);
-        nstest_read_file(cmd, &msg, &n);
-        fail_msg("promtool check metrics failed (%d):\n%.*s", rc, (int)n, msg ? (char *)msg : "");
-    }
-    return text;
-}
-
-/* The value of the sample whose line starts with `series` + ' ' (0 if none). */
-static double value(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, series, n) == 0 && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-    return 0;
+    return nstest_scrape(fx->http_port, fx->base.dir);
 }
 
 static double metric(fx_t *fx, const char *series)
 {
     char *text = scrape(fx);
-    double v = value(text, series);
+    double v = nstest_series(text, series, 0);
     free(text);
     return v;
 }
@@ -273,7 +196,7 @@ static void test_counters_move_with_requests(void **state)
     double acc0 = metric(fx, "namesrv_connections_accepted_total");
     double in0 = metric(fx, "namesrv_received_bytes_total");
     double reads0 = metric(fx, "namesrv_request_duration_seconds_count{kind=\"read\"}");
-    ns_client_t *c = nstest_connect(&fx->srv);
+    ns_client_t *c = nstest_connect(&fx->base.srv);
     for (int i = 0; i < 25; i++)
         assert_int_equal(route_code(c, "NoSuchTopic"), NS_RSP_TOPIC_NOT_EXIST);
     assert_int_equal(metric(fx, ROUTE_MISS) - miss0, 25);
@@ -323,13 +246,13 @@ static void test_readyz_follows_grace_window(void **state)
     bool grace = true;
     assert_int_equal(readyz_settled(fx, &grace), 200);
     assert_false(grace); /* a fresh store has nobody to wait for */
-    ns_client_t *c = nstest_connect(&fx->srv);
+    ns_client_t *c = nstest_connect(&fx->base.srv);
     register_broker(c, "mb-back", "127.0.0.1:31911", 1, 10000);
     register_broker(c, "mb-silent", "127.0.0.1:31912", 1, 1000);
 
     /* restart (a closed registration connection would unregister them):
      * both brokers are restored and wait in the grace window */
-    assert_int_equal(WEXITSTATUS(nstest_server_stop(&fx->srv, SIGTERM)), 0);
+    assert_int_equal(WEXITSTATUS(nstest_server_stop(&fx->base.srv, SIGTERM)), 0);
     ns_client_close(c);
     assert_int_equal(start(fx, GRACE_MS), 0);
     assert_int_equal(readyz_settled(fx, &grace), 200);
@@ -341,7 +264,7 @@ static void test_readyz_follows_grace_window(void **state)
     assert_string_equal(st, "grace");
 
     /* one comes back; the other is evicted when the window ends */
-    c = nstest_connect(&fx->srv);
+    c = nstest_connect(&fx->base.srv);
     heartbeat(c, "mb-back", "127.0.0.1:31911");
     wait_metric(fx, "namesrv_brokers{state=\"grace\"}", 1);
     broker_state(fx, "127.0.0.1:31911", st, sizeof st);
@@ -374,7 +297,7 @@ static void test_readyz_follows_grace_window(void **state)
 static void test_top_once(void **state)
 {
     fx_t *fx = *state;
-    ns_client_t *c = nstest_connect(&fx->srv);
+    ns_client_t *c = nstest_connect(&fx->base.srv);
     for (int i = 0; i < 10; i++)
         assert_int_equal(route_code(c, "NoSuchTopic"), NS_RSP_TOPIC_NOT_EXIST);
     ns_client_close(c);
@@ -394,9 +317,11 @@ static void test_top_once(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_counters_move_with_requests, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_readyz_follows_grace_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_top_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counters_move_with_requests, setup,
+                                        nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_readyz_follows_grace_window, setup,
+                                        nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_top_once, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

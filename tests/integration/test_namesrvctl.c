@@ -613,12 +613,8 @@ static void *load_main(void *arg)
         snprintf(v, sizeof v, "value-%d-%0*d", l->puts, 32, l->puts);
         const char *kv[] = {"namespace", l->puts % 2 ? "LOAD1" : "LOAD2", "key", k, "value", v,
                             NULL};
-        ns_cmd_t cmd;
-        ns_ext_field_t ext[16];
         ns_cmd_msg_t rsp;
-        nstest_cmd(&cmd, ext, NS_REQ_PUT_KV_CONFIG, kv);
-        ns_cmd_msg_init(&rsp);
-        int rc = ns_client_call(c, &cmd, 10000, &rsp);
+        int rc = nstest_try_call(c, NS_REQ_PUT_KV_CONFIG, kv, 10000, &rsp);
         ns_cmd_msg_free(&rsp);
         if (rc != NS_OK)
             break;

@@ -204,25 +204,8 @@ static void expect_silence(listener_t *l)
 /* Waits until the server's log holds needle. */
 static void expect_log(const fx_t *f, const char *needle)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/namesrvd.log", f->fx.dir);
-    int64_t deadline = nstest_mono_ms() + WAIT_MS;
-    for (;;) {
-        uint8_t *text = NULL;
-        size_t n = 0;
-        bool found = false;
-        if (nstest_read_file(path, &text, &n) == 0) {
-            text = realloc(text, n + 1);
-            text[n] = 0;
-            found = strstr((char *)text, needle) != NULL;
-        }
-        free(text);
-        if (found)
-            return;
-        if (nstest_mono_ms() > deadline)
-            fail_msg("namesrvd.log has no line with '%s'", needle);
-        nstest_sleep_ms(20);
-    }
+    if (!nstest_log_wait(&f->fx.srv, needle, WAIT_MS))
+        fail_msg("namesrvd.log has no line with '%s'", needle);
 }
 
 /* ---- brokers ---- */

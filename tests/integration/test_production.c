@@ -367,13 +367,7 @@ static void test_log_rotation_and_sighup(void **state)
     assert_int_equal(nstest_count_in_file(moved, "key=after-hup"), 0);
 
     /* size rotation: ns.log -> ns.log.1 -> ns.log.2, no ns.log.3 */
-    for (int i = 0; i < 120; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "k%03d", i);
-        const char *kv[] = {"namespace", "NS", "key", key, "value", "some value", NULL};
-        assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, kv, NULL, 0, 10000),
-                         NS_RSP_SUCCESS);
-    }
+    nstest_put_keys(c, "NS", "k", 3, 120, "some value");
     ns_client_close(c);
     snprintf(p1, sizeof p1, "%s.1", log);
     snprintf(p2, sizeof p2, "%s.2", log);

@@ -50,9 +50,7 @@ static void test_offline_tools(void **state)
     NSTEST_EXPECT_RC(rc, 5, out);
     NSTEST_EXPECT_IN(out, "holds no store");
     free(out);
-    rc = ctl(&out, "audit", "--admin", "--data-dir", empty, NULL);
-    NSTEST_EXPECT_RC(rc, 5, out);
-    free(out);
+    nstest_ctl_expect(5, NULL, "audit", "--admin", "--data-dir", empty, NULL);
     snprintf(path, sizeof path, "%s/data.mdb", empty);
     assert_int_not_equal(stat(path, &st), 0);
 
@@ -74,10 +72,8 @@ static void test_offline_tools(void **state)
     /* backup copies the settings file beside the store */
     snprintf(bdir, sizeof bdir, "%s/backup", dir);
     snprintf(path, sizeof path, "%s/namesrv.properties", dir);
-    rc = ctl(&out, "backup", "--data-dir", srv.data, "-o", bdir, "--config", path, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "copied to");
-    free(out);
+    nstest_ctl_expect(0, "copied to", "backup", "--data-dir", srv.data, "-o", bdir, "--config",
+                      path, NULL);
     snprintf(path, sizeof path, "%s/namesrv.properties", bdir);
     assert_true(nstest_count_in_file(path, "orderMessageEnable=true") == 1);
 
@@ -91,9 +87,7 @@ static void test_offline_tools(void **state)
 
     /* export-kvconfig: Java's kvConfig.json */
     snprintf(kvjson, sizeof kvjson, "%s/kvConfig.json", dir);
-    rc = ctl(&out, "export-kvconfig", "--data-dir", srv.data, "-o", kvjson, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
+    nstest_ctl_expect(0, NULL, "export-kvconfig", "--data-dir", srv.data, "-o", kvjson, NULL);
     char *text = nstest_read_text(kvjson);
     cJSON *j = cJSON_Parse(text);
     assert_non_null(j);
@@ -106,9 +100,7 @@ static void test_offline_tools(void **state)
 
     /* a restored store with a group that has no address: prune-groups */
     snprintf(dump, sizeof dump, "%s/dump.json", dir);
-    rc = ctl(&out, "dump", "--data-dir", srv.data, "-o", dump, "--no-timestamp", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
+    nstest_ctl_expect(0, NULL, "dump", "--data-dir", srv.data, "-o", dump, "--no-timestamp", NULL);
     text = nstest_read_text(dump);
     j = cJSON_Parse(text);
     free(text);
@@ -128,24 +120,13 @@ static void test_offline_tools(void **state)
     free(text);
     cJSON_Delete(j);
     snprintf(other, sizeof other, "%s/restored", dir);
-    rc = ctl(&out, "restore", "--data-dir", other, "-i", dump, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-    rc = ctl(&out, "prune-groups", "--data-dir", other, "--dry-run", NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "would remove broker-b (cluster C1)");
-    free(out);
-    rc = ctl(&out, "prune-groups", "--data-dir", other, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "removed 1 empty broker group(s) and 2 queue data(s)");
-    free(out);
-    rc = ctl(&out, "verify", "--data-dir", other, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    free(out);
-    rc = ctl(&out, "prune-groups", "--data-dir", other, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "0 empty broker group(s)");
-    free(out);
+    nstest_ctl_expect(0, NULL, "restore", "--data-dir", other, "-i", dump, NULL);
+    nstest_ctl_expect(0, "would remove broker-b (cluster C1)", "prune-groups", "--data-dir", other,
+                      "--dry-run", NULL);
+    nstest_ctl_expect(0, "removed 1 empty broker group(s) and 2 queue data(s)", "prune-groups",
+                      "--data-dir", other, NULL);
+    nstest_ctl_expect(0, NULL, "verify", "--data-dir", other, NULL);
+    nstest_ctl_expect(0, "0 empty broker group(s)", "prune-groups", "--data-dir", other, NULL);
     /* the offline writes are in the admin trail too */
     cJSON *trail = nstest_admin_trail(other);
     assert_non_null(nstest_trail_find(trail, "restore", "ok"));
@@ -170,10 +151,7 @@ static void test_offline_tools(void **state)
     assert_null(strstr(out, "broker-b"));
     free(out);
     /* restored brokers live on the grace window until they heartbeat */
-    rc = ctl(&out, "clusters", "-n", addr, NULL);
-    NSTEST_EXPECT_RC(rc, 0, out);
-    NSTEST_EXPECT_IN(out, "grace until");
-    free(out);
+    nstest_ctl_expect(0, "grace until", "clusters", "-n", addr, NULL);
     nstest_server_stop(&srv2, SIGTERM);
     nstest_rmtree(dir);
     free(dir);

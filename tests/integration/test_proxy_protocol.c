@@ -40,7 +40,6 @@ static void start(fx_t *fx, const char *trusted, const char *const *more)
         args[n++] = more[i];
     args[n] = NULL;
     assert_int_equal(nstest_server_start(&fx->srv, fx->dir, args), 0);
-    fx->srv.dir = fx->dir;
 }
 
 /* A plain connection that sends hdr first. */
@@ -106,20 +105,36 @@ static void expect_peer_in_logs(fx_t *fx, ns_client_t *c, const char *peer, int 
     assert_true(nstest_log_count(&fx->srv, needle) > 0);
 }
 
+/* A connection sending hdr first is served; with peer, the server names
+ * it so (expect_peer_in_logs with id). */
+static void expect_served(fx_t *fx, const void *hdr, size_t len, const char *peer, int id)
+{
+    ns_client_t *c = connect_with(fx, hdr, len);
+    assert_int_equal(nstest_cluster_info(c), NS_OK);
+    if (peer)
+        expect_peer_in_logs(fx, c, peer, id);
+    ns_client_close(c);
+}
+
+/* A connection sending hdr first is closed unserved, the log saying why. */
+static void expect_refused(fx_t *fx, const void *hdr, size_t len, const char *why)
+{
+    ns_client_t *c = connect_with(fx, hdr, len);
+    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
+    ns_client_close(c);
+    if (!nstest_log_wait(&fx->srv, why, 3000))
+        fail_msg("no log line with '%s'", why);
+}
+
 static void v1_sets_the_peer(void **state)
 {
     fx_t *fx = *state;
     start(fx, "127.0.0.1", NULL);
     const char hdr[] = "PROXY TCP4 203.0.113.7 192.0.2.1 40000 9876\r\n";
-    ns_client_t *c = connect_with(fx, hdr, sizeof hdr - 1);
-    assert_int_equal(nstest_cluster_info(c), NS_OK);
-    expect_peer_in_logs(fx, c, "203.0.113.7:40000", 4242);
-    ns_client_close(c);
+    expect_served(fx, hdr, sizeof hdr - 1, "203.0.113.7:40000", 4242);
     /* UNKNOWN keeps the socket's peer */
     const char unk[] = "PROXY UNKNOWN\r\n";
-    c = connect_with(fx, unk, sizeof unk - 1);
-    assert_int_equal(nstest_cluster_info(c), NS_OK);
-    ns_client_close(c);
+    expect_served(fx, unk, sizeof unk - 1, NULL, 0);
 }
 
 static size_t v2_header(uint8_t *p, uint8_t cmd, uint8_t fam, const uint8_t *addr, size_t alen)
@@ -150,17 +165,9 @@ static void v2_sets_the_peer(void **state)
     addr[37] = 0x00;
     addr[38] = 0x04;
     uint8_t hdr[64];
-    size_t n = v2_header(hdr, 1, 0x21, addr, sizeof addr);
-    ns_client_t *c = connect_with(fx, hdr, n);
-    assert_int_equal(nstest_cluster_info(c), NS_OK);
-    expect_peer_in_logs(fx, c, "2001:db8::7:40001", 4243);
-    ns_client_close(c);
+    expect_served(fx, hdr, v2_header(hdr, 1, 0x21, addr, sizeof addr), "2001:db8::7:40001", 4243);
     /* LOCAL (a health check of the balancer): the real peer stays */
-    n = v2_header(hdr, 0, 0x00, NULL, 0);
-    c = connect_with(fx, hdr, n);
-    assert_int_equal(nstest_cluster_info(c), NS_OK);
-    expect_peer_in_logs(fx, c, "127.0.0.1:", 4244);
-    ns_client_close(c);
+    expect_served(fx, hdr, v2_header(hdr, 0, 0x00, NULL, 0), "127.0.0.1:", 4244);
 }
 
 static void forged_preamble_is_refused(void **state)
@@ -168,17 +175,13 @@ static void forged_preamble_is_refused(void **state)
     fx_t *fx = *state;
     start(fx, NULL, NULL); /* default: nobody may send one */
     const char hdr[] = "PROXY TCP4 198.51.100.1 192.0.2.1 1234 9876\r\n";
-    ns_client_t *c = connect_with(fx, hdr, sizeof hdr - 1);
-    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
-    ns_client_close(c);
-    assert_true(nstest_log_wait(&fx->srv,
-                                "closed: PROXY protocol header from a peer not in "
-                                "proxyProtocolTrustedAddresses",
-                                3000));
+    expect_refused(
+        fx, hdr, sizeof hdr - 1,
+        "closed: PROXY protocol header from a peer not in proxyProtocolTrustedAddresses");
     assert_int_equal(nstest_log_count(&fx->srv, "198.51.100.1"), 0); /* never believed */
     assert_true(nstest_log_count(&fx->srv, "conn 127.0.0.1:") > 0);
     /* the others are served */
-    c = nstest_connect(&fx->srv);
+    ns_client_t *c = nstest_connect(&fx->srv);
     assert_int_equal(nstest_cluster_info(c), NS_OK);
     ns_client_close(c);
 }
@@ -189,11 +192,8 @@ static void unlisted_peer_is_refused(void **state)
     start(fx, "10.0.0.0/8,192.0.2.10", NULL);
     uint8_t addr[12] = {198, 51, 100, 2, 192, 0, 2, 1, 0x04, 0xd2, 0x26, 0x94};
     uint8_t hdr[32];
-    size_t n = v2_header(hdr, 1, 0x11, addr, sizeof addr);
-    ns_client_t *c = connect_with(fx, hdr, n);
-    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
-    ns_client_close(c);
-    assert_true(nstest_log_wait(&fx->srv, "not in proxyProtocolTrustedAddresses", 3000));
+    expect_refused(fx, hdr, v2_header(hdr, 1, 0x11, addr, sizeof addr),
+                   "not in proxyProtocolTrustedAddresses");
     assert_int_equal(nstest_log_count(&fx->srv, "198.51.100.2"), 0);
 }
 
@@ -202,19 +202,13 @@ static void malformed_header_is_refused(void **state)
     fx_t *fx = *state;
     start(fx, "*", NULL);
     const char bad[] = "PROXY TCP4 999.1.1.1 192.0.2.1 1 2\r\n";
-    ns_client_t *c = connect_with(fx, bad, sizeof bad - 1);
-    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
-    ns_client_close(c);
-    assert_true(nstest_log_wait(
-        &fx->srv, "closed: malformed PROXY header: PROXY v1: address does not match", 3000));
+    expect_refused(fx, bad, sizeof bad - 1,
+                   "closed: malformed PROXY header: PROXY v1: address does not match");
     /* a v2 header claiming more address bytes than its family has */
     uint8_t hdr[32];
     uint8_t addr[8] = {0};
-    size_t n = v2_header(hdr, 1, 0x11, addr, sizeof addr);
-    c = connect_with(fx, hdr, n);
-    assert_int_not_equal(nstest_cluster_info(c), NS_OK);
-    ns_client_close(c);
-    assert_true(nstest_log_wait(&fx->srv, "address block shorter than its family needs", 3000));
+    expect_refused(fx, hdr, v2_header(hdr, 1, 0x11, addr, sizeof addr),
+                   "address block shorter than its family needs");
 }
 
 /* A load balancer in front of a TLS port: preamble, then the ClientHello. */

@@ -87,7 +87,6 @@ static void test_backups_and_recover(void **state)
     ns_client_t *broker = fill(&srv);
     /* backups every second, two kept: after the second removal (which
      * follows the fourth backup) two are left */
-    srv.dir = dir;
     for (int i = 0; i < 100 && nstest_log_count(&srv, "backup: removed") < 2; i++)
         nstest_sleep_ms(100);
     assert_true(nstest_log_count(&srv, "written and verified") >= 4);

@@ -54,30 +54,21 @@ static stats_t g_shared, g_alone;
 static int g_diffs_shown;
 
 typedef struct {
-    char *dir;
-    nstest_server_t srv;
+    nstest_fx_t base;
     const char *scenario; /* alone tests: which one */
 } fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
+    const char *scenario = *state; /* prestate: NULL or a scenario name */
+    if (nstest_fx_setup_sized(state, sizeof(fx_t), "scenarios") != 0)
         return -1;
-    fx->scenario = *state; /* prestate: NULL or a scenario name */
-    if (nstest_server_open(&fx->srv, &fx->dir, "scenarios", NULL) != 0) {
-        free(fx);
+    fx_t *fx = *state;
+    fx->scenario = scenario;
+    if (nstest_server_start(&fx->base.srv, fx->base.dir, NULL) != 0) {
+        nstest_fx_teardown(state);
         return -1;
     }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *fx = *state;
-    nstest_server_close(&fx->srv, fx->dir);
-    free(fx);
     return 0;
 }
 
@@ -370,7 +361,7 @@ static void test_all_on_one_server(void **state)
     printf("replay: all scenarios on one server\n");
     int different = 0;
     for (size_t i = 0; i < N_SCENARIOS; i++)
-        different += run_scenario(&fx->srv, k_scenarios[i], &g_shared);
+        different += run_scenario(&fx->base.srv, k_scenarios[i], &g_shared);
     print_summary("replay (one server)", &g_shared);
     assert_int_equal(g_shared.compared + g_shared.variable + g_shared.oneway, 170);
     assert_int_equal(different, 0);
@@ -381,16 +372,18 @@ static void test_alone(void **state)
 {
     fx_t *fx = *state;
     printf("replay: %s alone\n", fx->scenario);
-    assert_int_equal(run_scenario(&fx->srv, fx->scenario, &g_alone), 0);
+    assert_int_equal(run_scenario(&fx->base.srv, fx->scenario, &g_alone), 0);
 }
 
 #define ALONE(i)                                                                                   \
-    cmocka_unit_test_prestate_setup_teardown(test_alone, setup, teardown, (void *)k_scenarios[i])
+    cmocka_unit_test_prestate_setup_teardown(test_alone, setup, nstest_fx_teardown,                \
+                                             (void *)k_scenarios[i])
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate_setup_teardown(test_all_on_one_server, setup, teardown, NULL),
+        cmocka_unit_test_prestate_setup_teardown(test_all_on_one_server, setup, nstest_fx_teardown,
+                                                 NULL),
         ALONE(0),
         ALONE(1),
         ALONE(2),

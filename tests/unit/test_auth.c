@@ -37,60 +37,58 @@ static void sig_of(const ns_ext_field_t *ext, size_t n, const char *body, const 
     ns_buf_free(&scratch);
 }
 
-/* A: a route lookup as a Java client signs it. */
-static void test_route_lookup(void **state)
-{
-    ns_ext_field_t ext[] = {ns_ext_field("topic", "TopicTest"),
-                            ns_ext_field("AccessKey", "rocketmq2")};
-    char sig[NS_SIGN_B64_LEN + 1];
-    sig_of(ext, 2, NULL, "12345678", sig);
-    assert_string_equal(sig, "GeeGoP9mRvDhoVp4PD5omX0prgE=");
-}
+/* The signature of a request with extFields kv ("k1", "v1", ..., NULL; at
+ * most 8 pairs) and body (may be NULL) under secret must be want. */
+typedef struct {
+    const char *name;
+    const char *const *kv;
+    const char *body;
+    const char *secret, *want;
+} sig_case_t;
 
+/* A: a route lookup as a Java client signs it. */
+static const char *const kv_a[] = {"topic", "TopicTest", "AccessKey", "rocketmq2", NULL};
 /* B: upper case sorts before lower case, SecurityToken is signed, an
  * incoming Signature is not. Content "aktokDefaultCluster". */
-static void test_token_and_signature_skipped(void **state)
-{
-    ns_ext_field_t ext[] = {ns_ext_field("clusterName", "DefaultCluster"),
-                            ns_ext_field("Signature", "whatever"),
-                            ns_ext_field("SecurityToken", "tok"), ns_ext_field("AccessKey", "ak")};
-    char sig[NS_SIGN_B64_LEN + 1];
-    sig_of(ext, 4, NULL, "sk-secret", sig);
-    assert_string_equal(sig, "HrKLPreAKqd/2zvbOIHCBZuiIk0=");
-}
-
+static const char *const kv_b[] = {
+    "clusterName", "DefaultCluster", "Signature", "whatever", "SecurityToken",
+    "tok",         "AccessKey",      "ak",        NULL};
 /* C: a registration: values in key order, then the body. */
-static void test_body_appended(void **state)
-{
-    ns_ext_field_t ext[] = {
-        ns_ext_field("clusterName", "DefaultCluster"), ns_ext_field("brokerName", "broker-a"),
-        ns_ext_field("brokerAddr", "10.0.0.1:10911"), ns_ext_field("AccessKey", "ak1")};
-    char sig[NS_SIGN_B64_LEN + 1];
-    sig_of(ext, 4, "{\"topicConfigTable\":{}}", "brokersecret", sig);
-    assert_string_equal(sig, "X4NV3tvrnlxil3uP0cIUdElLNCE=");
-}
-
+static const char *const kv_c[] = {"clusterName", "DefaultCluster", "brokerName", "broker-a",
+                                   "brokerAddr",  "10.0.0.1:10911", "AccessKey",  "ak1",
+                                   NULL};
 /* D: Java orders keys by UTF-16 code units: U+1F600 (D83D DE00) before
  * U+E000, the reverse of UTF-8 byte order. Content "BA". */
-static void test_utf16_key_order(void **state)
-{
-    ns_ext_field_t ext[] = {ns_ext_field("\xee\x80\x80", "A"),
-                            ns_ext_field("\xf0\x9f\x98\x80", "B")};
-    char sig[NS_SIGN_B64_LEN + 1];
-    sig_of(ext, 2, NULL, "k123456", sig);
-    assert_string_equal(sig, "O+JTtudaCTOT2J1AlkeisZpeaj8=");
-}
-
+static const char *const kv_d[] = {"\xee\x80\x80", "A", "\xf0\x9f\x98\x80", "B", NULL};
 /* E: the secret is used as its UTF-8 bytes. */
-static void test_utf8_secret(void **state)
+static const char *const kv_e[] = {"AccessKey", "ak1", NULL};
+
+static const sig_case_t sig_cases[] = {
+    {"A route lookup", kv_a, NULL, "12345678", "GeeGoP9mRvDhoVp4PD5omX0prgE="},
+    {"B token, signature skipped", kv_b, NULL, "sk-secret", "HrKLPreAKqd/2zvbOIHCBZuiIk0="},
+    {"C body appended", kv_c, "{\"topicConfigTable\":{}}", "brokersecret",
+     "X4NV3tvrnlxil3uP0cIUdElLNCE="},
+    {"D UTF-16 key order", kv_d, NULL, "k123456", "O+JTtudaCTOT2J1AlkeisZpeaj8="},
+    {"E UTF-8 secret", kv_e, NULL,
+     "s\xe2\x82\xac"
+     "cret",
+     "gYNGSsqW1bs1iHdGPeUnncyv96A="},
+};
+
+static void test_java_vectors(void **state)
 {
-    ns_ext_field_t ext[] = {ns_ext_field("AccessKey", "ak1")};
-    char sig[NS_SIGN_B64_LEN + 1];
-    sig_of(ext, 1, NULL,
-           "s\xe2\x82\xac"
-           "cret",
-           sig);
-    assert_string_equal(sig, "gYNGSsqW1bs1iHdGPeUnncyv96A=");
+    (void)state;
+    for (size_t i = 0; i < sizeof sig_cases / sizeof sig_cases[0]; i++) {
+        const sig_case_t *k = &sig_cases[i];
+        ns_ext_field_t ext[8];
+        size_t n = 0;
+        for (; k->kv[2 * n] && n < 8; n++)
+            ext[n] = ns_ext_field(k->kv[2 * n], k->kv[2 * n + 1]);
+        char sig[NS_SIGN_B64_LEN + 1];
+        sig_of(ext, n, k->body, k->secret, sig);
+        if (strcmp(sig, k->want) != 0)
+            fail_msg("case %s: signature %s, expected %s", k->name, sig, k->want);
+    }
 }
 
 /* The client's signing adds AccessKey and a Signature that verifies, and
@@ -145,19 +143,27 @@ static void test_roles(void **state)
 
 static void test_addresses(void **state)
 {
-    assert_true(ns_auth_addr_allowed("", "10.1.2.3"));
-    assert_true(ns_auth_addr_allowed("10.0.0.0/8", "10.1.2.3"));
-    assert_false(ns_auth_addr_allowed("10.0.0.0/8", "11.1.2.3"));
-    assert_true(ns_auth_addr_allowed("192.168.1.5, 127.0.0.1", "127.0.0.1"));
-    assert_false(ns_auth_addr_allowed("192.168.1.5", "192.168.1.6"));
-    assert_true(ns_auth_addr_allowed("10.0.0.0/8", "::ffff:10.9.9.9"));
-    assert_true(ns_auth_addr_allowed("fd00::/8", "fd12::1"));
-    assert_false(ns_auth_addr_allowed("fd00::/8", "fe80::1"));
-    assert_false(ns_auth_addr_allowed("::1", "127.0.0.1"));
-    assert_true(ns_auth_addr_allowed("*", "203.0.113.9"));
-    assert_false(ns_auth_addr_allowed("10.0.0.0/33", "10.0.0.1"));
-    assert_false(ns_auth_addr_allowed("garbage", "10.0.0.1"));
-    assert_true(ns_auth_addr_allowed("0.0.0.0/0", "8.8.8.8"));
+    static const struct {
+        const char *allow, *ip;
+        bool want;
+    } addrs[] = {
+        {"", "10.1.2.3", true},
+        {"10.0.0.0/8", "10.1.2.3", true},
+        {"10.0.0.0/8", "11.1.2.3", false},
+        {"192.168.1.5, 127.0.0.1", "127.0.0.1", true},
+        {"192.168.1.5", "192.168.1.6", false},
+        {"10.0.0.0/8", "::ffff:10.9.9.9", true},
+        {"fd00::/8", "fd12::1", true},
+        {"fd00::/8", "fe80::1", false},
+        {"::1", "127.0.0.1", false},
+        {"*", "203.0.113.9", true},
+        {"10.0.0.0/33", "10.0.0.1", false},
+        {"garbage", "10.0.0.1", false},
+        {"0.0.0.0/0", "8.8.8.8", true},
+    };
+    for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++)
+        if (ns_auth_addr_allowed(addrs[i].allow, addrs[i].ip) != addrs[i].want)
+            fail_msg("allow '%s', %s: expected %d", addrs[i].allow, addrs[i].ip, addrs[i].want);
     char ip[48];
     ns_auth_peer_ip("127.0.0.1:5555", ip, sizeof ip);
     assert_string_equal(ip, "127.0.0.1");
@@ -170,18 +176,29 @@ static void test_addresses(void **state)
 
 static void test_broker_grants(void **state)
 {
-    assert_true(ns_auth_broker_granted("broker-a", "C1", "broker-a"));
-    assert_false(ns_auth_broker_granted("broker-a", "C1", "broker-b"));
-    assert_true(ns_auth_broker_granted("C1/broker-a", "C1", "broker-a"));
-    assert_false(ns_auth_broker_granted("C1/broker-a", "C2", "broker-a"));
-    assert_true(ns_auth_broker_granted("x, C1/*", "C1", "anything"));
-    assert_true(ns_auth_broker_granted("C1/*", NULL, "anything")); /* no cluster named */
-    assert_true(ns_auth_broker_granted("C1/b", NULL, "b"));
-    assert_false(ns_auth_broker_granted("C1/b", NULL, "c"));
-    assert_true(ns_auth_broker_granted("*", NULL, "b"));
-    assert_false(ns_auth_broker_granted("", "C1", "b"));
-    assert_false(ns_auth_broker_granted("broker-a", "C1", NULL));
-    assert_false(ns_auth_broker_granted("broker-ab", "C1", "broker-a"));
+    static const struct {
+        const char *grants, *cluster, *name; /* cluster, name: NULL when not named */
+        bool want;
+    } cases[] = {
+        {"broker-a", "C1", "broker-a", true},
+        {"broker-a", "C1", "broker-b", false},
+        {"C1/broker-a", "C1", "broker-a", true},
+        {"C1/broker-a", "C2", "broker-a", false},
+        {"x, C1/*", "C1", "anything", true},
+        {"C1/*", NULL, "anything", true}, /* no cluster named */
+        {"C1/b", NULL, "b", true},
+        {"C1/b", NULL, "c", false},
+        {"*", NULL, "b", true},
+        {"", "C1", "b", false},
+        {"broker-a", "C1", NULL, false},
+        {"broker-ab", "C1", "broker-a", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (ns_auth_broker_granted(cases[i].grants, cases[i].cluster, cases[i].name) !=
+            cases[i].want)
+            fail_msg("grants '%s', %s/%s: expected %d", cases[i].grants,
+                     cases[i].cluster ? cases[i].cluster : "-", cases[i].name ? cases[i].name : "-",
+                     cases[i].want);
 }
 
 static void test_penalty(void **state)
@@ -250,12 +267,10 @@ static void test_seal(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_route_lookup),  cmocka_unit_test(test_token_and_signature_skipped),
-        cmocka_unit_test(test_body_appended), cmocka_unit_test(test_utf16_key_order),
-        cmocka_unit_test(test_utf8_secret),   cmocka_unit_test(test_sign_request_roundtrip),
-        cmocka_unit_test(test_equal),         cmocka_unit_test(test_roles),
-        cmocka_unit_test(test_addresses),     cmocka_unit_test(test_broker_grants),
-        cmocka_unit_test(test_penalty),       cmocka_unit_test(test_seal),
+        cmocka_unit_test(test_java_vectors), cmocka_unit_test(test_sign_request_roundtrip),
+        cmocka_unit_test(test_equal),        cmocka_unit_test(test_roles),
+        cmocka_unit_test(test_addresses),    cmocka_unit_test(test_broker_grants),
+        cmocka_unit_test(test_penalty),      cmocka_unit_test(test_seal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

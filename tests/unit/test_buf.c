@@ -53,6 +53,29 @@ static void test_i64_dec_matches_printf(void **state)
     }
 }
 
+/* ns_dec_write writes exactly ns_dec_len bytes where it is told, around
+ * every power of ten and the 32-bit boundary its two loops meet at. */
+static void test_dec_write_in_place(void **state)
+{
+    (void)state;
+    int64_t p10 = 1;
+    for (int e = 0; e < 19; e++) {
+        const int64_t vs[] = {p10 - 1, p10, p10 + 1, -p10, -(p10 - 1), (int64_t)UINT32_MAX + e - 9};
+        p10 = e < 18 ? p10 * 10 : p10; /* 10^18 is the last power of ten an int64_t holds */
+        for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+            char want[32];
+            int n = snprintf(want, sizeof want, "%lld", (long long)vs[i]);
+            uint8_t out[32];
+            memset(out, '#', sizeof out);
+            assert_int_equal(ns_dec_len(vs[i]), (size_t)n);
+            ns_dec_write(out + 1, vs[i], (size_t)n);
+            assert_memory_equal(out + 1, want, (size_t)n);
+            assert_int_equal(out[0], '#');
+            assert_int_equal(out[n + 1], '#');
+        }
+    }
+}
+
 static void test_printf_one_and_two_passes(void **state)
 {
     (void)state;
@@ -83,6 +106,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_i64_dec),
         cmocka_unit_test(test_i64_dec_matches_printf),
+        cmocka_unit_test(test_dec_write_in_place),
         cmocka_unit_test(test_printf_one_and_two_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -674,14 +674,18 @@ static void test_dump_round_trip(void **state)
     ns_config_free(&b);
 }
 
+/* A temp directory for the tests that read and write files. */
+static int setup_dir(void **state)
+{
+    return nstest_fx_setup_dir(state, "config");
+}
+
 static void test_load_file(void **state)
 {
     ns_config_t cfg;
     char err[512] = "";
     char path[4096];
-    (void)state;
-    char *dir = nstest_tmpdir("config");
-    assert_non_null(dir);
+    const char *dir = ((nstest_fx_t *)*state)->dir;
     assert_int_equal(ns_config_init(&cfg), NS_OK);
 
     snprintf(path, sizeof path, "%s/ns.properties", dir);
@@ -726,8 +730,6 @@ static void test_load_file(void **state)
     assert_non_null(strstr(err, "missing.properties: "));
 
     ns_config_free(&cfg);
-    nstest_rmtree(dir);
-    free(dir);
 }
 
 /* A Java 5.3 namesrv.conf: its thread and Netty keys are accepted, named in
@@ -738,9 +740,7 @@ static void test_load_java_conf(void **state)
     ns_config_t cfg, defaults;
     char err[512] = "";
     char path[4096];
-    (void)state;
-    char *dir = nstest_tmpdir("config");
-    assert_non_null(dir);
+    const char *dir = ((nstest_fx_t *)*state)->dir;
     assert_int_equal(ns_config_init(&cfg), NS_OK);
     assert_int_equal(ns_config_init(&defaults), NS_OK);
     snprintf(path, sizeof path, "%s/namesrv.conf", dir);
@@ -785,8 +785,6 @@ static void test_load_java_conf(void **state)
     assert_null(cfg.java_warning);
     ns_config_free(&cfg);
     ns_config_free(&defaults);
-    nstest_rmtree(dir);
-    free(dir);
 }
 
 static void test_write_file(void **state)
@@ -795,9 +793,7 @@ static void test_write_file(void **state)
     char path[4096], bak[4200], tmp[4200];
     char err[512] = "";
     struct stat st;
-    (void)state;
-    char *dir = nstest_tmpdir("config");
-    assert_non_null(dir);
+    const char *dir = ((nstest_fx_t *)*state)->dir;
     /* the parent directory does not exist yet: it is created */
     snprintf(path, sizeof path, "%s/sub/dir/namesrv.properties", dir);
     snprintf(bak, sizeof bak, "%s.bak", path);
@@ -858,8 +854,6 @@ static void test_write_file(void **state)
     free(again);
     ns_config_free(&cfg);
     ns_config_free(&back);
-    nstest_rmtree(dir);
-    free(dir);
 }
 
 static void test_help(void **state)
@@ -908,9 +902,9 @@ int main(void)
         cmocka_unit_test(test_props_callback_stops),
         cmocka_unit_test(test_dump_sorted),
         cmocka_unit_test(test_dump_round_trip),
-        cmocka_unit_test(test_load_file),
-        cmocka_unit_test(test_load_java_conf),
-        cmocka_unit_test(test_write_file),
+        cmocka_unit_test_setup_teardown(test_load_file, setup_dir, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_load_java_conf, setup_dir, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_write_file, setup_dir, nstest_fx_teardown),
         cmocka_unit_test(test_help),
     };
     return cmocka_run_group_tests(tests, setup_env, NULL);

@@ -10,6 +10,7 @@
 
 #include "ns/codes.h"
 #include "src/daemon/metrics.h"
+#include "nstest.h"
 
 static void test_latency_buckets(void **state)
 {
@@ -30,13 +31,15 @@ static void test_latency_buckets(void **state)
     ns_metrics_hist_render(&out, "x_seconds", "kind=\"read\"", NS_HIST_LATENCY, 1e-9, hs, 2);
     ns_buf_append_u8(&out, 0);
     const char *t = (const char *)out.data;
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"1e-06\"} 4\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"2e-06\"} 6\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"4e-06\"} 8\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"4.194304\"} 8\n"));
-    assert_non_null(strstr(t, "x_seconds_bucket{kind=\"read\",le=\"+Inf\"} 10\n"));
-    assert_non_null(strstr(t, "x_seconds_count{kind=\"read\"} 10\n"));
-    assert_non_null(strstr(t, "x_seconds_sum{kind=\"read\"} 18.000010004"));
+    static const char *const want[] = {"x_seconds_bucket{kind=\"read\",le=\"1e-06\"} 4\n",
+                                       "x_seconds_bucket{kind=\"read\",le=\"2e-06\"} 6\n",
+                                       "x_seconds_bucket{kind=\"read\",le=\"4e-06\"} 8\n",
+                                       "x_seconds_bucket{kind=\"read\",le=\"4.194304\"} 8\n",
+                                       "x_seconds_bucket{kind=\"read\",le=\"+Inf\"} 10\n",
+                                       "x_seconds_count{kind=\"read\"} 10\n",
+                                       "x_seconds_sum{kind=\"read\"} 18.000010004",
+                                       NULL};
+    nstest_expect_all(t, want);
     ns_buf_free(&out);
 }
 
@@ -50,11 +53,13 @@ static void test_batch_buckets_without_labels(void **state)
     ns_metrics_hist_render(&out, "b", "", NS_HIST_BATCH, 1, hs, 1);
     ns_buf_append_u8(&out, 0);
     const char *t = (const char *)out.data;
-    assert_non_null(strstr(t, "b_bucket{le=\"2\"} 0\n"));
-    assert_non_null(strstr(t, "b_bucket{le=\"4\"} 1\n"));
-    assert_non_null(strstr(t, "b_bucket{le=\"64\"} 2\n"));
-    assert_non_null(strstr(t, "b_sum 67\n"));
-    assert_non_null(strstr(t, "b_count 2\n"));
+    static const char *const want[] = {"b_bucket{le=\"2\"} 0\n",
+                                       "b_bucket{le=\"4\"} 1\n",
+                                       "b_bucket{le=\"64\"} 2\n",
+                                       "b_sum 67\n",
+                                       "b_count 2\n",
+                                       NULL};
+    nstest_expect_all(t, want);
     ns_buf_free(&out);
 }
 

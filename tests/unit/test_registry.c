@@ -331,10 +331,10 @@ static void expect_change(ns_minid_change_t *c, int64_t min_id, const char *min_
     else
         assert_null(c->ha_broker_addr);
     char got[256] = "";
-    for (size_t i = 0; i < c->n_to; i++) {
+    for (size_t i = 0; i < c->to.n; i++) {
         if (i)
             strcat(got, ",");
-        strcat(got, c->to[i]);
+        strcat(got, c->to.v[i]);
     }
     assert_string_equal(got, to);
     ns_minid_change_free(c);

@@ -183,13 +183,9 @@ static void test_encode_ext_fields(void **state)
         EXT("value", "say \"hi\"\\ \t\xc3\xbc \xe4\xb8\xad"),
         EXT("changed", "true"),
     };
-    ns_cmd_t c = {.code = 105,
-                  .language = NS_LANG_JAVA,
-                  .opaque = 1,
-                  .version = 479,
-                  .has_ext = true,
-                  .ext = ext,
-                  .n_ext = 4};
+    ns_cmd_t c;
+    ns_cmd_request_init(&c, 105, ext, 4); /* JAVA, version 479 */
+    c.opaque = 1;
     assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
     assert_json_header(&b,
                        "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\",\"value\":\"say "
@@ -804,10 +800,49 @@ static void test_binary_bad_lengths(void **state)
     ns_cmd_msg_free(&m);
 }
 
-/* Every shortening of a valid binary frame must fail cleanly: raw prefixes
- * (length prefix no longer matches), and prefixes whose length prefix and
- * header length were patched to describe a shorter, self-consistent frame. */
-static void test_binary_truncations(void **state)
+/* Every shortening of the encoded c must fail cleanly: raw prefixes (the
+ * length prefix no longer matches; the frame is incomplete to
+ * ns_frame_peek), and prefixes whose length prefix and header length were
+ * patched to describe a shorter, self-consistent frame. A binary header
+ * cut short fails, a whole one with a shortened body decodes; any proper
+ * prefix of a JSON object is invalid. Returns the whole frame decoded, in
+ * *m (caller frees). */
+static void check_truncations(const ns_cmd_t *c, ns_cmd_msg_t *m)
+{
+    bool binary = c->serialize_type == NS_SERIALIZE_ROCKETMQ;
+    ns_buf_t b = NS_BUF_INIT;
+    assert_int_equal(ns_remoting_encode(&b, c), NS_OK);
+    size_t hdr_len = ns_be32_read(b.data + 4) & 0xFFFFFF;
+    ns_cmd_msg_init(m);
+    for (size_t k = 0; k < b.len; k++) {
+        uint8_t *f = malloc(k ? k : 1);
+        assert_non_null(f);
+        memcpy(f, b.data, k);
+        assert_int_equal(ns_remoting_decode(f, k, m), NS_EINVAL);
+        size_t flen = 0;
+        assert_int_equal(ns_frame_peek(f, k, NS_DEFAULT_MAX_FRAME_BYTES, &flen), NS_EAGAIN);
+        if (k >= 8 && !binary) {
+            ns_be32_write(f, (uint32_t)(k - 4));
+            ns_be32_write(f + 4, (uint32_t)(k - 8));
+            assert_int_equal(ns_remoting_decode(f, k, m), NS_EINVAL);
+        } else if (k >= 8) {
+            /* self-consistent frame, header cut short to min(k-8, hdr_len) */
+            size_t h = k - 8 < hdr_len ? k - 8 : hdr_len;
+            ns_be32_write(f, (uint32_t)(k - 4));
+            ns_be32_write(f + 4, 1u << 24 | (uint32_t)h);
+            assert_int_equal(ns_remoting_decode(f, k, m), h < hdr_len ? NS_EINVAL : NS_OK);
+            /* header length pointing past the (shortened) frame */
+            ns_be32_write(f + 4, 1u << 24 | (uint32_t)(k - 7));
+            assert_int_equal(ns_remoting_decode(f, k, m), NS_EINVAL);
+        }
+        free(f);
+    }
+    assert_int_equal(ns_remoting_decode(b.data, b.len, m), NS_OK);
+    ns_buf_free(&b);
+}
+
+/* A binary frame with a body, and a JSON one without. */
+static void test_truncations(void **state)
 {
     (void)state;
     ns_ext_field_t ext[] = {EXT("brokerName", "broker-a"), EXT("brokerId", "0")};
@@ -822,74 +857,22 @@ static void test_binary_truncations(void **state)
                   .n_ext = 2,
                   .body = (const uint8_t *)"BODY",
                   .body_len = 4};
-    ns_buf_t b = NS_BUF_INIT;
-    assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    size_t hdr_len = ns_be32_read(b.data + 4) & 0xFFFFFF;
     ns_cmd_msg_t m;
-    ns_cmd_msg_init(&m);
-    assert_int_equal(ns_remoting_decode(b.data, b.len, &m), NS_OK);
-
-    for (size_t k = 0; k < b.len; k++) {
-        uint8_t *f = malloc(k ? k : 1);
-        assert_non_null(f);
-        memcpy(f, b.data, k);
-        assert_int_equal(ns_remoting_decode(f, k, &m), NS_EINVAL);
-        size_t flen = 0;
-        int prc = ns_frame_peek(f, k, NS_DEFAULT_MAX_FRAME_BYTES, &flen);
-        assert_true(prc == NS_EAGAIN);
-        if (k >= 8) {
-            /* self-consistent frame, header cut short to min(k-8, hdr_len) */
-            size_t h = k - 8 < hdr_len ? k - 8 : hdr_len;
-            ns_be32_write(f, (uint32_t)(k - 4));
-            ns_be32_write(f + 4, 1u << 24 | (uint32_t)h);
-            int rc = ns_remoting_decode(f, k, &m);
-            if (h < hdr_len)
-                assert_int_equal(rc, NS_EINVAL);
-            else /* whole header, shortened body */
-                assert_int_equal(rc, NS_OK);
-            /* header length pointing past the (shortened) frame */
-            ns_be32_write(f + 4, 1u << 24 | (uint32_t)(k - 7));
-            assert_int_equal(ns_remoting_decode(f, k, &m), NS_EINVAL);
-        }
-        free(f);
-    }
+    check_truncations(&c, &m);
+    assert_int_equal(m.cmd.body_len, 4);
     ns_cmd_msg_free(&m);
-    ns_buf_free(&b);
-}
 
-/* The same for a JSON frame (any proper prefix of a JSON object is invalid). */
-static void test_json_truncations(void **state)
-{
-    (void)state;
-    ns_ext_field_t ext[] = {EXT("topic", "T\xc3\xbc"), EXT("n", "1")};
-    ns_cmd_t c = {.code = 105,
-                  .version = 479,
-                  .opaque = 3,
-                  .remark = "a\tb",
-                  .remark_len = 3,
-                  .has_ext = true,
-                  .ext = ext,
-                  .n_ext = 2};
-    ns_buf_t b = NS_BUF_INIT;
-    assert_int_equal(ns_remoting_encode(&b, &c), NS_OK);
-    ns_cmd_msg_t m;
-    ns_cmd_msg_init(&m);
-    assert_int_equal(ns_remoting_decode(b.data, b.len, &m), NS_OK);
+    ns_ext_field_t jext[] = {EXT("topic", "T\xc3\xbc"), EXT("n", "1")};
+    c.code = 105;
+    c.remark = "a\tb";
+    c.remark_len = 3;
+    c.serialize_type = NS_SERIALIZE_JSON;
+    c.ext = jext;
+    c.body = NULL;
+    c.body_len = 0;
+    check_truncations(&c, &m);
     assert_string_equal(m.cmd.remark, "a\tb");
-    for (size_t k = 0; k < b.len; k++) {
-        uint8_t *f = malloc(k ? k : 1);
-        assert_non_null(f);
-        memcpy(f, b.data, k);
-        assert_int_equal(ns_remoting_decode(f, k, &m), NS_EINVAL);
-        if (k >= 8) {
-            ns_be32_write(f, (uint32_t)(k - 4));
-            ns_be32_write(f + 4, (uint32_t)(k - 8));
-            assert_int_equal(ns_remoting_decode(f, k, &m), NS_EINVAL);
-        }
-        free(f);
-    }
     ns_cmd_msg_free(&m);
-    ns_buf_free(&b);
 }
 
 /* ---- framing ------------------------------------------------------------- */
@@ -1021,8 +1004,7 @@ int main(void)
         cmocka_unit_test(test_binary_round_trip),
         cmocka_unit_test(test_binary_null_entries_and_trailing),
         cmocka_unit_test(test_binary_bad_lengths),
-        cmocka_unit_test(test_binary_truncations),
-        cmocka_unit_test(test_json_truncations),
+        cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_frame_peek),
         cmocka_unit_test(test_decode_frame_errors),
         cmocka_unit_test(test_ext_get),

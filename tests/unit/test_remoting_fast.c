@@ -18,6 +18,7 @@
 #include "ns/buf.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/names.h"
 #include "ns/remoting.h"
 
 #define VECTORS_DIR NS_FIXTURES_DIR "/vectors"
@@ -55,6 +56,12 @@ static int agree_frame(const uint8_t *f, size_t len, ns_cmd_msg_t *out)
         assert_int_equal(rc_fast, rc_ref);
         if (rc_ref == NS_OK)
             assert_true(ns_cmd_same(&fast.cmd, &ref.cmd));
+        if (rc_ref == NS_OK && fast.cmd.ext_names_ok) { /* its promise: the check would pass */
+            char remark[256];
+            assert_true(ns_names_check_header(&ref.cmd, remark, sizeof remark));
+            for (size_t i = 0; i < ref.cmd.n_ext; i++)
+                assert_null(ns_name_problem(ref.cmd.ext[i].val, ref.cmd.ext[i].val_len));
+        }
     } else {
         assert_int_equal(fast.cmd.n_ext, 0);
         assert_null(fast.cmd.remark);
@@ -141,6 +148,50 @@ static void client_shapes_take_the_fast_path(void **state)
     }
 }
 
+/* ext_names_ok: set exactly when every ext value is a valid name. */
+static bool names_ok_of(const char *topic)
+{
+    char hdr[600];
+    size_t len = 0;
+    snprintf(hdr, sizeof hdr, "{\"code\":105,\"extFields\":{\"topic\":\"%s\"},\"flag\":0}", topic);
+    uint8_t *f = frame_of(NS_SERIALIZE_JSON, hdr, strlen(hdr), &len);
+    ns_cmd_msg_t m;
+    ns_cmd_msg_init(&m);
+    assert_int_equal(ns_remoting_decode_fast(f, len, &m), NS_OK);
+    bool ok = m.cmd.ext_names_ok;
+    ns_cmd_msg_free(&m);
+    free(f);
+    return ok;
+}
+
+static void names_vouched_for(void **state)
+{
+    (void)state;
+    char t[300];
+    assert_true(names_ok_of("TopicTest"));
+    assert_true(names_ok_of("T"));
+    assert_false(names_ok_of(""));
+    assert_false(names_ok_of("T\x7f"));
+    assert_false(names_ok_of("0123456789\x7f"));
+    assert_false(names_ok_of("\x7f"
+                             "0123456789"));
+    memset(t, 'a', 255);
+    t[255] = 0;
+    assert_true(names_ok_of(t));
+    t[254] = 0x7f; /* in the overlapping last word */
+    assert_false(names_ok_of(t));
+    t[254] = 'a';
+    t[255] = 'a';
+    t[256] = 0;
+    assert_false(names_ok_of(t));
+    /* a frame decoded by the general decoder is checked by dispatch as before */
+    ns_cmd_msg_t m;
+    assert_int_equal(agree_json("{\"code\":105,\"extFields\":{\"topic\":\"T\\u0041\"}}", &m),
+                     NS_EFALLBACK);
+    assert_false(m.cmd.ext_names_ok);
+    ns_cmd_msg_free(&m);
+}
+
 /* ---- every captured frame ----------------------------------------------- */
 
 static bool is_request(const char *name)
@@ -212,6 +263,39 @@ static const struct {
     {"{\"remark\":\"a\",\"remark\":\"bb\"}", true},
     {"{\"codex\":1,\"code\":2,\"flags\":3}", true},
     {"{\"extFields\":{\"topic\":\"0123456789abcdef0123456789abcdef\"}}", true},
+    /* Java's member order (java_members), left at every member */
+    {"{\"code\":105}", true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"}}", true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\",\"acceptStandardJsonOnly\":\"true\"},"
+     "\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,\"serializeTypeCurrentRPC\":\"JSON\","
+     "\"version\":479}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"a\",\"b\":\"c\",\"topic\":\"d\"},\"flag\":0}", true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"\"},\"flag\":0,\"language\":\"GO\",\"opaque\":1}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"b\":\"c\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,"
+     "\"remark\":\"r\",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":1}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":1,"
+     "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479,\"code\":7,\"extFields\":{}}",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\" },\"flag\": 0,\"language\":\"JAVA\",\"opaque\":"
+     " -1,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":\t479 }",
+     true},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":x}",
+     false},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"a\\u0041\"},\"flag\":0}", false},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\",}}", false},
+    {"{\"code\":105,\"extFields\":{\"topic\":\"T\"]}", false},
+    {"{\"code\":1.5,\"extFields\":{\"topic\":\"T\"}}", false},
+    /* DEL: a name's problem (ext_names_ok not set: agree_frame checks it), not the decoder's */
+    {"{\"extFields\":{\"topic\":\"T\x7f\"}}", true},
+    {"{\"extFields\":{\"topic\":\"0123456789\x7f\"}}", true},
+    {"{\"extFields\":{\"topic\":\"01234567\x7f\"}}", true},
+    {"{\"extFields\":{\"topic\":\"\x7f"
+     "0123456789abcdef\"}}",
+     true},
+    {"{\"remark\":\"\x7f\"}", true},
     {"{\"code\":00000000007}", false},
     {"{\"code\":2147483648}", false},
     {"{\"code\":-2147483649}", false},
@@ -409,6 +493,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(client_shapes_take_the_fast_path),
+        cmocka_unit_test(names_vouched_for),
         cmocka_unit_test(vectors_agree),
         cmocka_unit_test(json_edges_agree),
         cmocka_unit_test(json_mutations_agree),

@@ -1,5 +1,10 @@
 /* test_rsphead.c - reply headers from templates (src/proto/rsphead.c) are
- * byte for byte what the full encoder writes. */
+ * byte for byte what the full encoder writes, and a shape that cannot have a
+ * template is encoded once per reply and evicts no template.
+ *
+ * rsphead.c is included with a smaller NS_RSP_HEAD_MAX (the hook its header
+ * documents: no real shape is over 160 bytes, one with every number at its
+ * widest is over 120) and with its calls of the full encoder counted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +17,17 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/remoting.h"
-#include "ns/rsphead.h"
+
+#define NS_RSP_HEAD_MAX 120
+static unsigned n_encodes; /* full header encodes made inside rsphead.c */
+static int counted_encode_header(ns_buf_t *out, const ns_cmd_t *c)
+{
+    n_encodes++;
+    return ns_remoting_encode_header(out, c);
+}
+#define ns_remoting_encode_header counted_encode_header
+#include "../../src/proto/rsphead.c"
+#undef ns_remoting_encode_header
 
 static const int32_t OPAQUES[] = {
     0,   1,    9,   10,        99,         100,        999,       1000,      12345, -1,
@@ -97,8 +112,45 @@ static void test_bad_serialisation(void **state)
     assert_int_equal(ns_rsp_heads_encode(&h, &out, &c), NS_EINVAL);
     assert_int_equal(out.len, 0);
     for (unsigned i = 0; i < NS_RSP_HEAD_SLOTS; i++)
-        assert_false(h.slot[i].used);
+        assert_false(h.slot[i].shape.used);
+    for (unsigned i = 0; i < NS_RSP_NOTPL_SLOTS; i++) /* an error is not a shape */
+        assert_false(h.notpl[i].used);
     ns_buf_free(&out);
+}
+
+/* The widest shape (134 bytes) cannot have a template under this test's
+ * limit: each of its replies is one full encode, and the templates of four
+ * other shapes stay where they are. */
+static void test_no_template_shape(void **state)
+{
+    (void)state;
+    ns_rsp_heads_t h;
+    memset(&h, 0, sizeof h);
+    for (unsigned i = 0; i < NS_RSP_HEAD_SLOTS; i++) {
+        ns_cmd_t c = reply(NS_RSP_SUCCESS + (int32_t)i, NS_SERIALIZE_JSON);
+        same_bytes(&h, &c);
+    }
+    ns_rsp_head_t kept[NS_RSP_HEAD_SLOTS];
+    memcpy(kept, h.slot, sizeof kept);
+    ns_cmd_t wide = reply(INT32_MIN, NS_SERIALIZE_JSON);
+    wide.flag = INT32_MIN;
+    wide.version = INT32_MIN;
+    wide.language = NS_LANG_NODE_JS;
+    for (int i = 0; i < 3; i++) {
+        wide.opaque = 1000 + i;
+        n_encodes = 0;
+        same_bytes(&h, &wide);
+        /* the first reply tries a template (opaque 0 and 1), then encodes */
+        assert_int_equal(n_encodes, i == 0 ? 3 : 1);
+        assert_memory_equal(h.slot, kept, sizeof kept);
+    }
+    for (unsigned i = 0; i < NS_RSP_HEAD_SLOTS; i++) { /* still served from templates */
+        ns_cmd_t c = reply(NS_RSP_SUCCESS + (int32_t)i, NS_SERIALIZE_JSON);
+        c.opaque = 77;
+        n_encodes = 0;
+        same_bytes(&h, &c);
+        assert_int_equal(n_encodes, 0);
+    }
 }
 
 int main(void)
@@ -107,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_shapes_and_opaques),
         cmocka_unit_test(test_remark_and_ext_bypass),
         cmocka_unit_test(test_bad_serialisation),
+        cmocka_unit_test(test_no_template_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 
 #include "ctl.h"
 #include "ns/err.h"
+#include "ns/strlist.h"
 #include "ns/strpairs.h"
 
 /* ---- export-kvconfig ---- */
@@ -118,32 +119,21 @@ static int find_empty_cb(ns_group_rec_t *g, void *ctx)
     return ns_strpairs_add(ctx, g->broker_name, cluster, strlen(cluster));
 }
 
-typedef struct {
-    char **topics;
-    size_t n;
-} topic_list_t;
-
 static int collect_topic_cb(const char *topic, void *ctx)
 {
-    topic_list_t *l = ctx;
-    char **t = ns_array_grow(l->topics, l->n, sizeof *t);
-    if (t == NULL)
-        return NS_ENOMEM;
-    l->topics = t;
-    l->topics[l->n] = strdup(topic);
-    return l->topics[l->n++] ? 0 : NS_ENOMEM;
+    return ns_strlist_add(ctx, topic);
 }
 
 /* Removes one group and everything that names it; *n_topics counts the
  * queue datas removed. */
 static int prune_one(ns_txn_t *t, const char *name, const char *cluster, size_t *n_topics)
 {
-    topic_list_t l = {0};
+    ns_strlist_t l = NS_STRLIST_INIT;
     int rc = ns_queue_iter_broker(t, name, collect_topic_cb, &l);
     for (size_t i = 0; rc == NS_OK && i < l.n; i++) {
-        rc = ns_queue_del(t, l.topics[i], name);
-        if (rc == NS_OK && !ns_topic_exists(t, l.topics[i]))
-            rc = ns_route_del(t, l.topics[i]); /* I7: no queue data, no route */
+        rc = ns_queue_del(t, l.v[i], name);
+        if (rc == NS_OK && !ns_topic_exists(t, l.v[i]))
+            rc = ns_route_del(t, l.v[i]); /* I7: no queue data, no route */
         if (rc == NS_ENOTFOUND)
             rc = NS_OK;
     }
@@ -151,9 +141,7 @@ static int prune_one(ns_txn_t *t, const char *name, const char *cluster, size_t 
     rc = rc ? rc : ns_cluster_del(t, cluster, name);
     rc = rc == NS_ENOTFOUND ? NS_OK : rc;
     rc = rc ? rc : ns_group_del(t, name);
-    for (size_t i = 0; i < l.n; i++)
-        free(l.topics[i]);
-    free(l.topics);
+    ns_strlist_free(&l);
     return rc;
 }
 

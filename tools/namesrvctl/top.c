@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ns/buf.h"
 #include "ns/err.h"
 #include "ns/httpget.h"
 
@@ -28,7 +29,7 @@ typedef struct {
 
 typedef struct {
     sample_t *s;
-    size_t n, cap;
+    size_t n;
     double t_ms; /* monotonic time of the scrape */
 } scrape_t;
 
@@ -76,14 +77,10 @@ static int parse_line(scrape_t *sc, const char *line, size_t len)
     double v = strtod(num, &end);
     if (k == 0 || *end)
         return NS_EINVAL;
-    if (sc->n == sc->cap) {
-        size_t cap = sc->cap ? sc->cap * 2 : 256;
-        sample_t *p = realloc(sc->s, cap * sizeof *p);
-        if (p == NULL)
-            return NS_ENOMEM;
-        sc->s = p;
-        sc->cap = cap;
-    }
+    sample_t *p = ns_array_grow(sc->s, sc->n, sizeof *p);
+    if (p == NULL)
+        return NS_ENOMEM;
+    sc->s = p;
     sample_t *s = &sc->s[sc->n];
     s->name = strndup(line, name_len);
     s->labels = strndup(line + lab_start, lab_len);

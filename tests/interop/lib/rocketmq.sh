@@ -252,6 +252,23 @@ java_prog() {
         -cp "$IT_CP" "nsinterop.$class" "$@"
 }
 
+# java_exchange NS TOPIC GROUP MARK N WHAT - a Java push consumer and a
+# producer of N messages to TOPIC, started together, both finding the broker
+# through NS only; fails the scenario unless the producer sent all N and the
+# consumer received all N (180 s each). WHAT ends the producer's message
+# (e.g. " over TLS", or "").
+java_exchange() {
+    local ns=$1 topic=$2 group=$3 mark=$4 n=$5 what=$6
+    java_prog consumer Consume "$ns" "$topic" "$group" "$mark" "$n" 180
+    local cpid=$IT_PID
+    java_prog producer Produce "$ns" "$topic" "$mark" "$n"
+    local ppid=$IT_PID
+    it_wait_exit "$ppid" 180 "producer"
+    it_expect_grep "$SDIR/producer.out" "^SUMMARY sent=$n failed=0$" "producer sent all $n$what"
+    it_wait_exit "$cpid" 180 "consumer"
+    it_expect_grep "$SDIR/consumer.out" "^RECEIVED $n of $n$" "consumer received all $n"
+}
+
 # it_wait_exit PID SECONDS WHAT - waits for the program to end; fails the
 # scenario on a timeout or a non-zero exit status.
 it_wait_exit() {

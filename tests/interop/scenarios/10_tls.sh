@@ -32,14 +32,7 @@ scenario() {
         it_fail "namesrvctl --tls-ca cannot read the enforcing namesrvd"
     it_expect_grep "$SDIR/clusters.nse.txt" "b1" "the broker registered over TLS with the enforcing namesrvd"
 
-    java_prog consumer Consume "$e" IT_TLS it_tls_group m9 "$n" 180
-    local cpid=$IT_PID
-    java_prog producer Produce "$e" IT_TLS m9 "$n"
-    local ppid=$IT_PID
-    it_wait_exit "$ppid" 180 "producer"
-    it_expect_grep "$SDIR/producer.out" "^SUMMARY sent=$n failed=0$" "producer sent all $n over TLS"
-    it_wait_exit "$cpid" 180 "consumer"
-    it_expect_grep "$SDIR/consumer.out" "^RECEIVED $n of $n$" "consumer received all $n"
+    java_exchange "$e" IT_TLS it_tls_group m9 "$n" " over TLS"
 
     nsctl route --ns "$e" --tls-ca "$SDIR/ca.pem" IT_TLS >"$SDIR/route.nse.tls.txt" 2>&1 ||
         it_fail "no route for IT_TLS over TLS from the enforcing namesrvd"

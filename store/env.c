@@ -1,6 +1,7 @@
 /* env.c - opening the LMDB environment, the directory lock, migrations,
  * transactions, map growth, backup, and the translation of LMDB errors. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,6 +473,8 @@ int ns_txn_commit(ns_txn_t *t)
 {
     ns_store_t *s = t->s;
     int rc = t->txn ? mdb_txn_commit(t->txn) : 0;
+    if (rc == 0 && t->write && t->parent == NULL) /* visible to new readers now */
+        atomic_fetch_add_explicit(&s->read_epoch, 2, memory_order_release);
     txn_release(t);
     return commit_error(s, rc);
 }
@@ -512,14 +515,23 @@ void ns_txn_read_reset(ns_txn_t *t)
     }
 }
 
+const ns_store_epoch_t *ns_store_read_epoch(ns_store_t *s)
+{
+    return &s->read_epoch;
+}
+
 int ns_store_grow(ns_store_t *s)
 {
     if (s->map_size >= s->map_max)
         return NS_EMAPFULL;
     size_t next = s->map_size > s->map_max / 2 ? s->map_max : s->map_size * 2;
+    /* odd while the resize waits: readers that keep a snapshot between reads
+     * let it go at the end of the current one and keep none meanwhile */
+    atomic_fetch_add_explicit(&s->read_epoch, 1, memory_order_release);
     pthread_rwlock_wrlock(&s->resize_lock);
     int rc = mdb_env_set_mapsize(s->env, next);
     pthread_rwlock_unlock(&s->resize_lock);
+    atomic_fetch_add_explicit(&s->read_epoch, 1, memory_order_release);
     if (rc != 0)
         return ns_lmdb_error(rc);
     NS_LOG_INFO("store %s: map grown from %zu to %zu bytes", s->dir, s->map_size, next);

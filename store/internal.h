@@ -24,6 +24,9 @@ struct ns_store {
      * takes it exclusively because mdb_env_set_mapsize needs no live txn in
      * the process. Uncontended except during a (rare) resize. */
     pthread_rwlock_t resize_lock;
+    /* Moves after every committed write transaction and before a resize
+     * waits for the readers (ns_store_read_epoch). */
+    ns_store_epoch_t read_epoch;
 };
 
 struct ns_txn {

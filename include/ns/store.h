@@ -18,6 +18,7 @@
 #define NS_STORE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,6 +79,17 @@ void ns_txn_abort(ns_txn_t *t);
  * with ns_txn_abort when done for good. */
 int ns_txn_read_renew(ns_store_t *s, ns_txn_t **slot);
 void ns_txn_read_reset(ns_txn_t *t);
+/* A counter that moves whenever a read snapshot taken before it should go:
+ * by 2 after every write transaction committed (once the commit is visible
+ * to new readers), and it is odd while ns_store_grow waits for the readers
+ * to let go. A reader that keeps its snapshot between reads loads the
+ * counter (acquire) before it renews, and lets the snapshot go once the
+ * counter moved or is odd: a write whose reply a peer got before sending a
+ * request is then in the snapshot that answers it, and a resize waits for
+ * at most the read in progress. Borrowed for the life of the store; any
+ * thread. */
+typedef _Atomic uint64_t ns_store_epoch_t;
+const ns_store_epoch_t *ns_store_read_epoch(ns_store_t *s);
 /* Doubles the map size up to map_max_bytes. NS_EMAPFULL when already at the
  * limit. Call only with no write transaction open (the writer thread). */
 int ns_store_grow(ns_store_t *s);

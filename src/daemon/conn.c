@@ -337,7 +337,7 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     }
     if (reading) {
         ns_conn_gather_end(c); /* written while the snapshot is still open */
-        ns_read_end(srv);
+        ns_read_end_keep(srv); /* the snapshot serves this iteration's other reads */
     }
     return off;
 }
@@ -419,6 +419,7 @@ void ns_conn_resume_all(ns_server_t *srv)
         if (full_again) /* the rest keep their place in the queue: first next time */
             break;
     }
+    ns_read_release(srv); /* not from a read: the loop may block next */
 }
 
 static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outlen)

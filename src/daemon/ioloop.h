@@ -73,10 +73,13 @@ struct ns_server {
      * filter (secure.c: PROXY protocol and TLS). */
     void (*on_accepted)(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer);
     void (*on_config_changed)(ns_server_t *srv);
-    ns_txn_t *rtxn;          /* the loop's reusable read transaction */
-    int rtxn_users;          /* open while > 0 (ns_read_begin/ns_read_end) */
-    uv_tcp_t listener;       /* main loop: bound and listening (accept.c) */
-    uv_poll_t accept_poll;   /* main loop: drives accept4 on the listener */
+    ns_txn_t *rtxn;                         /* the loop's reusable read transaction */
+    int rtxn_users;                         /* in use while > 0 (ns_read_begin/ns_read_end) */
+    bool rtxn_live;                         /* renewed and not reset yet (ns_read_release) */
+    uint64_t rtxn_epoch;                    /* the store's read epoch when rtxn was renewed */
+    const ns_store_epoch_t *rtxn_epoch_now; /* the store's (ns_store_read_epoch) */
+    uv_tcp_t listener;                      /* main loop: bound and listening (accept.c) */
+    uv_poll_t accept_poll;                  /* main loop: drives accept4 on the listener */
     uv_timer_t accept_timer; /* main loop: resumes accepting after a pause at EMFILE */
     int spare_fd;            /* main loop: sheds waiting connections at EMFILE */
     bool accept_init;
@@ -128,15 +131,52 @@ static inline ns_server_t *ns_loop_current(void)
 }
 void ns_loop_set_current(ns_server_t *srv);
 
-/* The loop's read transaction: renewed by the first user, reset when the
- * last one ends, so all the frames of one read share one snapshot and it is
- * never held across loop iterations. Inline: the lookup path nests them. */
+/* The loop's read transaction. A user begins it with ns_read_begin and ends
+ * it with ns_read_end, or, for the reads of connections (conn.c), with
+ * ns_read_end_keep: the snapshot then serves the other reads of the same
+ * loop iteration (one renew per iteration, not per read) until
+ * ns_read_release resets it, in the loop's check (after the poll phase,
+ * before it blocks again), after the paused connections resume and at
+ * shutdown. Never held across loop iterations.
+ * A kept snapshot is dropped as soon as no one uses it and the store's read
+ * epoch moved (ns_store_read_epoch): at the start of the next read, or at
+ * the end of the read during which it moved. So the bytes a read hands to
+ * the handlers were all sent before the read began, and any write whose
+ * reply their sender had seen moved the epoch before that: the snapshot
+ * that answers them holds the write, from whichever loop it was answered.
+ * And a resize (the epoch is odd while it waits for the lock) waits for at
+ * most the read in progress, as with a snapshot per read. Nested begins
+ * (the frames of one read, the handlers inside it) share the snapshot.
+ * Inline: the lookup path nests them. */
+static inline bool ns_read_stale(const ns_server_t *srv)
+{
+    uint64_t epoch = atomic_load_explicit(srv->rtxn_epoch_now, memory_order_acquire);
+    return epoch != srv->rtxn_epoch || (epoch & 1) != 0; /* odd: a resize waits */
+}
+
+/* Resets the loop's read transaction unless a user still has it open. */
+static inline void ns_read_release(ns_server_t *srv)
+{
+    if (srv->rtxn_live && srv->rtxn_users == 0) {
+        ns_txn_read_reset(srv->rtxn);
+        srv->rtxn_live = false;
+    }
+}
+
 static inline int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
 {
-    if (srv->rtxn_users == 0) {
+    if (srv->rtxn_live && srv->rtxn_users == 0 && ns_read_stale(srv))
+        ns_read_release(srv);
+    if (!srv->rtxn_live) {
+        if (srv->rtxn_epoch_now == NULL)
+            srv->rtxn_epoch_now = ns_store_read_epoch(srv->store);
+        /* loaded before the renew: a write that moves it later is dropped for */
+        uint64_t epoch = atomic_load_explicit(srv->rtxn_epoch_now, memory_order_acquire);
         int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
         if (rc != 0)
             return rc;
+        srv->rtxn_epoch = epoch;
+        srv->rtxn_live = true;
     }
     srv->rtxn_users++;
     *txn = srv->rtxn;
@@ -145,8 +185,16 @@ static inline int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
 
 static inline void ns_read_end(ns_server_t *srv)
 {
-    if (--srv->rtxn_users == 0)
-        ns_txn_read_reset(srv->rtxn);
+    srv->rtxn_users--;
+    ns_read_release(srv);
+}
+
+/* Ends a use but keeps the snapshot for the iteration's next read unless
+ * the epoch moved meanwhile (see above). */
+static inline void ns_read_end_keep(ns_server_t *srv)
+{
+    if (--srv->rtxn_users == 0 && ns_read_stale(srv))
+        ns_read_release(srv);
 }
 /* Milliseconds on the loop's monotonic clock / the wall clock. */
 uint64_t ns_now_ms(ns_server_t *srv);

@@ -139,6 +139,7 @@ static void io_idle_cb(uv_timer_t *t)
 
 static void io_check_cb(uv_check_t *c)
 {
+    ns_read_release(c->data);
     ns_conn_flush_all(c->data);
 }
 

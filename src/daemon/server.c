@@ -60,6 +60,7 @@ static void idle_cb(uv_timer_t *t)
 
 static void check_cb(uv_check_t *c)
 {
+    ns_read_release(c->data);
     ns_conn_flush_all(c->data);
 }
 
@@ -176,6 +177,7 @@ void ns_server_stop(ns_server_t *srv)
     if (srv->stopping)
         return;
     srv->stopping = true;
+    ns_read_release(srv); /* the writer may need the resize lock to finish */
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
     ns_service_stopping(srv);

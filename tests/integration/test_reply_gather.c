@@ -5,7 +5,9 @@
  * complete, in order and byte for byte as single lookups do; also when the
  * peer reads nothing until it sent everything, so that the socket takes only
  * part of a gathered write and the rest is copied and sent later. A lookup
- * sent after a registration was answered finds its route. */
+ * sent after a registration was answered finds its route, also with
+ * lookups pipelined on several connections (the loops keep one snapshot per
+ * iteration, ioloop.h). */
 #define _GNU_SOURCE /* memmem */
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -297,6 +299,99 @@ static void test_read_after_commit(void **state)
     ns_client_close(b);
 }
 
+/* The same with pipelined lookups on several connections (spread over the
+ * loops with ioThreads), so that a loop reads several of them per
+ * iteration and keeps its snapshot between them: every lookup sent after the
+ * registration's reply finds the route. (The narrow case, a later read of an
+ * iteration returning bytes sent after its snapshot was taken, is forced
+ * deterministically in unit_read_snapshot; this fails when a kept snapshot
+ * outlives its iteration.) */
+enum { PIPE_CONNS = 6, PIPE_DEPTH = 4, PIPE_ROUNDS = 15, PIPE_AFTER = 3 * PIPE_DEPTH };
+
+typedef struct {
+    ns_client_t *c;
+    bool after[PIPE_DEPTH]; /* in flight, oldest first: sent after the reply */
+    int n, sent, checked;
+} pipe_conn_t;
+
+static void pipe_send(pipe_conn_t *p, const char *topic, bool after)
+{
+    ns_cmd_t req;
+    ns_ext_field_t ext[1] = {ns_ext_field("topic", topic)};
+    ns_cmd_request_init(&req, NS_REQ_GET_ROUTEINFO_BY_TOPIC, ext, 1);
+    req.opaque = ++p->sent;
+    assert_int_equal(ns_client_send(p->c, &req), NS_OK);
+    p->after[p->n++] = after;
+}
+
+static void test_read_after_commit_pipelined(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *a = nstest_connect(&fx->srv);
+    pipe_conn_t pc[PIPE_CONNS];
+    memset(pc, 0, sizeof pc);
+    for (int i = 0; i < PIPE_CONNS; i++)
+        pc[i].c = nstest_connect(&fx->srv);
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    for (int round = 0; round < PIPE_ROUNDS; round++) {
+        char name[32], prefix[32], topic[48];
+        snprintf(name, sizeof name, "pipe-b%d", round);
+        snprintf(prefix, sizeof prefix, "pipe-topic-%d", round);
+        snprintf(topic, sizeof topic, "%s-0", prefix);
+        reg_t r;
+        reg_fill(&r, name, prefix, 100 + round, NULL);
+        r.req.opaque = 9000 + round;
+        bool answered = false;
+        for (int i = 0; i < PIPE_CONNS; i++) {
+            pc[i].checked = 0;
+            while (pc[i].n < PIPE_DEPTH)
+                pipe_send(&pc[i], topic, false);
+        }
+        assert_int_equal(ns_client_send(a, &r.req), NS_OK);
+        int64_t t0 = nstest_mono_ms();
+        for (;;) {
+            bool done = answered;
+            for (int i = 0; i < PIPE_CONNS; i++) {
+                pipe_conn_t *p = &pc[i];
+                int rc;
+                while (p->n > 0 && (rc = ns_client_recv(p->c, 0, &rsp)) == NS_OK) {
+                    bool after = p->after[0];
+                    memmove(p->after, p->after + 1, (size_t)(p->n - 1) * sizeof p->after[0]);
+                    p->n--;
+                    if (after && rsp.cmd.code != NS_RSP_SUCCESS)
+                        fail_msg("round %d, connection %d: a lookup sent after the "
+                                 "registration's reply answered %d",
+                                 round, i, rsp.cmd.code);
+                    p->checked += after;
+                    if (!answered || p->checked + p->n < PIPE_AFTER)
+                        pipe_send(p, topic, answered);
+                }
+                assert_true(p->n == 0 || rc == NS_ETIMEDOUT);
+                done = done && p->checked >= PIPE_AFTER;
+            }
+            if (done)
+                break;
+            if (!answered) {
+                int rc = ns_client_recv(a, 0, &rsp);
+                if (rc == NS_OK) {
+                    assert_int_equal(rsp.cmd.opaque, 9000 + round);
+                    assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+                    answered = true;
+                } else {
+                    assert_int_equal(rc, NS_ETIMEDOUT);
+                }
+            }
+            assert_true(nstest_mono_ms() - t0 < 60000);
+        }
+        ns_buf_free(&r.body);
+    }
+    ns_cmd_msg_free(&rsp);
+    for (int i = 0; i < PIPE_CONNS; i++)
+        ns_client_close(pc[i].c);
+    ns_client_close(a);
+}
+
 /* The lookup's extFields (found in one pass, cmd_route.c): __ZONE_MODE and
  * __ZONE_NAME filter out the group mastered in another zone, in any order
  * and only when the mode is "true" (any case); acceptStandardJsonOnly gives
@@ -365,6 +460,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipelined_lookups, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_short_writes, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_after_commit, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_read_after_commit_pipelined, setup,
+                                        nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_lookup_fields, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,11 +116,17 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src);
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen);
 
 /* ns_config_set, then whatever the row needs for the value to take effect
- * (its apply hook: the log threshold for logLevel). */
+ * (its apply hooks: the log threshold for logLevel, ns_config_set_hook). */
 int ns_config_update(ns_config_t *cfg, const char *key, const char *value, char *err,
                      size_t errlen);
 /* Runs every row's apply hook (at startup, once the settings are read). */
 void ns_config_apply_all(const ns_config_t *cfg);
+/* What a new value of key does beyond its field, for the layers above the
+ * settings code (authMode: the mode every loop reads). Run after the row's
+ * own hook by ns_config_update and ns_config_apply_all; one per key, fn NULL
+ * removes it. Install before any loop runs. NS_ENOTFOUND for an unknown key. */
+typedef void (*ns_config_apply_fn)(const ns_config_t *cfg);
+int ns_config_set_hook(const char *key, ns_config_apply_fn fn);
 /* True if key is a table entry. */
 bool ns_config_has_key(const char *key);
 /* Checks a change of key to value while the server runs: the key must be
@@ -140,7 +146,7 @@ int ns_config_get_text(const ns_config_t *cfg, const char *key, ns_buf_t *out);
 int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const char **why,
                     char *err, size_t errlen);
 /* The reason a Java key has no effect here, or NULL if it is not one
- * (src/daemon/config_java.c). */
+ * (src/daemon/config/config_java.c). */
 const char *ns_config_java_ignored(const char *key);
 const char *ns_config_noeffect(const char *key);
 /* "k1, k2 (why); k3 (why)" grouped by reason (whys compared by pointer). */

@@ -25,7 +25,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
-#include "conn.h"
+#include "net/conn.h"
 #include "iothreads.h"
 
 #define ACCEPT_BATCH 128    /* per readiness, then the loop's other work */

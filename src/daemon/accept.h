@@ -3,7 +3,7 @@
 #ifndef NS_ACCEPT_H
 #define NS_ACCEPT_H
 
-#include "ioloop.h"
+#include "net/ioloop.h"
 
 /* Main loop: binds bindAddress:listenPort, listens and starts accepting
  * (srv->bound_port set). On failure err says why. */

@@ -42,9 +42,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "budget.h"
-#include "cmd.h"
-#include "dispatch.h"
+#include "cmd/cmd.h"
+#include "cmd/dispatch.h"
+#include "core/broker_life.h"
+#include "net/budget.h"
 #include "ns/err.h"
 #include "ns/log.h"
 
@@ -124,7 +125,7 @@ static void io_wake(void *data)
         __atomic_store_n(&io->paused, false, __ATOMIC_SEQ_CST);
         ns_conn_resume_all(&io->shard);
     }
-    ns_budget_resume(&io->shard); /* paused on the writer queue's budget */
+    ns_conn_resume_paused(&io->shard); /* paused on the writer queue's budget */
     if (stop && !io->shard.stopping)
         io_stop(io);
 }
@@ -133,7 +134,7 @@ static void io_idle_cb(uv_timer_t *t)
 {
     ns_server_t *shard = t->data;
     io_sync(shard->io);
-    ns_budget_resume(shard); /* no reply may come to wake it: look again */
+    ns_conn_resume_paused(shard); /* no reply may come to wake it: look again */
     ns_conn_sweep_idle(shard, uv_now(shard->loop), shard->cfg->idle_timeout_s);
 }
 
@@ -212,7 +213,7 @@ static bool io_request(ns_server_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, si
     if (backlogged(io))
         return false;
     if (ns_budget_writer_full() && ns_dispatch_may_write(cmd)) {
-        ns_refusal(shard, c, NS_REFUSE_WRITER_PAUSE,
+        ns_refusal(ns_conn_peer(c), NS_REFUSE_WRITER_PAUSE,
                    "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
         return false; /* resumed by this loop's 1 s timer (ns_budget_resume) */
     }

@@ -11,7 +11,7 @@
 #ifndef NS_IOTHREADS_H
 #define NS_IOTHREADS_H
 
-#include "ioloop.h"
+#include "net/ioloop.h"
 
 /* Starts cfg->io_threads - 1 extra loops and the main loop's mailbox;
  * nothing with ioThreads=1. */

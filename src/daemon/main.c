@@ -16,7 +16,7 @@
 #include "ns/log.h"
 #include "daemon.h"
 #include "ns/version.h"
-#include "service.h"
+#include "ops/service.h"
 
 static void usage(FILE *out)
 {

@@ -13,26 +13,30 @@
 #include "ns/log.h"
 #include "daemon.h"
 
-#include "backup.h"
-#include "budget.h"
+#include "net/budget.h"
+#include "ops/backup.h"
 
+#include "cmd/cmd.h"
+#include "cmd/dispatch.h"
+#include "core/auth.h"
+#include "core/broker_life.h"
+#include "core/liveness.h"
+#include "core/notify.h"
+#include "core/writer.h"
+#include "net/conn.h"
+#include "net/secure.h"
+#include "ops/http.h"
+#include "ops/service.h"
+#include "ops/startcheck.h"
 #include "accept.h"
-#include "auth.h"
-#include "cmd.h"
-#include "conn.h"
-#include "dispatch.h"
-#include "http.h"
 #include "iothreads.h"
-#include "service.h"
-#include "secure.h"
-#include "notify.h"
 
 /* The main loop's on_request: every row runs here. */
 static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
     if (ns_budget_writer_full() && ns_dispatch_may_write(cmd)) {
         /* the writer queue is at its budget: the frame waits, reading pauses */
-        ns_refusal(srv, c, NS_REFUSE_WRITER_PAUSE,
+        ns_refusal(ns_conn_peer(c), NS_REFUSE_WRITER_PAUSE,
                    "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
         return false;
     }
@@ -43,7 +47,7 @@ static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, si
 /* The writer queue got shorter: connections paused on its budget read again. */
 static void writer_drained(void *ctx)
 {
-    ns_budget_resume(ctx);
+    ns_conn_resume_paused(ctx);
 }
 
 static void scan_cb(uv_timer_t *t)
@@ -69,6 +73,43 @@ static void signal_cb(uv_signal_t *s, int signum)
     ns_server_t *srv = s->data;
     NS_LOG_INFO("signal %d: shutting down", signum);
     ns_server_stop(srv);
+}
+
+/* authMode's apply hook (ns_config_set_hook): every loop reads the mode
+ * through ns_auth_mode() (atomic). A value that does not parse changes
+ * nothing (the table admits only the modes that do). */
+static void config_auth_mode_applied(const ns_config_t *cfg)
+{
+    ns_auth_mode_t m;
+    if (ns_auth_mode_parse(cfg->auth_mode, &m) == NS_OK)
+        ns_auth_set_mode(m);
+}
+
+/* verifyOnStart's full walk ended (ns_start_check_watch): /readyz says
+ * so, and a damaged store stops the server (exit status 4, set by the
+ * check). */
+static void store_checked(ns_server_t *srv, int state)
+{
+    ns_http_note_store_check(srv, state);
+    if (state < 0)
+        ns_server_stop(srv);
+}
+
+/* The HTTP endpoint reads the counter blocks of every loop, main first. */
+static int start_http(ns_server_t *srv, char *err, size_t errlen)
+{
+    ns_metrics_loop_t **loops = calloc(srv->n_ios + 1, sizeof *loops);
+    if (loops == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NS_ENOMEM;
+    }
+    size_t n = 0;
+    loops[n++] = &srv->m;
+    for (size_t i = 0; i < srv->n_ios; i++)
+        loops[n++] = &ns_io_server(srv->ios[i])->m;
+    int rc = ns_http_start(srv, loops, n, err, errlen);
+    free(loops);
+    return rc;
 }
 
 static ns_sync_mode_t sync_mode(const char *s)
@@ -107,6 +148,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     ns_auth_mode_t mode = NS_AUTH_OFF;
     ns_auth_mode_parse(cfg->auth_mode, &mode);
     ns_auth_set_mode(mode);
+    ns_config_set_hook("authMode", config_auth_mode_applied);
     if ((rc = ns_auth_init(srv, err, errlen)) != NS_OK)
         return rc;
     if ((rc = ns_registry_new(&srv->registry)) != NS_OK ||
@@ -143,7 +185,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     uv_signal_start(&srv->sig_int, signal_cb, SIGINT);
     uv_signal_start(&srv->sig_term, signal_cb, SIGTERM);
     srv->handles_init = true;
-    if ((rc = ns_start_check_watch(srv)) != NS_OK) {
+    if ((rc = ns_start_check_watch(srv, store_checked)) != NS_OK) {
         snprintf(err, errlen, "cannot watch the store check");
         return rc;
     }
@@ -153,7 +195,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         snprintf(err, errlen, "cannot start the backups: %s", ns_strerror(rc));
         return rc;
     }
-    if ((rc = ns_http_start(srv, err, errlen)) != NS_OK)
+    if ((rc = start_http(srv, err, errlen)) != NS_OK)
         return rc;
     /* listen last: everything a request needs is ready */
     if ((rc = ns_accept_listen(srv, err, errlen)) != NS_OK)

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "ns/err.h"
-#include "src/daemon/wire.h"
+#include "src/daemon/net/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -23,7 +23,7 @@
 #include "ns/seal.h"
 #include "ns/sign.h"
 #include "nstest.h"
-#include "src/daemon/auth.h"
+#include "src/daemon/core/auth.h"
 
 static void sig_of(const ns_ext_field_t *ext, size_t n, const char *body, const char *secret,
                    char out[NS_SIGN_B64_LEN + 1])

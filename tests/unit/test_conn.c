@@ -20,8 +20,8 @@
 #include "nstest.h"
 #include "ns/codes.h"
 #include "ns/err.h"
-#include "src/daemon/conn.h"
-#include "src/daemon/ioloop.h"
+#include "src/daemon/net/conn.h"
+#include "src/daemon/net/ioloop.h"
 
 #define KEY 0x5A
 

@@ -22,7 +22,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/store.h"
-#include "src/daemon/liveness.h"
+#include "src/daemon/core/liveness.h"
 
 #define NB 4
 #define TIMEOUT_MS 1000

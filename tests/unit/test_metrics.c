@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "ns/codes.h"
-#include "src/daemon/metrics.h"
+#include "src/daemon/net/metrics.h"
 #include "nstest.h"
 
 static void test_latency_buckets(void **state)

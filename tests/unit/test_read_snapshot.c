@@ -20,7 +20,7 @@
 #include "nstest.h"
 #include "ns/err.h"
 #include "ns/store.h"
-#include "src/daemon/ioloop.h"
+#include "src/daemon/net/ioloop.h"
 
 typedef struct {
     char *dir;

@@ -20,7 +20,7 @@
 #include "nstest.h"
 #include "ns/err.h"
 #include "ns/store.h"
-#include "src/daemon/writer.h"
+#include "src/daemon/core/writer.h"
 
 typedef struct {
     ns_wop_t op;

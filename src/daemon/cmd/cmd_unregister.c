@@ -1,0 +1,19 @@
+/* cmd_unregister.c - UNREGISTER_BROKER (docs/protocol.md §3.6): the broker
+ * leaves through the writer like every other removal (core/broker_life.c). */
+#include "ns/err.h"
+#include "cmd/cmd.h"
+#include "core/broker_life.h"
+#include "core/liveness.h"
+#include "core/trail.h"
+
+int ns_cmd_unregister_broker(ns_req_t *req)
+{
+    const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
+    const char *name = ns_req_str(req, "brokerName");
+    ns_live_entry_t *e = ns_liveness_get(req->srv->liveness, cluster, addr);
+    if (e)
+        e->evicting = true;
+    return ns_broker_unregister_submit(req->srv, &req->to, cluster, addr, name,
+                                       ns_req_i64(req, "brokerId", -1),
+                                       "UNREGISTER_BROKER request", -1, ns_req_trail_new(req, false));
+}

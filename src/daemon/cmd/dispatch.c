@@ -1,0 +1,237 @@
+/* dispatch.c - the request table and the one wrapper around every handler
+ * (the contract is in dispatch.h).
+ *
+ * The wrapper does the cross-cutting work: unknown codes, who may send the
+ * request (authMode: the row's auth column, auth.h), required header
+ * fields, the read transaction, mapping a handler's NS_E* to the RocketMQ
+ * reply, timing and slow-request logging; and, for write operations,
+ * holding the reply target until the writer committed. */
+#include "cmd/dispatch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/auth.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "ns/names.h"
+#include "net/budget.h"
+
+#define NS_ROW_ANY_LOOP 0x1u /* served by the loop that owns the connection */
+#define NS_ROW_EXT 0x2u      /* Java answers with a (maybe empty) header object */
+
+typedef struct {
+    int code;
+    const char *name;
+    ns_cmd_kind_t kind;
+    unsigned flags;
+    const char *need[4]; /* required header fields, NULL-terminated */
+    const char *missing; /* remark when one is missing (%s: its name, if present) */
+    ns_handler_fn handler;
+    ns_auth_need_t auth; /* what authMode asks of the sender (auth.h) */
+} ns_cmd_row_t;
+
+#define ROW(name, kind, flags, auth, fn, missing, ...)                                             \
+    {                                                                                              \
+        NS_REQ_##name, #name, kind, flags, {__VA_ARGS__}, missing, ns_cmd_##fn, NS_NEED_##auth     \
+    }
+#define NONE NULL
+
+/* What Java 5.3.3 answers BROKER_HEARTBEAT and QUERY_DATA_VERSION without
+ * clusterName or brokerAddr: the NullPointerException its live-table key
+ * (BrokerAddrInfo.hashCode) throws on the null field, as
+ * NettyRemotingAbstract reports it (exception text, first stack frame).
+ * clusterName is looked at first there, as here. */
+#define JAVA_NULL_KEY_REMARK                                                                       \
+    "java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"this.%s\" is "    \
+    "null, org.apache.rocketmq.namesrv.routeinfo.BrokerAddrInfo.hashCode(RouteInfoManager.java:"   \
+    "1161)"
+
+/* Heartbeats only touch liveness: reads of the store. REGISTER_BROKER is a
+ * write: an unchanged one is answered from the read snapshot, any other
+ * goes to the writer. */
+static const ns_cmd_row_t cmd_table[] = {
+    /* first: most requests are route lookups (find_row walks the table).
+     * No topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
+    ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic, NULL,
+        NONE),
+    ROW(PUT_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, put_kv_config, "namespace or key is null",
+        "namespace", "key"),
+    ROW(GET_KV_CONFIG, NS_CMD_READ, NS_ROW_EXT, READ, get_kv_config, "namespace or key is null",
+        "namespace", "key"),
+    ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, delete_kv_config, "namespace or key is null",
+        "namespace", "key"),
+    ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT, BROKER_NAMED, register_broker,
+        "register broker failed: header field %s is missing", "clusterName", "brokerAddr",
+        "brokerName"),
+    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, BROKER_NAMED, unregister_broker,
+        "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
+    ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
+    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, wipe_write_perm_of_broker,
+        "brokerName is null", "brokerName"),
+    ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, READ, get_all_topic_list, NULL, NONE),
+    ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, ADMIN, delete_topic_in_namesrv, "topic is null",
+        "topic"),
+    /* no topic: Java's SUCCESS (its table throws on the null key, swallowed) */
+    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, BROKER_TOPIC, register_topic_in_namesrv, NULL,
+        NONE),
+    ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, READ, get_kvlist_by_namespace, "namespace is null",
+        "namespace"),
+    ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, READ, get_topics_by_cluster, NULL, NONE),
+    ROW(GET_SYSTEM_TOPIC_LIST_FROM_NS, NS_CMD_READ, 0, READ, get_system_topic_list, NULL, NONE),
+    ROW(GET_UNIT_TOPIC_LIST, NS_CMD_READ, 0, READ, get_unit_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, 0, READ, get_has_unit_sub_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, 0, READ,
+        get_has_unit_sub_ununit_topic_list, NULL, NONE),
+    ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, ADMIN, update_namesrv_config, NULL, NONE),
+    ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, READ, get_namesrv_config, NULL, NONE),
+    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, READ, query_data_version, JAVA_NULL_KEY_REMARK,
+        "clusterName", "brokerAddr"),
+    ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, add_write_perm_of_broker,
+        "brokerName is null", "brokerName"),
+    ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, READ, get_broker_member_group, NULL, NONE),
+    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, BROKER_NAMED, broker_heartbeat, JAVA_NULL_KEY_REMARK,
+        "clusterName", "brokerAddr"),
+    ROW(NS_USER_ADD, NS_CMD_WRITE, 0, USERS, user_add, "userAccessKey is missing", "userAccessKey"),
+    ROW(NS_USER_UPDATE, NS_CMD_WRITE, 0, USERS, user_update, "userAccessKey is missing",
+        "userAccessKey"),
+    ROW(NS_USER_DELETE, NS_CMD_WRITE, 0, USERS, user_delete, "userAccessKey is missing",
+        "userAccessKey"),
+    ROW(NS_USER_LIST, NS_CMD_READ, 0, USERS, user_list, NULL, NONE),
+};
+
+#define SLOW_REQUEST_MS 100
+#define N_ROWS (sizeof cmd_table / sizeof cmd_table[0])
+_Static_assert(N_ROWS < NS_M_ROW_UNKNOWN, "NS_M_ROWS too small for the request table");
+
+const char *ns_dispatch_row_name(int m_row)
+{
+    if (m_row >= 1 && (size_t)m_row <= N_ROWS)
+        return cmd_table[m_row - 1].name;
+    return m_row == NS_M_ROW_UNKNOWN ? "UNSUPPORTED" : NULL;
+}
+
+static const ns_cmd_row_t *find_row(int code)
+{
+    for (size_t i = 0; i < sizeof cmd_table / sizeof cmd_table[0]; i++)
+        if (cmd_table[i].code == code)
+            return &cmd_table[i];
+    return NULL;
+}
+
+/* Fills req->need with the row's required fields; returns the first one
+ * the request lacks, or NULL. */
+static const char *missing_field(const ns_cmd_row_t *row, ns_req_t *req)
+{
+    for (size_t i = 0; i < sizeof row->need / sizeof row->need[0] && row->need[i]; i++)
+        if ((req->need[i] = ns_cmd_ext_get(req->cmd, row->need[i])) == NULL)
+            return row->need[i];
+    return NULL;
+}
+
+/* Runs the row's handler in the wrapper: fields, transaction, errors. */
+static void call(const ns_cmd_row_t *row, ns_req_t *req)
+{
+    /* who may send it (authMode, auth.h): before anything else is said;
+     * with authMode off only the user rows are checked (ns_auth_check says
+     * yes to the others: not called, its frame costs more than the test) */
+    if ((row->auth == NS_NEED_USERS || ns_auth_mode() != NS_AUTH_OFF) &&
+        !ns_auth_check(req, row->name, row->auth))
+        return;
+    const char *missing = missing_field(row, req);
+    int rc = NS_OK;
+    if (missing) {
+        char remark[256];
+        const char *at = strstr(row->missing, "%s"); /* where the field's name goes */
+        if (at)
+            snprintf(remark, sizeof remark, "%.*s%s%s", (int)(at - row->missing), row->missing,
+                     missing, at + 2);
+        else
+            snprintf(remark, sizeof remark, "%s", row->missing);
+        ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, remark);
+        ns_reply_error(&req->to, NS_EREFUSED);
+        return;
+    }
+    if (row->kind != NS_CMD_ADMIN && (rc = ns_read_begin(req->srv, &req->txn)) != NS_OK) {
+        NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
+        ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "store unavailable");
+        rc = NS_EREFUSED;
+    } else {
+        rc = row->handler(req);
+    }
+    if (rc != NS_OK)
+        ns_reply_error(&req->to, rc);
+    if (req->txn)
+        ns_read_end(req->srv);
+}
+
+/* Runs cmd against its row (NULL: an unknown code) on srv's loop. */
+static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
+{
+    ns_req_t req = {srv, conn, cmd, NULL, {NULL}, {0}};
+    req.to.conn = conn;
+    req.to.opaque = cmd->opaque;
+    req.to.serialize_type = cmd->serialize_type;
+    req.to.oneway = (cmd->flag & NS_FLAG_ONEWAY) != 0;
+    req.to.m_row = NS_M_ROW_UNKNOWN;
+    if (cmd->flag & NS_FLAG_RESPONSE) {
+        NS_LOG_DEBUG("conn %s: unexpected response frame (opaque %d) dropped", ns_conn_peer(conn),
+                     cmd->opaque);
+        return;
+    }
+    if (row == NULL) {
+        char remark[64];
+        snprintf(remark, sizeof remark, " request type %d not supported", cmd->code);
+        NS_LOG_INFO("conn %s: refused:%s", ns_conn_peer(conn), remark);
+        ns_reply_code(&req.to, NS_RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
+        return;
+    }
+    /* an I/O loop forwards what it may not run: a broken invariant, not a crash */
+    if (!(row->flags & NS_ROW_ANY_LOOP) && NS_FAILS_ASSERT(srv->io == NULL)) {
+        ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "internal error");
+        return;
+    }
+    req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
+    char bad[192];
+    if (!cmd->ext_names_ok && !ns_names_check_header(cmd, bad, sizeof bad)) {
+        ns_refusal(conn ? ns_conn_peer(conn) : "?", NS_REFUSE_NAME, "%s refused: %s", row->name,
+                   bad);
+        ns_reply_code(&req.to, NS_RSP_INVALID_PARAMETER, bad);
+        return;
+    }
+    uint64_t t0 = uv_hrtime();
+    req.to.m_row = (uint8_t)(row - cmd_table + 1);
+    req.to.t0_ns = t0;
+    srv->m_replied = false;
+    call(row, &req);
+    uint64_t ns = uv_hrtime() - t0, ms = ns / 1000000;
+    if (srv->m_replied) /* else the writer answers it: timed in ns_reply */
+        ns_hist_observe(&srv->m.latency[NS_M_LAT_READ], NS_HIST_LATENCY, ns);
+    if (ms >= SLOW_REQUEST_MS)
+        NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
+                    (unsigned long long)ms);
+}
+
+bool ns_dispatch_may_write(const ns_cmd_t *cmd)
+{
+    const ns_cmd_row_t *row = find_row(cmd->code);
+    return row != NULL && (row->kind == NS_CMD_WRITE || row->code == NS_REQ_REGISTER_BROKER);
+}
+
+void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+{
+    run(srv, conn, cmd, find_row(cmd->code));
+}
+
+bool ns_dispatch_local(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+{
+    const ns_cmd_row_t *row = find_row(cmd->code);
+    if (row && !(row->flags & NS_ROW_ANY_LOOP) && !(cmd->flag & NS_FLAG_RESPONSE))
+        return false; /* the main loop's */
+    if (row && ns_auth_mode() != NS_AUTH_OFF)
+        return false; /* authMode on: every check on the main loop (auth.c) */
+    run(srv, conn, cmd, row);
+    return true;
+}

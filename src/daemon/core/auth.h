@@ -1,0 +1,103 @@
+/* auth.h - who may send which request (authMode), checked once per request
+ * by the dispatcher (ns_auth_check), with RocketMQ's own request signatures
+ * (include/ns/sign.h) and the users of the store (ns_user_*).
+ *
+ * authMode (mutable at runtime):
+ *   off     nothing is checked, signatures are ignored (Java's behaviour);
+ *           only the user-management requests need an admin (see below)
+ *   writes  reads are open; broker requests (REGISTER_BROKER,
+ *           UNREGISTER_BROKER, BROKER_HEARTBEAT, REGISTER_TOPIC_IN_NAMESRV)
+ *           need role broker (or admin), and a broker user only under the
+ *           broker names it is granted (for REGISTER_TOPIC_IN_NAMESRV: the
+ *           names of its queue data, any cluster); every other write (perms, topic
+ *           deletion, KV writes, UPDATE_NAMESRV_CONFIG) needs admin
+ *   all     as writes, and reads need at least role client
+ * In writes and all, a request that carries an AccessKey is verified even
+ * where none is needed: a bad signature is refused, not ignored.
+ * The user-management requests (NS_REQ_NSUSER_*) need an admin in every
+ * mode; the one exception is bootstrapping: while the store holds no
+ * enabled admin user, an unsigned request from a loopback address may add
+ * users.
+ *
+ * Refusals answer NO_PERMISSION with a remark naming what was missing,
+ * never the secret and never whether the access key exists; they are
+ * counted (namesrv_auth_refusals_total{reason}: metrics.h), logged (at most
+ * one line a second), recorded in the admin audit trail (trail.h: at most
+ * AUTH_AUDIT_PER_S a second, the rest counted) and, after a few failures
+ * from one address, answered late (a penalty per address). */
+#ifndef NS_AUTH_H
+#define NS_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ns/remoting.h"
+#include "ns/seal.h"
+#include "ns/store.h"
+#include "core/request.h"
+
+typedef enum { NS_AUTH_OFF = 0, NS_AUTH_WRITES, NS_AUTH_ALL } ns_auth_mode_t;
+
+/* What a request row needs (its column in the dispatch table). */
+typedef enum {
+    NS_NEED_READ = 0,     /* client in all, nothing otherwise */
+    NS_NEED_BROKER,       /* broker (or admin) in writes/all */
+    NS_NEED_BROKER_NAMED, /* as BROKER, and brokerName/clusterName granted */
+    NS_NEED_BROKER_TOPIC, /* as BROKER, and every brokerName of the queueDatas
+                             in the body granted (REGISTER_TOPIC_IN_NAMESRV) */
+    NS_NEED_ADMIN,        /* admin in writes/all */
+    NS_NEED_USERS,        /* admin in every mode (bootstrap exception) */
+} ns_auth_need_t;
+
+/* ---- pure policy (auth_policy.c) ---- */
+
+/* "off" | "writes" | "all" -> mode; NS_EINVAL otherwise. */
+int ns_auth_mode_parse(const char *s, ns_auth_mode_t *out);
+const char *ns_auth_mode_name(ns_auth_mode_t m);
+/* The least role a request needs in a mode; 0 = none (anyone). */
+ns_role_t ns_auth_required_role(ns_auth_mode_t mode, ns_auth_need_t need);
+/* True when role r satisfies `need`: admin everything; broker the broker
+ * and read rows; client the read rows. */
+bool ns_auth_role_allows(ns_role_t r, ns_auth_need_t need);
+/* True when ip (numeric, no port) matches the allowlist: ','-separated
+ * addresses or CIDR blocks (IPv4 or IPv6; IPv4-mapped IPv6 peers match
+ * IPv4 entries), "*" any; an empty list allows any address. */
+bool ns_auth_addr_allowed(const char *allow, const char *ip);
+/* True when the ','-separated grants allow broker `name` of `cluster`:
+ * "NAME" (any cluster), "CLUSTER/NAME", "CLUSTER/" + "*", "*". A NULL
+ * cluster (the request names none) matches any CLUSTER part. */
+bool ns_auth_broker_granted(const char *grants, const char *cluster, const char *name);
+/* The IP part of a peer name "ip:port" (conn.c) into out. */
+void ns_auth_peer_ip(const char *peer, char *out, size_t outlen);
+/* True for 127.0.0.0/8, ::1 and ::ffff:127.x. */
+bool ns_auth_is_loopback(const char *ip);
+/* Reply delay for the n-th failure in a row from one address, ms: none
+ * for the first three, then 100 ms doubling, at most max_ms. */
+uint64_t ns_auth_penalty_ms(uint32_t failures, uint64_t max_ms);
+
+/* ---- the server's side (auth.c) ---- */
+
+typedef struct ns_auth ns_auth_t;
+
+/* The mode every loop reads (atomic; set on the main loop). */
+void ns_auth_set_mode(ns_auth_mode_t m);
+ns_auth_mode_t ns_auth_mode(void);
+
+/* Allocates srv->auth (main loop) and loads authKeyFile when set. NS_OK,
+ * NS_ENOMEM, or the key file's error (NS_EIO, NS_EINVAL) with why in err. */
+int ns_auth_init(ns_server_t *srv, char *err, size_t errlen);
+/* The key secrets are sealed with (include/ns/seal.h), or NULL when
+ * authKeyFile is not set. */
+const uint8_t *ns_auth_seal_key(const ns_server_t *srv);
+/* Closes the penalty timer and drops pending late replies (at shutdown);
+ * ns_auth_free after the loop has ended. */
+void ns_auth_stop(ns_server_t *srv);
+void ns_auth_free(ns_server_t *srv);
+
+/* The one check of the dispatcher, for the request req of row `name`.
+ * True: go on with the handler. False: the request was refused and
+ * answered (or will be, after the penalty). */
+bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need);
+
+#endif

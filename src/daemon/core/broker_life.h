@@ -1,0 +1,34 @@
+/* broker_life.h - how brokers leave the liveness table (broker_life.c).
+ * Main loop only. */
+#ifndef NS_BROKER_LIFE_H
+#define NS_BROKER_LIFE_H
+
+#include "core/liveness.h"
+#include "core/request.h"
+#include "core/trail.h"
+
+/* Brokers registered over a closed connection (the main loop's on_closed
+ * hook) and expired brokers are unregistered through the writer, fenced by
+ * the generation they were decided for; at shutdown a closed connection is
+ * only forgotten. */
+void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn);
+void ns_broker_scan(ns_server_t *srv);
+/* Seeds the liveness table from the store, each entry on grace. */
+int ns_broker_restore(ns_server_t *srv);
+/* Marks e evicting and queues its unregistration (nobody to answer); why is a
+ * static string for the log, evict an NS_M_EVICT_* counter. On failure the
+ * entry is put back for the next scan. */
+void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict);
+/* Queues the unregistration of (cluster, addr, broker_name, broker_id),
+ * answered to to (NULL: nobody to answer); why (static) and evict as above,
+ * evict -1 for UNREGISTER_BROKER. trail (may be NULL) is consumed either
+ * way. NS_ENOMEM. */
+int ns_broker_unregister_submit(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
+                                const char *addr, const char *broker_name, int64_t broker_id,
+                                const char *why, int evict, ns_trail_t *trail);
+/* Hands a change of a group's smallest broker id to the notifier when
+ * notifyMinBrokerIdChanged is on (Java reads the setting at the same point:
+ * after the tables changed); *change is taken either way and set to NULL. */
+void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change);
+
+#endif

@@ -1,0 +1,121 @@
+/* request.h - what a handler works with: the request, its reply target,
+ * replies, the one mapping of NS_E* to RocketMQ replies, and the one
+ * write-operation type every mutation goes through. The contract of the
+ * table and its wrapper is in dispatch.h. */
+#ifndef NS_REQUEST_H
+#define NS_REQUEST_H
+
+#include "core/trail.h"
+#include "core/writer.h"
+#include "net/conn.h"
+#include "net/ioloop.h"
+
+/* Where a reply goes, and what an error reply looks like there. Holds a
+ * reference on conn while a write operation is in flight. */
+typedef struct {
+    ns_conn_t *conn;
+    int32_t opaque;
+    uint8_t serialize_type;
+    bool oneway;
+    bool ext_always;         /* Java answers this request with a header object */
+    int fail_code;           /* set by ns_fail: the RocketMQ code ... */
+    const char *fail_remark; /* ... and remark (borrowed until the reply) */
+    bool async;              /* answered after the writer (set by ns_wreq_submit) */
+    uint8_t m_row;           /* metrics: request row (metrics.h), 0 = none */
+    uint64_t t0_ns;          /* uv_hrtime() when dispatched */
+} ns_reply_to_t;
+
+typedef struct {
+    ns_server_t *srv; /* the loop running the request */
+    ns_conn_t *conn;
+    const ns_cmd_t *cmd; /* valid during the handler call only */
+    ns_txn_t *txn;       /* read txn for READ and WRITE rows, during the call */
+    const char *need[4]; /* the row's required fields' values, in the row's order */
+    ns_reply_to_t to;
+} ns_req_t;
+
+/* A response to send: code, remark, extFields and body (all borrowed). */
+typedef struct {
+    int code;
+    const char *remark;
+    bool has_ext;
+    ns_ext_field_t ext[4];
+    size_t n_ext;
+    const uint8_t *body;
+    size_t body_len;
+    bool body_mapped; /* body lies in the loop's read snapshot (ns_conn_send_mapped) */
+} ns_rsp_t;
+
+/* Sends rsp to `to` (nothing for one-way requests or closed conns). */
+void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp);
+void ns_reply_code(const ns_reply_to_t *to, int code, const char *remark);
+/* The one mapping of NS_E* to a RocketMQ reply: NS_EREFUSED answers the
+ * code and remark ns_fail recorded; anything else SYSTEM_ERROR with the
+ * store's remark (ns_err_remark). */
+void ns_reply_error(const ns_reply_to_t *to, int rc);
+/* Records the RocketMQ code and remark (borrowed until the reply is sent)
+ * for the error reply; returns NS_EREFUSED for the handler to return. */
+int ns_fail(ns_reply_to_t *to, int code, const char *remark);
+/* The same with a formatted remark (kept in the loop's remark buffer). */
+int ns_failf(ns_req_t *req, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Remark for a store or system error (SYSTEM_ERROR). */
+const char *ns_err_remark(int rc);
+/* Sets ext[n_ext] = key/value (value borrowed). */
+void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val);
+
+/* Header fields (the row's required ones are never NULL in its handler). */
+const char *ns_req_str(const ns_req_t *req, const char *key);
+/* The peer of req's connection ("ip:port"), "-" when it has none; borrowed. */
+const char *ns_req_peer(const ns_req_t *req);
+/* req's audit record (trail.h, ns_trail_new): its command and peer, the
+ * server's adminAuditRetention. Caller frees with ns_trail_free (or hands it
+ * to an ns_wreq_t); NULL when off or out of memory. */
+ns_trail_t *ns_req_trail_new(const ns_req_t *req, bool with_body);
+/* Optional integer field; def when missing or unparseable (Java leaves 0/null). */
+int64_t ns_req_i64(const ns_req_t *req, const char *key, int64_t def);
+/* Java's Boolean.parseBoolean of an extField value: "true" in any case;
+ * NULL is false. */
+bool ns_req_is_true(const char *v);
+/* The same of the field key. */
+bool ns_req_bool(const ns_req_t *req, const char *key);
+
+/* ---- the write operation ----
+ * Every mutation, from a request or from the server itself (evictions),
+ * is one ns_wreq_t: the writer runs `apply` in its batch transaction, then
+ * on the main loop `done` sees the result and replies (or returns an error
+ * the wrapper maps). The wrapper holds the reply target from submit to
+ * reply and frees the operation with its payload. */
+typedef struct ns_wreq ns_wreq_t;
+typedef struct {
+    /* Writer thread, in the batch transaction; may run more than once
+     * (writer.h), so it rebuilds its results each time. */
+    int (*apply)(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg);
+    /* Main loop, after the commit (rc NS_OK) or the failure: replies and
+     * returns NS_OK, or returns an error the wrapper answers. NULL: answer
+     * SUCCESS or the error. */
+    int (*done)(ns_wreq_t *w, int rc);
+    /* Frees what the payload owns (not the payload itself). May be NULL. */
+    void (*free)(void *payload);
+} ns_wreq_ops_t;
+
+struct ns_wreq {
+    ns_wop_t op; /* the writer's */
+    const ns_wreq_ops_t *ops;
+    ns_server_t *srv; /* the main loop */
+    ns_reply_to_t to; /* conn NULL: nobody to answer (evictions) */
+    /* Admin requests: their audit record (trail.h), appended by the wrapper
+     * in the transaction of the effect, logged after the commit, freed with w. */
+    struct ns_trail *trail;
+    max_align_t payload[];
+};
+
+/* A zeroed operation with payload_size bytes of payload (w->payload);
+ * NULL when out of memory. Freed by the wrapper after done. */
+ns_wreq_t *ns_wreq_new(const ns_wreq_ops_t *ops, size_t payload_size);
+/* Queues w on the main loop's writer; `to` may be NULL (no reply) and is
+ * held until the reply. */
+void ns_wreq_submit(ns_server_t *srv, ns_wreq_t *w, const ns_reply_to_t *to);
+/* Frees an operation that was never submitted. */
+void ns_wreq_free(ns_wreq_t *w);
+
+#endif

@@ -1,0 +1,574 @@
+/* conn.c - one TCP connection: its life, read buffer and frame splitting;
+ * its replies and writes are in conn_write.c (the contract is in conn.h).
+ *
+ * State machine (all on the connection's loop):
+ *   OPEN     reading; every whole frame in the buffer is decoded once and
+ *            dispatched in arrival order (pipelining): here when the row may
+ *            run on any loop, else forwarded to the main loop as a decoded
+ *            command (the loop's on_request hook decides). Replies are appended to `wq.out` and
+ *            written once per loop iteration (uv_check) by ns_wq_flush, as
+ *            one write per connection; while the previous write is in
+ *            flight they keep accumulating.
+ *   PAUSED   on_request refused a frame for now (an I/O loop whose
+ *            forwarded requests pile up): not reading; the frame waits in
+ *            rbuf; ns_conn_resume_all takes it up again.
+ *   CLOSING  after a protocol error, EOF, idle timeout, a close request
+ *            or shutdown: uv_close was called; nothing more is dispatched;
+ *            replies that still arrive are dropped.
+ *   CLOSED   close callback ran: the connection left its loop's list; on
+ *            the on_closed hook runs (the main loop unregisters the brokers
+ *            it registered; an I/O loop sends a close notice there).
+ * The struct is freed when the last reference goes: the handle holds one,
+ * and so does every write operation still waiting for the writer and every
+ * message naming the connection (a late reply then finds a CLOSING conn and
+ * is dropped, never a dangling pointer).
+ *
+ * The byte seam: conn_bytes_in is the only way read bytes reach the frame
+ * decoder, conn_bytes_out (conn_write.c) the only way reply bytes reach the
+ * socket through a filter (conn.h), which hooks into exactly these two. */
+#include "net/conn_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "net/budget.h"
+#include "net/ioloop.h"
+#include "ns/err.h"
+#include "ns/log.h"
+
+#define READ_CHUNK (64 * 1024)
+
+void ns_conn_ref(ns_conn_t *c)
+{
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+}
+
+void ns_conn_unref(ns_conn_t *c)
+{
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    ns_budget_conn_close(&c->bud);
+    ns_buf_free(&c->rbuf);
+    ns_wq_free(&c->wq);
+    ns_cmd_msg_free(&c->msg);
+    if (c->filter.free)
+        c->filter.free(c->filter.ctx);
+    free(c);
+}
+
+bool ns_conn_is_closed(const ns_conn_t *c)
+{
+    return __atomic_load_n(&c->closing, __ATOMIC_ACQUIRE);
+}
+
+const char *ns_conn_peer(const ns_conn_t *c)
+{
+    return c->peer;
+}
+
+ns_server_t *ns_conn_loop(const ns_conn_t *c)
+{
+    return c->srv;
+}
+
+struct ns_mail *ns_conn_notice(ns_conn_t *c)
+{
+    return &c->closed_mail;
+}
+
+void ns_conn_note_broker(ns_conn_t *c)
+{
+    c->brokers++;
+}
+
+int ns_conn_brokers(const ns_conn_t *c)
+{
+    return c->brokers;
+}
+
+void ns_conn_set_filter(ns_conn_t *c, const ns_conn_filter_t *f)
+{
+    c->filter = *f;
+}
+
+void ns_conn_clear_filter(ns_conn_t *c)
+{
+    if (c->filter.free)
+        c->filter.free(c->filter.ctx);
+    memset(&c->filter, 0, sizeof c->filter);
+}
+
+void ns_conn_set_peer(ns_conn_t *c, const char *peer)
+{
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+}
+
+#define BUDGET_GRAIN ((size_t)4096)
+
+/* A sum of the connections' buffers is over its budget (budget.h): closes
+ * the connections of srv that hold the most until the sums fit again (or
+ * none of srv's is left to close). Loop thread of srv. */
+static void enforce_budgets(ns_server_t *srv)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        bool frames = pass == 0;
+        ns_budget_sum_t which = frames ? NS_BUDGET_UNFINISHED : NS_BUDGET_UNSENT;
+        uint64_t max = 0;
+        while (ns_budget_over(which, &max)) {
+            ns_conn_t *worst = NULL;
+            size_t most = 0;
+            for (ns_conn_t *c = srv->conns; c; c = c->next) {
+                if (c->bud.released)
+                    continue;
+                size_t held = frames ? c->bud.rbuf : c->bud.unsent;
+                if (!ns_conn_is_closed(c) && held > most) {
+                    most = held;
+                    worst = c;
+                }
+            }
+            if (worst == NULL)
+                break;
+            if (frames)
+                ns_refusal(worst->peer, NS_REFUSE_UNFINISHED,
+                           "closing: holds %zu bytes of unfinished frames and all connections "
+                           "together exceed maxUnfinishedFrameBytes %llu",
+                           most, (unsigned long long)max);
+            else
+                ns_refusal(worst->peer, NS_REFUSE_UNSENT,
+                           "closing: %zu reply bytes not read by the peer and all connections "
+                           "together exceed maxUnsentReplyBytes %llu",
+                           most, (unsigned long long)max);
+            ns_conn_close(worst, NULL);
+            ns_budget_release(&worst->bud);
+        }
+    }
+}
+
+/* Re-accounts c's buffers against the server-wide budgets and, when a sum
+ * is over, closes the connections that hold the most. */
+void ns_conn_account(ns_conn_t *c)
+{
+    /* in whole BUDGET_GRAIN units: an ordinary reply (a route is a few
+     * hundred bytes) moves no shared counter; what goes uncounted is below
+     * BUDGET_GRAIN per connection (16 MiB at maxConnections 4096) */
+    size_t unsent = (c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0)) & ~(BUDGET_GRAIN - 1);
+    if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
+        return; /* the common case: nothing moved */
+    if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {
+        c->bud.enforce = false;
+        enforce_budgets(c->srv);
+    }
+}
+
+void ns_conn_mark_dirty(ns_conn_t *c)
+{
+    if (c->in_dirty)
+        return;
+    c->in_dirty = true;
+    ns_conn_ref(c);
+    c->dirty_next = c->srv->dirty;
+    c->srv->dirty = c;
+}
+
+void ns_conn_want_flush(ns_conn_t *c)
+{
+    if (!c->closing)
+        ns_conn_mark_dirty(c);
+}
+
+static void unlink_conn(ns_conn_t *c)
+{
+    ns_server_t *srv = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+static void close_cb(uv_handle_t *h)
+{
+    ns_conn_t *c = h->data;
+    ns_server_t *srv = c->srv;
+    unlink_conn(c);
+    ns_budget_conn_close(&c->bud);
+    if (c->peer[0]) /* started: counted as accepted */
+        NS_M_INC(srv->m.conn_closed);
+    if (srv->on_closed)
+        srv->on_closed(srv, c);
+    ns_conn_unref(c);
+}
+
+/* On c's loop. */
+void ns_conn_close_here(ns_conn_t *c, const char *reason)
+{
+    if (c->closing)
+        return;
+    __atomic_store_n(&c->closing, true, __ATOMIC_RELEASE);
+    if (reason)
+        NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
+    const ns_buf_t *last = c->filter.closing ? c->filter.closing(c->filter.ctx) : NULL;
+    if (last && last->len > 0) { /* uv_try_write refuses while a write is queued */
+        uv_buf_t b = uv_buf_init((char *)last->data, (unsigned)last->len);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_close((uv_handle_t *)&c->tcp, close_cb);
+    /* Replies not yet handed to the socket are dropped now, not when the
+     * handle's close ends: that waits for the loop's poll phase to end, and
+     * one phase can read every connection's pipelined requests (12 x 30 MiB
+     * of replies held by closed connections in the unsent-replies flood). */
+    ns_buf_free(&c->wq.out);
+}
+
+void ns_conn_close(ns_conn_t *c, const char *reason)
+{
+    if (ns_conn_on_own_loop(c)) {
+        ns_conn_close_here(c, reason);
+        return;
+    }
+    if (ns_conn_is_closed(c) || __atomic_exchange_n(&c->close_asked, true, __ATOMIC_ACQ_REL))
+        return;
+    if (reason)
+        NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
+    c->close_mail.kind = NS_MAIL_CLOSE;
+    c->close_mail.conn = c;
+    ns_conn_ref(c); /* the mail's */
+    if (!ns_loop_post(c->srv, &c->close_mail))
+        ns_conn_unref(c); /* its loop has ended: it is closed already */
+}
+
+/* A connection whose bytes pass as they are and that has no partial frame
+ * reads into the loop's one shared buffer (idle connections then hold no
+ * read memory); only the tail of a frame that has not fully arrived is
+ * copied into the connection's own buffer, which later reads extend. */
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    ns_conn_t *c = h->data;
+    ns_server_t *srv = c->srv;
+    if ((c->rbuf.len == 0 || c->filter.read) &&
+        ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
+        buf->base = (char *)srv->rshared.data;
+        buf->len = srv->rshared.cap - 1;
+        return;
+    }
+    if (c->filter.read || ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
+        buf->base = NULL;
+        buf->len = 0;
+        return;
+    }
+    buf->base = (char *)c->rbuf.data + c->rbuf.len;
+    buf->len = c->rbuf.cap - c->rbuf.len - 1;
+    /* counted now, enforced in read_cb: libuv reads into the stream right
+     * after this callback, so it must not be closed here */
+    if (c->rbuf.cap != c->bud.rbuf && ns_budget_account(&c->bud, c->rbuf.cap, c->bud.unsent))
+        c->bud.enforce = true;
+}
+
+/* on_request refused a frame for now: stop reading until ns_conn_resume_all. */
+static void pause_reading(ns_conn_t *c)
+{
+    ns_server_t *srv = c->srv;
+    c->paused = true;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    ns_conn_ref(c); /* the queue's, dropped when it leaves */
+    if (srv->paused_tail)
+        srv->paused_tail->paused_next = c;
+    else
+        srv->paused_head = c;
+    srv->paused_tail = c;
+    NS_LOG_DEBUG("conn %s: reading paused until the main loop catches up", c->peer);
+}
+
+/* Takes the oldest paused connection off the queue (its reference with it). */
+static ns_conn_t *paused_pop(ns_server_t *srv)
+{
+    ns_conn_t *c = srv->paused_head;
+    if (c == NULL)
+        return NULL;
+    srv->paused_head = c->paused_next;
+    if (srv->paused_head == NULL)
+        srv->paused_tail = NULL;
+    c->paused_next = NULL;
+    c->paused = false;
+    return c;
+}
+
+/* A connection keeps its decode arena and ext array between frames (no
+ * allocation per request), but not after a huge header: 60 connections that
+ * each sent one 16 MiB header would otherwise hold 16 MiB apiece for as long
+ * as they stay open, outside every budget. */
+#define MSG_KEEP_BYTES (256u * 1024)
+
+static void shrink_msg(ns_conn_t *c)
+{
+    if (c->msg.arena.cap > MSG_KEEP_BYTES ||
+        c->msg.ext_cap * sizeof(ns_ext_field_t) > MSG_KEEP_BYTES)
+        ns_cmd_msg_free(&c->msg);
+}
+
+/* Decodes one frame (the only decode it gets) and hands it to the loop's
+ * on_request; false when the connection must stop (closed, or paused with
+ * the frame not taken). */
+static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
+{
+    ns_server_t *srv = c->srv;
+    int rc = ns_remoting_decode(frame, flen, &c->msg);
+    if (rc != NS_OK) {
+        NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
+        NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
+        ns_conn_close_here(c, "malformed header");
+        return false;
+    }
+    if (srv->on_request(srv, c, &c->msg.cmd, flen)) {
+        shrink_msg(c);
+        return true;
+    }
+    pause_reading(c); /* this frame waits in c->rbuf */
+    return false;
+}
+
+/* Splits [data, data+len) into frames and handles each one; returns how
+ * many bytes were consumed (whole frames). */
+static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
+{
+    ns_server_t *srv = c->srv;
+    size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
+    ns_txn_t *txn = NULL;
+    bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
+    if (reading)
+        ns_conn_gather_begin(c); /* replies from the snapshot: not copied */
+    while (!c->closing && !c->paused) {
+        size_t flen = 0;
+        int rc = ns_frame_peek(data + off, len - off, max, &flen);
+        if (rc == NS_EAGAIN)
+            break;
+        if (rc == NS_ETOOBIG) {
+            NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
+                        ns_be32_read(data + off), max);
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
+            ns_conn_close_here(c, "oversized frame");
+            break;
+        }
+        if (rc != NS_OK) {
+            NS_LOG_WARN("conn %s: malformed frame length", c->peer);
+            NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
+            ns_conn_close_here(c, "malformed frame");
+            break;
+        }
+        if (!handle_frame(c, data + off, flen))
+            break;
+        off += flen;
+    }
+    if (reading) {
+        ns_conn_gather_end(c); /* written while the snapshot is still open */
+        ns_read_end_keep(srv); /* the snapshot serves this iteration's other reads */
+    }
+    return off;
+}
+
+/* Runs the whole frames in c's own buffer and keeps the rest there. */
+static void process_rbuf(ns_conn_t *c)
+{
+    size_t used = process(c, c->rbuf.data, c->rbuf.len);
+    if (used > 0 && !c->closing) {
+        memmove(c->rbuf.data, c->rbuf.data + used, c->rbuf.len - used);
+        c->rbuf.len -= used;
+    }
+    if (c->rbuf.len == 0)
+        ns_buf_free(&c->rbuf); /* back to the shared buffer */
+    ns_conn_account(c);
+}
+
+/* The seam, inbound: n bytes read from the socket into the shared buffer. */
+static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
+{
+    if (c->filter.read) {
+        /* with no partial frame waiting, the plain bytes go to the loop's
+         * shared buffer (as unfiltered reads do) and only a tail is kept */
+        ns_server_t *srv = c->srv;
+        ns_buf_t *plain = c->rbuf.len == 0 ? &srv->tshared : &c->rbuf;
+        ns_buf_reset(&srv->tshared);
+        int rc = c->filter.read(c->filter.ctx, c, p, n, plain);
+        if (rc != NS_OK) {
+            ns_conn_close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
+            return;
+        }
+        if (plain == &c->rbuf) {
+            process_rbuf(c);
+            return;
+        }
+        p = plain->data;
+        n = plain->len;
+    }
+    size_t used = process(c, p, n);
+    if (!c->closing && used < n && ns_buf_append(&c->rbuf, p + used, n - used) != NS_OK)
+        ns_conn_close_here(c, "out of memory");
+    ns_conn_account(c);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    ns_conn_t *c = s->data;
+    ns_server_t *srv = c->srv;
+    if (nread < 0) {
+        ns_conn_close_here(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+        return;
+    }
+    if (nread == 0)
+        return;
+    c->last_active_ms = uv_now(srv->loop);
+    NS_M_ADD(srv->m.bytes_in, nread);
+    if (buf->base == (char *)srv->rshared.data) {
+        conn_bytes_in(c, srv->rshared.data, (size_t)nread);
+        return;
+    }
+    c->rbuf.len += (size_t)nread; /* plain bytes straight into the frame's tail */
+    process_rbuf(c);
+}
+
+void ns_conn_resume_all(ns_server_t *srv)
+{
+    ns_conn_t *c;
+    while ((c = paused_pop(srv)) != NULL) {
+        if (!c->closing) {
+            NS_LOG_DEBUG("conn %s: reading again", c->peer);
+            c->last_active_ms = uv_now(srv->loop);
+            process_rbuf(c);
+            if (!c->closing && !c->paused &&
+                uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+                ns_conn_close_here(c, "read start failed");
+        }
+        bool full_again = c->paused;
+        ns_conn_unref(c);
+        if (full_again) /* the rest keep their place in the queue: first next time */
+            break;
+    }
+    ns_read_release(srv); /* not from a read: the loop may block next */
+}
+
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outlen)
+{
+    char host[48] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        uv_ip4_name((const struct sockaddr_in *)ss, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        uv_ip6_name((const struct sockaddr_in6 *)ss, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    }
+    snprintf(out, outlen, "%s:%d", host, port);
+}
+
+/* Allocates a connection of srv with one reference (the handle's), its
+ * handle initialised, on srv's list. NULL when out of memory. */
+static ns_conn_t *conn_new(ns_server_t *srv)
+{
+    ns_conn_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->srv = srv;
+    c->refs = 1;
+    ns_cmd_msg_init(&c->msg);
+    c->close_mail.embedded = c->closed_mail.embedded = true;
+    c->close_mail.fd = c->closed_mail.fd = -1;
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    c->last_active_ms = uv_now(srv->loop);
+    uv_tcp_init(srv->loop, &c->tcp);
+    c->tcp.data = c;
+    return c;
+}
+
+/* Names the peer and starts reading an accepted or adopted socket. */
+static void conn_start(ns_conn_t *c)
+{
+    struct sockaddr_storage ss = {0};
+    int len = sizeof ss;
+    uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
+    peer_name(&ss, c->peer, sizeof c->peer);
+    uv_tcp_nodelay(&c->tcp, 1);
+    if (!ns_budget_conn_open(&c->bud)) {
+        ns_refusal(c->peer, NS_REFUSE_CONNECTIONS,
+                   "connection refused: maxConnections open already");
+        ns_conn_close_here(c, NULL);
+        return;
+    }
+    NS_M_INC(c->srv->m.conn_accepted);
+    NS_LOG_DEBUG("conn %s: accepted", c->peer);
+    if (c->srv->on_accepted)
+        c->srv->on_accepted(c->srv, c, (const struct sockaddr *)&ss);
+    if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        ns_conn_close_here(c, "read start failed");
+}
+
+/* A connection the main loop never heard of: no close notice. */
+static void adopt_failed_cb(uv_handle_t *h)
+{
+    ns_conn_t *c = h->data;
+    unlink_conn(c);
+    ns_conn_unref(c);
+}
+
+bool ns_conn_adopt(ns_server_t *srv, int fd)
+{
+    ns_conn_t *c = conn_new(srv);
+    if (c == NULL) {
+        close(fd);
+        return false;
+    }
+    if (uv_tcp_open(&c->tcp, fd) != 0) {
+        close(fd);
+        c->closing = true;
+        uv_close((uv_handle_t *)&c->tcp, adopt_failed_cb);
+        return false;
+    }
+    conn_start(c);
+    return true;
+}
+
+void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
+{
+    uint64_t hs_ms = (uint64_t)srv->cfg->tls_handshake_timeout_ms;
+    /* paused connections have frames waiting */
+    for (ns_conn_t *c = srv->conns; c; c = c->next) {
+        if (c->closing)
+            continue;
+        bool handshaking = c->filter.ready && !c->filter.ready(c->filter.ctx);
+        if (!handshaking)
+            c->handshake_seen_ms = 0;
+        else if (c->handshake_seen_ms == 0)
+            c->handshake_seen_ms = now_ms;
+        if (handshaking && now_ms - c->handshake_seen_ms >= hs_ms) {
+            NS_LOG_WARN("conn %s: closed: handshake not finished within "
+                        "tlsHandshakeTimeoutMillis=%llu",
+                        c->peer, (unsigned long long)hs_ms);
+            ns_conn_close_here(c, NULL);
+        } else if (idle_s > 0 && !c->paused &&
+                   now_ms - c->last_active_ms > (uint64_t)idle_s * 1000) {
+            ns_conn_close_here(c, "idle timeout");
+        }
+    }
+}
+
+void ns_conn_close_all(ns_server_t *srv)
+{
+    for (ns_conn_t *c = srv->conns; c; c = c->next)
+        ns_conn_close_here(c, NULL);
+    ns_conn_t *p;
+    while ((p = paused_pop(srv)) != NULL)
+        ns_conn_unref(p);
+}
+
+void ns_conn_resume_paused(ns_server_t *srv)
+{
+    if (srv->paused_head && !srv->stopping && !ns_budget_writer_full())
+        ns_conn_resume_all(srv);
+}

@@ -1,0 +1,53 @@
+/* conn_int.h - the connection's insides, shared by conn.c (life, reads,
+ * frames) and conn_write.c (replies and writes). Not for other files. */
+#ifndef NS_CONN_INT_H
+#define NS_CONN_INT_H
+
+#include "net/budget.h"
+#include "net/conn.h"
+#include "net/ioloop.h"
+#include "ns/wqueue.h"
+
+#define NS_CONN_MAX_PENDING_OUT (64u * 1024 * 1024)
+
+struct ns_conn {
+    uv_tcp_t tcp;     /* first member: the handle's data points back at us */
+    ns_server_t *srv; /* the loop it lives on */
+    int refs;         /* atomic */
+    bool closing;     /* atomic: read by other loops */
+    bool close_asked; /* atomic: another loop posted close_mail */
+    bool in_dirty;
+    bool paused;
+    int brokers; /* main loop only: registrations seen on this connection */
+    uint64_t last_active_ms;
+    uint64_t handshake_seen_ms; /* the sweep first saw the filter not ready; 0 = not */
+    ns_buf_t rbuf;              /* the tail of a frame that has not fully arrived (plain bytes) */
+    ns_wq_t wq;                 /* replies waiting for the next write, and the one in flight */
+    ns_cmd_msg_t msg;
+    ns_conn_filter_t filter;
+    ns_mail_t close_mail;  /* another loop's close request, kept so it cannot fail */
+    ns_mail_t closed_mail; /* I/O loop -> main: the close notice */
+    ns_conn_budget_t bud;  /* what it holds against the server-wide budgets (budget.h) */
+    ns_conn_t *prev, *next;
+    ns_conn_t *dirty_next;
+    ns_conn_t *paused_next;
+    char peer[64];
+};
+
+static inline bool ns_conn_on_own_loop(const ns_conn_t *c)
+{
+    return c->srv == ns_loop_current();
+}
+
+/* On c's loop: closes it now (reason logged when not NULL). */
+void ns_conn_close_here(ns_conn_t *c, const char *reason);
+/* Puts c on its loop's list of connections to flush at the loop's check. */
+void ns_conn_mark_dirty(ns_conn_t *c);
+/* Re-accounts c's buffers against the server-wide budgets (budget.c). */
+void ns_conn_account(ns_conn_t *c);
+/* conn_write.c: the replies of one read are gathered between these two,
+ * which process() calls while its read snapshot is open (see there). */
+void ns_conn_gather_begin(ns_conn_t *c);
+void ns_conn_gather_end(ns_conn_t *c);
+
+#endif

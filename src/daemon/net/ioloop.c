@@ -1,0 +1,158 @@
+/* ioloop.c - what every event loop has: its clock and its mailbox (its
+ * read transaction is inline in ioloop.h). Calls nothing above it. */
+#include "net/ioloop.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "ns/clock.h"
+#include "ns/err.h"
+#include "ns/log.h"
+
+struct ns_mailbox {
+    pthread_mutex_t mu;
+    ns_mail_t *head, *tail;
+    uv_async_t wake;
+    void (*cb)(void *data);
+    void *data;
+    bool stop;   /* end once the mail before it is handled */
+    bool closed; /* the loop has ended: no more mail */
+    bool handle_closed;
+};
+
+_Thread_local ns_server_t *ns_loop_running;
+
+void ns_loop_set_current(ns_server_t *srv)
+{
+    ns_loop_running = srv;
+}
+
+uint64_t ns_now_ms(ns_server_t *srv)
+{
+    return uv_now(srv->loop);
+}
+
+int64_t ns_wall_ms(void)
+{
+    return ns_clock_wall_ms();
+}
+
+/* ---- mailboxes ---- */
+
+static void wake_cb(uv_async_t *a)
+{
+    ns_mailbox_t *mb = a->data;
+    mb->cb(mb->data);
+}
+
+ns_mailbox_t *ns_mailbox_new(uv_loop_t *loop, void (*cb)(void *data), void *data)
+{
+    ns_mailbox_t *mb = calloc(1, sizeof *mb);
+    if (mb == NULL)
+        return NULL;
+    if (uv_async_init(loop, &mb->wake, wake_cb) != 0) {
+        free(mb);
+        return NULL;
+    }
+    pthread_mutex_init(&mb->mu, NULL);
+    mb->wake.data = mb;
+    mb->cb = cb;
+    mb->data = data;
+    return mb;
+}
+
+void ns_mailbox_free(ns_mailbox_t *mb)
+{
+    if (mb == NULL)
+        return;
+    pthread_mutex_destroy(&mb->mu);
+    free(mb);
+}
+
+ns_mail_t *ns_mailbox_take(ns_mailbox_t *mb, bool *stop)
+{
+    pthread_mutex_lock(&mb->mu);
+    ns_mail_t *m = mb->head;
+    mb->head = mb->tail = NULL;
+    if (stop)
+        *stop = mb->stop;
+    pthread_mutex_unlock(&mb->mu);
+    return m;
+}
+
+void ns_mailbox_stop(ns_mailbox_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->stop = true;
+    bool wake = !mb->closed;
+    pthread_mutex_unlock(&mb->mu);
+    if (wake)
+        uv_async_send(&mb->wake);
+}
+
+void ns_mailbox_close(ns_mailbox_t *mb)
+{
+    pthread_mutex_lock(&mb->mu);
+    mb->closed = true;
+    pthread_mutex_unlock(&mb->mu);
+}
+
+void ns_mailbox_close_handle(ns_mailbox_t *mb)
+{
+    if (!mb->handle_closed && !uv_is_closing((uv_handle_t *)&mb->wake))
+        uv_close((uv_handle_t *)&mb->wake, NULL);
+    mb->handle_closed = true;
+}
+
+bool ns_loop_post(ns_server_t *srv, ns_mail_t *m)
+{
+    ns_mailbox_t *mb = srv->inbox;
+    if (mb == NULL)
+        return false;
+    m->next = NULL;
+    pthread_mutex_lock(&mb->mu);
+    bool open = !mb->closed;
+    if (open) {
+        if (mb->tail)
+            mb->tail->next = m;
+        else
+            mb->head = m;
+        mb->tail = m;
+        /* under the lock: the receiver cannot close the handle meanwhile */
+        uv_async_send(&mb->wake);
+    }
+    pthread_mutex_unlock(&mb->mu);
+    return open;
+}
+
+void ns_loop_wake(ns_server_t *srv)
+{
+    ns_mailbox_t *mb = srv->inbox;
+    pthread_mutex_lock(&mb->mu);
+    if (!mb->closed)
+        uv_async_send(&mb->wake);
+    pthread_mutex_unlock(&mb->mu);
+}
+
+ns_mail_t *ns_mail_new(ns_mail_kind_t kind, ns_conn_t *conn)
+{
+    ns_mail_t *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        NS_LOG_ERROR("ioThreads: out of memory for a message between loops");
+        return NULL;
+    }
+    m->kind = kind;
+    m->fd = -1;
+    m->conn = conn;
+    return m;
+}
+
+void ns_mail_free(ns_mail_t *m)
+{
+    ns_buf_free(&m->bytes);
+    free(m->cmd);
+    m->cmd = NULL;
+    m->conn = NULL;
+    if (!m->embedded)
+        free(m);
+}

@@ -1,0 +1,245 @@
+/* secure.c - the server's TLS and PROXY settings: read once at start,
+ * certificates reloaded while running (server.h: ns_secure_*).
+ *
+ * Settings are Java's TlsSystemConfig keys (config_table.c), overridden by the
+ * tls.server.* keys of tls.config.file when that file exists, as Java's
+ * TlsHelper does. tls.server.mode=permissive without certPath/keyPath
+ * serves plain only and refuses a ClientHello (Java would make up a
+ * self-signed certificate in its test mode, which proves nothing to a
+ * client); enforcing without them is a start-up error.
+ *
+ * Reload: the main loop polls the certificate, key and trust files every
+ * 500 ms (Java's FileWatchService interval) and SIGHUP forces a rebuild. A
+ * new context serves connections accepted from then on, on every loop;
+ * open connections keep theirs. A file that does not load is logged once
+ * per change and the previous context stays in use.
+ *
+ * Every accepted connection gets a filter (conn.h's byte seam) over a wire
+ * (wire.c): it strips a PROXY preamble (the address renames the peer),
+ * decides TLS or plain, and is removed as soon as the connection turns out
+ * plain, so plain connections read exactly as before after their first
+ * bytes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/conn.h"
+#include "ns/err.h"
+#include "ns/log.h"
+#include "net/secure.h"
+#include "net/wire.h"
+
+#define RELOAD_POLL_MS 500
+
+/* ---- the connection filter ---- */
+
+static int filter_read(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_buf_t *plain)
+{
+    ns_wire_t *w = ctx;
+    const char *why = NULL;
+    int rc = ns_wire_feed(w, in, n, plain, &why);
+    if (rc == NS_ESHUTDOWN) /* close_notify: an orderly end, like EOF */
+        return rc;
+    if (rc != NS_OK) {
+        NS_LOG_WARN("conn %s: closed: %s", ns_conn_peer(c),
+                    rc == NS_ENOMEM ? "out of memory" : why);
+        return NS_ECONN;
+    }
+    const char *proxied = ns_wire_proxied_peer(w);
+    if (proxied && strcmp(proxied, ns_conn_peer(c)) != 0) {
+        NS_LOG_INFO("conn %s: PROXY header names the client %s", ns_conn_peer(c), proxied);
+        ns_conn_set_peer(c, proxied);
+    }
+    if (ns_wire_pending(w)->len > 0)
+        ns_conn_want_flush(c); /* handshake bytes to send */
+    if (ns_wire_state(w) == NS_WIRE_PLAIN)
+        ns_conn_clear_filter(c); /* frees w: plain from here on */
+    return NS_OK;
+}
+
+static int filter_write(void *ctx, ns_conn_t *c, ns_buf_t *plain)
+{
+    const char *why = NULL;
+    int rc = ns_wire_seal(ctx, plain, &why);
+    if (rc != NS_OK) {
+        NS_LOG_WARN("conn %s: closed: %s", ns_conn_peer(c), why && *why ? why : "out of memory");
+        return NS_ECONN;
+    }
+    return NS_OK;
+}
+
+static bool filter_ready(void *ctx)
+{
+    return !ns_wire_handshaking(ctx);
+}
+
+static const ns_buf_t *filter_closing(void *ctx)
+{
+    ns_wire_t *w = ctx;
+    if (ns_wire_pending(w)->len == 0) /* else an alert is waiting already */
+        ns_wire_close(w);
+    return ns_wire_pending(w);
+}
+
+static void filter_free(void *ctx)
+{
+    ns_wire_free(ctx);
+}
+
+static void attach(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer)
+{
+    ns_wire_t *w = ns_wire_new(srv->wire_cfg, peer);
+    if (w == NULL) {
+        ns_conn_close(c, "out of memory");
+        return;
+    }
+    ns_conn_filter_t f = {.read = filter_read,
+                          .write = filter_write,
+                          .ready = filter_ready,
+                          .closing = filter_closing,
+                          .free = filter_free,
+                          .ctx = w};
+    ns_conn_set_filter(c, &f);
+}
+
+/* ---- settings and reload ---- */
+
+static ns_tls_mode_t parse_mode(const char *s)
+{
+    if (s && strcmp(s, "disabled") == 0)
+        return NS_TLS_MODE_DISABLED;
+    if (s && strcmp(s, "enforcing") == 0)
+        return NS_TLS_MODE_ENFORCING;
+    return NS_TLS_MODE_PERMISSIVE;
+}
+
+static const char *str_or(const char *s, const char *def)
+{
+    return s && *s ? s : def;
+}
+
+static void reload(ns_server_t *srv, bool force)
+{
+    char err[512] = "";
+    ns_tls_server_t *tls = srv->wire_cfg->tls;
+    int rc = ns_tls_server_reload(tls, force, err, sizeof err);
+    if (rc == NS_OK)
+        NS_LOG_INFO("TLS: certificate %s reloaded (context %llu); new connections use it",
+                    srv->cfg->tls_server_cert_path,
+                    (unsigned long long)ns_tls_server_generation(tls));
+    else if (rc != NS_EAGAIN && strstr(err, "does not match") != NULL)
+        NS_LOG_WARN("TLS: %s (one of the pair replaced so far?); the previous certificate "
+                    "stays in use until both match",
+                    err);
+    else if (rc != NS_EAGAIN)
+        NS_LOG_ERROR("TLS: reload failed, the previous certificate stays in use: %s", err);
+}
+
+static void poll_cb(uv_timer_t *t)
+{
+    reload(t->data, false);
+}
+
+static void hup_cb(uv_signal_t *s, int signum)
+{
+    ns_server_t *srv = s->data;
+    if (srv->wire_cfg->tls == NULL) {
+        NS_LOG_INFO("SIGHUP: no TLS certificate configured, nothing to reload");
+        return;
+    }
+    NS_LOG_INFO("SIGHUP: reloading the TLS certificate");
+    reload(srv, true);
+}
+
+static int load_tls(ns_server_t *srv, ns_wire_cfg_t *wc, char *err, size_t errlen)
+{
+    const ns_config_t *cfg = srv->cfg;
+    char why[400] = "";
+    bool have = cfg->tls_server_cert_path && *cfg->tls_server_cert_path &&
+                cfg->tls_server_key_path && *cfg->tls_server_key_path;
+    if (wc->mode == NS_TLS_MODE_DISABLED)
+        return NS_OK;
+    if (!have) {
+        if (wc->mode == NS_TLS_MODE_ENFORCING) {
+            snprintf(err, errlen,
+                     "tls.server.mode=enforcing needs tls.server.certPath and tls.server.keyPath");
+            return NS_EINVAL;
+        }
+        NS_LOG_INFO("TLS: permissive mode but no tls.server.certPath/keyPath: plain only");
+        return NS_OK;
+    }
+    ns_tls_opts_t o = {
+        .cert_path = cfg->tls_server_cert_path,
+        .key_path = cfg->tls_server_key_path,
+        .key_password = cfg->tls_server_key_password,
+        .trust_path = cfg->tls_server_trust_cert_path,
+        .client_auth = (ns_tls_auth_t)ns_tls_auth_parse(cfg->tls_server_need_client_auth),
+        .protocols = cfg->tls_protocols,
+        .ciphers = cfg->tls_ciphers,
+    };
+    int rc = ns_tls_server_new(&o, &wc->tls, why, sizeof why);
+    if (rc != NS_OK) {
+        snprintf(err, errlen, "TLS: %s", why);
+        return rc;
+    }
+    NS_LOG_INFO("TLS: %s mode, certificate %s, client auth %s, protocols %s", cfg->tls_server_mode,
+                cfg->tls_server_cert_path, str_or(cfg->tls_server_need_client_auth, "none"),
+                str_or(cfg->tls_protocols, "OpenSSL's default"));
+    return NS_OK;
+}
+
+int ns_secure_start(ns_server_t *srv, char *err, size_t errlen)
+{
+    char why[512] = "";
+    bool loaded = false;
+    int rc = ns_config_load_tls_file(srv->cfg, &loaded, why, sizeof why);
+    if (rc != NS_OK) {
+        snprintf(err, errlen, "tls.config.file %s", why);
+        return rc;
+    }
+    if (loaded)
+        NS_LOG_INFO("TLS: settings read from %s", srv->cfg->tls_config_file);
+    ns_wire_cfg_t *wc = calloc(1, sizeof *wc);
+    if (wc == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NS_ENOMEM;
+    }
+    srv->wire_cfg = wc;
+    srv->on_accepted = attach;
+    wc->mode = parse_mode(srv->cfg->tls_server_mode);
+    if ((rc = ns_proxy_acl_parse(srv->cfg->proxy_protocol_trusted, &wc->acl, why, sizeof why)) !=
+        NS_OK) {
+        snprintf(err, errlen, "proxyProtocolTrustedAddresses: %s", why);
+        return rc;
+    }
+    if (wc->acl.any || wc->acl.n > 0)
+        NS_LOG_INFO("PROXY protocol: accepted from %s", srv->cfg->proxy_protocol_trusted);
+    if ((rc = load_tls(srv, wc, err, errlen)) != NS_OK)
+        return rc;
+    uv_signal_init(srv->loop, &srv->tls_sig_hup);
+    srv->tls_sig_hup.data = srv;
+    uv_signal_start(&srv->tls_sig_hup, hup_cb, SIGHUP);
+    uv_timer_init(srv->loop, &srv->tls_timer);
+    srv->tls_timer.data = srv;
+    if (wc->tls)
+        uv_timer_start(&srv->tls_timer, poll_cb, RELOAD_POLL_MS, RELOAD_POLL_MS);
+    srv->tls_handles = true;
+    return NS_OK;
+}
+
+void ns_secure_stop(ns_server_t *srv)
+{
+    if (!srv->tls_handles)
+        return;
+    uv_timer_stop(&srv->tls_timer);
+    uv_signal_stop(&srv->tls_sig_hup);
+}
+
+void ns_secure_free(ns_server_t *srv)
+{
+    if (srv->wire_cfg == NULL)
+        return;
+    ns_tls_server_free(srv->wire_cfg->tls);
+    free(srv->wire_cfg);
+    srv->wire_cfg = NULL;
+}

@@ -1,0 +1,102 @@
+/* service.c - what running under a service manager needs: sd_notify
+ * (READY once the store is open and the port listens, WATCHDOG pings,
+ * STOPPING), SIGHUP to reopen the log file, and the start-up line.
+ *
+ * Without libsystemd (or outside systemd: no $NOTIFY_SOCKET) the notify
+ * calls do nothing. The watchdog pings at half of WATCHDOG_USEC from the
+ * loop thread, so a loop that hangs stops pinging and systemd restarts the
+ * service. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ns/err.h"
+#include "ns/log.h"
+#include "ns/version.h"
+#include "ops/service.h"
+
+#ifdef NS_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+static void notify(const char *state)
+{
+#ifdef NS_HAVE_SYSTEMD
+    int rc = sd_notify(0, state);
+    if (rc < 0)
+        NS_LOG_WARN("sd_notify(%s) failed: %d", state, rc);
+#else
+    (void)state;
+#endif
+}
+
+static void watchdog_cb(uv_timer_t *t)
+{
+    notify("WATCHDOG=1");
+}
+
+static void hup_cb(uv_signal_t *s, int signum)
+{
+    if (ns_log_reopen() == NS_OK)
+        NS_LOG_INFO("SIGHUP: log file reopened");
+    else
+        NS_LOG_ERROR("SIGHUP: cannot reopen the log file; logging to stderr");
+}
+
+/* Microseconds systemd wants pings within, or 0 when it does not. */
+static uint64_t watchdog_usec(void)
+{
+#ifdef NS_HAVE_SYSTEMD
+    uint64_t usec = 0;
+    if (sd_watchdog_enabled(0, &usec) > 0)
+        return usec;
+#endif
+    return 0;
+}
+
+void ns_service_started(ns_server_t *srv)
+{
+    ns_buf_t line = NS_BUF_INIT;
+    uv_signal_init(srv->loop, &srv->sig_hup);
+    srv->sig_hup.data = srv;
+    uv_signal_start(&srv->sig_hup, hup_cb, SIGHUP);
+    uint64_t usec = watchdog_usec();
+    uv_timer_init(srv->loop, &srv->watchdog_timer);
+    srv->watchdog_timer.data = srv;
+    if (usec > 0) {
+        uint64_t every_ms = usec / 2000 > 0 ? usec / 2000 : 1;
+        uv_timer_start(&srv->watchdog_timer, watchdog_cb, every_ms, every_ms);
+    }
+    char libs[160];
+    snprintf(libs, sizeof libs, "libuv %s", uv_version_string());
+    ns_version_line(&line, libs);
+    NS_LOG_INFO("namesrvd %s: data in %s (syncMode %s, ioThreads %lld%s). "
+                "The Name Server boot success. serializeType=JSON, address %s:%d",
+                line.data ? (const char *)line.data : "?", srv->cfg->data_dir, srv->cfg->sync_mode,
+                (long long)srv->cfg->io_threads, usec ? ", systemd watchdog on" : "",
+                srv->cfg->bind_address, srv->bound_port);
+    ns_buf_free(&line);
+    notify("READY=1\nSTATUS=serving");
+}
+
+const char *ns_service_libs(void)
+{
+    static char text[160];
+#ifdef NS_HAVE_SYSTEMD
+    snprintf(text, sizeof text, "libuv %s\nlibsystemd %s (sd_notify)\n", uv_version_string(),
+             NS_SYSTEMD_VERSION);
+#else
+    snprintf(text, sizeof text, "libuv %s\nlibsystemd not linked (no sd_notify)\n",
+             uv_version_string());
+#endif
+    return text;
+}
+
+void ns_service_notify(const char *state)
+{
+    notify(state);
+}
+
+void ns_service_stopping(ns_server_t *srv)
+{
+    notify("STOPPING=1");
+}

@@ -4,7 +4,7 @@
  * there; then auth_refusals and its meta "auth_refusal_seq" go.
  *
  * Old record: {"time","peer","code","request","accessKey","reason",
- * "suppressedBefore"}. New one (src/daemon/trail.h):
+ * "suppressedBefore"}. New one (src/daemon/core/trail.h):
  * {"time","peer","code","request","fields":{"AccessKey"?},"result":"refused",
  *  "responseCode":16,"remark":reason,"detail":{"auth":class,"accessKey",
  *  "unrecordedBefore","migrated":true}}, class named from the reason's text

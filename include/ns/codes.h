@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 /* Request codes the NameServer serves (PROTOCOL.md §3.1). X(name, value)
- * 9700..9703 are ours (user management, src/daemon/cmd_users.c): a range
+ * 9700..9703 are ours (user management, src/daemon/cmd/cmd_users.c): a range
  * no RocketMQ RequestCode uses (its highest are 3xxx and 2000xx). */
 #define NS_REQUEST_CODE_MAP(X)                                                                     \
     X(PUT_KV_CONFIG, 100)                                                                          \

@@ -1,5 +1,5 @@
 /* config.h - NameServer settings, driven by one declarative table
- * (src/daemon/config_table.c: ns_config_table). The same table feeds the properties file
+ * (src/daemon/config/config_table.c: ns_config_table). The same table feeds the properties file
  * (-c), command-line overrides (--key=value), GET/UPDATE_NAMESRV_CONFIG,
  * -p (print effective config) and --help. Key names are RocketMQ's where
  * RocketMQ has the setting; ours otherwise. */
@@ -66,7 +66,7 @@ typedef struct {
     int64_t wait_seconds_for_service;           /* waitSecondsForService, 45 */
     char *config_black_list;                    /* configBlackList */
     int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
-    /* memory budgets over all connections (issue 14, src/daemon/budget.h; ours) */
+    /* memory budgets over all connections (issue 14, src/daemon/net/budget.h; ours) */
     int64_t max_connections;            /* maxConnections, 4096 */
     int64_t max_unfinished_frame_bytes; /* maxUnfinishedFrameBytes, 64 MiB */
     int64_t max_unsent_reply_bytes;     /* maxUnsentReplyBytes, 64 MiB */

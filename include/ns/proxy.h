@@ -1,6 +1,6 @@
 /* proxy.h - the HAProxy PROXY protocol, versions 1 (text) and 2 (binary):
  * a pure parser (no I/O, no allocation) and the list of peers allowed to
- * send a preamble. Used by the daemon's connection seam (src/daemon/wire.c)
+ * send a preamble. Used by the daemon's connection seam (src/daemon/net/wire.c)
  * and by the fuzzer (tests/fuzz/fuzz_proxy.c).
  *
  * Detection follows Netty's HAProxyMessageDecoder.detectProtocol, which the

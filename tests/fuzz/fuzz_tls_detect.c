@@ -1,5 +1,5 @@
 /* fuzz_tls_detect.c - libFuzzer target for what a connection's first bytes
- * go through (src/daemon/wire.c): PROXY detection and parsing, then TLS or
+ * go through (src/daemon/net/wire.c): PROXY detection and parsing, then TLS or
  * plain, then the TLS server session (src/proto/tls.c) on whatever follows.
  *
  * Input: byte 0 picks the mode (disabled / permissive / enforcing) and

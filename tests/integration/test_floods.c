@@ -1,6 +1,6 @@
 /* test_floods.c - memory floods through the real namesrvd (issue 14). Each
  * flood used to grow the server without bound; with the server-wide budgets
- * (src/daemon/budget.h, default settings unless a test says otherwise) its
+ * (src/daemon/net/budget.h, default settings unless a test says otherwise) its
  * peak RSS (VmHWM) stays under FLOOD_RSS_BOUND, the connections that hold
  * the most are closed, a refusal is logged once per peer, and a fresh client
  * is still answered:

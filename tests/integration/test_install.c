@@ -33,7 +33,7 @@ static void expect_file(const char *prefix, const char *rel, mode_t exec_bits)
 /* Runs sh -c cmd, its stdout+stderr into *out; returns the exit code. */
 static int run(const char *cmd, char **out, const char *dir)
 {
-    char file[4300], full[9000];
+    char file[4300], full[9000 + sizeof file + 16]; /* cmd (< 9000), " > '", file, "' 2>&1" */
     snprintf(file, sizeof file, "%s/run.out", dir);
     snprintf(full, sizeof full, "%s > '%s' 2>&1", cmd, file);
     int st = system(full);

@@ -236,7 +236,7 @@ static int local_port(ns_client_t *c)
 }
 
 /* Waits (5 s at most) until the server's log says the connection from port
- * closed after registrations were made over it (cmd_unregister.c). */
+ * closed after registrations were made over it (core/broker_life.c). */
 static void wait_close_logged(fx_t *fx, int port)
 {
     char needle[64];

@@ -1,5 +1,5 @@
 /* test_reply_gather.c - route replies written straight from the read
- * snapshot (src/daemon/conn_write.c) through the real namesrvd: many
+ * snapshot (src/daemon/net/conn_write.c) through the real namesrvd: many
  * pipelined lookups on one connection, mixed with replies that are copied
  * (an unknown topic's remark, an old client's derived form), come back
  * complete, in order and byte for byte as single lookups do; also when the
@@ -354,7 +354,7 @@ static void test_read_after_commit_pipelined(void **state)
             bool done = answered;
             for (int i = 0; i < PIPE_CONNS; i++) {
                 pipe_conn_t *p = &pc[i];
-                int rc;
+                int rc = NS_OK; /* read only after the loop ran (p->n > 0) */
                 while (p->n > 0 && (rc = ns_client_recv(p->c, 0, &rsp)) == NS_OK) {
                     bool after = p->after[0];
                     memmove(p->after, p->after + 1, (size_t)(p->n - 1) * sizeof p->after[0]);

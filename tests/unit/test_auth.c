@@ -1,5 +1,5 @@
 /* test_auth.c - request signatures (src/proto/sign.c) and the pure policy
- * (src/daemon/auth_policy.c).
+ * (src/daemon/core/auth_policy.c).
  *
  * Expected signatures were computed independently of our code, from the
  * Java algorithm (AclClientRPCHook + AclUtils.combineRequestContent +

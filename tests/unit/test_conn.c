@@ -1,4 +1,4 @@
-/* test_conn.c - one connection of src/daemon/conn.c on a real libuv loop
+/* test_conn.c - one connection of src/daemon/net/conn.c on a real libuv loop
  * and a real loopback socket: frames are decoded once and handed to the
  * loop's on_request hook in order, replies are batched and written, and a
  * byte filter installed on the seam (here a XOR "cipher") sees exactly the

@@ -2,7 +2,7 @@
  * restart-with-grace, on a virtual clock.
  *
  * The real liveness table, registry and LMDB store are driven through the
- * same protocol src/daemon/cmd_broker.c and cmd_unregister.c follow: writes
+ * same protocol src/daemon/cmd/cmd_broker.c and core/broker_life.c follow: writes
  * go through a FIFO queue
  * standing in for the writer thread (applied in random interleavings with
  * everything else), registrations that change nothing take the fast path

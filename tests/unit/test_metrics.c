@@ -1,4 +1,4 @@
-/* test_metrics.c - the counter primitives of src/daemon/metrics.c:
+/* test_metrics.c - the counter primitives of src/daemon/net/metrics.c:
  * histogram buckets, the exposition of a histogram, response-code indexes. */
 #include <setjmp.h>
 #include <stdarg.h>

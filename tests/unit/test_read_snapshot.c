@@ -1,4 +1,4 @@
-/* test_read_snapshot.c - the loop's read snapshot (src/daemon/ioloop.h) on
+/* test_read_snapshot.c - the loop's read snapshot (src/daemon/net/ioloop.h) on
  * a real LMDB store: the reads of a loop iteration share one snapshot, the
  * frames of one read always do, a write committed between two reads is in
  * the snapshot of the second (the store's read epoch moved), the check's

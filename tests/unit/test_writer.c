@@ -1,4 +1,4 @@
-/* test_writer.c - the writer thread of src/daemon/writer.c on a real LMDB
+/* test_writer.c - the writer thread of src/daemon/core/writer.c on a real LMDB
  * store and a real libuv loop: group commit in submission order, an op that
  * fails is taken out of its batch without undoing the others, a full map
  * grows and at its limit fails the batch while reads go on, and stopping

@@ -1,6 +1,6 @@
 /* audit.c - `namesrvctl audit`: the history of broker data-version changes
  * that namesrvd records in the audit table (store/keys.h, "audit"), and with
- * --admin the trail of admin requests (table admin_audit, src/daemon/trail.h).
+ * --admin the trail of admin requests (table admin_audit, src/daemon/core/trail.h).
  *
  *   namesrvctl audit --data-dir D [--broker NAME] [--topic T] [--since TIME] [--json]
  *   namesrvctl audit --admin --data-dir D [--broker NAME] [--since TIME] [--json]

@@ -1,7 +1,7 @@
 /* users.c - `namesrvctl user`: the users request signatures are checked
- * against (include/ns/store.h ns_user_*; src/daemon/auth.h), offline in a
+ * against (include/ns/store.h ns_user_*; src/daemon/core/auth.h), offline in a
  * stopped server's store (--data-dir) or online for an admin (our request
- * codes 9700..9703, src/daemon/cmd_users.c):
+ * codes 9700..9703, src/daemon/cmd/cmd_users.c):
  *
  *   user add KEY --role R (--secret S | --secret-file F) [--allow LIST]
  *                [--brokers LIST] [--disable]
@@ -93,7 +93,7 @@ static int list_cb(const ns_user_rec_t *u, void *ctx)
 }
 
 /* `user refusals`: the admin trail's records of authentication refusals
- * (src/daemon/trail.h: result "refused" and a detail with "auth"). */
+ * (src/daemon/core/trail.h: result "refused" and a detail with "auth"). */
 static int refusal_cb(uint64_t seq, const char *json, size_t len, void *ctx)
 {
     cJSON *o = cJSON_ParseWithLength(json, len);

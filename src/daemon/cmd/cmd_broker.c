@@ -1,9 +1,9 @@
 /* cmd_broker.c - what brokers send to stay registered: REGISTER_BROKER,
  * QUERY_DATA_VERSION, BROKER_HEARTBEAT (PROTOCOL.md §3.5, §3.7, §3.8).
- * UNREGISTER_BROKER and the liveness glue (eviction of expired brokers,
- * unregistration when a broker's registration connection closes, restore at
- * startup, §6.6, §6.7) are in cmd_unregister.c; the fencing below holds
- * across both files.
+ * How brokers leave (eviction of expired brokers, unregistration when a
+ * broker's registration connection closes, restore at startup, §6.6, §6.7,
+ * and the removal UNREGISTER_BROKER asks for) is core/broker_life.c; the
+ * fencing below holds across both files.
  *
  * Fencing, so that an unregister decided for an older registration never
  * removes a newer one (Apache RocketMQ #11043, #5374):

@@ -14,6 +14,6 @@ int ns_cmd_unregister_broker(ns_req_t *req)
     if (e)
         e->evicting = true;
     return ns_broker_unregister_submit(req->srv, &req->to, cluster, addr, name,
-                                       ns_req_i64(req, "brokerId", -1),
-                                       "UNREGISTER_BROKER request", -1, ns_req_trail_new(req, false));
+                                       ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request",
+                                       -1, ns_req_trail_new(req, false));
 }

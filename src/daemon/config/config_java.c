@@ -4,7 +4,7 @@
  * The Java NameServer loads its -c file into NamesrvConfig,
  * NettyServerConfig and NettyClientConfig (NamesrvStartup, 5.3.3); a key is
  * a setter's name. Keys of those classes that namesrvd implements are rows
- * of the main table (src/daemon/config_table.c); the rest are listed here so that
+ * of the main table (src/daemon/config/config_table.c); the rest are listed here so that
  * a namesrv.conf written for Java starts namesrvd with one WARN line instead
  * of failing. A key in neither list is still an error. */
 #include <stdbool.h>

@@ -166,7 +166,7 @@ const ns_cfg_entry_t ns_config_table[] = {
             "';'-separated keys UPDATE_NAMESRV_CONFIG may not change"),
     ROW_INT("unRegisterBrokerQueueCapacity", unregister_broker_queue_capacity, "3000", 1, INT32_MAX,
             0, "pending UNREGISTER_BROKER queue capacity"),
-    /* memory budgets over all connections (src/daemon/budget.h); file and restart only */
+    /* memory budgets over all connections (src/daemon/net/budget.h); file and restart only */
     ROW_INT("maxConnections", max_connections, "4096", 1, 1000000, NS_CFG_OURS,
             "most client connections open at once; more are closed at accept"),
     ROW_INT("maxUnfinishedFrameBytes", max_unfinished_frame_bytes, "67108864", MiB, 64 * GiB,
@@ -180,7 +180,7 @@ const ns_cfg_entry_t ns_config_table[] = {
             "bytes of mutations waiting for the writer; at it, connections stop reading writes"),
     ROW_INT("writerQueueMaxOps", writer_queue_max_ops, "10000", 16, 10000000, NS_CFG_OURS,
             "mutations waiting for the writer; at it, connections stop reading writes"),
-    /* damage found and survived (src/daemon/backup.c, store/check.c) */
+    /* damage found and survived (src/daemon/ops/backup.c, store/check.c) */
     ROW_BOOL("verifyOnStart", verify_on_start, "true", NS_CFG_OURS,
              "check the whole store in a child process: its roots and edges before serving, "
              "every page and record while serving; a damaged store is refused with exit 4"),

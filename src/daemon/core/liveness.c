@@ -11,9 +11,9 @@
  * for k expired brokers rather than a walk over all of them.
  *
  * Fencing (how a stale eviction never removes a newer registration) is the
- * job of the callers, see src/daemon/cmd_broker.c: unregisters and registrations
- * are applied by the writer in the order the loop saw them, a registration
- * refreshes its entry the moment it arrives, and the fast path for
+ * job of the callers, see src/daemon/cmd/cmd_broker.c: unregisters and
+ * registrations are applied by the writer in the order the loop saw them, a
+ * registration refreshes its entry the moment it arrives, and the fast path for
  * unchanged registrations runs only while the writer is idle. Every
  * registration bumps the entry's generation, which the logs report. */
 #include "core/liveness.h"

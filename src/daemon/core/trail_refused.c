@@ -63,6 +63,7 @@ void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
 
 void ns_trail_refused_auth(ns_req_t *req, int rsp_code, const char *remark, const char *detail)
 {
-    ns_trail_t *t = ns_trail_new_auth(req->cmd, ns_req_peer(req), req->srv->cfg->admin_audit_retention);
+    ns_trail_t *t =
+        ns_trail_new_auth(req->cmd, ns_req_peer(req), req->srv->cfg->admin_audit_retention);
     refused(req, t, false, rsp_code, remark, detail);
 }

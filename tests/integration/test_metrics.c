@@ -240,6 +240,26 @@ static void test_counters_move_with_requests(void **state)
     free(text);
 }
 
+/* The server-wide budgets (net/budget.h) are exported, limits and use: an
+ * exporter that lost them would still pass promtool. */
+static void test_budgets_exported(void **state)
+{
+    fx_t *fx = *state;
+    char *text = scrape(fx);
+    double limit = nstest_series(text, "namesrv_budget_limit{budget=\"connections\"}", -1);
+    double refused =
+        nstest_series(text, "namesrv_refusals_total{reason=\"budget_connections\"}", -1);
+    double open = nstest_series(text, "namesrv_budget_used{budget=\"connections\"}", -1);
+    free(text);
+    assert_int_equal(limit, 4096); /* maxConnections' default */
+    assert_int_equal(refused, 0);
+    assert_true(open >= 0);
+    ns_client_t *c = nstest_connect(&fx->base.srv);
+    assert_int_equal(route_code(c, "NoSuchTopic"), NS_RSP_TOPIC_NOT_EXIST);
+    assert_true(metric(fx, "namesrv_budget_used{budget=\"connections\"}") >= open + 1);
+    ns_client_close(c);
+}
+
 static void test_readyz_follows_grace_window(void **state)
 {
     fx_t *fx = *state;
@@ -319,6 +339,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_counters_move_with_requests, setup,
                                         nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_budgets_exported, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_readyz_follows_grace_window, setup,
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_top_once, setup, nstest_fx_teardown),

@@ -51,14 +51,9 @@ typedef struct {
     char *out; /* next free byte of the arena */
 } fast_t;
 
-static bool is_json_space(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\b';
-}
-
 static inline void skip_ws(fast_t *s)
 {
-    while (s->p < s->end && is_json_space(*s->p))
+    while (s->p < s->end && ns_hdr_is_fastjson_space(*s->p))
         s->p++;
 }
 

@@ -428,8 +428,8 @@ typedef struct {
 } ns_register_args_t;
 
 typedef struct {
-    bool failed;   /* §6.2 step 7: answer "register broker failed" */
-    bool conflict; /* §6.2 step 6: stale stateVersion, answered without master */
+    bool failed;   /* an increment for an unknown id: answer "register broker failed" */
+    bool conflict; /* stale stateVersion: answered without master (docs/protocol.md §6.2) */
     bool dv_changed;
     char *master_addr; /* heap, NULL when none (ns_register_result_free) */
     char *ha_addr;
@@ -441,7 +441,10 @@ typedef struct {
 
 void ns_register_result_free(ns_register_result_t *res);
 
-/* §6.2 registration algorithm. */
+/* Applies registration a in t by the rules of docs/protocol.md §6.2 (refusals
+ * in res->failed and res->conflict). NS_OK, NS_ENOMEM or a store error; on
+ * error *res is freed and t must not commit: part of the registration may
+ * already be written in it. */
 int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
                          ns_register_result_t *res);
 

@@ -6,7 +6,7 @@
  * store/env.c).
  *
  * Threads and transactions: one writer thread owns all write transactions
- * (src/writer.c); any thread may run read transactions, which never wait for
+ * (src/daemon/writer.c); any thread may run read transactions, which never wait for
  * the writer (LMDB MVCC). Values handed out as ns_slice_t or const char *
  * are BORROWED from the map and valid only until their transaction ends.
  * Records returned in *_rec_t structs are heap copies the caller frees with
@@ -325,7 +325,7 @@ typedef int (*ns_salvage_cb)(const char *ns, const char *key, const char *val, v
 int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out);
 
 /* ---- routes: assembly and materialisation (store/route_build.c) ----
- * Assembling a TopicRouteData from the tables (PROTOCOL.md §6.8) and
+ * Assembling a TopicRouteData from the tables (docs/protocol.md §6.8) and
  * materialising its encoded forms (store/keys.h invariant I7). */
 
 /* Groups (and their members' filter servers) looked up once per

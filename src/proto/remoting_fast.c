@@ -2,7 +2,7 @@
  * clients send, decoded straight into the ns_cmd_msg_t.
  *
  * JSON. Java, Go, C++ and ali-ons clients all send a flat object (key order
- * differs; PROTOCOL.md §1.4):
+ * differs; docs/protocol.md §1.4):
  *   Java   {"code":105,"extFields":{"topic":"T"},"flag":0,"language":"JAVA",
  *           "opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}
  *   Go     {"code":105,"language":"GO","version":317,"opaque":3,"flag":0,

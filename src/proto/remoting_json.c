@@ -1,4 +1,4 @@
-/* remoting_json.c - the general JSON header decoder (PROTOCOL.md §1.4):
+/* remoting_json.c - the general JSON header decoder (docs/protocol.md §1.4):
  * any JSON object, parsed with cJSON, read as Java's fastjson would.
  *
  * Unknown keys are ignored and missing ones default to 0/absent; numbers,

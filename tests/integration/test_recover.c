@@ -1,5 +1,5 @@
 /* test_recover.c - periodic hot backups and `namesrvctl recover`, through
- * the real binaries (issue 14): namesrvd writes a verified compacted backup
+ * the real binaries: namesrvd writes a verified compacted backup
  * every backupIntervalSeconds and keeps backupKeep of them; a store damaged
  * while stopped is refused at start (exit 4); `namesrvctl recover` moves it
  * aside and restores the newest good backup, after which namesrvd serves the

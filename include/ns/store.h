@@ -6,7 +6,7 @@
  * store/env.c).
  *
  * Threads and transactions: one writer thread owns all write transactions
- * (src/daemon/writer.c); any thread may run read transactions, which never wait for
+ * (src/daemon/core/writer.c); any thread may run read transactions, which never wait for
  * the writer (LMDB MVCC). Values handed out as ns_slice_t or const char *
  * are BORROWED from the map and valid only until their transaction ends.
  * Records returned in *_rec_t structs are heap copies the caller frees with

@@ -1,5 +1,5 @@
 /* cmd_broker.c - what brokers send to stay registered: REGISTER_BROKER,
- * QUERY_DATA_VERSION, BROKER_HEARTBEAT (PROTOCOL.md §3.5, §3.7, §3.8).
+ * QUERY_DATA_VERSION, BROKER_HEARTBEAT (docs/protocol.md §3.5, §3.7, §3.8).
  * How brokers leave (eviction of expired brokers, unregistration when a
  * broker's registration connection closes, restore at startup, §6.6, §6.7,
  * and the removal UNREGISTER_BROKER asks for) is core/broker_life.c; the

@@ -8,7 +8,9 @@ const ns_migration_t ns_migrations[] = {
     {4, "routes may derive their legacy form", ns_migration_0004_derived_legacy_routes},
     {5, "admin_audit trail of admin requests", ns_migration_0005_admin_audit},
     {6, "users and their roles for request signatures", ns_migration_0006_users},
-    /* 7: reserved (issue 14) */
+    /* 7: never used. It was held for the damage-check and backup work, which
+     * needed no schema step; a version number is not handed out twice, and
+     * store/env.c runs whatever steps lie above a store's version, gaps and all. */
     {8, "authentication refusals move into the admin audit trail",
      ns_migration_0008_auth_refusals_to_trail},
 };

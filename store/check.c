@@ -1,5 +1,6 @@
 /* check.c - the full check of a store, run in a child process
- * (ns_store_check_dir in include/ns/store.h; issue 14).
+ * (ns_store_check_dir in include/ns/store.h), so that damage is found and
+ * survived rather than followed into a crash.
  *
  * LMDB keeps no checksums and trusts its pages: a damaged data page makes it
  * follow a wild pointer, and the process dies of SIGSEGV inside liblmdb. So

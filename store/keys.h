@@ -43,9 +43,9 @@
  *   I8 a topic exists iff it has at least one queues entry (no empty topics).
  *
  * Writers keep these in one write transaction: the registration, unregister,
- * eviction, permission and topic operations (src/registry.c) rematerialise
- * the route of every topic whose queue data or groups they touch, before the
- * transaction commits.
+ * eviction, permission and topic operations (store/registry.c,
+ * registry_ops.c) rematerialise the route of every topic whose queue data or
+ * groups they touch (store/route_build.c), before the transaction commits.
  */
 #ifndef NS_STORE_KEYS_H
 #define NS_STORE_KEYS_H

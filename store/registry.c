@@ -3,10 +3,10 @@
  * unchanged check; the audit record is registry_audit.c, unregistration
  * and the admin mutations registry_ops.c.
  *
- * Each function follows the numbered steps of PROTOCOL.md §6 so it can be
- * read side by side with the spec. Writes are skipped whenever the stored
- * value is already the one we would write: an unchanged re-registration
- * dirties no page. */
+ * ns_registry_register keeps the rules of docs/protocol.md §6.2 in the order
+ * given there, each under a comment that names the rule, so the two read
+ * side by side. Writes are skipped whenever the stored value is already the
+ * one we would write: an unchanged re-registration dirties no page. */
 #include "ns/store.h"
 
 #include <stdlib.h>
@@ -182,7 +182,9 @@ bool ns_queue_data_eq(const ns_queue_data_t *a, const ns_queue_data_t *b)
            a->write_queue_nums == b->write_queue_nums && a->topic_sys_flag == b->topic_sys_flag;
 }
 
-/* §6.2 step 13: a slave learns its master's address and HA address. */
+/* A slave learns its master's address and HA address (docs/protocol.md
+ * §6.2). NS_OK, NS_ENOMEM (res may then hold part: ns_register_result_free),
+ * or a store error. */
 static int fill_master(ns_txn_t *t, const ns_register_args_t *a, const ns_group_rec_t *g,
                        ns_register_result_t *res)
 {
@@ -197,11 +199,14 @@ static int fill_master(ns_txn_t *t, const ns_register_args_t *a, const ns_group_
         return rc;
     res->master_addr = strdup(master);
     res->ha_addr = m.ha_addr ? strdup(m.ha_addr) : NULL;
+    rc = res->master_addr == NULL || (m.ha_addr && res->ha_addr == NULL) ? NS_ENOMEM : NS_OK;
     ns_live_rec_free(&m);
-    return res->master_addr ? NS_OK : NS_ENOMEM;
+    return rc;
 }
 
-/* The queue data a registration would store for one topic (§6.2 step 10.2). */
+/* The queue data a registration would store for one topic: the body's
+ * queue numbers and perm, without the write bit for an acting-master prime
+ * slave (docs/protocol.md §6.2). */
 static void queue_for(const ns_register_args_t *a, const ns_group_rec_t *g, bool prime_slave,
                       const ns_topic_config_t *tc, ns_queue_data_t *q)
 {
@@ -257,7 +262,9 @@ static void absent_free(struct absent_ctx *c)
     free(c->names);
 }
 
-/* Step 10: queue data and static mappings from a master or prime slave. */
+/* Queue data and static mappings from a master or prime slave (the lowest
+ * slave of a 5.x group): only what changed is written (docs/protocol.md
+ * §6.3). */
 static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
                         const ns_group_rec_t *g, bool prime_slave, bool register_first,
                         bool dv_changed, audit_diff_t *audit)
@@ -265,7 +272,7 @@ static int apply_topics(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t 
     const ns_regbody_t *body = a->body;
     int rc = NS_OK;
     struct absent_ctx c = {r, t, a->broker_name, NULL, 0, NS_STRLIST_INIT};
-    /* 10.1: topics the broker no longer lists leave the routes (only with
+    /* Topics the broker no longer lists leave the routes (only with
      * deleteTopicWithBrokerRegistration; the history records exactly those) */
     if (a->delete_absent_topics && body->n_mappings == 0) {
         if ((rc = absent_topics(t, a, &c)) != NS_OK)
@@ -328,8 +335,9 @@ static bool filters_eq(char *const *a, size_t na, char *const *b, size_t nb)
     return true;
 }
 
-/* Step 11/12: the persistent part of the live record. *changed tells whether
- * anything was written; *filters_changed whether routes must be redone. */
+/* The persistent part of the live record, with its filter servers (a body
+ * without a filter-server list keeps the stored one). Written only when
+ * something differs; *filters_changed tells whether routes must be redone. */
 static int put_live(ns_txn_t *t, const ns_register_args_t *a, const ns_live_rec_t *prev,
                     bool have_prev, bool *filters_changed)
 {
@@ -370,13 +378,13 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     int rc;
     memset(res, 0, sizeof *res);
 
-    /* 1. cluster membership */
+    /* the broker's name is a member of its cluster */
     rc = ns_cluster_has(t, a->cluster, a->broker_name);
     if (rc == NS_ENOTFOUND)
         rc = ns_cluster_add(t, a->cluster, a->broker_name);
     if (rc != NS_OK)
         goto out;
-    /* 2. the broker group */
+    /* the broker group exists: found, or created for a first registration */
     rc = ns_group_get(t, a->broker_name, &g);
     if (rc == NS_ENOTFOUND) {
         g.broker_name = strdup(a->broker_name);
@@ -391,7 +399,7 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     }
     /* Java: the smallest id before this registration (0 for an empty group) */
     int64_t prev_min_id = g.n_addrs ? g.addrs[0].id : 0;
-    /* 3. acting-master flag and zone follow the latest registration */
+    /* the acting-master flag and the zone follow the latest registration */
     if (g.enable_acting_master != a->enable_acting_master) {
         g.enable_acting_master = a->enable_acting_master;
         group_changed = true;
@@ -399,9 +407,13 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     if (!str_eq(g.zone_name, a->zone_name)) {
         free(g.zone_name);
         g.zone_name = a->zone_name ? strdup(a->zone_name) : NULL;
+        if (a->zone_name && g.zone_name == NULL) {
+            rc = NS_ENOMEM;
+            goto out;
+        }
         group_changed = true;
     }
-    /* 5. one address appears under one id only */
+    /* one address appears under one id only */
     for (size_t i = 0; i < g.n_addrs; i++) {
         if (g.addrs[i].id != a->broker_id && strcmp(g.addrs[i].addr, a->addr) == 0) {
             free((char *)g.addrs[i].addr);
@@ -412,7 +424,8 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
         }
     }
     const char *old = ns_group_addr_of(&g, a->broker_id);
-    /* 6. a stale registration (lower stateVersion) loses to the live one */
+    /* a stale master/slave switch (an older stateVersion than the id's live
+     * holder) loses to the live one */
     if (old && strcmp(old, a->addr) != 0) {
         ns_live_rec_t other;
         rc = ns_live_get(t, a->cluster, old, &other);
@@ -431,20 +444,22 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
             goto out;
         }
     }
-    /* 7. an increment may not create a broker that never did a full registration */
+    /* an increment (one topic) may not create an id the group does not know yet */
     if (old == NULL && a->body->n_topics == 1) {
         res->failed = true;
         rc = NS_OK;
         goto save_group;
     }
-    /* 8. */
+    /* the group maps the id to this address (a new id is a first registration) */
     if (old == NULL || strcmp(old, a->addr) != 0) {
         if ((rc = ns_group_set_addr(&g, a->broker_id, a->addr)) != NS_OK)
             goto out;
         group_changed = true;
         register_first = register_first || old == NULL;
     }
-    /* 9. */
+    /* only the master and the prime slave (the lowest slave of a 5.x group)
+     * write queue data; the live record from before tells whether the
+     * DataVersion changed */
     bool is_master = a->broker_id == NS_MASTER_ID;
     bool prime_slave =
         !a->old_version && !is_master && g.n_addrs > 0 && a->broker_id == g.addrs[0].id;
@@ -453,7 +468,7 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
         goto out;
     have_prev = rc == NS_OK;
     res->dv_changed = !have_prev || !ns_dataversion_equal(&prev.dv, &a->body->data_version);
-    /* 10. */
+    /* their topics' queue data, and the audit record of what changed */
     if (is_master || prime_slave) {
         rc = apply_topics(r, t, a, &g, prime_slave, register_first, res->dv_changed,
                           res->dv_changed && a->audit_retention > 0 ? &audit : NULL);
@@ -463,16 +478,16 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
             (rc = ns_audit_write(t, a, have_prev ? &prev.dv : NULL, &audit)) != NS_OK)
             goto out;
     }
-    /* 11, 12. */
+    /* the live record and filter servers; new filter servers redo the routes */
     bool filters_changed = false;
     if ((rc = put_live(t, a, &prev, have_prev, &filters_changed)) != NS_OK)
         goto out;
     if (filters_changed && (rc = ns_registry_mark_broker(r, t, a->broker_name)) != NS_OK)
         goto out;
-    /* 13. */
+    /* a slave is answered with its master's addresses */
     if ((rc = fill_master(t, a, &g, res)) != NS_OK)
         goto out;
-    /* 14. a lower smallest id: the other members are told (one left: it) */
+    /* a lower smallest id: the other members are told (one left: it), §6.15 */
     if (a->broker_id < prev_min_id &&
         (rc = ns_registry_minid_change(&g, NULL, a->ha_addr && *a->ha_addr ? a->ha_addr : NULL,
                                        g.n_addrs > 1, &res->minid_change)) != NS_OK)

@@ -138,4 +138,5 @@ static int audit_trim(ns_txn_t *t, int64_t retention)
     }
 }
 
-/* Sorted copy of the body's topic names, to test membership (step 10.1). */
+/* Sorted copy of the body's topic names, to test membership (the topics a
+ * registration with deleteTopicWithBrokerRegistration no longer lists). */

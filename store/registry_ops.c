@@ -16,7 +16,8 @@ static int collect_cb(const char *name, void *ctx)
     return ns_strlist_add(ctx, name);
 }
 
-/* Clears the write bit on every queue data of a group (§6.5 step 4). */
+/* Clears the write bit on every queue data of a group (an acting-master
+ * group that lost its master, docs/protocol.md §6.5). */
 static int clear_write(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
 {
     int count = 0;
@@ -59,17 +60,18 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
                     addr, (long long)broker_id, broker_name);
         goto out;
     }
-    /* 1. */
+    /* the live record and its filter servers go */
     if (have_live && (rc = ns_live_del(t, cluster, addr)) != NS_OK)
         goto out;
     *removed = have_live;
-    /* 2. */
+    /* the address leaves its group (by address) */
     bool was_min = have_group && g.n_addrs > 0 && g.addrs[0].id == broker_id;
     if (!have_group || ns_group_remove_addr(&g, addr) == 0)
         goto out;
     *removed = true;
     if (g.n_addrs == 0) {
-        /* 3. the group is gone: its queue data and the topics left empty */
+        /* the group is gone: it leaves its cluster, with its queue data and
+         * the topics left empty */
         NS_LOG_INFO("broker group %s removed (last address %s)", broker_name, addr);
         rc = ns_group_del(t, broker_name);
         rc = rc ? rc : ns_cluster_del(t, cluster, broker_name);
@@ -82,10 +84,10 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
     }
     rc = ns_group_put(t, &g);
     rc = rc ? rc : ns_registry_mark_broker(r, t, broker_name);
-    /* 4. an acting-master group without a master loses write permission */
+    /* an acting-master group without a master loses write permission */
     if (rc == NS_OK && g.enable_acting_master && ns_group_addr_of(&g, NS_MASTER_ID) == NULL)
         rc = clear_write(r, t, broker_name);
-    /* 5. the smallest id went in an acting-master group: the rest are told */
+    /* the smallest id went in an acting-master group: the rest are told, §6.15 */
     if (rc == NS_OK && change && was_min && g.enable_acting_master)
         rc = ns_registry_minid_change(&g, addr, NULL, false, change);
 out:

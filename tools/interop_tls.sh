@@ -6,8 +6,8 @@
 # broker's route from both, and the same client without TLS reads them from
 # the permissive one and is refused by the enforcing one. Certificates are
 # made with the openssl CLI.
-# Until the interop suite (tests/interop, issue 12) exists, this is run by
-# hand; it exits non-zero when any step fails.
+# Run by hand (the interop suite, tests/interop, does not run it); it exits
+# non-zero when any step fails.
 #
 #   tools/interop_tls.sh [--build DIR] [--m2 DIR] [--keep]
 #

@@ -1,6 +1,6 @@
 /* body.h - request/response bodies: fastjson-shaped JSON writers, tolerant
  * readers of Java-produced JSON, and the RegisterBrokerBody codecs (JSON and
- * zlib-compressed, PROTOCOL.md §4-§5).
+ * zlib-compressed, docs/protocol.md §4-§5).
  *
  * Writers append to an ns_buf_t and follow fastjson's rules (§4.1): compact,
  * members sorted by name, nulls omitted, non-ASCII raw. "standard" selects

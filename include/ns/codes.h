@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-/* Request codes the NameServer serves (PROTOCOL.md §3.1). X(name, value)
+/* Request codes the NameServer serves (docs/protocol.md §3.1). X(name, value)
  * 9700..9703 are ours (user management, src/daemon/cmd/cmd_users.c): a range
  * no RocketMQ RequestCode uses (its highest are 3xxx and 2000xx). */
 #define NS_REQUEST_CODE_MAP(X)                                                                     \
@@ -44,7 +44,7 @@ enum {
 #undef NS_REQ_ENUM
 };
 
-/* Response codes (PROTOCOL.md §2). X(name, value) */
+/* Response codes (docs/protocol.md §2). X(name, value) */
 #define NS_RESPONSE_CODE_MAP(X)                                                                    \
     X(SUCCESS, 0)                                                                                  \
     X(SYSTEM_ERROR, 1)                                                                             \
@@ -62,7 +62,7 @@ enum {
 #undef NS_RSP_ENUM
 };
 
-/* Language codes (PROTOCOL.md §1.7). X(name, byte) */
+/* Language codes (docs/protocol.md §1.7). X(name, byte) */
 #define NS_LANGUAGE_MAP(X)                                                                         \
     X(JAVA, 0)                                                                                     \
     X(CPP, 1)                                                                                      \
@@ -85,7 +85,7 @@ enum {
 #undef NS_LANG_ENUM
 };
 
-/* Version ordinals used by the NameServer (PROTOCOL.md §1.8). */
+/* Version ordinals used by the NameServer (docs/protocol.md §1.8). */
 #define NS_VERSION_V3_0_11 37
 #define NS_VERSION_V4_9_4 401
 #define NS_VERSION_V5_0_0 413

@@ -66,13 +66,15 @@ typedef struct {
     int64_t wait_seconds_for_service;           /* waitSecondsForService, 45 */
     char *config_black_list;                    /* configBlackList */
     int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
-    /* memory budgets over all connections (issue 14, src/daemon/net/budget.h; ours) */
+    /* memory budgets over all connections, so no peer grows the server without
+     * bound (src/daemon/net/budget.h; ours) */
     int64_t max_connections;            /* maxConnections, 4096 */
     int64_t max_unfinished_frame_bytes; /* maxUnfinishedFrameBytes, 64 MiB */
     int64_t max_unsent_reply_bytes;     /* maxUnsentReplyBytes, 64 MiB */
     int64_t writer_queue_max_bytes;     /* writerQueueMaxBytes, 64 MiB */
     int64_t writer_queue_max_ops;       /* writerQueueMaxOps, 10000 */
-    /* damage found, and survived (issue 14; ours) */
+    /* a damaged store found before it is followed into a crash, and backups to
+     * recover from (ours) */
     bool verify_on_start;          /* verifyOnStart, true: store check at start (startcheck.c) */
     bool verify_on_start_blocking; /* verifyOnStartBlocking, false: all of it before serving */
     int64_t backup_interval_s;     /* backupIntervalSeconds, 3600; 0 = no periodic backups */

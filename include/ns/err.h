@@ -2,7 +2,7 @@
  *
  * Every function that can fail returns one of these (0 = NS_OK). The store
  * translates LMDB errors into them once (store/env.c); only the dispatcher
- * turns them into RocketMQ response codes (src/dispatch.c).
+ * turns them into RocketMQ response codes (src/daemon/cmd/dispatch.c).
  */
 #ifndef NS_ERR_H
 #define NS_ERR_H

@@ -1,4 +1,4 @@
-/* hash.h - the keyed hash of every in-memory hash index (issue 14).
+/* hash.h - the keyed hash of every in-memory hash index a peer can fill.
  *
  * The indexes that a peer fills (a header's extFields, a registration body's
  * topics and mappings, the string maps of routes and liveness) used FNV-1a,

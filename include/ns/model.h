@@ -1,4 +1,4 @@
-/* model.h - domain records of the NameServer (PROTOCOL.md §4, §6.1).
+/* model.h - domain records of the NameServer (docs/protocol.md §4, §6.1).
  *
  * These are plain views: unless a function says otherwise, the strings are
  * borrowed from whoever filled the struct. */

@@ -1,5 +1,6 @@
 /* names.h - what a name may be: topics, broker and cluster names, broker
- * addresses, KV namespaces and keys (issue 14).
+ * addresses, KV namespaces and keys: whatever a peer names, checked before
+ * it reaches a store key, a log line or a hash index.
  *
  * A name is 1..NS_NAME_MAX_BYTES bytes with no NUL and no other control
  * character (0x00-0x1f, 0x7f).

@@ -1,4 +1,4 @@
-/* remoting.h - RocketMQ remoting frame codec (PROTOCOL.md §1).
+/* remoting.h - RocketMQ remoting frame codec (docs/protocol.md §1).
  *
  * Pure functions over buffers. A frame on the wire:
  *   [frameLength:4][headerWord:4 = type<<24 | headerLength][header][body]

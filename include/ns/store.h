@@ -6,7 +6,7 @@
  * store/env.c).
  *
  * Threads and transactions: one writer thread owns all write transactions
- * (src/writer.c); any thread may run read transactions, which never wait for
+ * (src/daemon/core/writer.c); any thread may run read transactions, which never wait for
  * the writer (LMDB MVCC). Values handed out as ns_slice_t or const char *
  * are BORROWED from the map and valid only until their transaction ends.
  * Records returned in *_rec_t structs are heap copies the caller frees with
@@ -325,7 +325,7 @@ typedef int (*ns_salvage_cb)(const char *ns, const char *key, const char *val, v
 int ns_store_salvage_kv(const char *dir, ns_salvage_cb cb, void *ctx, size_t *n_out);
 
 /* ---- routes: assembly and materialisation (store/route_build.c) ----
- * Assembling a TopicRouteData from the tables (PROTOCOL.md §6.8) and
+ * Assembling a TopicRouteData from the tables (docs/protocol.md §6.8) and
  * materialising its encoded forms (store/keys.h invariant I7). */
 
 /* Groups (and their members' filter servers) looked up once per
@@ -428,8 +428,8 @@ typedef struct {
 } ns_register_args_t;
 
 typedef struct {
-    bool failed;   /* §6.2 step 7: answer "register broker failed" */
-    bool conflict; /* §6.2 step 6: stale stateVersion, answered without master */
+    bool failed;   /* an increment for an unknown id: answer "register broker failed" */
+    bool conflict; /* stale stateVersion: answered without master (docs/protocol.md §6.2) */
     bool dv_changed;
     char *master_addr; /* heap, NULL when none (ns_register_result_free) */
     char *ha_addr;
@@ -441,7 +441,10 @@ typedef struct {
 
 void ns_register_result_free(ns_register_result_t *res);
 
-/* §6.2 registration algorithm. */
+/* Applies registration a in t by the rules of docs/protocol.md §6.2 (refusals
+ * in res->failed and res->conflict). NS_OK, NS_ENOMEM or a store error; on
+ * error *res is freed and t must not commit: part of the registration may
+ * already be written in it. */
 int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
                          ns_register_result_t *res);
 

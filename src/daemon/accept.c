@@ -1,5 +1,6 @@
-/* accept.c - accepting connections by hand (issue 14: EMFILE under
- * ioThreads).
+/* accept.c - accepting connections by hand, so that running out of
+ * descriptors (EMFILE, with ioThreads) pauses accepting instead of spinning
+ * the main loop.
  *
  * libuv's own accept loop, when accept(2) fails with EMFILE, closes a spare
  * descriptor, accepts and drops the waiting connections and opens the spare

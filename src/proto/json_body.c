@@ -1,5 +1,5 @@
 /* json_body.c - fastjson-shaped JSON writers for response bodies
- * (include/ns/body.h, PROTOCOL.md §4). The readers of Java-produced bodies
+ * (include/ns/body.h, docs/protocol.md §4). The readers of Java-produced bodies
  * are in json_body_read.c.
  *
  * Writers emit members in name order, compact, nulls omitted (§4.1). Map

@@ -1,5 +1,5 @@
 /* json_body_read.c - tolerant readers of small Java-produced JSON bodies
- * (include/ns/body.h, PROTOCOL.md §4.4): DataVersion and a list of QueueData
+ * (include/ns/body.h, docs/protocol.md §4.4): DataVersion and a list of QueueData
  * (TopicRouteData.queueDatas). Values are coerced as fastjson does, through
  * json_read.h. The writers are in json_body.c.
  */

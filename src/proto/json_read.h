@@ -1,4 +1,4 @@
-/* json_read.h - tolerant access to JSON written by Java peers (PROTOCOL.md
+/* json_read.h - tolerant access to JSON written by Java peers (docs/protocol.md
  * §4.4): fastjson text parsed with cJSON, values coerced as fastjson does.
  * Shared by the body decoders (json_body_read.c, regbody.c). */
 #ifndef NS_JSON_READ_H

@@ -35,8 +35,8 @@ static inline bool no_control(const char *s, size_t n)
     return !word_has_control(w);
 }
 
-/* The check runs on every request (issue 14): a route lookup's topic costs
- * a few instructions per word, not a compare and a branch per byte. */
+/* The check runs on every name of every request: a route lookup's topic
+ * costs a few instructions per word, not a compare and a branch per byte. */
 const char *ns_name_problem(const char *s, size_t n)
 {
     if (n == 0)

@@ -1,5 +1,5 @@
 /* regbody.c - RegisterBrokerBody decoding and bodyCrc32 (include/ns/body.h,
- * PROTOCOL.md §4.3.12, §5). The body under construction is kept by
+ * docs/protocol.md §4.3.12, §5). The body under construction is kept by
  * regbody_build.c; the encoders are in regbody_enc.c.
  *
  * Decoding accepts both encodings: the JSON RegisterBrokerBody (through

@@ -1,5 +1,5 @@
 /* regbody_enc.c - RegisterBrokerBody encoders (include/ns/body.h,
- * PROTOCOL.md §4.3.12, §5.2): the JSON form and the zlib-compressed binary
+ * docs/protocol.md §4.3.12, §5.2): the JSON form and the zlib-compressed binary
  * form, as a Java broker writes them. Used by the tools and tests that play
  * a broker; the server only decodes (regbody.c).
  */

@@ -1,4 +1,4 @@
-/* remoting.c - RocketMQ remoting frames (include/ns/remoting.h, PROTOCOL.md
+/* remoting.c - RocketMQ remoting frames (include/ns/remoting.h, docs/protocol.md
  * §1.2-§1.5): finding a frame in a stream, the decode entry point that picks
  * a header decoder, the decoded message and its copies, extFields lookups.
  * The decoders and the encoder live beside it (see remoting_int.h).

@@ -1,4 +1,4 @@
-/* remoting_bin.c - the general ROCKETMQ binary header decoder (PROTOCOL.md
+/* remoting_bin.c - the general ROCKETMQ binary header decoder (docs/protocol.md
  * §1.5): big-endian fixed fields, a length-prefixed remark, then the ext
  * block of (short keyLength, key, int valueLength, value) entries.
  *

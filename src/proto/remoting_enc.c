@@ -1,5 +1,5 @@
 /* remoting_enc.c - the remoting frame encoder (include/ns/remoting.h,
- * PROTOCOL.md §1.2-§1.5).
+ * docs/protocol.md §1.2-§1.5).
  *
  * Appends to a caller-owned ns_buf_t; on any error the buffer is rolled
  * back to its previous length. JSON headers are compact, keys in Java's

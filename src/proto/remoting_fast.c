@@ -2,7 +2,7 @@
  * clients send, decoded straight into the ns_cmd_msg_t.
  *
  * JSON. Java, Go, C++ and ali-ons clients all send a flat object (key order
- * differs; PROTOCOL.md §1.4):
+ * differs; docs/protocol.md §1.4):
  *   Java   {"code":105,"extFields":{"topic":"T"},"flag":0,"language":"JAVA",
  *           "opaque":42,"serializeTypeCurrentRPC":"JSON","version":479}
  *   Go     {"code":105,"language":"GO","version":317,"opaque":3,"flag":0,
@@ -51,14 +51,9 @@ typedef struct {
     char *out; /* next free byte of the arena */
 } fast_t;
 
-static bool is_json_space(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\b';
-}
-
 static inline void skip_ws(fast_t *s)
 {
-    while (s->p < s->end && is_json_space(*s->p))
+    while (s->p < s->end && ns_hdr_is_fastjson_space(*s->p))
         s->p++;
 }
 

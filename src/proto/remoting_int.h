@@ -30,6 +30,15 @@
  * walk; above it, through the hash index. */
 #define NS_HDR_EXT_INDEX_MIN 16
 
+/* The whitespace fastjson's lexer skips between tokens: JSON's four (space,
+ * tab, LF, CR) and also form feed and backspace, which strict JSON rejects.
+ * The fast paths skip these between tokens; the general decoder allows only
+ * these after the header's object (inside it, cJSON does the skipping). */
+static inline bool ns_hdr_is_fastjson_space(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\b';
+}
+
 static inline const char *ns_hdr_off_ptr(size_t off)
 {
     return (const char *)(uintptr_t)off;

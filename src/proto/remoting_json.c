@@ -1,4 +1,4 @@
-/* remoting_json.c - the general JSON header decoder (PROTOCOL.md §1.4):
+/* remoting_json.c - the general JSON header decoder (docs/protocol.md §1.4):
  * any JSON object, parsed with cJSON, read as Java's fastjson would.
  *
  * Unknown keys are ignored and missing ones default to 0/absent; numbers,
@@ -18,11 +18,6 @@
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "remoting_int.h"
-
-static bool is_json_space(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\b';
-}
 
 /* JSON number/string -> int32 (fastjson converts numeric strings too);
  * null -> 0. Out of range or anything else -> NS_EINVAL. */
@@ -179,7 +174,7 @@ int ns_hdr_json_decode(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
     if (root == NULL || !cJSON_IsObject(root))
         goto cleanup;
     for (const uint8_t *q = (const uint8_t *)end; q < hdr + hdr_len; q++)
-        if (!is_json_space(*q))
+        if (!ns_hdr_is_fastjson_space(*q))
             goto cleanup;
 
     for (const cJSON *it = root->child; it != NULL; it = it->next) {

@@ -1,5 +1,5 @@
 /* fuzz_regbody_zlib.c - the inflated content of a compressed REGISTER_BROKER
- * body (the field stream of PROTOCOL.md §5.2): the input is deflated first,
+ * body (the field stream of docs/protocol.md §5.2): the input is deflated first,
  * so the fuzzer works on the stream itself rather than on zlib's framing. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* test_damage.c - damaged data pages, table by table (issue 14). A store is
+/* test_damage.c - damaged data pages, table by table. A store is
  * filled through the real namesrvd (every table holds records), stopped,
  * and for each table a copy of it gets that table's root page overwritten
  * (the meta pages stay intact, so LMDB opens it without complaint). Then:

@@ -1,5 +1,5 @@
 /* test_faults.c - a misbehaving disk and process limits, through the real
- * namesrvd (issue 14):
+ * namesrvd, which must name each fault and go on serving:
  *   - fsync failing (LD_PRELOAD shim tests/faults/nsfault.c): writes answer
  *     SYSTEM_ERROR naming EIO, reads go on, the server does not crash;
  *   - a slow disk (fsync takes 50 ms) under a flood of pipelined 4 MiB

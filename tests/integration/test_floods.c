@@ -1,4 +1,4 @@
-/* test_floods.c - memory floods through the real namesrvd (issue 14). Each
+/* test_floods.c - memory floods through the real namesrvd. Each
  * flood used to grow the server without bound; with the server-wide budgets
  * (src/daemon/net/budget.h, default settings unless a test says otherwise) its
  * peak RSS (VmHWM) stays under FLOOD_RSS_BOUND, the connections that hold

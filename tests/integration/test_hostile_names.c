@@ -1,7 +1,8 @@
-/* test_hostile_names.c - names a peer controls, through the real namesrvd
- * (issue 14): a NUL (\u0000 in JSON) must not cut a topic name short and
- * merge it into another; a name over 255 bytes (ns/names.h) must not fail
- * the broker's whole registration with "internal error". A registration
+/* test_hostile_names.c - names a peer controls, through the real namesrvd,
+ * where hostile ones must do no harm: a NUL (\u0000 in JSON) must not cut a
+ * topic name short and merge it into another; a name over 255 bytes
+ * (ns/names.h) must not fail the broker's whole registration with
+ * "internal error". A registration
  * with bad topics registers the good ones and names the bad one in its
  * remark; a bad broker, cluster, topic or KV name in a header is refused
  * with INVALID_PARAMETER and a remark naming the field. */

@@ -1,4 +1,4 @@
-/* test_liveness.c - broker liveness through the real namesrvd (PROTOCOL.md
+/* test_liveness.c - broker liveness through the real namesrvd (docs/protocol.md
  * §3.5-§3.8, §6.5-§6.7): restart recovery with a grace window, eviction of
  * silent brokers, unregistration when a registration connection closes, and
  * "heartbeats and unchanged re-registrations never write to disk".

@@ -1,10 +1,11 @@
 /* test_recover.c - periodic hot backups and `namesrvctl recover`, through
- * the real binaries (issue 14): namesrvd writes a verified compacted backup
+ * the real binaries: namesrvd writes a verified compacted backup
  * every backupIntervalSeconds and keeps backupKeep of them; a store damaged
  * while stopped is refused at start (exit 4); `namesrvctl recover` moves it
  * aside and restores the newest good backup, after which namesrvd serves the
  * backed-up KV config and routes; with no backup left, recover makes a new
- * store holding the KV config salvaged from the damaged one. */
+ * store holding the KV config salvaged from the damaged one. Each backup,
+ * good or failed, is counted on /metrics, where the backup alerts look. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -127,10 +128,42 @@ static void test_backups_and_recover(void **state)
     free(dir);
 }
 
+/* Good backups and failed ones (backupDir under a regular file: mkdir
+ * fails) show in namesrv_backups_total and the last success's time. */
+static void test_backups_counted_on_metrics(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("backup_metrics");
+    char notdir[4200], a_dir[4300];
+    snprintf(notdir, sizeof notdir, "%s/plain-file", dir);
+    FILE *f = fopen(notdir, "w");
+    assert_non_null(f);
+    fclose(f);
+    nstest_server_t srv;
+    int http = 0;
+    const char *good[] = {"--backupIntervalSeconds=1", NULL};
+    assert_int_equal(nstest_server_start_http(&srv, dir, good, &http), 0);
+    /* a backup a second; 20 s: a verified copy under load takes longer */
+    assert_true(nstest_metric_wait_ge(http, "namesrv_backups_total{result=\"ok\"}", 1, 20000));
+    assert_true(nstest_metric(http, "namesrv_backup_last_success_timestamp_seconds") > 1.7e9);
+    assert_true(nstest_metric(http, "namesrv_backups_total{result=\"failed\"}") == 0);
+    nstest_server_stop(&srv, SIGKILL);
+
+    snprintf(a_dir, sizeof a_dir, "--backupDir=%s/sub", notdir);
+    const char *bad[] = {"--backupIntervalSeconds=1", a_dir, NULL};
+    assert_int_equal(nstest_server_start_http(&srv, dir, bad, &http), 0);
+    assert_true(nstest_metric_wait_ge(http, "namesrv_backups_total{result=\"failed\"}", 1, 20000));
+    assert_true(nstest_metric(http, "namesrv_backups_total{result=\"ok\"}") == 0);
+    nstest_server_stop(&srv, SIGKILL);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backups_and_recover),
+        cmocka_unit_test(test_backups_counted_on_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

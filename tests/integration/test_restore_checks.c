@@ -1,8 +1,9 @@
 /* test_restore_checks.c - `namesrvctl restore` validates every field it
- * writes (issue 14): a dump of a real store restores; the same dump with a
- * negative queue count, a store schema newer than this binary, an invalid
- * broker name or a zero heartbeat timeout is refused with exit 4, the
- * member's JSON path named, and nothing written. */
+ * writes, since a dump is text anyone may have edited: a dump of a real
+ * store restores; the same dump with a negative queue count, a store schema
+ * newer than this binary, an invalid broker name or a zero heartbeat timeout
+ * is refused with exit 4, the member's JSON path named, and nothing
+ * written. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>

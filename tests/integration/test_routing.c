@@ -1,6 +1,6 @@
 /* test_routing.c - routing scenarios through the real namesrvd, every answer
  * checked against the exact body the Java 5.3.3 NameServer gives for that
- * situation (PROTOCOL.md §4: compact, members sorted by name, bare integer
+ * situation (docs/protocol.md §4: compact, members sorted by name, bare integer
  * map keys in the legacy form and for version < 401, quoted keys in the
  * standard form). Java orders broker groups, topics and queue datas by hash;
  * our server orders them by name, so the expected bodies below list them

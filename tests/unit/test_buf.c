@@ -1,4 +1,4 @@
-/* test_buf.c - the growable byte buffer's formatters (src/buf.c): decimal
+/* test_buf.c - the growable byte buffer's formatters (src/base/buf.c): decimal
  * integers written without printf, and ns_buf_printf in one pass or two. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* test_config.c - settings table, value parsing, Java .properties parsing,
- * dump/round-trip, file load/write and --help (src/config.c). */
+ * dump/round-trip, file load/write and --help (src/daemon/config*.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,7 +74,7 @@ static const char *const all_keys[NKEYS] = {
     "tls.config.file",
     "tlsHandshakeTimeoutMillis",
     "proxyProtocolTrustedAddresses",
-    /* memory budgets, damage check and backups (issue 14) */
+    /* memory budgets, damage check and backups */
     "maxConnections",
     "maxUnfinishedFrameBytes",
     "maxUnsentReplyBytes",
@@ -276,7 +276,8 @@ static void test_keys_and_mutability(void **state)
         "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.keyPassword",
         "tls.server.need.client.auth", "tls.server.trustCertPath", "tls.protocols", "tls.ciphers",
         "tls.config.file", "tlsHandshakeTimeoutMillis", "proxyProtocolTrustedAddresses",
-        /* safety caps and budgets change only by file and restart (issue 14) */
+        /* safety caps and budgets change only by file and restart: whoever may
+         * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
         "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "verifyOnStartBlocking",
         "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile"};
@@ -291,7 +292,8 @@ static void test_keys_and_mutability(void **state)
 }
 
 /* Values anyone who may send UPDATE_NAMESRV_CONFIG picks cannot disable
- * liveness or the audit history (issue 14); the file still may. */
+ * liveness or the audit history: that caller is trusted less than whoever
+ * writes the file, which still may. */
 static void test_runtime_bounds(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /* test_hash_collisions.c - keys crafted to collide under FNV-1a no longer
- * make the hash indexes quadratic (issue 14).
+ * make the hash indexes quadratic.
  *
  * Every index (a header's extFields, a registration body's topics, the
  * string map) takes its slot from the low bits of the key's hash. With

@@ -1,5 +1,5 @@
 /* test_names.c - name checks, log escaping, the \u0000 rewrite and the
- * filtering of bad topics out of a register body (issue 14). */
+ * filtering of bad topics out of a register body. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>

@@ -427,7 +427,9 @@ static void test_encode_compressed_matches_java(void **state)
 static void test_worked_example(void **state)
 {
     (void)state;
-    /* PROTOCOL.md §5.5 */
+    /* the content of the compressed form (docs/protocol.md §5.2, §5.3) worked
+     * out by hand for one topic: DataVersion, one topic line, filter servers,
+     * no mappings */
     static const uint8_t expected[] = {
         0x00, 0x00, 0x00, 0x38, '{',  '"', 'c', 'o',  'u',  'n',  't', 'e', 'r',  '"',  ':',  '3',
         ',',  '"',  's',  't',  'a',  't', 'e', 'V',  'e',  'r',  's', 'i', 'o',  'n',  '"',  ':',

@@ -2,7 +2,11 @@
  * store: each step runs in one write transaction with the registry's
  * before-commit hook, as the writer runs it, and after each one the
  * materialised routes are read back and the invariant checker
- * (ns_store_verify) must find nothing. */
+ * (ns_store_verify) must find nothing.
+ *
+ * registry.c is compiled into this test with strdup replaced by one that
+ * can fail its n-th call, so that a registration whose copy of a string
+ * fails is seen to answer NS_ENOMEM, never NS_OK with the string left out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +19,20 @@
 #include "nstest.h"
 #include "ns/err.h"
 #include "ns/store.h"
+
+static int strdup_calls;   /* strdup calls in registry.c since the last reset */
+static int strdup_fail_at; /* the call that fails (1-based), 0 for none */
+
+static char *failing_strdup(const char *s)
+{
+    if (++strdup_calls == strdup_fail_at)
+        return NULL;
+    return strdup(s);
+}
+
+#define strdup failing_strdup
+#include "store/registry.c"
+#undef strdup
 
 typedef struct {
     char *dir;
@@ -373,6 +391,91 @@ static void test_min_broker_id_changes(void **state)
     expect_change(reg_change(f, "solo", "p:1", 0, false, "p:2"), 0, "p:1", NULL, "p:2", "p:1");
 }
 
+/* Commits registration a (with no failure). */
+static void registered(fx_t *f, const ns_register_args_t *a)
+{
+    ns_txn_t *t = NULL;
+    ns_register_result_t res;
+    begin(f, &t);
+    assert_int_equal(ns_registry_register(f->reg, t, a, &res), NS_OK);
+    ns_register_result_free(&res);
+    commit(f, t);
+}
+
+/* Runs a once per strdup it makes, that call failing, in a transaction then
+ * aborted: each run must answer NS_ENOMEM with an empty result. Then once
+ * with none failing, which must succeed: its result goes to *ok. Returns the
+ * number of calls. */
+static int each_copy_fails(fx_t *f, const ns_register_args_t *a, ns_register_result_t *ok)
+{
+    for (int k = 1;; k++) {
+        ns_txn_t *t = NULL;
+        ns_register_result_t res;
+        begin(f, &t);
+        strdup_calls = 0;
+        strdup_fail_at = k;
+        int rc = ns_registry_register(f->reg, t, a, &res);
+        strdup_fail_at = 0;
+        ns_txn_abort(t);
+        if (strdup_calls < k) { /* no call failed: the clean run */
+            assert_int_equal(rc, NS_OK);
+            *ok = res;
+            return k - 1;
+        }
+        if (rc != NS_ENOMEM)
+            fail_msg("strdup call %d of the registration failed, and it answered %s", k,
+                     ns_strerror(rc));
+        assert_null(res.master_addr);
+        assert_null(res.ha_addr);
+        assert_null(res.minid_change);
+    }
+}
+
+/* A first registration copies the broker's name, its cluster and its zone
+ * (a group must not be stored without the zone it was registered in). */
+static void test_nomem_first_registration_with_zone(void **state)
+{
+    fx_t *f = *state;
+    ns_register_args_t a;
+    ns_register_result_t res;
+    args(f, &a, "broker-a", "10.0.0.1:10911", 0);
+    a.zone_name = "zone-a";
+    assert_int_equal(each_copy_fails(f, &a, &res), 3);
+    ns_register_result_free(&res);
+}
+
+/* A slave copies its master's address and HA address into its reply. */
+static void test_nomem_slave_learns_master(void **state)
+{
+    fx_t *f = *state;
+    ns_register_args_t a;
+    ns_register_result_t res;
+    args(f, &a, "broker-a", "10.0.0.1:10911", 0);
+    a.ha_addr = "10.0.0.1:10912";
+    registered(f, &a);
+    args(f, &a, "broker-a", "10.0.0.2:10911", 1);
+    assert_int_equal(each_copy_fails(f, &a, &res), 2);
+    assert_string_equal(res.master_addr, "10.0.0.1:10911");
+    assert_string_equal(res.ha_addr, "10.0.0.1:10912");
+    ns_register_result_free(&res);
+}
+
+/* An id below the group's smallest describes the 905: name, address, HA. */
+static void test_nomem_lower_id_describes_notification(void **state)
+{
+    fx_t *f = *state;
+    ns_register_args_t a;
+    ns_register_result_t res;
+    args(f, &a, "broker-a", "10.0.0.3:10911", 2);
+    registered(f, &a);
+    args(f, &a, "broker-a", "10.0.0.2:10911", 1);
+    a.ha_addr = "10.0.0.2:10912";
+    assert_int_equal(each_copy_fails(f, &a, &res), 3);
+    assert_non_null(res.minid_change);
+    assert_string_equal(res.minid_change->ha_broker_addr, "10.0.0.2:10912");
+    ns_register_result_free(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +486,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_and_register_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_then_mark_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_min_broker_id_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nomem_first_registration_with_zone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nomem_slave_learns_master, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nomem_lower_id_describes_notification, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

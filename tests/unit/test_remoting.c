@@ -1,4 +1,4 @@
-/* test_remoting.c - unit tests for the frame codec (src/remoting.c). */
+/* test_remoting.c - unit tests for the frame codec (src/proto/remoting*.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -113,11 +113,11 @@ static const struct {
      "{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\"},\"flag\":0,\"language\":\"JAVA\","
      "\"opaque\":42,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
      NS_LANG_JAVA, 479, 42, 1, false},
-    {"go", /* PROTOCOL.md §1.4: declaration order, empty remark */
+    {"go", /* docs/protocol.md §1.4: declaration order, empty remark */
      "{\"code\":105,\"language\":\"GO\",\"version\":317,\"opaque\":3,\"flag\":0,\"remark\":\"\","
      "\"extFields\":{\"topic\":\"TopicTest\"}}",
      NS_LANG_GO, 317, 3, 1, true},
-    {"cpp", /* PROTOCOL.md §1.4: ACL keys always present, trailing newline */
+    {"cpp", /* docs/protocol.md §1.4: ACL keys always present, trailing newline */
      "{\"code\":105,\"extFields\":{\"AccessKey\":\"\",\"OnsChannel\":\"\",\"Signature\":\"\","
      "\"topic\":\"TopicTest\"},\"flag\":0,\"language\":\"CPP\",\"opaque\":5,\"remark\":\"\","
      "\"version\":333}\n",

@@ -272,8 +272,8 @@ static void *post_when_taken(void *arg)
     return NULL;
 }
 
-/* Issue 14: a stop lets the batch in flight commit and answers what is still
- * queued NS_ESHUTDOWN without applying it (a long queue held up SIGTERM). */
+/* A stop lets the batch in flight commit and answers what is still queued
+ * NS_ESHUTDOWN without applying it: SIGTERM must not wait for a long queue. */
 static void test_stop_fails_what_is_queued(void **state)
 {
     fx_t *f = *state;

@@ -11,7 +11,7 @@
  * --admin, --broker matches the brokerName or brokerAddr field.
  *
  * The server appends one record per registration whose DataVersion differs
- * from the stored one (src/registry.c audit_write); an unchanged
+ * from the stored one (store/registry_audit.c, ns_audit_write); an unchanged
  * re-registration writes nothing. A record is a JSON object:
  *   {"time":ms,"cluster","brokerName","brokerAddr","brokerId",
  *    "oldVersion":{counter,stateVersion,timestamp}|null,"newVersion":{...},

@@ -56,7 +56,7 @@ typedef struct {
  * CTL_OK, or CTL_INVALID with the first problem in d->err. */
 int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len);
 /* Parses and validates a kvConfig.json ({"configTable":{ns:{key:value}}},
- * PROTOCOL.md §7.2; null values are counted in *n_null and skipped).
+ * docs/protocol.md §7.2; null values are counted in *n_null and skipped).
  * *table borrows from d->root. CTL_OK or CTL_INVALID (d->err). */
 int ctl_kvconfig_load(ctl_doc_t *d, const char *text, size_t len, const cJSON **table, size_t *n_ns,
                       size_t *n_keys, size_t *n_null);

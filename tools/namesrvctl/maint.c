@@ -2,7 +2,7 @@
  *
  *   namesrvctl export-kvconfig --data-dir D [-o FILE]
  *       the KV config as the Java NameServer's kvConfig.json,
- *       {"configTable":{namespace:{key:value}}} (PROTOCOL.md §7.2): the file
+ *       {"configTable":{namespace:{key:value}}} (docs/protocol.md §7.2): the file
  *       a Java NameServer loads from kvConfigPath at start, so a rollback to
  *       Java keeps the KV config. Read-only: safe while namesrvd runs.
  *   namesrvctl prune-groups --data-dir D [--dry-run]

@@ -17,7 +17,7 @@
  * TLS: --tls (encrypt; the server is verified only with --tls-ca), --tls-ca
  * FILE, --tls-cert FILE --tls-key FILE (client certificate), --tls-name NAME
  * (name to check instead of the host); any --tls-* implies --tls.
- * Requests are JSON-header, language JAVA, version 479 (PROTOCOL.md §3).
+ * Requests are JSON-header, language JAVA, version 479 (docs/protocol.md §3).
  * Exit: the worst over the servers: 0 ok, 1 a server answered with an
  * error, 2 usage, 5 a server could not be reached.
  * The session (options, requests, asking each server) is in session.c.

@@ -1,5 +1,5 @@
 /* recover.c - `namesrvctl recover`: back to a good store without a Java-style
- * cold start (issue 14).
+ * cold start (an empty store that every broker must fill again).
  *
  *   namesrvctl recover --data-dir D [--backup-dir B]
  *

@@ -236,7 +236,7 @@ out:
     return rc;
 }
 
-/* ---- import-kvconfig: {"configTable":{ns:{key:value}}} (PROTOCOL.md §7.2) ---- */
+/* ---- import-kvconfig: {"configTable":{ns:{key:value}}} (docs/protocol.md §7.2) ---- */
 
 static int import_kv(ns_txn_t *t, const cJSON *table, size_t *replaced)
 {

@@ -1,5 +1,5 @@
 /* cmd_admin.c - admin writes on routes: WIPE/ADD_WRITE_PERM_OF_BROKER,
- * DELETE_TOPIC_IN_NAMESRV, REGISTER_TOPIC_IN_NAMESRV (PROTOCOL.md
+ * DELETE_TOPIC_IN_NAMESRV, REGISTER_TOPIC_IN_NAMESRV (docs/protocol.md
  * §3.10-§3.12). Each is one writer operation answered after the commit. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* cmd_broker.c - what brokers send to stay registered: REGISTER_BROKER,
- * QUERY_DATA_VERSION, BROKER_HEARTBEAT (PROTOCOL.md §3.5, §3.7, §3.8).
+ * QUERY_DATA_VERSION, BROKER_HEARTBEAT (docs/protocol.md §3.5, §3.7, §3.8).
  * How brokers leave (eviction of expired brokers, unregistration when a
  * broker's registration connection closes, restore at startup, §6.6, §6.7,
  * and the removal UNREGISTER_BROKER asks for) is core/broker_life.c; the
@@ -239,19 +239,18 @@ static int reg_done(ns_wreq_t *w, int rc)
         NS_M_INC(srv->m.reg_changed);
     else
         NS_M_INC(srv->m.reg_unchanged);
-    ns_conn_t *conn = w->to.conn;
+    ns_conn_t *conn = w->to.conn; /* the request's: never NULL (request.h) */
     ns_live_entry_t *e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                               op->args.broker_id, op->args.heartbeat_timeout_ms,
                                               conn, ns_now_ms(srv));
-    if (conn)
-        ns_conn_note_broker(conn);
+    ns_conn_note_broker(conn);
     if (op->dropped[0])
         NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->dropped);
     log_registered(op, op->res.dv_changed);
     reply_registered(srv, &w->to, &op->res, NULL, op->dropped);
     ns_broker_notify_minid(srv, &op->res.minid_change);
     /* registered over a connection that closed meanwhile: it is gone */
-    if (e && conn && ns_conn_is_closed(conn))
+    if (e && ns_conn_is_closed(conn))
         ns_broker_unregister(srv, e, "its connection closed during registration",
                              NS_M_EVICT_CONN_CLOSED);
     return NS_OK;
@@ -306,7 +305,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
     size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
-    snprintf(op->peer, sizeof op->peer, "%s", req->conn ? ns_conn_peer(req->conn) : "-");
+    snprintf(op->peer, sizeof op->peer, "%s", ns_req_peer(req));
     /* grace_until_ms: restored at start-up and not heard from since */
     op->kind = e == NULL ? "new" : e->grace_until_ms != 0 ? "re-registered after restart" : "known";
     op->fp = request_fingerprint(cmd);

@@ -1,5 +1,5 @@
 /* cmd_config.c - UPDATE_NAMESRV_CONFIG and GET_NAMESRV_CONFIG
- * (PROTOCOL.md §3.14, §7.3). Settings live in memory on the loop thread;
+ * (docs/protocol.md §3.14, §7.3). Settings live in memory on the loop thread;
  * an update is validated whole, applied, and written back to the -c file
  * (or configStorePath) with a .bak copy. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* cmd_kv.c - KV configuration: PUT_KV_CONFIG, GET_KV_CONFIG,
- * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (PROTOCOL.md §3.2). The
+ * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (docs/protocol.md §3.2). The
  * required namespace and key are checked by the dispatcher. */
 #include <stdio.h>
 #include <stdlib.h>

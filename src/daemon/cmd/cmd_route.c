@@ -1,6 +1,6 @@
 /* cmd_route.c - route and topology reads: GET_ROUTEINFO_BY_TOPIC,
  * GET_BROKER_CLUSTER_INFO, GET_BROKER_MEMBER_GROUP and the topic lists
- * (PROTOCOL.md §3.3, §3.4, §3.9, §3.13). All run in the loop's read
+ * (docs/protocol.md §3.3, §3.4, §3.9, §3.13). All run in the loop's read
  * transaction. */
 #include <stdlib.h>
 #include <string.h>

@@ -196,8 +196,7 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
     char bad[192];
     if (!cmd->ext_names_ok && !ns_names_check_header(cmd, bad, sizeof bad)) {
-        ns_refusal(conn ? ns_conn_peer(conn) : "?", NS_REFUSE_NAME, "%s refused: %s", row->name,
-                   bad);
+        ns_refusal(ns_conn_peer(conn), NS_REFUSE_NAME, "%s refused: %s", row->name, bad);
         ns_reply_code(&req.to, NS_RSP_INVALID_PARAMETER, bad);
         return;
     }

@@ -27,7 +27,8 @@ typedef enum { NS_CMD_READ, NS_CMD_WRITE, NS_CMD_ADMIN } ns_cmd_kind_t;
 
 /* Request name of a metrics row (metrics.h): NULL for rows not in use. */
 const char *ns_dispatch_row_name(int m_row);
-/* Dispatches one decoded request of conn on srv's loop. */
+/* Dispatches one decoded request of conn (never NULL: the request's
+ * connection, ns_req_t) on srv's loop. */
 void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd);
 /* True when the request may queue a mutation on the writer (its reading
  * pauses while the writer queue is at its budget, budget.h). */

@@ -1,6 +1,6 @@
 /* liveness.c - in-memory heartbeat table with a deadline heap.
  *
- * When a broker expires (PROTOCOL.md §6.6): its deadline is
+ * When a broker expires (docs/protocol.md §6.6): its deadline is
  *     max(last_update + timeout, grace_until)
  * and it is expired once that deadline is strictly before now. last_update
  * is set by a registration and refreshed by BROKER_HEARTBEAT and

@@ -1,5 +1,5 @@
 /* notify.h - NOTIFY_MIN_BROKER_ID_CHANGE (905): the one request the name
- * server sends on its own (PROTOCOL.md §6.15, Java 5.3.3
+ * server sends on its own (docs/protocol.md §6.15, Java 5.3.3
  * RouteInfoManager.notifyMinBrokerIdChanged).
  *
  * The registry (writer thread) describes a change of a group's smallest

@@ -210,7 +210,7 @@ void ns_wreq_submit(ns_server_t *srv, ns_wreq_t *w, const ns_reply_to_t *to)
 
 const char *ns_req_peer(const ns_req_t *req)
 {
-    return req->conn ? ns_conn_peer(req->conn) : "-";
+    return ns_conn_peer(req->conn);
 }
 
 ns_trail_t *ns_req_trail_new(const ns_req_t *req, bool with_body)

@@ -13,7 +13,9 @@
 /* Where a reply goes, and what an error reply looks like there. Holds a
  * reference on conn while a write operation is in flight. */
 typedef struct {
-    ns_conn_t *conn;
+    ns_conn_t *conn; /* the request's connection (ns_req_t); NULL only in a
+                      * write operation nobody waits for (evictions, the
+                      * trail record of a refusal): nobody to answer */
     int32_t opaque;
     uint8_t serialize_type;
     bool oneway;
@@ -25,9 +27,14 @@ typedef struct {
     uint64_t t0_ns;          /* uv_hrtime() when dispatched */
 } ns_reply_to_t;
 
+/* A request while its handler runs. conn is never NULL: every request
+ * arrives on a connection (ns_dispatch takes it), and what the server does
+ * on its own is an ns_wreq_t without an ns_req_t. It is valid for the
+ * handler call; whoever keeps it longer takes a reference (ns_conn_ref), as
+ * ns_wreq_submit does for to.conn. So handlers use req->conn unguarded. */
 typedef struct {
-    ns_server_t *srv; /* the loop running the request */
-    ns_conn_t *conn;
+    ns_server_t *srv;    /* the loop running the request */
+    ns_conn_t *conn;     /* never NULL (above) */
     const ns_cmd_t *cmd; /* valid during the handler call only */
     ns_txn_t *txn;       /* read txn for READ and WRITE rows, during the call */
     const char *need[4]; /* the row's required fields' values, in the row's order */
@@ -65,7 +72,7 @@ void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val);
 
 /* Header fields (the row's required ones are never NULL in its handler). */
 const char *ns_req_str(const ns_req_t *req, const char *key);
-/* The peer of req's connection ("ip:port"), "-" when it has none; borrowed. */
+/* The peer of req's connection ("ip:port"); borrowed like req->conn. */
 const char *ns_req_peer(const ns_req_t *req);
 /* req's audit record (trail.h, ns_trail_new): its command and peer, the
  * server's adminAuditRetention. Caller frees with ns_trail_free (or hands it

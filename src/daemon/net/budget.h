@@ -1,5 +1,4 @@
-/* budget.h - the server-wide memory budgets and the refusals they cause
- * (issue 14).
+/* budget.h - the server-wide memory budgets and the refusals they cause.
  *
  * Every connection's buffers are bounded one by one (maxFrameBytes, the
  * 64 MiB reply cap); these budgets bound their sum, so that no number of

@@ -88,8 +88,9 @@ static inline int ns_metrics_rsp_index(int code)
 #define NS_M_ROWS 32
 #define NS_M_ROW_UNKNOWN (NS_M_ROWS - 1)
 
-/* Why a connection or its input was refused. issue 14 (connection and memory
- * budgets) adds its reasons here; the renderer names every row. */
+/* Why a connection or its input was refused by the loops' own checks (the
+ * budgets count their refusals apart, net/budget.h); the renderer names
+ * every row. */
 #define NS_M_REFUSAL_MAP(X)                                                                        \
     X(OVERSIZED_FRAME, "oversized_frame")                                                          \
     X(MALFORMED_FRAME, "malformed_frame")                                                          \
@@ -150,7 +151,7 @@ typedef struct {
     ns_hist_t commit_ns;  /* mdb_txn_commit: with fsync unless syncMode=nosync */
 } ns_metrics_writer_t;
 
-/* Backups (issue 14): the hook a backup calls when it ends. Any thread. */
+/* Backups: what each one reports when it ends. Any thread. */
 typedef struct {
     _Atomic uint64_t ok, failed;
     _Atomic int64_t last_ok_wall_ms; /* 0 = none since start */

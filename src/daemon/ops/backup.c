@@ -14,6 +14,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "net/ioloop.h"
+#include "ops/http.h"
 
 struct ns_backup {
     uv_timer_t timer;
@@ -134,7 +135,10 @@ int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
 static void *backup_main(void *arg)
 {
     ns_backup_t *b = arg;
-    ns_backup_run(b->srv->store, b->dir, b->srv->cfg->backup_keep);
+    int rc = ns_backup_run(b->srv->store, b->dir, b->srv->cfg->backup_keep);
+    /* /metrics and the backup alerts see each one (http stays until
+     * ns_backup_stop has joined this thread) */
+    ns_http_note_backup(b->srv, rc == NS_OK);
     __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }

@@ -1,4 +1,5 @@
-/* backup.h - periodic hot backups of the store (issue 14).
+/* backup.h - periodic hot backups of the store, so that a damaged store can
+ * be recovered (namesrvctl recover) without a cold start.
  *
  * Every backupIntervalSeconds a thread of its own writes a compacted copy of
  * the live store (mdb_env_copy2 with MDB_CP_COMPACT: a consistent snapshot,

@@ -43,8 +43,8 @@ void ns_http_refresh(ns_server_t *srv);
 /* Main loop: stops the HTTP and verify threads (first thing at shutdown:
  * the counters they read go away after it). Idempotent. */
 void ns_http_stop(ns_server_t *srv);
-/* The hook for online backups (issue 14): a backup ended, ok or not. Any
- * thread; nothing when httpListen is off. Feeds namesrv_backups_total and
+/* What a backup reports when it ended, ok or not (ops/backup.c). Any thread;
+ * nothing when httpListen is off. Feeds namesrv_backups_total and
  * namesrv_backup_last_success_timestamp_seconds. */
 void ns_http_note_backup(ns_server_t *srv, bool ok);
 /* Main loop: verifyOnStart's walk ended (1 passed, -1 damaged). */

@@ -1,5 +1,6 @@
 /* startcheck.c - verifyOnStart: the store is checked in a child process
- * while namesrvd starts, and a damaged store is refused (issue 14).
+ * while namesrvd starts, and a damaged store is refused rather than served
+ * until it crashes the process.
  *
  * A store whose meta pages are intact but whose data pages are damaged opens
  * fine and then kills the server with SIGSEGV inside liblmdb on the first

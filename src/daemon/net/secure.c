@@ -1,5 +1,5 @@
 /* secure.c - the server's TLS and PROXY settings: read once at start,
- * certificates reloaded while running (server.h: ns_secure_*).
+ * certificates reloaded while running (secure.h: ns_secure_*).
  *
  * Settings are Java's TlsSystemConfig keys (config_table.c), overridden by the
  * tls.server.* keys of tls.config.file when that file exists, as Java's

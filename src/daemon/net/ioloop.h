@@ -54,9 +54,9 @@ typedef struct ns_mail {
 
 /* One event loop: everything its thread uses, and nothing only the main
  * loop has. The main loop's is the first member of the main server
- * (core/server.h); an extra I/O loop's is part of its ns_io_t. Touched only
- * by its own thread, but cfg, store and wire_cfg, which the main server
- * owns and every loop points at. */
+ * (core/server.h); an extra I/O loop's is part of its ns_io_t. Each is
+ * touched by its own thread only; what store and wire_cfg (and the main
+ * loop's cfg) point at is the main server's, shared by every loop. */
 struct ns_loop {
     uv_loop_t *uv;
     ns_config_t *cfg; /* the main loop's; an I/O loop's copy of its scalars */

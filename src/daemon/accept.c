@@ -37,7 +37,7 @@ static void poll_cb(uv_poll_t *p, int status, int events);
 
 static void log_shed(ns_server_t *srv, int err, int shed)
 {
-    uint64_t now = uv_now(srv->loop);
+    uint64_t now = uv_now(srv->loop.uv);
     srv->accept_failed += (uint64_t)(shed > 0 ? shed : 1);
     if (srv->accept_logged_ms != 0 && now - srv->accept_logged_ms < ACCEPT_LOG_MS)
         return;
@@ -51,7 +51,7 @@ static void log_shed(ns_server_t *srv, int err, int shed)
 static void resume_cb(uv_timer_t *t)
 {
     ns_server_t *srv = t->data;
-    if (!srv->stopping)
+    if (!srv->loop.stopping)
         uv_poll_start(&srv->accept_poll, UV_READABLE, poll_cb);
 }
 
@@ -72,7 +72,7 @@ static void shed(ns_server_t *srv, int lfd, int err)
         srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
     log_shed(srv, err, n);
-    NS_M_ADD(srv->m.refused[NS_M_REFUSE_ACCEPT_FAILED], n > 0 ? n : 1);
+    NS_M_ADD(srv->loop.m.refused[NS_M_REFUSE_ACCEPT_FAILED], n > 0 ? n : 1);
     if (srv->spare_fd < 0 || (fd < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
         uv_poll_stop(&srv->accept_poll);
         uv_timer_start(&srv->accept_timer, resume_cb, ACCEPT_PAUSE_MS, 0);
@@ -83,15 +83,15 @@ static void poll_cb(uv_poll_t *p, int status, int events)
 {
     (void)events;
     ns_server_t *srv = p->data;
-    if (status < 0 || srv->stopping)
+    if (status < 0 || srv->loop.stopping)
         return;
     int lfd = -1;
     uv_fileno((uv_handle_t *)&srv->listener, &lfd);
-    for (int i = 0; i < ACCEPT_BATCH && !srv->stopping; i++) {
+    for (int i = 0; i < ACCEPT_BATCH && !srv->loop.stopping; i++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
             if (!ns_io_take_fd(srv, fd))
-                ns_conn_adopt(srv, fd); /* the main loop's turn */
+                ns_conn_adopt(&srv->loop, fd); /* the main loop's turn */
             continue;
         }
         if (errno == EINTR || errno == ECONNABORTED)
@@ -107,18 +107,18 @@ static void poll_cb(uv_poll_t *p, int status, int events)
 int ns_accept_listen(ns_server_t *srv, char *err, size_t errlen)
 {
     struct sockaddr_storage addr;
-    const char *host = srv->cfg->bind_address;
-    int port = (int)srv->cfg->listen_port, lfd = -1;
+    const char *host = srv->loop.cfg->bind_address;
+    int port = (int)srv->loop.cfg->listen_port, lfd = -1;
     if (uv_ip4_addr(host, port, (struct sockaddr_in *)&addr) != 0 &&
         uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr) != 0) {
         snprintf(err, errlen, "bindAddress '%s' is not an IP address", host);
         return NS_EINVAL;
     }
     srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    uv_tcp_init(srv->loop, &srv->listener);
+    uv_tcp_init(srv->loop.uv, &srv->listener);
     srv->listener.data = srv;
     srv->listener_init = true;
-    uv_timer_init(srv->loop, &srv->accept_timer);
+    uv_timer_init(srv->loop.uv, &srv->accept_timer);
     srv->accept_timer.data = srv;
     int rc = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&addr, 0);
     if (rc == 0)
@@ -126,7 +126,7 @@ int ns_accept_listen(ns_server_t *srv, char *err, size_t errlen)
     if (rc == 0 && listen(lfd, 1024) != 0)
         rc = -errno;
     if (rc == 0)
-        rc = uv_poll_init_socket(srv->loop, &srv->accept_poll, lfd);
+        rc = uv_poll_init_socket(srv->loop.uv, &srv->accept_poll, lfd);
     if (rc == 0) {
         srv->accept_poll.data = srv;
         srv->accept_init = true;

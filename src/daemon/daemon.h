@@ -3,7 +3,7 @@
 #ifndef NS_DAEMON_H
 #define NS_DAEMON_H
 
-#include "net/ioloop.h"
+#include "core/server.h"
 
 /* Opens the store, restores liveness, starts the writer, the I/O loops and
  * listens. On failure everything opened is closed again and err says why. */

@@ -3,7 +3,7 @@
  *
  * The main loop listens. Each new connection goes, in turn, to the main loop
  * or to one of the ioThreads - 1 extra loops; a connection stays on its loop
- * for life. An extra loop runs its own ns_server_t over the shared store:
+ * for life. An extra loop runs its own ns_loop_t over the shared store:
  * its own read transaction (LMDB readers never wait), buffers, idle sweep
  * and reply batching. It answers the rows that may run on any loop (route
  * lookups) itself and forwards every other request, decoded, to the main
@@ -51,8 +51,8 @@
 
 struct ns_io {
     ns_server_t *main;
-    ns_server_t shard; /* this loop's server */
-    ns_config_t cfg;   /* the main configuration's scalars; strings NULL */
+    ns_loop_t shard; /* this loop */
+    ns_config_t cfg; /* the main configuration's scalars; strings NULL */
     pthread_mutex_t cfg_mu;
     ns_config_t posted;   /* the newest settings, under cfg_mu */
     uint64_t cfg_posted;  /* bumped (atomic) under cfg_mu when posted changes */
@@ -132,10 +132,10 @@ static void io_wake(void *data)
 
 static void io_idle_cb(uv_timer_t *t)
 {
-    ns_server_t *shard = t->data;
+    ns_loop_t *shard = t->data;
     io_sync(shard->io);
     ns_conn_resume_paused(shard); /* no reply may come to wake it: look again */
-    ns_conn_sweep_idle(shard, uv_now(shard->loop), shard->cfg->idle_timeout_s);
+    ns_conn_sweep_idle(shard, uv_now(shard->uv), shard->cfg->idle_timeout_s);
 }
 
 static void io_check_cb(uv_check_t *c)
@@ -199,12 +199,12 @@ static void forward(ns_io_t *io, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame
     m->from = &io->shard;
     m->cost = frame_len;
     __atomic_add_fetch(&io->backlog, frame_len, __ATOMIC_SEQ_CST);
-    if (!ns_loop_post(io->main, m))
+    if (!ns_loop_post(&io->main->loop, m))
         mail_done(m);
 }
 
 /* The I/O loop's on_request: route lookups here, the rest to the main loop. */
-static bool io_request(ns_server_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
+static bool io_request(ns_loop_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
     ns_io_t *io = shard->io;
     io_sync(io);
@@ -222,14 +222,14 @@ static bool io_request(ns_server_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, si
 }
 
 /* The I/O loop's on_closed: the main loop forgets c's brokers. */
-static void io_closed(ns_server_t *shard, ns_conn_t *c)
+static void io_closed(ns_loop_t *shard, ns_conn_t *c)
 {
     ns_mail_t *m = ns_conn_notice(c);
     m->kind = NS_MAIL_CLOSED;
     m->conn = c;
     m->from = shard;
     ns_conn_ref(c);
-    if (!ns_loop_post(shard->main, m)) {
+    if (!ns_loop_post(&shard->main->loop, m)) {
         m->conn = NULL;
         ns_conn_unref(c);
     }
@@ -254,12 +254,12 @@ static void main_handle(ns_server_t *srv, ns_mail_t *m, bool io_alive)
     case NS_MAIL_CMD:
         if (io_alive) {
             if (!ns_conn_is_closed(m->conn))
-                ns_dispatch(srv, m->conn, m->cmd);
+                ns_dispatch(&srv->loop, m->conn, m->cmd);
             backlog_handled(m->from->io, m->cost);
         }
         break;
     case NS_MAIL_CLOSED:
-        ns_broker_conn_closed(srv, m->conn);
+        ns_broker_conn_closed(&srv->loop, m->conn);
         break;
     default:
         break;
@@ -270,7 +270,7 @@ static void main_handle(ns_server_t *srv, ns_mail_t *m, bool io_alive)
 static void main_wake(void *data)
 {
     ns_server_t *srv = data;
-    for (ns_mail_t *m = ns_mailbox_take(srv->inbox, NULL), *next; m; m = next) {
+    for (ns_mail_t *m = ns_mailbox_take(srv->loop.inbox, NULL), *next; m; m = next) {
         next = m->next;
         main_handle(srv, m, true);
     }
@@ -297,35 +297,36 @@ bool ns_io_take_fd(ns_server_t *srv, int fd)
 
 /* The main loop's on_config_changed: the loops take the new settings
  * before they serve their next request. */
-static void config_changed(ns_server_t *srv)
+static void config_changed(ns_loop_t *loop)
 {
+    ns_server_t *srv = loop->main;
     for (size_t i = 0; i < srv->n_ios; i++) {
         ns_io_t *io = srv->ios[i];
         pthread_mutex_lock(&io->cfg_mu);
-        ns_config_copy_scalars(&io->posted, srv->cfg); /* the loops never read strings */
+        ns_config_copy_scalars(&io->posted, srv->loop.cfg); /* the loops never read strings */
         __atomic_add_fetch(&io->cfg_posted, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&io->cfg_mu);
     }
 }
 
-/* Sets up loop i's server and handles; the thread starts afterwards. */
+/* Sets up an extra loop's state and handles; the thread starts afterwards. */
 static int io_init(ns_server_t *srv, ns_io_t *io)
 {
     io->main = srv;
-    ns_config_copy_scalars(&io->cfg, srv->cfg);
+    ns_config_copy_scalars(&io->cfg, srv->loop.cfg);
     io->posted = io->cfg;
-    io->backlog_max = (size_t)srv->cfg->io_backlog_bytes;
+    io->backlog_max = (size_t)srv->loop.cfg->io_backlog_bytes;
     if (uv_loop_init(&io->loop) != 0)
         return NS_ENOMEM;
-    ns_server_t *sh = &io->shard;
-    sh->loop = &io->loop;
+    ns_loop_t *sh = &io->shard;
+    sh->uv = &io->loop;
     sh->cfg = &io->cfg;
-    sh->store = srv->store;
-    sh->start_ms = srv->start_ms;
+    sh->store = srv->loop.store;
+    sh->start_ms = srv->loop.start_ms;
     sh->io = io;
     sh->main = srv;
-    sh->wire_cfg = srv->wire_cfg; /* borrowed: the main server frees it after the loops */
-    sh->on_accepted = srv->on_accepted;
+    sh->wire_cfg = srv->loop.wire_cfg; /* borrowed: the main server frees it after the loops */
+    sh->on_accepted = srv->loop.on_accepted;
     sh->on_request = io_request;
     sh->on_closed = io_closed;
     if ((sh->inbox = ns_mailbox_new(&io->loop, io_wake, io)) == NULL) {
@@ -344,13 +345,13 @@ static int io_init(ns_server_t *srv, ns_io_t *io)
 
 int ns_io_start(ns_server_t *srv, char *err, size_t errlen)
 {
-    size_t n = srv->cfg->io_threads > 1 ? (size_t)srv->cfg->io_threads - 1 : 0;
+    size_t n = srv->loop.cfg->io_threads > 1 ? (size_t)srv->loop.cfg->io_threads - 1 : 0;
     if (n == 0)
         return NS_OK;
-    if ((srv->inbox = ns_mailbox_new(srv->loop, main_wake, srv)) == NULL ||
+    if ((srv->loop.inbox = ns_mailbox_new(srv->loop.uv, main_wake, srv)) == NULL ||
         (srv->ios = calloc(n, sizeof *srv->ios)) == NULL)
         goto nomem;
-    srv->on_config_changed = config_changed;
+    srv->loop.on_config_changed = config_changed;
     for (size_t i = 0; i < n; i++) {
         ns_io_t *io = calloc(1, sizeof *io);
         if (io == NULL)
@@ -377,7 +378,7 @@ nomem:
 static void io_free(ns_io_t *io)
 {
     if (!io->stopped) { /* never ran: close its handles here */
-        ns_server_t *prev = ns_loop_current();
+        ns_loop_t *prev = ns_loop_current();
         ns_loop_set_current(&io->shard);
         io_stop(io);
         uv_run(&io->loop, UV_RUN_DEFAULT);
@@ -412,8 +413,8 @@ void ns_io_stop(ns_server_t *srv)
             io->running = false;
         }
     }
-    if (srv->inbox)
-        for (ns_mail_t *m = ns_mailbox_take(srv->inbox, NULL), *next; m; m = next) {
+    if (srv->loop.inbox)
+        for (ns_mail_t *m = ns_mailbox_take(srv->loop.inbox, NULL), *next; m; m = next) {
             next = m->next;
             main_handle(srv, m, false);
         }
@@ -426,11 +427,11 @@ void ns_io_stop(ns_server_t *srv)
 
 void ns_io_free(ns_server_t *srv)
 {
-    ns_mailbox_free(srv->inbox);
-    srv->inbox = NULL;
+    ns_mailbox_free(srv->loop.inbox);
+    srv->loop.inbox = NULL;
 }
 
-ns_server_t *ns_io_server(ns_io_t *io)
+ns_loop_t *ns_io_loop(ns_io_t *io)
 {
     return &io->shard;
 }

@@ -11,7 +11,7 @@
 #ifndef NS_IOTHREADS_H
 #define NS_IOTHREADS_H
 
-#include "net/ioloop.h"
+#include "core/server.h"
 
 /* Starts cfg->io_threads - 1 extra loops and the main loop's mailbox;
  * nothing with ioThreads=1. */
@@ -25,7 +25,7 @@ bool ns_io_take_fd(ns_server_t *srv, int fd);
 void ns_io_stop(ns_server_t *srv);
 /* Frees the main loop's mailbox (after its loop has ended). */
 void ns_io_free(ns_server_t *srv);
-/* The server of an extra loop (its metrics, for the HTTP endpoint). */
-ns_server_t *ns_io_server(ns_io_t *io);
+/* An extra loop's state (its metrics, for the HTTP endpoint). */
+ns_loop_t *ns_io_loop(ns_io_t *io);
 
 #endif

@@ -32,7 +32,7 @@
 #include "iothreads.h"
 
 /* The main loop's on_request: every row runs here. */
-static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
+static bool main_request(ns_loop_t *loop, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
     if (ns_budget_writer_full() && ns_dispatch_may_write(cmd)) {
         /* the writer queue is at its budget: the frame waits, reading pauses */
@@ -40,14 +40,15 @@ static bool main_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, si
                    "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
         return false;
     }
-    ns_dispatch(srv, c, cmd);
+    ns_dispatch(loop, c, cmd);
     return true;
 }
 
 /* The writer queue got shorter: connections paused on its budget read again. */
 static void writer_drained(void *ctx)
 {
-    ns_conn_resume_paused(ctx);
+    ns_server_t *srv = ctx;
+    ns_conn_resume_paused(&srv->loop);
 }
 
 static void scan_cb(uv_timer_t *t)
@@ -58,7 +59,7 @@ static void scan_cb(uv_timer_t *t)
 static void idle_cb(uv_timer_t *t)
 {
     ns_server_t *srv = t->data;
-    ns_conn_sweep_idle(srv, uv_now(srv->loop), srv->cfg->idle_timeout_s);
+    ns_conn_sweep_idle(&srv->loop, uv_now(srv->loop.uv), srv->loop.cfg->idle_timeout_s);
     ns_http_refresh(srv); /* nothing unless httpListen is set */
 }
 
@@ -104,9 +105,9 @@ static int start_http(ns_server_t *srv, char *err, size_t errlen)
         return NS_ENOMEM;
     }
     size_t n = 0;
-    loops[n++] = &srv->m;
+    loops[n++] = &srv->loop.m;
     for (size_t i = 0; i < srv->n_ios; i++)
-        loops[n++] = &ns_io_server(srv->ios[i])->m;
+        loops[n++] = &ns_io_loop(srv->ios[i])->m;
     int rc = ns_http_start(srv, loops, n, err, errlen);
     free(loops);
     return rc;
@@ -126,14 +127,14 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     int rc;
     memset(srv, 0, sizeof *srv);
     srv->spare_fd = -1;
-    srv->loop = loop;
-    srv->cfg = cfg;
-    srv->main = srv;
-    srv->on_request = main_request;
-    srv->on_closed = ns_broker_conn_closed;
-    ns_loop_set_current(srv);
-    srv->start_ms = uv_now(loop);
-    if ((rc = ns_secure_start(srv, err, errlen)) != NS_OK) /* a bad certificate fails fast */
+    srv->loop.uv = loop;
+    srv->loop.cfg = cfg;
+    srv->loop.main = srv;
+    srv->loop.on_request = main_request;
+    srv->loop.on_closed = ns_broker_conn_closed;
+    ns_loop_set_current(&srv->loop);
+    srv->loop.start_ms = uv_now(loop);
+    if ((rc = ns_secure_start(&srv->loop, err, errlen)) != NS_OK) /* a bad certificate fails fast */
         return rc;
     ns_store_opts_t opts = {cfg->data_dir,
                             (size_t)cfg->map_size_bytes,
@@ -143,7 +144,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
                             true,
                             0};
     if ((rc = ns_start_check(srv, err, errlen)) != NS_OK ||
-        (rc = ns_store_open(&opts, &srv->store, err, errlen)) != NS_OK)
+        (rc = ns_store_open(&opts, &srv->loop.store, err, errlen)) != NS_OK)
         return rc;
     ns_auth_mode_t mode = NS_AUTH_OFF;
     ns_auth_mode_parse(cfg->auth_mode, &mode);
@@ -164,7 +165,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     ns_budget_init(cfg);
     ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset,
                                writer_drained, srv};
-    if ((rc = ns_writer_start(srv->store, loop, (size_t)cfg->writer_batch_max, &hooks,
+    if ((rc = ns_writer_start(srv->loop.store, loop, (size_t)cfg->writer_batch_max, &hooks,
                               &srv->writer)) != NS_OK) {
         snprintf(err, errlen, "cannot start the writer thread");
         return rc;
@@ -173,12 +174,12 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->scan_timer.data = srv;
     uint64_t scan = (uint64_t)cfg->scan_not_active_broker_interval_ms;
     uv_timer_start(&srv->scan_timer, scan_cb, scan, scan);
-    uv_timer_init(loop, &srv->idle_timer);
-    srv->idle_timer.data = srv;
-    uv_timer_start(&srv->idle_timer, idle_cb, 1000, 1000);
-    uv_check_init(loop, &srv->flush_check);
-    srv->flush_check.data = srv;
-    uv_check_start(&srv->flush_check, check_cb);
+    uv_timer_init(loop, &srv->loop.idle_timer);
+    srv->loop.idle_timer.data = srv;
+    uv_timer_start(&srv->loop.idle_timer, idle_cb, 1000, 1000);
+    uv_check_init(loop, &srv->loop.flush_check);
+    srv->loop.flush_check.data = &srv->loop;
+    uv_check_start(&srv->loop.flush_check, check_cb);
     uv_signal_init(loop, &srv->sig_int);
     uv_signal_init(loop, &srv->sig_term);
     srv->sig_int.data = srv->sig_term.data = srv;
@@ -216,10 +217,10 @@ static void close_walk_cb(uv_handle_t *h, void *arg)
 
 void ns_server_stop(ns_server_t *srv)
 {
-    if (srv->stopping)
+    if (srv->loop.stopping)
         return;
-    srv->stopping = true;
-    ns_read_release(srv); /* the writer may need the resize lock to finish */
+    srv->loop.stopping = true;
+    ns_read_release(&srv->loop); /* the writer may need the resize lock to finish */
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
     ns_service_stopping(srv);
@@ -229,40 +230,40 @@ void ns_server_stop(ns_server_t *srv)
     ns_accept_stop(srv);
     if (srv->handles_init) {
         uv_timer_stop(&srv->scan_timer);
-        uv_timer_stop(&srv->idle_timer);
+        uv_timer_stop(&srv->loop.idle_timer);
     }
-    ns_secure_stop(srv);
+    ns_secure_stop(&srv->loop);
     /* 2. in-flight writes commit and their replies are queued */
     ns_backup_stop(srv); /* a backup in progress ends first */
     ns_writer_stop(srv->writer);
     srv->writer = NULL;
-    ns_conn_flush_all(srv);
+    ns_conn_flush_all(&srv->loop);
     /* notifications still queued or in flight are abandoned (and logged) */
     ns_notifier_stop(srv->notifier);
     /* 3. the I/O loops write out their replies and close their connections */
     ns_io_stop(srv);
     /* 4. close every connection and handle; the loop then ends */
     ns_auth_stop(srv);
-    ns_conn_close_all(srv);
-    uv_walk(srv->loop, close_walk_cb, NULL);
+    ns_conn_close_all(&srv->loop);
+    uv_walk(srv->loop.uv, close_walk_cb, NULL);
 }
 
 void ns_server_free(ns_server_t *srv)
 {
     ns_start_check_free(srv);
-    ns_txn_abort(srv->rtxn);
-    srv->rtxn = NULL;
+    ns_txn_abort(srv->loop.rtxn);
+    srv->loop.rtxn = NULL;
     ns_registry_free(srv->registry);
     ns_liveness_free(srv->liveness);
     ns_notifier_free(srv->notifier);
-    ns_store_close(srv->store);
-    ns_buf_free(&srv->scratch);
-    ns_buf_free(&srv->derived);
-    ns_buf_free(&srv->rshared);
-    ns_buf_free(&srv->tshared);
-    ns_buf_free(&srv->remark);
+    ns_store_close(srv->loop.store);
+    ns_buf_free(&srv->loop.scratch);
+    ns_buf_free(&srv->loop.derived);
+    ns_buf_free(&srv->loop.rshared);
+    ns_buf_free(&srv->loop.tshared);
+    ns_buf_free(&srv->loop.remark);
     ns_io_free(srv);
-    ns_secure_free(srv);
+    ns_secure_free(&srv->loop);
     ns_auth_free(srv);
     ns_http_free(srv);
     memset(srv, 0, sizeof *srv);

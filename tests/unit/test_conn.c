@@ -27,9 +27,9 @@
 
 typedef struct {
     char *dir;
-    uv_loop_t loop;
+    uv_loop_t uv;
     ns_config_t cfg;
-    ns_server_t srv;
+    ns_loop_t loop;
     int client;   /* our end of the socket */
     int requests; /* seen by on_request */
     int32_t opaques[8];
@@ -38,7 +38,7 @@ typedef struct {
 
 static fx_t *fx;
 
-static bool on_request(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
+static bool on_request(ns_loop_t *loop, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
     if (fx->requests < 8)
         fx->opaques[fx->requests] = cmd->opaque;
@@ -81,16 +81,15 @@ static int setup(void **state)
     fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
     fx->dir = nstest_tmpdir("conn");
-    assert_int_equal(uv_loop_init(&fx->loop), 0);
+    assert_int_equal(uv_loop_init(&fx->uv), 0);
     assert_int_equal(ns_config_init(&fx->cfg), NS_OK);
     ns_store_opts_t o = {fx->dir, 1u << 20, 8u << 20, NS_SYNC_NOSYNC, false, true, 0};
     char err[256];
-    assert_int_equal(ns_store_open(&o, &fx->srv.store, err, sizeof err), NS_OK);
-    fx->srv.loop = &fx->loop;
-    fx->srv.cfg = &fx->cfg;
-    fx->srv.main = &fx->srv;
-    fx->srv.on_request = on_request;
-    ns_loop_set_current(&fx->srv);
+    assert_int_equal(ns_store_open(&o, &fx->loop.store, err, sizeof err), NS_OK);
+    fx->loop.uv = &fx->uv;
+    fx->loop.cfg = &fx->cfg;
+    fx->loop.on_request = on_request;
+    ns_loop_set_current(&fx->loop);
 
     /* a loopback pair: the server's end is adopted by the loop */
     int lst = socket(AF_INET, SOCK_STREAM, 0);
@@ -106,22 +105,22 @@ static int setup(void **state)
     int fd = accept(lst, NULL, NULL);
     assert_true(fd >= 0);
     close(lst);
-    assert_true(ns_conn_adopt(&fx->srv, fd));
-    assert_non_null(fx->srv.conns);
+    assert_true(ns_conn_adopt(&fx->loop, fd));
+    assert_non_null(fx->loop.conns);
     *state = fx;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    ns_conn_close_all(&fx->srv);
-    uv_run(&fx->loop, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&fx->loop), 0);
+    ns_conn_close_all(&fx->loop);
+    uv_run(&fx->uv, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&fx->uv), 0);
     close(fx->client);
-    ns_txn_abort(fx->srv.rtxn);
-    ns_store_close(fx->srv.store);
-    ns_buf_free(&fx->srv.rshared);
-    ns_buf_free(&fx->srv.tshared); /* a filter's plain bytes (conn.c) */
+    ns_txn_abort(fx->loop.rtxn);
+    ns_store_close(fx->loop.store);
+    ns_buf_free(&fx->loop.rshared);
+    ns_buf_free(&fx->loop.tshared); /* a filter's plain bytes (conn.c) */
     ns_config_free(&fx->cfg);
     nstest_rmtree(fx->dir);
     free(fx->dir);
@@ -146,8 +145,8 @@ static void serve_until(int want)
     int64_t until = nstest_mono_ms() + 5000;
     while (fx->requests < want) {
         assert_true(nstest_mono_ms() < until);
-        uv_run(&fx->loop, UV_RUN_NOWAIT);
-        ns_conn_flush_all(&fx->srv);
+        uv_run(&fx->uv, UV_RUN_NOWAIT);
+        ns_conn_flush_all(&fx->loop);
     }
 }
 
@@ -209,14 +208,14 @@ static void test_pipelined_frames_in_order(void **state)
 static void test_filter_sees_every_byte(void **state)
 {
     ns_conn_filter_t f = {.read = xor_read, .write = xor_write};
-    ns_conn_set_filter(fx->srv.conns, &f);
+    ns_conn_set_filter(fx->loop.conns, &f);
     ns_buf_t out = NS_BUF_INIT;
     request(&out, 7, "seven");
     request(&out, 8, "eight");
     size_t total = out.len;
     xor_bytes(out.data, out.len);                        /* what goes on the wire is "encrypted" */
     assert_int_equal(write(fx->client, out.data, 5), 5); /* less than a length word */
-    uv_run(&fx->loop, UV_RUN_NOWAIT);
+    uv_run(&fx->uv, UV_RUN_NOWAIT);
     assert_int_equal(write(fx->client, out.data + 5, out.len - 5), (ssize_t)(out.len - 5));
     serve_until(2);
     expect_reply(true, 7, "seven");
@@ -231,9 +230,9 @@ static void test_bad_frame_closes(void **state)
     uint8_t junk[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}; /* a 4 GiB frame */
     assert_int_equal(write(fx->client, junk, sizeof junk), (ssize_t)sizeof junk);
     int64_t until = nstest_mono_ms() + 5000;
-    while (fx->srv.conns) { /* the close callback takes it off the list */
+    while (fx->loop.conns) { /* the close callback takes it off the list */
         assert_true(nstest_mono_ms() < until);
-        uv_run(&fx->loop, UV_RUN_NOWAIT);
+        uv_run(&fx->uv, UV_RUN_NOWAIT);
     }
     uint8_t b;
     struct pollfd pfd = {fx->client, POLLIN, 0};

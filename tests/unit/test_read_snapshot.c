@@ -25,7 +25,7 @@
 typedef struct {
     char *dir;
     ns_store_t *store;
-    ns_server_t srv; /* only the read snapshot's fields are used */
+    ns_loop_t loop; /* only the read snapshot's fields are used */
 } fx_t;
 
 static int setup(void **state)
@@ -36,7 +36,7 @@ static int setup(void **state)
     ns_store_opts_t o = {f->dir, 1u << 20, 64u << 20, NS_SYNC_NOSYNC, false, true, 0};
     char err[256];
     assert_int_equal(ns_store_open(&o, &f->store, err, sizeof err), NS_OK);
-    f->srv.store = f->store;
+    f->loop.store = f->store;
     *state = f;
     return 0;
 }
@@ -44,8 +44,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx_t *f = *state;
-    ns_read_release(&f->srv);
-    ns_txn_abort(f->srv.rtxn);
+    ns_read_release(&f->loop);
+    ns_txn_abort(f->loop.rtxn);
     ns_store_close(f->store);
     nstest_rmtree(f->dir);
     free(f->dir);
@@ -66,9 +66,9 @@ static int get(fx_t *f, const char *key)
 {
     ns_txn_t *t = NULL;
     ns_slice_t v;
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK);
+    assert_int_equal(ns_read_begin(&f->loop, &t), NS_OK);
     int rc = ns_kv_get(t, "t", key, &v);
-    ns_read_end(&f->srv);
+    ns_read_end(&f->loop);
     return rc;
 }
 
@@ -77,16 +77,16 @@ static void test_kept_between_reads(void **state)
     fx_t *f = *state;
     put(f, "a", "1");
     ns_txn_t *t1 = NULL, *t2 = NULL;
-    assert_int_equal(ns_read_begin(&f->srv, &t1), NS_OK);
-    ns_read_end_keep(&f->srv);
-    assert_true(f->srv.rtxn_live); /* nothing was written: kept */
-    uint64_t epoch = f->srv.rtxn_epoch;
-    assert_int_equal(ns_read_begin(&f->srv, &t2), NS_OK);
+    assert_int_equal(ns_read_begin(&f->loop, &t1), NS_OK);
+    ns_read_end_keep(&f->loop);
+    assert_true(f->loop.rtxn_live); /* nothing was written: kept */
+    uint64_t epoch = f->loop.rtxn_epoch;
+    assert_int_equal(ns_read_begin(&f->loop, &t2), NS_OK);
     assert_ptr_equal(t1, t2);
-    assert_true(f->srv.rtxn_epoch == epoch); /* the same snapshot, not renewed */
-    ns_read_end_keep(&f->srv);
-    ns_read_release(&f->srv); /* the loop's check */
-    assert_false(f->srv.rtxn_live);
+    assert_true(f->loop.rtxn_epoch == epoch); /* the same snapshot, not renewed */
+    ns_read_end_keep(&f->loop);
+    ns_read_release(&f->loop); /* the loop's check */
+    assert_false(f->loop.rtxn_live);
 }
 
 static void test_write_between_reads(void **state)
@@ -94,24 +94,24 @@ static void test_write_between_reads(void **state)
     fx_t *f = *state;
     ns_txn_t *t = NULL;
     ns_slice_t v;
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK);
+    assert_int_equal(ns_read_begin(&f->loop, &t), NS_OK);
     assert_int_equal(ns_kv_get(t, "t", "b", &v), NS_ENOTFOUND);
-    ns_read_end_keep(&f->srv);
+    ns_read_end_keep(&f->loop);
     put(f, "b", "2"); /* committed (and answered) between two reads */
     assert_int_equal(get(f, "b"), NS_OK);
 
     /* committed during a read: the snapshot goes at its end, not later */
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK);
+    assert_int_equal(ns_read_begin(&f->loop, &t), NS_OK);
     put(f, "c", "3");
     assert_int_equal(ns_kv_get(t, "t", "c", &v), NS_ENOTFOUND); /* one snapshot per read */
     ns_txn_t *nested = NULL;
-    assert_int_equal(ns_read_begin(&f->srv, &nested), NS_OK); /* a frame of the same read */
+    assert_int_equal(ns_read_begin(&f->loop, &nested), NS_OK); /* a frame of the same read */
     assert_ptr_equal(nested, t);
     assert_int_equal(ns_kv_get(nested, "t", "c", &v), NS_ENOTFOUND);
-    ns_read_end_keep(&f->srv);
-    assert_true(f->srv.rtxn_live); /* still in use by the outer one */
-    ns_read_end_keep(&f->srv);
-    assert_false(f->srv.rtxn_live); /* the epoch moved: let go at once */
+    ns_read_end_keep(&f->loop);
+    assert_true(f->loop.rtxn_live); /* still in use by the outer one */
+    ns_read_end_keep(&f->loop);
+    assert_false(f->loop.rtxn_live); /* the epoch moved: let go at once */
     assert_int_equal(get(f, "c"), NS_OK);
 }
 
@@ -138,9 +138,9 @@ static void test_resize_waits_for_one_read(void **state)
     ns_store_map_usage(f->store, &before, &used);
     const ns_store_epoch_t *epoch = ns_store_read_epoch(f->store);
     ns_txn_t *t = NULL;
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK);
-    ns_read_end_keep(&f->srv);
-    assert_true(f->srv.rtxn_live);
+    assert_int_equal(ns_read_begin(&f->loop, &t), NS_OK);
+    ns_read_end_keep(&f->loop);
+    assert_true(f->loop.rtxn_live);
     uint64_t e0 = atomic_load(epoch);
     assert_true((e0 & 1) == 0);
     grow_t g = {f->store, -1};
@@ -151,14 +151,14 @@ static void test_resize_waits_for_one_read(void **state)
         assert_true(spins < 100000000L);
         sched_yield();
     }
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK); /* lets go; renews */
-    ns_read_end_keep(&f->srv);                           /* kept only if renewed after the resize */
+    assert_int_equal(ns_read_begin(&f->loop, &t), NS_OK); /* lets go; renews */
+    ns_read_end_keep(&f->loop); /* kept only if renewed after the resize */
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += 10;
     int jrc = pthread_timedjoin_np(th, NULL, &deadline);
     if (jrc != 0) { /* the resize waits for the loop's check: let it finish */
-        ns_read_release(&f->srv);
+        ns_read_release(&f->loop);
         pthread_join(th, NULL);
     }
     assert_int_equal(jrc, 0);
@@ -168,9 +168,9 @@ static void test_resize_waits_for_one_read(void **state)
     assert_true(atomic_load(epoch) == e0 + 2); /* even again: snapshots are kept */
     put(f, "d", "4");                          /* the grown map is used */
     assert_int_equal(get(f, "d"), NS_OK);
-    assert_int_equal(ns_read_begin(&f->srv, &t), NS_OK);
-    ns_read_end_keep(&f->srv);
-    assert_true(f->srv.rtxn_live);
+    assert_int_equal(ns_read_begin(&f->loop, &t), NS_OK);
+    ns_read_end_keep(&f->loop);
+    assert_true(f->loop.rtxn_live);
 }
 
 int main(void)

@@ -57,6 +57,6 @@ int ns_kv_table_body(ns_txn_t *txn, const char *ns, ns_buf_t *out);
 
 /* GET_BROKER_CLUSTER_INFO withLiveness=true (live_table.c): appends the
  * brokerLiveTable member to the encoded ClusterInfo object in body. */
-int ns_live_table_append(ns_server_t *srv, ns_buf_t *body);
+int ns_live_table_append(ns_loop_t *loop, ns_buf_t *body);
 
 #endif

@@ -57,7 +57,7 @@ static int write_perm(ns_req_t *req, bool add)
     }
     p->add = add;
     w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->srv, w, &req->to);
+    ns_wreq_submit(req->loop->main, w, &req->to);
     return NS_OK;
 }
 
@@ -120,7 +120,7 @@ int ns_cmd_delete_topic_in_namesrv(ns_req_t *req)
     if (w == NULL)
         return NS_ENOMEM;
     w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->srv, w, &req->to);
+    ns_wreq_submit(req->loop->main, w, &req->to);
     return NS_OK;
 }
 
@@ -160,6 +160,6 @@ int ns_cmd_register_topic_in_namesrv(ns_req_t *req)
         return NS_OK;
     }
     w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->srv, w, &req->to);
+    ns_wreq_submit(req->loop->main, w, &req->to);
     return NS_OK;
 }

@@ -145,19 +145,19 @@ static void reply_registered(ns_server_t *srv, const ns_reply_to_t *to,
         ns_rsp_ext(&rsp, "haServerAddr", res->ha_addr);
     if (res->master_addr)
         ns_rsp_ext(&rsp, "masterAddr", res->master_addr);
-    ns_buf_t *body = &srv->scratch;
+    ns_buf_t *body = &srv->loop.scratch;
     ns_buf_reset(body);
-    if (srv->cfg->return_order_topic_config_to_broker && txn == NULL &&
-        ns_read_begin(srv, &txn) == NS_OK)
+    if (srv->loop.cfg->return_order_topic_config_to_broker && txn == NULL &&
+        ns_read_begin(&srv->loop, &txn) == NS_OK)
         own_txn = true;
-    if (txn && srv->cfg->return_order_topic_config_to_broker &&
+    if (txn && srv->loop.cfg->return_order_topic_config_to_broker &&
         ns_kv_table_body(txn, NS_ORDER_TOPIC_CONFIG_NS, body) == NS_OK) {
         rsp.body = body->data;
         rsp.body_len = body->len;
     }
     ns_reply(to, &rsp);
     if (own_txn)
-        ns_read_end(srv);
+        ns_read_end(&srv->loop);
 }
 
 /* Checks the CRC and decodes the body; a refusal is described in remark.
@@ -236,13 +236,13 @@ static int reg_done(ns_wreq_t *w, int rc)
         return NS_OK;
     }
     if (op->res.dv_changed)
-        NS_M_INC(srv->m.reg_changed);
+        NS_M_INC(srv->loop.m.reg_changed);
     else
-        NS_M_INC(srv->m.reg_unchanged);
+        NS_M_INC(srv->loop.m.reg_unchanged);
     ns_conn_t *conn = w->to.conn; /* the request's: never NULL (request.h) */
     ns_live_entry_t *e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                               op->args.broker_id, op->args.heartbeat_timeout_ms,
-                                              conn, ns_now_ms(srv));
+                                              conn, ns_now_ms(&srv->loop));
     ns_conn_note_broker(conn);
     if (op->dropped[0])
         NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->dropped);
@@ -284,8 +284,8 @@ static int reg_header(ns_req_t *req, reg_op_t *op)
         a->heartbeat_timeout_ms = NS_DEFAULT_HEARTBEAT_TIMEOUT_MS;
     a->old_version = ns_req_str(req, "enableActingMaster") == NULL;
     a->enable_acting_master = ns_req_bool(req, "enableActingMaster");
-    a->delete_absent_topics = req->srv->cfg->delete_topic_with_broker_registration;
-    a->audit_retention = req->srv->cfg->audit_retention;
+    a->delete_absent_topics = req->loop->cfg->delete_topic_with_broker_registration;
+    a->audit_retention = req->loop->cfg->audit_retention;
     a->now_ms = ns_wall_ms();
     a->body = &op->body;
     return NS_OK;
@@ -293,7 +293,7 @@ static int reg_header(ns_req_t *req, reg_op_t *op)
 
 int ns_cmd_register_broker(ns_req_t *req)
 {
-    ns_server_t *srv = req->srv;
+    ns_server_t *srv = req->loop->main; /* a main-loop row */
     const ns_cmd_t *cmd = req->cmd;
     ns_wreq_t *w = ns_wreq_new(&reg_ops, sizeof(reg_op_t));
     if (w == NULL)
@@ -303,7 +303,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     if (rc != NS_OK)
         goto drop;
     int64_t crc = ns_req_i64(req, "bodyCrc32", 0);
-    size_t max_inflate = (size_t)srv->cfg->max_inflate_bytes;
+    size_t max_inflate = (size_t)srv->loop.cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
     snprintf(op->peer, sizeof op->peer, "%s", ns_req_peer(req));
     /* grace_until_ms: restored at start-up and not heard from since */
@@ -313,10 +313,10 @@ int ns_cmd_register_broker(ns_req_t *req)
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
         ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha, NULL};
-        NS_M_INC(srv->m.reg_unchanged);
+        NS_M_INC(srv->loop.m.reg_unchanged);
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
-                             ns_now_ms(srv));
+                             ns_now_ms(&srv->loop));
         ns_conn_note_broker(req->conn);
         reply_registered(srv, &req->to, &same, req->txn, NULL);
         goto drop;
@@ -343,12 +343,12 @@ int ns_cmd_register_broker(ns_req_t *req)
          * is idle, so it cannot overtake a queued unregister). */
         e = ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                                  op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
-                                 ns_now_ms(srv));
+                                 ns_now_ms(&srv->loop));
         /* not for a body without a timestamp: the same bytes later mean
          * another DataVersion (the time of that registration) */
         if (e && !op->body.dv_timestamp_absent)
             remember_unchanged(srv, e, op->fp, &op->res);
-        NS_M_INC(srv->m.reg_unchanged);
+        NS_M_INC(srv->loop.m.reg_unchanged);
         ns_conn_note_broker(req->conn);
         reply_registered(srv, &req->to, &op->res, req->txn, op->dropped);
         goto drop;
@@ -364,7 +364,7 @@ int ns_cmd_register_broker(ns_req_t *req)
             op->took_conn = true;
         }
         e->conn = req->conn;
-        ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(srv));
+        ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(&srv->loop));
     }
     w->op.bytes = sizeof *op + cmd->body_len; /* writerQueueMaxBytes (budget.h) */
     ns_wreq_submit(srv, w, &req->to);
@@ -381,8 +381,8 @@ drop:
 int ns_cmd_broker_heartbeat(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
-    ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
-    NS_M_INC(req->srv->m.heartbeats);
+    ns_liveness_heartbeat(req->loop->main->liveness, cluster, addr, ns_now_ms(req->loop));
+    NS_M_INC(req->loop->m.heartbeats);
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
     return NS_OK;
 }
@@ -402,11 +402,11 @@ int ns_cmd_query_data_version(ns_req_t *req)
     bool known = rc == NS_OK;
     bool changed = !known || !have_body || !ns_dataversion_equal(&rec.dv, &dv);
     if (known) {
-        ns_liveness_heartbeat(req->srv->liveness, cluster, addr, ns_now_ms(req->srv));
-        NS_M_INC(req->srv->m.heartbeats);
+        ns_liveness_heartbeat(req->loop->main->liveness, cluster, addr, ns_now_ms(req->loop));
+        NS_M_INC(req->loop->m.heartbeats);
     }
     ns_rsp_ext(&rsp, "changed", changed ? "true" : "false");
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_buf_reset(body);
     if (known && ns_json_dataversion_encode(body, &rec.dv) == NS_OK) {
         rsp.body = body->data;

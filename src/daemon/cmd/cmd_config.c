@@ -112,8 +112,9 @@ static int validate(ns_req_t *req, const update_t *u)
  * what changed), SUCCESS after both; without a file, the record alone. */
 static int persist(ns_req_t *req, const char *detail)
 {
-    ns_server_t *srv = req->srv;
-    const char *path = srv->cfg->config_file ? srv->cfg->config_file : srv->cfg->config_store_path;
+    ns_loop_t *loop = req->loop;
+    const char *path =
+        loop->cfg->config_file ? loop->cfg->config_file : loop->cfg->config_store_path;
     ns_wreq_t *w = ns_wreq_new(&persist_ops, sizeof(persist_op_t));
     persist_op_t *o = w ? (persist_op_t *)w->payload : NULL;
     if (o) {
@@ -122,20 +123,20 @@ static int persist(ns_req_t *req, const char *detail)
         ns_trail_set_detail(w->trail, detail);
     }
     if (o == NULL || (path && *path && (o->path = strdup(path)) == NULL) ||
-        ns_config_dump(srv->cfg, &o->text) != NS_OK) {
+        ns_config_dump(loop->cfg, &o->text) != NS_OK) {
         ns_wreq_free(w);
         NS_LOG_WARN("config: could not persist the settings to %s: out of memory", path);
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* applied in memory all the same */
         return NS_OK;
     }
-    ns_wreq_submit(srv, w, &req->to);
+    ns_wreq_submit(loop->main, w, &req->to);
     return NS_OK;
 }
 
 int ns_cmd_update_namesrv_config(ns_req_t *req)
 {
-    ns_server_t *srv = req->srv;
-    update_t u = {srv->cfg, NS_STRPAIRS_INIT, false};
+    ns_loop_t *loop = req->loop;
+    update_t u = {loop->cfg, NS_STRPAIRS_INIT, false};
     char err[256];
     if (req->cmd->body_len == 0) {
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
@@ -165,9 +166,9 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
             continue;
         }
         ns_buf_reset(&old);
-        ns_config_get_text(srv->cfg, key, &old);
+        ns_config_get_text(loop->cfg, key, &old);
         const char *was = old.data ? (const char *)old.data : "";
-        if (ns_config_update(srv->cfg, key, val, err, sizeof err) != NS_OK)
+        if (ns_config_update(loop->cfg, key, val, err, sizeof err) != NS_OK)
             continue; /* validated: cannot happen */
         NS_LOG_INFO("conn %s: config changed: %s '%s' -> '%s' (UPDATE_NAMESRV_CONFIG)", peer, key,
                     was, val);
@@ -182,8 +183,8 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
         ns_buf_append_u8(&detail, '}');
     }
     ns_buf_printf(&detail, "},\"ignored\":[%s]}", ignored.data ? (const char *)ignored.data : "");
-    if (srv->on_config_changed)
-        srv->on_config_changed(srv);
+    if (loop->on_config_changed)
+        loop->on_config_changed(loop);
     rc = persist(req, detail.data ? (const char *)detail.data : NULL);
     ns_buf_free(&detail);
     ns_buf_free(&old);
@@ -195,9 +196,9 @@ out:
 
 int ns_cmd_get_namesrv_config(ns_req_t *req)
 {
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_buf_reset(body);
-    if (ns_config_dump(req->srv->cfg, body) != NS_OK)
+    if (ns_config_dump(req->loop->cfg, body) != NS_OK)
         return NS_ENOMEM;
     return ns_cmd_reply_body(req, NS_OK, body);
 }

@@ -54,7 +54,7 @@ static int submit_kv(ns_req_t *req, const ns_wreq_ops_t *ops, const char *val)
         return NS_ENOMEM;
     }
     w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->srv, w, &req->to);
+    ns_wreq_submit(req->loop->main, w, &req->to);
     return NS_OK;
 }
 
@@ -110,7 +110,7 @@ int ns_kv_table_body(ns_txn_t *txn, const char *ns, ns_buf_t *out)
 int ns_cmd_get_kvlist_by_namespace(ns_req_t *req)
 {
     const char *ns = ns_req_str(req, "namespace");
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_buf_reset(body);
     int rc = ns_kv_table_body(req->txn, ns, body);
     if (rc == NS_ENOTFOUND)

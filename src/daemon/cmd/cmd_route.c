@@ -28,7 +28,7 @@ static int no_route(ns_req_t *req, const char *topic)
 /* orderTopicConf for topic when orderMessageEnable (§3.3 step 3). */
 static bool order_conf(ns_req_t *req, const char *topic, ns_slice_t *conf)
 {
-    return req->srv->cfg->order_message_enable &&
+    return req->loop->cfg->order_message_enable &&
            ns_kv_get(req->txn, NS_ORDER_TOPIC_CONFIG_NS, topic, conf) == NS_OK;
 }
 
@@ -94,7 +94,7 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
 {
     ns_route_cache_t cache;
     ns_route_parts_t parts;
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_slice_t conf;
     char *conf_str = NULL;
     ns_route_cache_init(&cache);
@@ -103,7 +103,7 @@ static int route_from_tables(ns_req_t *req, const char *topic, bool standard, co
         ns_route_cache_free(&cache);
         return no_route(req, topic);
     }
-    if (rc == NS_OK && req->srv->cfg->support_acting_master &&
+    if (rc == NS_OK && req->loop->cfg->support_acting_master &&
         strncmp(topic, "rmq_sys_SYNC_BROKER_MEMBER_", 27) != 0)
         rc = acting_master_rewrite(&parts);
     if (rc == NS_OK && order_conf(req, topic, &conf)) {
@@ -168,12 +168,12 @@ static void route_args(const ns_cmd_t *cmd, route_args_t *a)
 
 int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
-    ns_server_t *srv = req->srv;
+    ns_loop_t *loop = req->loop;
     route_args_t args;
     route_args(req->cmd, &args);
     const char *topic = args.topic; /* not required: see below */
-    if (srv->cfg->need_wait_for_service &&
-        ns_now_ms(srv) - srv->start_ms < (uint64_t)srv->cfg->wait_seconds_for_service * 1000)
+    if (loop->cfg->need_wait_for_service &&
+        ns_now_ms(loop) - loop->start_ms < (uint64_t)loop->cfg->wait_seconds_for_service * 1000)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
     if (topic == NULL) /* Java finds no route for a null topic and prints it */
         return no_route(req, "null");
@@ -181,7 +181,7 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     const char *zone = args.zone;
     if (!ns_req_is_true(args.zone_mode) || zone == NULL || zone[strspn(zone, " \t")] == 0)
         zone = NULL;
-    if (zone || srv->cfg->support_acting_master)
+    if (zone || loop->cfg->support_acting_master)
         return route_from_tables(req, topic, standard, zone);
     /* The fast path: one lookup of the materialised route. */
     ns_slice_t route, conf;
@@ -189,10 +189,10 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     bool derive = false;
     int rc = ns_route_get(req->txn, topic, standard, &route, &insert_at, &derive);
     if (rc == NS_OK && derive) { /* an old client: its form from the standard one */
-        ns_buf_reset(&srv->derived);
-        rc = ns_json_route_legacy(&srv->derived, route.ptr, route.len, insert_at, &insert_at);
-        route.ptr = srv->derived.data;
-        route.len = srv->derived.len;
+        ns_buf_reset(&loop->derived);
+        rc = ns_json_route_legacy(&loop->derived, route.ptr, route.len, insert_at, &insert_at);
+        route.ptr = loop->derived.data;
+        route.len = loop->derived.len;
     }
     if (rc == NS_ENOTFOUND)
         return no_route(req, topic);
@@ -205,9 +205,9 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     rsp.n_ext = 0;
     rsp.body = route.ptr;
     rsp.body_len = route.len;
-    rsp.body_mapped = !derive; /* in the map, not in srv->derived */
+    rsp.body_mapped = !derive; /* in the map, not in loop->derived */
     if (order_conf(req, topic, &conf)) {
-        ns_buf_t *body = &srv->scratch;
+        ns_buf_t *body = &loop->scratch;
         char *c = strndup((const char *)conf.ptr, conf.len);
         ns_buf_reset(body);
         rc = c ? ns_buf_append(body, route.ptr, insert_at) : NS_ENOMEM;
@@ -291,13 +291,13 @@ static int topo_load(ns_txn_t *txn, topo_t *t)
 int ns_cmd_get_broker_cluster_info(ns_req_t *req)
 {
     topo_t t;
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_buf_reset(body);
     int rc = topo_load(req->txn, &t);
     if (rc == NS_OK)
         rc = ns_json_cluster_info_encode(body, t.views, t.n, t.entries, t.n_entries);
     if (rc == NS_OK && ns_req_bool(req, "withLiveness")) /* namesrvctl clusters */
-        rc = ns_live_table_append(req->srv, body);
+        rc = ns_live_table_append(req->loop, body);
     topo_free(&t);
     return ns_cmd_reply_body(req, rc, body);
 }
@@ -306,7 +306,7 @@ int ns_cmd_get_broker_member_group(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *name = ns_req_str(req, "brokerName");
     ns_group_rec_t g = {0};
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_buf_reset(body);
     int rc = name ? ns_group_get(req->txn, name, &g) : NS_ENOTFOUND;
     if (rc == NS_ENOTFOUND)
@@ -346,7 +346,7 @@ static int topic_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 
 static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broker_addr)
 {
-    ns_buf_t *body = &req->srv->scratch;
+    ns_buf_t *body = &req->loop->scratch;
     ns_buf_reset(body);
     if (rc == NS_OK)
         rc = ns_json_topic_list_encode(body, (const char *const *)l->names.v, l->names.n,
@@ -358,8 +358,8 @@ static int reply_topic_list(ns_req_t *req, names_t *l, int rc, const char *broke
 static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
 {
     names_t l = {NS_STRLIST_INIT, mode};
-    bool enabled = gated_by_topic_list ? req->srv->cfg->enable_topic_list
-                                       : req->srv->cfg->enable_all_topic_list;
+    bool enabled = gated_by_topic_list ? req->loop->cfg->enable_topic_list
+                                       : req->loop->cfg->enable_all_topic_list;
     if (!enabled)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
     return reply_topic_list(req, &l, ns_topic_iter(req->txn, topic_cb, &l), NULL);
@@ -411,7 +411,7 @@ int ns_cmd_get_topics_by_cluster(ns_req_t *req)
 {
     names_t l = {NS_STRLIST_INIT, ALL_TOPICS};
     const char *cluster = ns_req_str(req, "cluster");
-    if (!req->srv->cfg->enable_topic_list)
+    if (!req->loop->cfg->enable_topic_list)
         return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
     by_cluster_t b = {req->txn, &l, NS_STRMAP_INIT};
     int rc = cluster ? ns_cluster_brokers_iter(req->txn, cluster, cluster_broker_cb, &b) : NS_OK;

@@ -10,10 +10,10 @@ int ns_cmd_unregister_broker(ns_req_t *req)
 {
     const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
     const char *name = ns_req_str(req, "brokerName");
-    ns_live_entry_t *e = ns_liveness_get(req->srv->liveness, cluster, addr);
+    ns_live_entry_t *e = ns_liveness_get(req->loop->main->liveness, cluster, addr);
     if (e)
         e->evicting = true;
-    return ns_broker_unregister_submit(req->srv, &req->to, cluster, addr, name,
+    return ns_broker_unregister_submit(req->loop->main, &req->to, cluster, addr, name,
                                        ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request",
                                        -1, ns_req_trail_new(req, false));
 }

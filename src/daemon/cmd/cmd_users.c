@@ -77,7 +77,7 @@ static const char *change_of(ns_req_t *req, user_change_t *c, bool create)
         why = "userSecretKey may not start with " NS_SEAL_PREFIX;
     else if (c->has_secret && (strlen(c->rec.secret) < 6 || strlen(c->rec.secret) > 256))
         why = "secret key must be 6..256 bytes";
-    const uint8_t *key = ns_auth_seal_key(req->srv);
+    const uint8_t *key = ns_auth_seal_key(req->loop->main);
     char *sealed = NULL;
     if (why == NULL && c->has_secret && key) { /* authKeyFile: sealed at rest */
         if (ns_seal(key, c->rec.access_key, c->rec.secret, &sealed) != NS_OK) {
@@ -160,7 +160,7 @@ static int submit_change(ns_req_t *req, bool create)
         ns_wreq_free(w);
         return ns_fail(&req->to, NS_RSP_INVALID_PARAMETER, why);
     }
-    ns_wreq_submit(req->srv, w, &req->to);
+    ns_wreq_submit(req->loop->main, w, &req->to);
     return NS_OK;
 }
 
@@ -219,7 +219,7 @@ int ns_cmd_user_delete(ns_req_t *req)
         ns_wreq_free(w);
         return NS_ENOMEM;
     }
-    ns_wreq_submit(req->srv, w, &req->to);
+    ns_wreq_submit(req->loop->main, w, &req->to);
     return NS_OK;
 }
 

@@ -154,7 +154,7 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
         ns_reply_error(&req->to, NS_EREFUSED);
         return;
     }
-    if (row->kind != NS_CMD_ADMIN && (rc = ns_read_begin(req->srv, &req->txn)) != NS_OK) {
+    if (row->kind != NS_CMD_ADMIN && (rc = ns_read_begin(req->loop, &req->txn)) != NS_OK) {
         NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
         ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "store unavailable");
         rc = NS_EREFUSED;
@@ -164,13 +164,13 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
     if (rc != NS_OK)
         ns_reply_error(&req->to, rc);
     if (req->txn)
-        ns_read_end(req->srv);
+        ns_read_end(req->loop);
 }
 
 /* Runs cmd against its row (NULL: an unknown code) on srv's loop. */
-static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
+static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
 {
-    ns_req_t req = {srv, conn, cmd, NULL, {NULL}, {0}};
+    ns_req_t req = {loop, conn, cmd, NULL, {NULL}, {0}};
     req.to.conn = conn;
     req.to.opaque = cmd->opaque;
     req.to.serialize_type = cmd->serialize_type;
@@ -189,7 +189,7 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
         return;
     }
     /* an I/O loop forwards what it may not run: a broken invariant, not a crash */
-    if (!(row->flags & NS_ROW_ANY_LOOP) && NS_FAILS_ASSERT(srv->io == NULL)) {
+    if (!(row->flags & NS_ROW_ANY_LOOP) && NS_FAILS_ASSERT(loop->io == NULL)) {
         ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "internal error");
         return;
     }
@@ -203,11 +203,11 @@ static void run(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
     uint64_t t0 = uv_hrtime();
     req.to.m_row = (uint8_t)(row - cmd_table + 1);
     req.to.t0_ns = t0;
-    srv->m_replied = false;
+    loop->m_replied = false;
     call(row, &req);
     uint64_t ns = uv_hrtime() - t0, ms = ns / 1000000;
-    if (srv->m_replied) /* else the writer answers it: timed in ns_reply */
-        ns_hist_observe(&srv->m.latency[NS_M_LAT_READ], NS_HIST_LATENCY, ns);
+    if (loop->m_replied) /* else the writer answers it: timed in ns_reply */
+        ns_hist_observe(&loop->m.latency[NS_M_LAT_READ], NS_HIST_LATENCY, ns);
     if (ms >= SLOW_REQUEST_MS)
         NS_LOG_WARN("conn %s: slow %s took %llu ms", ns_conn_peer(conn), row->name,
                     (unsigned long long)ms);
@@ -219,18 +219,18 @@ bool ns_dispatch_may_write(const ns_cmd_t *cmd)
     return row != NULL && (row->kind == NS_CMD_WRITE || row->code == NS_REQ_REGISTER_BROKER);
 }
 
-void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+void ns_dispatch(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
-    run(srv, conn, cmd, find_row(cmd->code));
+    run(loop, conn, cmd, find_row(cmd->code));
 }
 
-bool ns_dispatch_local(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd)
+bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd)
 {
     const ns_cmd_row_t *row = find_row(cmd->code);
     if (row && !(row->flags & NS_ROW_ANY_LOOP) && !(cmd->flag & NS_FLAG_RESPONSE))
         return false; /* the main loop's */
     if (row && ns_auth_mode() != NS_AUTH_OFF)
         return false; /* authMode on: every check on the main loop (auth.c) */
-    run(srv, conn, cmd, row);
+    run(loop, conn, cmd, row);
     return true;
 }

@@ -28,14 +28,14 @@ typedef enum { NS_CMD_READ, NS_CMD_WRITE, NS_CMD_ADMIN } ns_cmd_kind_t;
 /* Request name of a metrics row (metrics.h): NULL for rows not in use. */
 const char *ns_dispatch_row_name(int m_row);
 /* Dispatches one decoded request of conn (never NULL: the request's
- * connection, ns_req_t) on srv's loop. */
-void ns_dispatch(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd);
+ * connection, ns_req_t) on loop. */
+void ns_dispatch(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd);
 /* True when the request may queue a mutation on the writer (its reading
  * pauses while the writer queue is at its budget, budget.h). */
 bool ns_dispatch_may_write(const ns_cmd_t *cmd);
 /* An I/O loop's dispatch: runs cmd here when its row may run on any loop
  * (and answers unknown codes and drops stray responses here too); false,
  * with nothing done, when it must go to the main loop. */
-bool ns_dispatch_local(ns_server_t *srv, ns_conn_t *conn, const ns_cmd_t *cmd);
+bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd);
 
 #endif

@@ -56,11 +56,12 @@ static int append_entry(ns_buf_t *b, const ns_live_entry_t *e, uint64_t now, int
     return rc;
 }
 
-int ns_live_table_append(ns_server_t *srv, ns_buf_t *body)
+int ns_live_table_append(ns_loop_t *loop, ns_buf_t *body)
 {
-    if (body->len == 0 || body->data[body->len - 1] != '}' || srv->liveness == NULL)
+    ns_server_t *srv = ns_server_at(loop); /* liveness is the main loop's */
+    if (body->len == 0 || body->data[body->len - 1] != '}' || srv == NULL || srv->liveness == NULL)
         return NS_EINVAL;
-    uint64_t now = ns_now_ms(srv);
+    uint64_t now = ns_now_ms(loop);
     int64_t wall = ns_wall_ms();
     body->len--; /* reopen the object */
     int rc =

@@ -5,7 +5,7 @@
  *
  * Runs on the main loop only: while authMode is not off, the extra I/O
  * loops forward every request to it (ns_io_serves), so the penalty table,
- * the counters (the main loop's metrics block, srv->m: metrics.h) and the
+ * the counters (the main loop's metrics block, srv->loop.m: metrics.h) and the
  * writer are touched by one thread. A refusal's record goes to the admin
  * audit trail (trail_refused.h, ns_trail_refused_auth).
  *
@@ -99,7 +99,7 @@ int ns_auth_init(ns_server_t *srv, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NS_ENOMEM;
     }
-    const char *kf = srv->cfg->auth_key_file;
+    const char *kf = srv->loop.cfg->auth_key_file;
     if (kf && *kf) {
         int rc = ns_seal_key_load(kf, srv->auth->seal_key, err, errlen);
         if (rc != NS_OK) {
@@ -110,7 +110,7 @@ int ns_auth_init(ns_server_t *srv, char *err, size_t errlen)
         }
         srv->auth->have_key = true;
     }
-    uv_timer_init(srv->loop, &srv->auth->timer);
+    uv_timer_init(srv->loop.uv, &srv->auth->timer);
     srv->auth->timer.data = srv;
     srv->auth->timer_init = true;
     return NS_OK;
@@ -188,7 +188,7 @@ static void late_cb(uv_timer_t *t)
 {
     ns_server_t *srv = t->data;
     ns_auth_t *a = srv->auth;
-    uint64_t now = uv_now(srv->loop), next = 0;
+    uint64_t now = uv_now(srv->loop.uv), next = 0;
     for (size_t i = 0; i < a->n_late;) {
         late_t *l = &a->late[i];
         if (l->due_ms <= now) {
@@ -216,12 +216,12 @@ static void reply_late(ns_server_t *srv, ns_conn_t *conn, const ns_reply_to_t *t
     late_t *l = &a->late[a->n_late++];
     l->to = *to;
     ns_conn_ref(l->to.conn);
-    l->due_ms = uv_now(srv->loop) + delay_ms;
+    l->due_ms = uv_now(srv->loop.uv) + delay_ms;
     snprintf(l->remark, sizeof l->remark, "%s", remark);
     uint64_t due = uv_timer_get_due_in(&a->timer);
     if (!uv_is_active((uv_handle_t *)&a->timer) || delay_ms < due)
         uv_timer_start(&a->timer, late_cb, delay_ms, 0);
-    NS_M_INC(srv->m.auth_delayed);
+    NS_M_INC(srv->loop.m.auth_delayed);
 }
 
 /* The penalty slot of ip (a free or the least recent one when new). */
@@ -251,16 +251,16 @@ static penalty_t *penalty_of(ns_auth_t *a, const char *ip, uint64_t now)
  * refusals went unrecorded since the last record. */
 static void record(ns_req_t *req, const char *ak, const char *why, int reason)
 {
-    ns_server_t *srv = req->srv;
+    ns_server_t *srv = req->loop->main; /* checks run on the main loop only */
     ns_auth_t *a = srv->auth;
-    uint64_t now = uv_now(srv->loop);
+    uint64_t now = uv_now(srv->loop.uv);
     if (now - a->audit_window_ms >= 1000) {
         a->audit_window_ms = now;
         a->audit_in_window = 0;
     }
     if (a->audit_in_window >= AUTH_AUDIT_PER_S) {
         a->audit_suppressed++;
-        NS_M_INC(srv->m.auth_unrecorded);
+        NS_M_INC(srv->loop.m.auth_unrecorded);
         return;
     }
     a->audit_in_window++;
@@ -277,7 +277,7 @@ static void record(ns_req_t *req, const char *ak, const char *why, int reason)
     rc = rc ? rc : ns_buf_append_u8(&d, 0);
     if (rc != NS_OK) {
         a->audit_suppressed++;
-        NS_M_INC(srv->m.auth_unrecorded);
+        NS_M_INC(srv->loop.m.auth_unrecorded);
     } else {
         ns_trail_refused_auth(req, NS_RSP_NO_PERMISSION, why, (const char *)d.data);
         a->audit_suppressed = 0;
@@ -298,11 +298,11 @@ static const char *printable(const char *s, char *buf, size_t n)
 /* Counts, logs, records and answers one refusal. */
 static void refuse(ns_req_t *req, const char *name, const char *ak, const char *why, int reason)
 {
-    ns_server_t *srv = req->srv;
+    ns_server_t *srv = req->loop->main; /* checks run on the main loop only */
     ns_conn_t *conn = req->conn;
     ns_auth_t *a = srv->auth;
-    uint64_t now = uv_now(srv->loop);
-    NS_M_INC(srv->m.auth_refused[reason]);
+    uint64_t now = uv_now(srv->loop.uv);
+    NS_M_INC(srv->loop.m.auth_refused[reason]);
     if (a->log_ms == 0 || now - a->log_ms >= 1000) {
         char akp[72], whyp[256];
         NS_LOG_WARN("conn %s: refused %s (AccessKey %s): %s%s", ns_conn_peer(conn), name,
@@ -320,7 +320,7 @@ static void refuse(ns_req_t *req, const char *name, const char *ak, const char *
     p->failures++;
     p->last_ms = now;
     const ns_reply_to_t to = req->to;
-    int64_t max = srv->cfg->auth_penalty_max_ms;
+    int64_t max = srv->loop.cfg->auth_penalty_max_ms;
     uint64_t delay = ns_auth_penalty_ms(p->failures, max > 0 ? (uint64_t)max : 0);
     if (delay && !to.oneway)
         reply_late(srv, conn, &to, why, delay);
@@ -340,11 +340,11 @@ static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user
     const char *sig = ns_cmd_ext_get(cmd, NS_SIGN_SIGNATURE);
     ns_txn_t *txn = NULL;
     const char *opened = NULL; /* the secret, when the store keeps it sealed */
-    int rc = ns_read_begin(srv, &txn);
+    int rc = ns_read_begin(&srv->loop, &txn);
     if (rc != NS_OK)
         return rc;
     rc = ns_user_get(txn, ak, u);
-    ns_read_end(srv);
+    ns_read_end(&srv->loop);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         return rc;
     bool have = rc == NS_OK, usable = have;
@@ -400,16 +400,15 @@ static int admin_cb(const ns_user_rec_t *u, void *ctx)
 static bool no_admin_yet(ns_server_t *srv)
 {
     ns_txn_t *txn = NULL;
-    if (ns_read_begin(srv, &txn) != NS_OK)
+    if (ns_read_begin(&srv->loop, &txn) != NS_OK)
         return false;
     int rc = ns_user_iter(txn, admin_cb, NULL);
-    ns_read_end(srv);
+    ns_read_end(&srv->loop);
     return rc == NS_OK;
 }
 
 bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
 {
-    ns_server_t *srv = req->srv;
     ns_conn_t *conn = req->conn;
     const ns_cmd_t *cmd = req->cmd;
     ns_auth_mode_t mode = ns_auth_mode();
@@ -417,14 +416,15 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
         return true;
     /* An I/O loop (no auth state) serves only route lookups it took while
      * the mode was off; one that raced the switch is let through. */
-    if (srv->auth == NULL)
+    ns_server_t *srv = ns_server_at(req->loop);
+    if (srv == NULL || srv->auth == NULL)
         return true;
     ns_role_t want = ns_auth_required_role(mode, need);
     const char *ak = ns_cmd_ext_get(cmd, NS_SIGN_ACCESS_KEY);
     char why[200];
     char ip[48];
     ns_auth_peer_ip(ns_conn_peer(conn), ip, sizeof ip);
-    NS_M_INC(srv->m.auth_checked);
+    NS_M_INC(srv->loop.m.auth_checked);
     if (ak == NULL) {
         if (want == 0)
             return true;

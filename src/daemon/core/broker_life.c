@@ -62,9 +62,9 @@ static int unreg_done(ns_wreq_t *w, int rc)
     if (op->removed) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         if (op->evict >= 0)
-            NS_M_INC(srv->m.evictions[op->evict]);
+            NS_M_INC(srv->loop.m.evictions[op->evict]);
         else
-            NS_M_INC(srv->m.unregistrations);
+            NS_M_INC(srv->loop.m.unregistrations);
     }
     if (op->why && op->removed)
         NS_LOG_INFO("broker %s %s (%s) unregistered: %s", op->broker_name ? op->broker_name : "?",
@@ -76,7 +76,7 @@ static int unreg_done(ns_wreq_t *w, int rc)
 
 void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change)
 {
-    if (*change && srv->cfg->notify_min_broker_id_changed && srv->notifier)
+    if (*change && srv->loop.cfg->notify_min_broker_id_changed && srv->notifier)
         ns_notifier_send(srv->notifier, *change);
     else
         ns_minid_change_free(*change);
@@ -114,13 +114,14 @@ void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why,
         ns_liveness_retry(srv->liveness, e);
 }
 
-void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn)
+void ns_broker_conn_closed(ns_loop_t *loop, ns_conn_t *conn)
 {
+    ns_server_t *srv = loop->main; /* the main loop's hook */
     ns_live_entry_t *found[64];
     size_t n;
     if (ns_conn_brokers(conn) == 0)
         return;
-    if (srv->stopping) { /* a shutdown is not an unregistration */
+    if (srv->loop.stopping) { /* a shutdown is not an unregistration */
         ns_liveness_forget_conn(srv->liveness, conn);
         return;
     }
@@ -140,7 +141,7 @@ void ns_broker_scan(ns_server_t *srv)
 {
     ns_live_entry_t *found[256];
     size_t n;
-    uint64_t now = ns_now_ms(srv);
+    uint64_t now = ns_now_ms(&srv->loop);
     while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
         for (size_t i = 0; i < n; i++) {
             ns_live_entry_t *e = found[i];
@@ -184,9 +185,9 @@ static int restore_cb(const ns_live_rec_t *r, void *ctx)
 int ns_broker_restore(ns_server_t *srv)
 {
     ns_txn_t *txn = NULL;
-    uint64_t now = ns_now_ms(srv);
-    restore_ctx_t c = {srv, now, now + (uint64_t)srv->cfg->broker_grace_window_ms, 0};
-    int rc = ns_txn_begin(srv->store, false, &txn);
+    uint64_t now = ns_now_ms(&srv->loop);
+    restore_ctx_t c = {srv, now, now + (uint64_t)srv->loop.cfg->broker_grace_window_ms, 0};
+    int rc = ns_txn_begin(srv->loop.store, false, &txn);
     if (rc != NS_OK)
         return rc;
     rc = ns_live_iter(txn, restore_cb, &c);
@@ -198,6 +199,6 @@ int ns_broker_restore(ns_server_t *srv)
         NS_LOG_INFO("restored %zu broker address(es) and %zu routed topic(s) from the store; "
                     "each is kept unseen for max(brokerGraceWindowMillis %lld ms, its "
                     "heartbeatTimeoutMillis)",
-                    c.n, topics, (long long)srv->cfg->broker_grace_window_ms);
+                    c.n, topics, (long long)srv->loop.cfg->broker_grace_window_ms);
     return rc;
 }

@@ -11,7 +11,7 @@
  * hook) and expired brokers are unregistered through the writer, fenced by
  * the generation they were decided for; at shutdown a closed connection is
  * only forgotten. */
-void ns_broker_conn_closed(ns_server_t *srv, ns_conn_t *conn);
+void ns_broker_conn_closed(ns_loop_t *loop, ns_conn_t *conn);
 void ns_broker_scan(ns_server_t *srv);
 /* Seeds the liveness table from the store, each entry on grace. */
 int ns_broker_restore(ns_server_t *srv);

@@ -19,12 +19,12 @@
  * writer thread). */
 static void count_reply(const ns_reply_to_t *to, int code)
 {
-    ns_server_t *srv = ns_loop_current();
-    NS_M_INC(srv->m.req[to->m_row][ns_metrics_rsp_index(code)]);
+    ns_loop_t *loop = ns_loop_current();
+    NS_M_INC(loop->m.req[to->m_row][ns_metrics_rsp_index(code)]);
     if (to->async)
-        ns_hist_observe(&srv->m.latency[NS_M_LAT_WRITE], NS_HIST_LATENCY, uv_hrtime() - to->t0_ns);
+        ns_hist_observe(&loop->m.latency[NS_M_LAT_WRITE], NS_HIST_LATENCY, uv_hrtime() - to->t0_ns);
     else
-        srv->m_replied = true;
+        loop->m_replied = true;
 }
 
 void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp)
@@ -83,7 +83,7 @@ int ns_fail(ns_reply_to_t *to, int code, const char *remark)
 
 int ns_failf(ns_req_t *req, int code, const char *fmt, ...)
 {
-    ns_buf_t *b = &req->srv->remark;
+    ns_buf_t *b = &req->loop->remark;
     va_list ap;
     ns_buf_reset(b);
     va_start(ap, fmt);
@@ -215,6 +215,6 @@ const char *ns_req_peer(const ns_req_t *req)
 
 ns_trail_t *ns_req_trail_new(const ns_req_t *req, bool with_body)
 {
-    return ns_trail_new(req->cmd, ns_req_peer(req), req->srv->cfg->admin_audit_retention,
+    return ns_trail_new(req->cmd, ns_req_peer(req), req->loop->cfg->admin_audit_retention,
                         with_body);
 }

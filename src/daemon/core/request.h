@@ -5,6 +5,7 @@
 #ifndef NS_REQUEST_H
 #define NS_REQUEST_H
 
+#include "core/server.h"
 #include "core/trail.h"
 #include "core/writer.h"
 #include "net/conn.h"
@@ -33,7 +34,7 @@ typedef struct {
  * handler call; whoever keeps it longer takes a reference (ns_conn_ref), as
  * ns_wreq_submit does for to.conn. So handlers use req->conn unguarded. */
 typedef struct {
-    ns_server_t *srv;    /* the loop running the request */
+    ns_loop_t *loop;     /* the loop running the request (loop->main: the main server) */
     ns_conn_t *conn;     /* never NULL (above) */
     const ns_cmd_t *cmd; /* valid during the handler call only */
     ns_txn_t *txn;       /* read txn for READ and WRITE rows, during the call */
@@ -108,7 +109,7 @@ typedef struct {
 struct ns_wreq {
     ns_wop_t op; /* the writer's */
     const ns_wreq_ops_t *ops;
-    ns_server_t *srv; /* the main loop */
+    ns_server_t *srv; /* the main server */
     ns_reply_to_t to; /* conn NULL: nobody to answer (evictions) */
     /* Admin requests: their audit record (trail.h), appended by the wrapper
      * in the transaction of the effect, logged after the commit, freed with w. */

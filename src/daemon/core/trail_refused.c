@@ -41,9 +41,10 @@ static void refused(ns_req_t *req, ns_trail_t *t, bool log, int rsp_code, const 
                     const char *detail)
 {
     ns_wreq_t *w = NULL;
+    ns_server_t *srv = ns_server_at(req->loop); /* an I/O loop has no writer */
     if (log)
         ns_trail_log_refused(t, remark);
-    if (!ns_trail_kept(t) || req->srv->writer == NULL ||
+    if (!ns_trail_kept(t) || srv == NULL || srv->writer == NULL ||
         (detail && ns_trail_set_detail(t, detail) != NS_OK) ||
         (w = ns_wreq_new(&refusal_ops, sizeof(refusal_t))) == NULL) {
         ns_trail_free(t);
@@ -53,7 +54,7 @@ static void refused(ns_req_t *req, ns_trail_t *t, bool log, int rsp_code, const 
     r->trail = t;
     r->code = rsp_code;
     snprintf(r->remark, sizeof r->remark, "%s", remark ? remark : "");
-    ns_wreq_submit(req->srv, w, NULL);
+    ns_wreq_submit(srv, w, NULL);
 }
 
 void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
@@ -64,6 +65,6 @@ void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
 void ns_trail_refused_auth(ns_req_t *req, int rsp_code, const char *remark, const char *detail)
 {
     ns_trail_t *t =
-        ns_trail_new_auth(req->cmd, ns_req_peer(req), req->srv->cfg->admin_audit_retention);
+        ns_trail_new_auth(req->cmd, ns_req_peer(req), req->loop->cfg->admin_audit_retention);
     refused(req, t, false, rsp_code, remark, detail);
 }

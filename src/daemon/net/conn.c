@@ -68,9 +68,9 @@ const char *ns_conn_peer(const ns_conn_t *c)
     return c->peer;
 }
 
-ns_server_t *ns_conn_loop(const ns_conn_t *c)
+ns_loop_t *ns_conn_loop(const ns_conn_t *c)
 {
-    return c->srv;
+    return c->loop;
 }
 
 struct ns_mail *ns_conn_notice(ns_conn_t *c)
@@ -108,11 +108,11 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer)
 #define BUDGET_GRAIN ((size_t)4096)
 
 /* A sum of the connections' buffers is over its budget (budget.h): closes
- * the connections of srv that hold the most until the sums fit again (or
- * none of srv's is left to close). Loop thread of srv. Never inlined: in
+ * the connections of loop that hold the most until the sums fit again (or
+ * none of loop's is left to close). The thread of loop. Never inlined: in
  * ns_conn_account, which runs for every read and reply, its registers
  * would be saved on every call (+40 instructions per lookup at depth 1). */
-__attribute__((noinline, cold)) static void enforce_budgets(ns_server_t *srv)
+__attribute__((noinline, cold)) static void enforce_budgets(ns_loop_t *loop)
 {
     for (int pass = 0; pass < 2; pass++) {
         bool frames = pass == 0;
@@ -121,7 +121,7 @@ __attribute__((noinline, cold)) static void enforce_budgets(ns_server_t *srv)
         while (ns_budget_over(which, &max)) {
             ns_conn_t *worst = NULL;
             size_t most = 0;
-            for (ns_conn_t *c = srv->conns; c; c = c->next) {
+            for (ns_conn_t *c = loop->conns; c; c = c->next) {
                 if (c->bud.released)
                     continue;
                 size_t held = frames ? c->bud.rbuf : c->bud.unsent;
@@ -160,7 +160,7 @@ void ns_conn_account(ns_conn_t *c)
         return; /* the common case: nothing moved */
     if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {
         c->bud.enforce = false;
-        enforce_budgets(c->srv);
+        enforce_budgets(c->loop);
     }
 }
 
@@ -170,8 +170,8 @@ void ns_conn_mark_dirty(ns_conn_t *c)
         return;
     c->in_dirty = true;
     ns_conn_ref(c);
-    c->dirty_next = c->srv->dirty;
-    c->srv->dirty = c;
+    c->dirty_next = c->loop->dirty;
+    c->loop->dirty = c;
 }
 
 void ns_conn_want_flush(ns_conn_t *c)
@@ -182,11 +182,11 @@ void ns_conn_want_flush(ns_conn_t *c)
 
 static void unlink_conn(ns_conn_t *c)
 {
-    ns_server_t *srv = c->srv;
+    ns_loop_t *loop = c->loop;
     if (c->prev)
         c->prev->next = c->next;
     else
-        srv->conns = c->next;
+        loop->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
@@ -195,13 +195,13 @@ static void unlink_conn(ns_conn_t *c)
 static void close_cb(uv_handle_t *h)
 {
     ns_conn_t *c = h->data;
-    ns_server_t *srv = c->srv;
+    ns_loop_t *loop = c->loop;
     unlink_conn(c);
     ns_budget_conn_close(&c->bud);
     if (c->peer[0]) /* started: counted as accepted */
-        NS_M_INC(srv->m.conn_closed);
-    if (srv->on_closed)
-        srv->on_closed(srv, c);
+        NS_M_INC(loop->m.conn_closed);
+    if (loop->on_closed)
+        loop->on_closed(loop, c);
     ns_conn_unref(c);
 }
 
@@ -240,7 +240,7 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
     c->close_mail.kind = NS_MAIL_CLOSE;
     c->close_mail.conn = c;
     ns_conn_ref(c); /* the mail's */
-    if (!ns_loop_post(c->srv, &c->close_mail))
+    if (!ns_loop_post(c->loop, &c->close_mail))
         ns_conn_unref(c); /* its loop has ended: it is closed already */
 }
 
@@ -251,11 +251,11 @@ void ns_conn_close(ns_conn_t *c, const char *reason)
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     ns_conn_t *c = h->data;
-    ns_server_t *srv = c->srv;
+    ns_loop_t *loop = c->loop;
     if ((c->rbuf.len == 0 || c->filter.read) &&
-        ns_buf_reserve(&srv->rshared, READ_CHUNK) == NS_OK) {
-        buf->base = (char *)srv->rshared.data;
-        buf->len = srv->rshared.cap - 1;
+        ns_buf_reserve(&loop->rshared, READ_CHUNK) == NS_OK) {
+        buf->base = (char *)loop->rshared.data;
+        buf->len = loop->rshared.cap - 1;
         return;
     }
     if (c->filter.read || ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
@@ -274,27 +274,27 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 /* on_request refused a frame for now: stop reading until ns_conn_resume_all. */
 static void pause_reading(ns_conn_t *c)
 {
-    ns_server_t *srv = c->srv;
+    ns_loop_t *loop = c->loop;
     c->paused = true;
     uv_read_stop((uv_stream_t *)&c->tcp);
     ns_conn_ref(c); /* the queue's, dropped when it leaves */
-    if (srv->paused_tail)
-        srv->paused_tail->paused_next = c;
+    if (loop->paused_tail)
+        loop->paused_tail->paused_next = c;
     else
-        srv->paused_head = c;
-    srv->paused_tail = c;
+        loop->paused_head = c;
+    loop->paused_tail = c;
     NS_LOG_DEBUG("conn %s: reading paused until the main loop catches up", c->peer);
 }
 
 /* Takes the oldest paused connection off the queue (its reference with it). */
-static ns_conn_t *paused_pop(ns_server_t *srv)
+static ns_conn_t *paused_pop(ns_loop_t *loop)
 {
-    ns_conn_t *c = srv->paused_head;
+    ns_conn_t *c = loop->paused_head;
     if (c == NULL)
         return NULL;
-    srv->paused_head = c->paused_next;
-    if (srv->paused_head == NULL)
-        srv->paused_tail = NULL;
+    loop->paused_head = c->paused_next;
+    if (loop->paused_head == NULL)
+        loop->paused_tail = NULL;
     c->paused_next = NULL;
     c->paused = false;
     return c;
@@ -318,15 +318,15 @@ static void shrink_msg(ns_conn_t *c)
  * the frame not taken). */
 static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
 {
-    ns_server_t *srv = c->srv;
+    ns_loop_t *loop = c->loop;
     int rc = ns_remoting_decode(frame, flen, &c->msg);
     if (rc != NS_OK) {
         NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
-        NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
+        NS_M_INC(loop->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
         ns_conn_close_here(c, "malformed header");
         return false;
     }
-    if (srv->on_request(srv, c, &c->msg.cmd, flen)) {
+    if (loop->on_request(loop, c, &c->msg.cmd, flen)) {
         shrink_msg(c);
         return true;
     }
@@ -338,10 +338,10 @@ static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
  * many bytes were consumed (whole frames). */
 static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
 {
-    ns_server_t *srv = c->srv;
-    size_t off = 0, max = (size_t)srv->cfg->max_frame_bytes;
+    ns_loop_t *loop = c->loop;
+    size_t off = 0, max = (size_t)loop->cfg->max_frame_bytes;
     ns_txn_t *txn = NULL;
-    bool reading = ns_read_begin(srv, &txn) == NS_OK; /* one snapshot for the whole read */
+    bool reading = ns_read_begin(loop, &txn) == NS_OK; /* one snapshot for the whole read */
     if (reading)
         ns_conn_gather_begin(c); /* replies from the snapshot: not copied */
     while (!c->closing && !c->paused) {
@@ -352,13 +352,13 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
         if (rc == NS_ETOOBIG) {
             NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
                         ns_be32_read(data + off), max);
-            NS_M_INC(srv->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
+            NS_M_INC(loop->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
             ns_conn_close_here(c, "oversized frame");
             break;
         }
         if (rc != NS_OK) {
             NS_LOG_WARN("conn %s: malformed frame length", c->peer);
-            NS_M_INC(srv->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
+            NS_M_INC(loop->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
             ns_conn_close_here(c, "malformed frame");
             break;
         }
@@ -367,8 +367,8 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
         off += flen;
     }
     if (reading) {
-        ns_conn_gather_end(c); /* written while the snapshot is still open */
-        ns_read_end_keep(srv); /* the snapshot serves this iteration's other reads */
+        ns_conn_gather_end(c);  /* written while the snapshot is still open */
+        ns_read_end_keep(loop); /* the snapshot serves this iteration's other reads */
     }
     return off;
 }
@@ -392,9 +392,9 @@ static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
     if (c->filter.read) {
         /* with no partial frame waiting, the plain bytes go to the loop's
          * shared buffer (as unfiltered reads do) and only a tail is kept */
-        ns_server_t *srv = c->srv;
-        ns_buf_t *plain = c->rbuf.len == 0 ? &srv->tshared : &c->rbuf;
-        ns_buf_reset(&srv->tshared);
+        ns_loop_t *loop = c->loop;
+        ns_buf_t *plain = c->rbuf.len == 0 ? &loop->tshared : &c->rbuf;
+        ns_buf_reset(&loop->tshared);
         int rc = c->filter.read(c->filter.ctx, c, p, n, plain);
         if (rc != NS_OK) {
             ns_conn_close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
@@ -416,30 +416,30 @@ static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ns_conn_t *c = s->data;
-    ns_server_t *srv = c->srv;
+    ns_loop_t *loop = c->loop;
     if (nread < 0) {
         ns_conn_close_here(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
         return;
     }
     if (nread == 0)
         return;
-    c->last_active_ms = uv_now(srv->loop);
-    NS_M_ADD(srv->m.bytes_in, nread);
-    if (buf->base == (char *)srv->rshared.data) {
-        conn_bytes_in(c, srv->rshared.data, (size_t)nread);
+    c->last_active_ms = uv_now(loop->uv);
+    NS_M_ADD(loop->m.bytes_in, nread);
+    if (buf->base == (char *)loop->rshared.data) {
+        conn_bytes_in(c, loop->rshared.data, (size_t)nread);
         return;
     }
     c->rbuf.len += (size_t)nread; /* plain bytes straight into the frame's tail */
     process_rbuf(c);
 }
 
-void ns_conn_resume_all(ns_server_t *srv)
+void ns_conn_resume_all(ns_loop_t *loop)
 {
     ns_conn_t *c;
-    while ((c = paused_pop(srv)) != NULL) {
+    while ((c = paused_pop(loop)) != NULL) {
         if (!c->closing) {
             NS_LOG_DEBUG("conn %s: reading again", c->peer);
-            c->last_active_ms = uv_now(srv->loop);
+            c->last_active_ms = uv_now(loop->uv);
             process_rbuf(c);
             if (!c->closing && !c->paused &&
                 uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
@@ -450,7 +450,7 @@ void ns_conn_resume_all(ns_server_t *srv)
         if (full_again) /* the rest keep their place in the queue: first next time */
             break;
     }
-    ns_read_release(srv); /* not from a read: the loop may block next */
+    ns_read_release(loop); /* not from a read: the loop may block next */
 }
 
 static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outlen)
@@ -467,24 +467,24 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t outle
     snprintf(out, outlen, "%s:%d", host, port);
 }
 
-/* Allocates a connection of srv with one reference (the handle's), its
- * handle initialised, on srv's list. NULL when out of memory. */
-static ns_conn_t *conn_new(ns_server_t *srv)
+/* Allocates a connection of loop with one reference (the handle's), its
+ * handle initialised, on loop's list. NULL when out of memory. */
+static ns_conn_t *conn_new(ns_loop_t *loop)
 {
     ns_conn_t *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
-    c->srv = srv;
+    c->loop = loop;
     c->refs = 1;
     ns_cmd_msg_init(&c->msg);
     c->close_mail.embedded = c->closed_mail.embedded = true;
     c->close_mail.fd = c->closed_mail.fd = -1;
-    c->next = srv->conns;
-    if (srv->conns)
-        srv->conns->prev = c;
-    srv->conns = c;
-    c->last_active_ms = uv_now(srv->loop);
-    uv_tcp_init(srv->loop, &c->tcp);
+    c->next = loop->conns;
+    if (loop->conns)
+        loop->conns->prev = c;
+    loop->conns = c;
+    c->last_active_ms = uv_now(loop->uv);
+    uv_tcp_init(loop->uv, &c->tcp);
     c->tcp.data = c;
     return c;
 }
@@ -503,10 +503,10 @@ static void conn_start(ns_conn_t *c)
         ns_conn_close_here(c, NULL);
         return;
     }
-    NS_M_INC(c->srv->m.conn_accepted);
+    NS_M_INC(c->loop->m.conn_accepted);
     NS_LOG_DEBUG("conn %s: accepted", c->peer);
-    if (c->srv->on_accepted)
-        c->srv->on_accepted(c->srv, c, (const struct sockaddr *)&ss);
+    if (c->loop->on_accepted)
+        c->loop->on_accepted(c->loop, c, (const struct sockaddr *)&ss);
     if (!c->closing && uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close_here(c, "read start failed");
 }
@@ -519,9 +519,9 @@ static void adopt_failed_cb(uv_handle_t *h)
     ns_conn_unref(c);
 }
 
-bool ns_conn_adopt(ns_server_t *srv, int fd)
+bool ns_conn_adopt(ns_loop_t *loop, int fd)
 {
-    ns_conn_t *c = conn_new(srv);
+    ns_conn_t *c = conn_new(loop);
     if (c == NULL) {
         close(fd);
         return false;
@@ -536,11 +536,11 @@ bool ns_conn_adopt(ns_server_t *srv, int fd)
     return true;
 }
 
-void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
+void ns_conn_sweep_idle(ns_loop_t *loop, uint64_t now_ms, int64_t idle_s)
 {
-    uint64_t hs_ms = (uint64_t)srv->cfg->tls_handshake_timeout_ms;
+    uint64_t hs_ms = (uint64_t)loop->cfg->tls_handshake_timeout_ms;
     /* paused connections have frames waiting */
-    for (ns_conn_t *c = srv->conns; c; c = c->next) {
+    for (ns_conn_t *c = loop->conns; c; c = c->next) {
         if (c->closing)
             continue;
         bool handshaking = c->filter.ready && !c->filter.ready(c->filter.ctx);
@@ -560,17 +560,17 @@ void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s)
     }
 }
 
-void ns_conn_close_all(ns_server_t *srv)
+void ns_conn_close_all(ns_loop_t *loop)
 {
-    for (ns_conn_t *c = srv->conns; c; c = c->next)
+    for (ns_conn_t *c = loop->conns; c; c = c->next)
         ns_conn_close_here(c, NULL);
     ns_conn_t *p;
-    while ((p = paused_pop(srv)) != NULL)
+    while ((p = paused_pop(loop)) != NULL)
         ns_conn_unref(p);
 }
 
-void ns_conn_resume_paused(ns_server_t *srv)
+void ns_conn_resume_paused(ns_loop_t *loop)
 {
-    if (srv->paused_head && !srv->stopping && !ns_budget_writer_full())
-        ns_conn_resume_all(srv);
+    if (loop->paused_head && !loop->stopping && !ns_budget_writer_full())
+        ns_conn_resume_all(loop);
 }

@@ -24,7 +24,7 @@
 #include "ns/buf.h"
 #include "ns/remoting.h"
 
-typedef struct ns_server ns_server_t;
+typedef struct ns_loop ns_loop_t;
 typedef struct ns_conn ns_conn_t;
 struct ns_mail;
 
@@ -65,9 +65,9 @@ void ns_conn_set_peer(ns_conn_t *c, const char *peer);
  * is queued (a filter that has bytes of its own to send). */
 void ns_conn_want_flush(ns_conn_t *c);
 
-/* Serves an accepted socket fd on srv's loop (accept.c, or an I/O loop it
+/* Serves an accepted socket fd on loop (accept.c, or an I/O loop it
  * was handed to); false when it cannot, and fd is then closed. */
-bool ns_conn_adopt(ns_server_t *srv, int fd);
+bool ns_conn_adopt(ns_loop_t *loop, int fd);
 
 /* References: any thread. The last one frees the connection (its socket
  * was closed before, on its loop). */
@@ -79,7 +79,7 @@ bool ns_conn_is_closed(const ns_conn_t *c);
  * a trusted PROXY header before the first frame). */
 const char *ns_conn_peer(const ns_conn_t *c);
 /* The loop the connection lives on. */
-ns_server_t *ns_conn_loop(const ns_conn_t *c);
+ns_loop_t *ns_conn_loop(const ns_conn_t *c);
 
 /* Closes the connection (idempotent); reason is logged. From another loop
  * the request travels to the connection's loop. */
@@ -107,17 +107,17 @@ void ns_conn_note_broker(ns_conn_t *c);
 int ns_conn_brokers(const ns_conn_t *c);
 
 /* The loop's connections (ioloop.c, server.c). */
-void ns_conn_flush_all(ns_server_t *srv);
-void ns_conn_close_all(ns_server_t *srv);
+void ns_conn_flush_all(ns_loop_t *loop);
+void ns_conn_close_all(ns_loop_t *loop);
 /* Closes connections idle for more than idle_s seconds. */
-void ns_conn_sweep_idle(ns_server_t *srv, uint64_t now_ms, int64_t idle_s);
+void ns_conn_sweep_idle(ns_loop_t *loop, uint64_t now_ms, int64_t idle_s);
 /* Connections that stopped reading (their on_request said "not now") read
  * again, oldest first, until one is refused again; the rest keep their
  * turn. */
-void ns_conn_resume_all(ns_server_t *srv);
-/* Loop thread of srv (main or I/O loop): when the writer queue is below its
- * budgets again (budget.h), srv's paused connections read again (oldest
+void ns_conn_resume_all(ns_loop_t *loop);
+/* The thread of loop (main or I/O loop): when the writer queue is below its
+ * budgets again (budget.h), loop's paused connections read again (oldest
  * first). */
-void ns_conn_resume_paused(ns_server_t *srv);
+void ns_conn_resume_paused(ns_loop_t *loop);
 
 #endif

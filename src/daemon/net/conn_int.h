@@ -12,7 +12,7 @@
 
 struct ns_conn {
     uv_tcp_t tcp;     /* first member: the handle's data points back at us */
-    ns_server_t *srv; /* the loop it lives on */
+    ns_loop_t *loop;  /* the loop it lives on */
     int refs;         /* atomic */
     bool closing;     /* atomic: read by other loops */
     bool close_asked; /* atomic: another loop posted close_mail */
@@ -36,7 +36,7 @@ struct ns_conn {
 
 static inline bool ns_conn_on_own_loop(const ns_conn_t *c)
 {
-    return c->srv == ns_loop_current();
+    return c->loop == ns_loop_current();
 }
 
 /* On c's loop: closes it now (reason logged when not NULL). */

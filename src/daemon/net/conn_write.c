@@ -33,7 +33,7 @@ static void gather_settle(ns_conn_t *c);
 static int queue_out(ns_conn_t *c)
 {
     if (c->wq.out.len > NS_CONN_MAX_PENDING_OUT) {
-        NS_M_INC(c->srv->m.refused[NS_M_REFUSE_SLOW_READER]);
+        NS_M_INC(c->loop->m.refused[NS_M_REFUSE_SLOW_READER]);
         ns_conn_close_here(c, "peer does not read its replies");
         return NS_ECONN;
     }
@@ -63,7 +63,7 @@ void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
  * templates (rsphead.h). */
 static int encode_reply(ns_buf_t *out, const ns_cmd_t *rsp)
 {
-    ns_server_t *cur = ns_loop_current();
+    ns_loop_t *cur = ns_loop_current();
     size_t start = out->len;
     int rc =
         cur ? ns_rsp_heads_encode(&cur->rsp_heads, out, rsp) : ns_remoting_encode_header(out, rsp);
@@ -89,7 +89,7 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
         return NS_ENOMEM;
     int rc = encode_reply(&m->bytes, rsp);
     ns_conn_ref(c); /* the mail's */
-    if (rc == NS_OK && !ns_loop_post(c->srv, m))
+    if (rc == NS_OK && !ns_loop_post(c->loop, m))
         rc = NS_ECONN;
     if (rc != NS_OK) {
         ns_mail_free(m);
@@ -210,9 +210,9 @@ void ns_conn_gather_end(ns_conn_t *c)
         return;
     }
     size_t sent = n > 0 ? (size_t)n : 0;
-    NS_M_ADD(c->srv->m.bytes_out, sent);
+    NS_M_ADD(c->loop->m.bytes_out, sent);
     if (sent > 0)
-        c->last_active_ms = uv_now(c->srv->loop);
+        c->last_active_ms = uv_now(c->loop->uv);
     if (sent == total) {
         ns_buf_reset(&c->wq.out);
         ns_conn_account(c);
@@ -230,7 +230,7 @@ int ns_conn_send_mapped(ns_conn_t *c, const ns_cmd_t *rsp)
     if (gather.conn != c || c->closing || rsp->body == NULL || rsp->body_len < GATHER_MIN ||
         gather.n == GATHER_SEGS)
         return ns_conn_send(c, rsp);
-    int rc = ns_rsp_heads_encode(&c->srv->rsp_heads, &c->wq.out, rsp);
+    int rc = ns_rsp_heads_encode(&c->loop->rsp_heads, &c->wq.out, rsp);
     if (rc != NS_OK)
         return rc;
     gather.seg[gather.n++] = (gather_seg_t){c->wq.out.len, rsp->body, rsp->body_len};
@@ -247,7 +247,7 @@ static void write_cb(uv_write_t *req, int status)
     if (status < 0) {
         ns_conn_close_here(c, uv_strerror(status));
     } else {
-        c->last_active_ms = uv_now(c->srv->loop);
+        c->last_active_ms = uv_now(c->loop->uv);
         if (c->wq.out.len > 0)
             conn_flush(c);
     }
@@ -268,7 +268,7 @@ static int conn_bytes_out(ns_conn_t *c)
     size_t n = c->wq.out.len;
     int rc = ns_wq_flush(&c->wq, (uv_stream_t *)&c->tcp, c, write_cb);
     if (rc > 0)
-        NS_M_ADD(c->srv->m.bytes_out, n);
+        NS_M_ADD(c->loop->m.bytes_out, n);
     return rc;
 }
 
@@ -281,17 +281,17 @@ static void conn_flush(ns_conn_t *c)
     int rc = conn_bytes_out(c);
     ns_conn_account(c);
     if (rc == NS_WQ_SENT)
-        c->last_active_ms = uv_now(c->srv->loop);
+        c->last_active_ms = uv_now(c->loop->uv);
     else if (rc == NS_WQ_QUEUED)
         ns_conn_ref(c); /* dropped by write_cb */
     else if (rc < 0)
         ns_conn_close_here(c, uv_strerror(rc));
 }
 
-void ns_conn_flush_all(ns_server_t *srv)
+void ns_conn_flush_all(ns_loop_t *loop)
 {
-    ns_conn_t *c = srv->dirty;
-    srv->dirty = NULL;
+    ns_conn_t *c = loop->dirty;
+    loop->dirty = NULL;
     while (c) {
         ns_conn_t *next = c->dirty_next;
         c->in_dirty = false;

@@ -20,16 +20,16 @@ struct ns_mailbox {
     bool handle_closed;
 };
 
-_Thread_local ns_server_t *ns_loop_running;
+_Thread_local ns_loop_t *ns_loop_running;
 
-void ns_loop_set_current(ns_server_t *srv)
+void ns_loop_set_current(ns_loop_t *loop)
 {
-    ns_loop_running = srv;
+    ns_loop_running = loop;
 }
 
-uint64_t ns_now_ms(ns_server_t *srv)
+uint64_t ns_now_ms(ns_loop_t *loop)
 {
-    return uv_now(srv->loop);
+    return uv_now(loop->uv);
 }
 
 int64_t ns_wall_ms(void)
@@ -104,9 +104,9 @@ void ns_mailbox_close_handle(ns_mailbox_t *mb)
     mb->handle_closed = true;
 }
 
-bool ns_loop_post(ns_server_t *srv, ns_mail_t *m)
+bool ns_loop_post(ns_loop_t *loop, ns_mail_t *m)
 {
-    ns_mailbox_t *mb = srv->inbox;
+    ns_mailbox_t *mb = loop->inbox;
     if (mb == NULL)
         return false;
     m->next = NULL;
@@ -125,9 +125,9 @@ bool ns_loop_post(ns_server_t *srv, ns_mail_t *m)
     return open;
 }
 
-void ns_loop_wake(ns_server_t *srv)
+void ns_loop_wake(ns_loop_t *loop)
 {
-    ns_mailbox_t *mb = srv->inbox;
+    ns_mailbox_t *mb = loop->inbox;
     pthread_mutex_lock(&mb->mu);
     if (!mb->closed)
         uv_async_send(&mb->wake);

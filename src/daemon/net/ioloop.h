@@ -1,10 +1,10 @@
 /* ioloop.h - one event loop of namesrvd, and the mail between loops.
  *
- * Every loop runs one ns_server_t: its libuv loop, its read transaction,
- * buffers and connections. The main loop's also has the writer, the
- * registry, liveness and the listener (server.c); with ioThreads > 1 there
- * are extra I/O loops (iothreads.h). A connection lives on one loop for its
- * whole life (conn.h).
+ * Every loop runs one ns_loop_t: its libuv loop, its read transaction,
+ * buffers and connections. The main loop's is part of the main server
+ * (core/server.h), which also has the writer, the registry, liveness and the
+ * listener; with ioThreads > 1 there are extra I/O loops (iothreads.h). A
+ * connection lives on one loop for its whole life (conn.h).
  *
  * The layers above a loop plug in through three hooks, so that the
  * connection code below them never calls up: what to do with a decoded
@@ -24,14 +24,13 @@
 #include "ns/rsphead.h"
 #include "ns/store.h"
 
+typedef struct ns_loop ns_loop_t;
+/* The main server (core/server.h): what only the main loop has. A loop
+ * carries a pointer to it; nothing in this room looks inside. */
 typedef struct ns_server ns_server_t;
-/* Owned by the rooms above (core/): the loop only carries pointers. */
-typedef struct ns_writer ns_writer_t;
-typedef struct ns_liveness ns_liveness_t;
 typedef struct ns_conn ns_conn_t;
-typedef struct ns_io ns_io_t;             /* one extra I/O loop (iothreads.c) */
-typedef struct ns_mailbox ns_mailbox_t;   /* a loop's incoming mail */
-typedef struct ns_notifier ns_notifier_t; /* outbound notifications (notify.h) */
+typedef struct ns_io ns_io_t;           /* one extra I/O loop (iothreads.c) */
+typedef struct ns_mailbox ns_mailbox_t; /* a loop's incoming mail */
 
 typedef enum {
     NS_MAIL_CONN,   /* main -> I/O: serve socket fd */
@@ -46,91 +45,73 @@ typedef struct ns_mail {
     ns_mail_kind_t kind;
     bool embedded;   /* part of its connection: never freed on its own */
     ns_conn_t *conn; /* a reference, dropped by the receiver */
-    ns_server_t *from;
+    ns_loop_t *from;
     int fd;
     ns_cmd_t *cmd; /* NS_MAIL_CMD: one heap block (ns_cmd_dup) */
     size_t cost;   /* NS_MAIL_CMD: bytes counted in the sender's backlog */
     ns_buf_t bytes;
 } ns_mail_t;
 
-struct ns_server {
-    uv_loop_t *loop;
+/* One event loop: everything its thread uses, and nothing only the main
+ * loop has. The main loop's is the first member of the main server
+ * (core/server.h); an extra I/O loop's is part of its ns_io_t. Each is
+ * touched by its own thread only; what store and wire_cfg (and the main
+ * loop's cfg) point at is the main server's, shared by every loop. */
+struct ns_loop {
+    uv_loop_t *uv;
     ns_config_t *cfg; /* the main loop's; an I/O loop's copy of its scalars */
     ns_store_t *store;
-    ns_writer_t *writer; /* main loop only (NULL elsewhere), as the next two */
-    ns_registry_t *registry;
-    ns_liveness_t *liveness;
-    ns_notifier_t *notifier; /* main loop: outbound 905 notifications (notify.c) */
-    ns_server_t *main;       /* the main loop's server (itself on the main loop) */
-    ns_mailbox_t *inbox;     /* mail for this loop; NULL with ioThreads=1 */
+    /* The main server, on every loop (its own on the main loop). Its
+     * main-only fields are the main thread's: another loop reaches them only
+     * by mail to main (ns_loop_post(&main->loop, ...)). */
+    ns_server_t *main;
+    ns_io_t *io;         /* on an I/O loop: that loop; NULL on main */
+    ns_mailbox_t *inbox; /* mail for this loop; NULL with ioThreads=1 */
     /* Hooks of the layers above. on_request runs a decoded request of c
      * (cmd valid during the call); false = not taken now: c stops reading
      * and offers it again when resumed. on_closed: c's socket is closed
      * (c is freed after it returns unless it took a reference).
      * on_config_changed: UPDATE_NAMESRV_CONFIG changed cfg (may be NULL). */
-    bool (*on_request)(ns_server_t *srv, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len);
-    void (*on_closed)(ns_server_t *srv, ns_conn_t *c);
+    bool (*on_request)(ns_loop_t *loop, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len);
+    void (*on_closed)(ns_loop_t *loop, ns_conn_t *c);
     /* on_accepted (may be NULL): c was accepted from peer; may install a
      * filter (secure.c: PROXY protocol and TLS). */
-    void (*on_accepted)(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer);
-    void (*on_config_changed)(ns_server_t *srv);
+    void (*on_accepted)(ns_loop_t *loop, ns_conn_t *c, const struct sockaddr *peer);
+    void (*on_config_changed)(ns_loop_t *loop);
     ns_txn_t *rtxn;                         /* the loop's reusable read transaction */
     int rtxn_users;                         /* in use while > 0 (ns_read_begin/ns_read_end) */
     bool rtxn_live;                         /* renewed and not reset yet (ns_read_release) */
     uint64_t rtxn_epoch;                    /* the store's read epoch when rtxn was renewed */
     const ns_store_epoch_t *rtxn_epoch_now; /* the store's (ns_store_read_epoch) */
-    uv_tcp_t listener;                      /* main loop: bound and listening (accept.c) */
-    uv_poll_t accept_poll;                  /* main loop: drives accept4 on the listener */
-    uv_timer_t accept_timer; /* main loop: resumes accepting after a pause at EMFILE */
-    int spare_fd;            /* main loop: sheds waiting connections at EMFILE */
-    bool accept_init;
-    uint64_t accept_failed, accept_logged_ms; /* refused since the last log line */
-    uv_timer_t scan_timer;                    /* main loop: liveness scan */
-    uv_timer_t idle_timer;                    /* idle-connection sweep */
-    uv_check_t flush_check;                   /* writes out replies once per loop iteration */
-    uv_signal_t sig_int, sig_term;
-    uv_signal_t sig_hup;                  /* main loop: reopens the log file (service.c) */
-    uv_timer_t watchdog_timer;            /* main loop: systemd watchdog pings (service.c) */
-    ns_conn_t *conns;                     /* all open connections of this loop */
-    ns_conn_t *dirty;                     /* connections with replies to write */
-    ns_conn_t *paused_head, *paused_tail; /* waiting to read again, oldest first */
+    uv_timer_t idle_timer;                  /* idle-connection sweep */
+    uv_check_t flush_check;                 /* writes out replies once per loop iteration */
+    ns_conn_t *conns;                       /* all open connections of this loop */
+    ns_conn_t *dirty;                       /* connections with replies to write */
+    ns_conn_t *paused_head, *paused_tail;   /* waiting to read again, oldest first */
     uint64_t start_ms;
-    int bound_port;
     bool stopping;
-    bool listener_init, handles_init;
     ns_buf_t scratch;         /* reply bodies assembled on the loop thread */
     ns_buf_t derived;         /* legacy routes derived from the standard form */
     ns_buf_t rshared;         /* the read buffer connections share (conn.c) */
     ns_buf_t remark;          /* formatted error remarks (request.c) */
     ns_buf_t tshared;         /* the plaintext of a TLS read, shared as rshared is (conn.c) */
     ns_rsp_heads_t rsp_heads; /* reply headers by shape, patched per reply (rsphead.h) */
-    /* TLS and the PROXY protocol (secure.c): the main server owns wire_cfg,
-     * every loop's server points at it; the watcher handles are main's */
+    /* TLS and the PROXY protocol (secure.c): the main loop's ns_secure_start
+     * owns it, every loop points at it */
     struct ns_wire_cfg_s *wire_cfg;
-    uv_timer_t tls_timer;    /* polls the certificate files (Java: every 500 ms) */
-    uv_signal_t tls_sig_hup; /* reloads them now (beside service.c's log reopen) */
-    bool tls_handles;
-    ns_io_t *io;                      /* on an I/O loop's server: that loop; NULL on main */
-    ns_io_t **ios;                    /* main: the extra loops */
-    struct ns_backup *backup;         /* main: periodic hot backups (backup.c), or NULL */
-    struct ns_startcheck *startcheck; /* main: verifyOnStart's walk while serving, or NULL */
-    int exit_status;                  /* main: namesrvd's exit status once the loop ends */
-    size_t n_ios, next_io;
-    struct ns_auth *auth; /* main: authMode state, penalties, counters (auth.c) */
     /* metrics (metrics.h): this loop's counters, written by this loop only */
     ns_metrics_loop_t m;
-    bool m_replied;       /* the request being dispatched was answered */
-    struct ns_http *http; /* main: the HTTP endpoint (http.h); NULL when off */
+    bool m_replied; /* the request being dispatched was answered */
 };
 
 /* The loop whose thread is running (set when the loop starts). Inline:
  * every reply asks it. */
-extern _Thread_local ns_server_t *ns_loop_running;
-static inline ns_server_t *ns_loop_current(void)
+extern _Thread_local ns_loop_t *ns_loop_running;
+static inline ns_loop_t *ns_loop_current(void)
 {
     return ns_loop_running;
 }
-void ns_loop_set_current(ns_server_t *srv);
+void ns_loop_set_current(ns_loop_t *loop);
 
 /* The loop's read transaction. A user begins it with ns_read_begin and ends
  * it with ns_read_end, or, for the reads of connections (conn.c), with
@@ -149,56 +130,56 @@ void ns_loop_set_current(ns_server_t *srv);
  * most the read in progress, as with a snapshot per read. Nested begins
  * (the frames of one read, the handlers inside it) share the snapshot.
  * Inline: the lookup path nests them. */
-static inline bool ns_read_stale(const ns_server_t *srv)
+static inline bool ns_read_stale(const ns_loop_t *loop)
 {
-    uint64_t epoch = atomic_load_explicit(srv->rtxn_epoch_now, memory_order_acquire);
-    return epoch != srv->rtxn_epoch || (epoch & 1) != 0; /* odd: a resize waits */
+    uint64_t epoch = atomic_load_explicit(loop->rtxn_epoch_now, memory_order_acquire);
+    return epoch != loop->rtxn_epoch || (epoch & 1) != 0; /* odd: a resize waits */
 }
 
 /* Resets the loop's read transaction unless a user still has it open. */
-static inline void ns_read_release(ns_server_t *srv)
+static inline void ns_read_release(ns_loop_t *loop)
 {
-    if (srv->rtxn_live && srv->rtxn_users == 0) {
-        ns_txn_read_reset(srv->rtxn);
-        srv->rtxn_live = false;
+    if (loop->rtxn_live && loop->rtxn_users == 0) {
+        ns_txn_read_reset(loop->rtxn);
+        loop->rtxn_live = false;
     }
 }
 
-static inline int ns_read_begin(ns_server_t *srv, ns_txn_t **txn)
+static inline int ns_read_begin(ns_loop_t *loop, ns_txn_t **txn)
 {
-    if (srv->rtxn_live && srv->rtxn_users == 0 && ns_read_stale(srv))
-        ns_read_release(srv);
-    if (!srv->rtxn_live) {
-        if (srv->rtxn_epoch_now == NULL)
-            srv->rtxn_epoch_now = ns_store_read_epoch(srv->store);
+    if (loop->rtxn_live && loop->rtxn_users == 0 && ns_read_stale(loop))
+        ns_read_release(loop);
+    if (!loop->rtxn_live) {
+        if (loop->rtxn_epoch_now == NULL)
+            loop->rtxn_epoch_now = ns_store_read_epoch(loop->store);
         /* loaded before the renew: a write that moves it later is dropped for */
-        uint64_t epoch = atomic_load_explicit(srv->rtxn_epoch_now, memory_order_acquire);
-        int rc = ns_txn_read_renew(srv->store, &srv->rtxn);
+        uint64_t epoch = atomic_load_explicit(loop->rtxn_epoch_now, memory_order_acquire);
+        int rc = ns_txn_read_renew(loop->store, &loop->rtxn);
         if (rc != 0)
             return rc;
-        srv->rtxn_epoch = epoch;
-        srv->rtxn_live = true;
+        loop->rtxn_epoch = epoch;
+        loop->rtxn_live = true;
     }
-    srv->rtxn_users++;
-    *txn = srv->rtxn;
+    loop->rtxn_users++;
+    *txn = loop->rtxn;
     return 0;
 }
 
-static inline void ns_read_end(ns_server_t *srv)
+static inline void ns_read_end(ns_loop_t *loop)
 {
-    srv->rtxn_users--;
-    ns_read_release(srv);
+    loop->rtxn_users--;
+    ns_read_release(loop);
 }
 
 /* Ends a use but keeps the snapshot for the iteration's next read unless
  * the epoch moved meanwhile (see above). */
-static inline void ns_read_end_keep(ns_server_t *srv)
+static inline void ns_read_end_keep(ns_loop_t *loop)
 {
-    if (--srv->rtxn_users == 0 && ns_read_stale(srv))
-        ns_read_release(srv);
+    if (--loop->rtxn_users == 0 && ns_read_stale(loop))
+        ns_read_release(loop);
 }
 /* Milliseconds on the loop's monotonic clock / the wall clock. */
-uint64_t ns_now_ms(ns_server_t *srv);
+uint64_t ns_now_ms(ns_loop_t *loop);
 int64_t ns_wall_ms(void);
 
 /* A mailbox on loop, whose wake-up runs cb(data); NULL when out of memory.
@@ -214,11 +195,11 @@ void ns_mailbox_stop(ns_mailbox_t *mb);
 void ns_mailbox_close(ns_mailbox_t *mb);
 /* Closes the wake handle (on the mailbox's loop, as it stops). */
 void ns_mailbox_close_handle(ns_mailbox_t *mb);
-/* Posts m to srv's loop (m and its reference are the receiver's from now
+/* Posts m to loop (m and its reference are the receiver's from now
  * on); false when that loop has ended, and m is still the caller's. */
-bool ns_loop_post(ns_server_t *srv, ns_mail_t *m);
-/* Wakes srv's loop with no mail (it then looks at its flags again). */
-void ns_loop_wake(ns_server_t *srv);
+bool ns_loop_post(ns_loop_t *loop, ns_mail_t *m);
+/* Wakes loop with no mail (it then looks at its flags again). */
+void ns_loop_wake(ns_loop_t *loop);
 /* A zeroed mail of kind for conn (whose reference the caller provides);
  * NULL when out of memory. */
 ns_mail_t *ns_mail_new(ns_mail_kind_t kind, ns_conn_t *conn);

@@ -124,7 +124,7 @@ enum {
 enum { NS_M_EVICT_TIMEOUT, NS_M_EVICT_CONN_CLOSED, NS_M_EVICT_N };
 enum { NS_M_LAT_READ, NS_M_LAT_WRITE, NS_M_LAT_N };
 
-/* One event loop's counters (embedded in its ns_server_t). The broker ones
+/* One event loop's counters (embedded in its ns_loop_t). The broker ones
  * move on the main loop only. */
 typedef struct {
     ns_counter_t req[NS_M_ROWS][NS_M_RSP_N];

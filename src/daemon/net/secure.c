@@ -1,5 +1,5 @@
 /* secure.c - the server's TLS and PROXY settings: read once at start,
- * certificates reloaded while running (server.h: ns_secure_*).
+ * certificates reloaded while running (secure.h: ns_secure_*).
  *
  * Settings are Java's TlsSystemConfig keys (config_table.c), overridden by the
  * tls.server.* keys of tls.config.file when that file exists, as Java's
@@ -86,9 +86,9 @@ static void filter_free(void *ctx)
     ns_wire_free(ctx);
 }
 
-static void attach(ns_server_t *srv, ns_conn_t *c, const struct sockaddr *peer)
+static void attach(ns_loop_t *loop, ns_conn_t *c, const struct sockaddr *peer)
 {
-    ns_wire_t *w = ns_wire_new(srv->wire_cfg, peer);
+    ns_wire_t *w = ns_wire_new(loop->wire_cfg, peer);
     if (w == NULL) {
         ns_conn_close(c, "out of memory");
         return;
@@ -113,19 +113,33 @@ static ns_tls_mode_t parse_mode(const char *s)
     return NS_TLS_MODE_PERMISSIVE;
 }
 
+/* The main loop's wire settings and their watcher handles: the settings
+ * first, so the loop's wire_cfg (which every loop points at) is this. */
+typedef struct {
+    ns_wire_cfg_t wc;
+    uv_timer_t timer;    /* polls the certificate files (Java: every 500 ms) */
+    uv_signal_t sig_hup; /* reloads them now (beside service.c's log reopen) */
+    bool handles;
+} secure_t;
+
+static secure_t *secure_of(const ns_loop_t *loop)
+{
+    return (secure_t *)loop->wire_cfg;
+}
+
 static const char *str_or(const char *s, const char *def)
 {
     return s && *s ? s : def;
 }
 
-static void reload(ns_server_t *srv, bool force)
+static void reload(ns_loop_t *loop, bool force)
 {
     char err[512] = "";
-    ns_tls_server_t *tls = srv->wire_cfg->tls;
+    ns_tls_server_t *tls = loop->wire_cfg->tls;
     int rc = ns_tls_server_reload(tls, force, err, sizeof err);
     if (rc == NS_OK)
         NS_LOG_INFO("TLS: certificate %s reloaded (context %llu); new connections use it",
-                    srv->cfg->tls_server_cert_path,
+                    loop->cfg->tls_server_cert_path,
                     (unsigned long long)ns_tls_server_generation(tls));
     else if (rc != NS_EAGAIN && strstr(err, "does not match") != NULL)
         NS_LOG_WARN("TLS: %s (one of the pair replaced so far?); the previous certificate "
@@ -142,18 +156,18 @@ static void poll_cb(uv_timer_t *t)
 
 static void hup_cb(uv_signal_t *s, int signum)
 {
-    ns_server_t *srv = s->data;
-    if (srv->wire_cfg->tls == NULL) {
+    ns_loop_t *loop = s->data;
+    if (loop->wire_cfg->tls == NULL) {
         NS_LOG_INFO("SIGHUP: no TLS certificate configured, nothing to reload");
         return;
     }
     NS_LOG_INFO("SIGHUP: reloading the TLS certificate");
-    reload(srv, true);
+    reload(loop, true);
 }
 
-static int load_tls(ns_server_t *srv, ns_wire_cfg_t *wc, char *err, size_t errlen)
+static int load_tls(ns_loop_t *loop, ns_wire_cfg_t *wc, char *err, size_t errlen)
 {
-    const ns_config_t *cfg = srv->cfg;
+    const ns_config_t *cfg = loop->cfg;
     char why[400] = "";
     bool have = cfg->tls_server_cert_path && *cfg->tls_server_cert_path &&
                 cfg->tls_server_key_path && *cfg->tls_server_key_path;
@@ -188,58 +202,60 @@ static int load_tls(ns_server_t *srv, ns_wire_cfg_t *wc, char *err, size_t errle
     return NS_OK;
 }
 
-int ns_secure_start(ns_server_t *srv, char *err, size_t errlen)
+int ns_secure_start(ns_loop_t *loop, char *err, size_t errlen)
 {
     char why[512] = "";
     bool loaded = false;
-    int rc = ns_config_load_tls_file(srv->cfg, &loaded, why, sizeof why);
+    int rc = ns_config_load_tls_file(loop->cfg, &loaded, why, sizeof why);
     if (rc != NS_OK) {
         snprintf(err, errlen, "tls.config.file %s", why);
         return rc;
     }
     if (loaded)
-        NS_LOG_INFO("TLS: settings read from %s", srv->cfg->tls_config_file);
-    ns_wire_cfg_t *wc = calloc(1, sizeof *wc);
-    if (wc == NULL) {
+        NS_LOG_INFO("TLS: settings read from %s", loop->cfg->tls_config_file);
+    secure_t *sec = calloc(1, sizeof *sec);
+    if (sec == NULL) {
         snprintf(err, errlen, "out of memory");
         return NS_ENOMEM;
     }
-    srv->wire_cfg = wc;
-    srv->on_accepted = attach;
-    wc->mode = parse_mode(srv->cfg->tls_server_mode);
-    if ((rc = ns_proxy_acl_parse(srv->cfg->proxy_protocol_trusted, &wc->acl, why, sizeof why)) !=
+    ns_wire_cfg_t *wc = &sec->wc;
+    loop->wire_cfg = wc;
+    loop->on_accepted = attach;
+    wc->mode = parse_mode(loop->cfg->tls_server_mode);
+    if ((rc = ns_proxy_acl_parse(loop->cfg->proxy_protocol_trusted, &wc->acl, why, sizeof why)) !=
         NS_OK) {
         snprintf(err, errlen, "proxyProtocolTrustedAddresses: %s", why);
         return rc;
     }
     if (wc->acl.any || wc->acl.n > 0)
-        NS_LOG_INFO("PROXY protocol: accepted from %s", srv->cfg->proxy_protocol_trusted);
-    if ((rc = load_tls(srv, wc, err, errlen)) != NS_OK)
+        NS_LOG_INFO("PROXY protocol: accepted from %s", loop->cfg->proxy_protocol_trusted);
+    if ((rc = load_tls(loop, wc, err, errlen)) != NS_OK)
         return rc;
-    uv_signal_init(srv->loop, &srv->tls_sig_hup);
-    srv->tls_sig_hup.data = srv;
-    uv_signal_start(&srv->tls_sig_hup, hup_cb, SIGHUP);
-    uv_timer_init(srv->loop, &srv->tls_timer);
-    srv->tls_timer.data = srv;
+    uv_signal_init(loop->uv, &sec->sig_hup);
+    sec->sig_hup.data = loop;
+    uv_signal_start(&sec->sig_hup, hup_cb, SIGHUP);
+    uv_timer_init(loop->uv, &sec->timer);
+    sec->timer.data = loop;
     if (wc->tls)
-        uv_timer_start(&srv->tls_timer, poll_cb, RELOAD_POLL_MS, RELOAD_POLL_MS);
-    srv->tls_handles = true;
+        uv_timer_start(&sec->timer, poll_cb, RELOAD_POLL_MS, RELOAD_POLL_MS);
+    sec->handles = true;
     return NS_OK;
 }
 
-void ns_secure_stop(ns_server_t *srv)
+void ns_secure_stop(ns_loop_t *loop)
 {
-    if (!srv->tls_handles)
+    secure_t *sec = secure_of(loop);
+    if (sec == NULL || !sec->handles)
         return;
-    uv_timer_stop(&srv->tls_timer);
-    uv_signal_stop(&srv->tls_sig_hup);
+    uv_timer_stop(&sec->timer);
+    uv_signal_stop(&sec->sig_hup);
 }
 
-void ns_secure_free(ns_server_t *srv)
+void ns_secure_free(ns_loop_t *loop)
 {
-    if (srv->wire_cfg == NULL)
+    if (loop->wire_cfg == NULL)
         return;
-    ns_tls_server_free(srv->wire_cfg->tls);
-    free(srv->wire_cfg);
-    srv->wire_cfg = NULL;
+    ns_tls_server_free(loop->wire_cfg->tls);
+    free(secure_of(loop));
+    loop->wire_cfg = NULL;
 }

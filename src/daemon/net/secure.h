@@ -10,11 +10,13 @@
 
 /* Main loop, before the I/O loops start: reads tls.config.file, parses the
  * TLS mode and proxyProtocolTrustedAddresses, loads the certificate and
- * starts watching it (and SIGHUP). err says why on failure. */
-int ns_secure_start(ns_server_t *srv, char *err, size_t errlen);
+ * starts watching it (and SIGHUP). Sets loop->wire_cfg, which owns the
+ * watcher handles too and which the I/O loops borrow, and on_accepted.
+ * err says why on failure. */
+int ns_secure_start(ns_loop_t *loop, char *err, size_t errlen);
 /* Stops the watcher handles (at shutdown). */
-void ns_secure_stop(ns_server_t *srv);
+void ns_secure_stop(ns_loop_t *loop);
 /* Frees what ns_secure_start allocated (after every loop ended). */
-void ns_secure_free(ns_server_t *srv);
+void ns_secure_free(ns_loop_t *loop);
 
 #endif

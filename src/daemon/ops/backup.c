@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/server.h"
 #include "ns/err.h"
 #include "ns/log.h"
 #include "net/ioloop.h"
@@ -135,7 +136,7 @@ int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
 static void *backup_main(void *arg)
 {
     ns_backup_t *b = arg;
-    int rc = ns_backup_run(b->srv->store, b->dir, b->srv->cfg->backup_keep);
+    int rc = ns_backup_run(b->srv->loop.store, b->dir, b->srv->loop.cfg->backup_keep);
     /* /metrics and the backup alerts see each one (http stays until
      * ns_backup_stop has joined this thread) */
     ns_http_note_backup(b->srv, rc == NS_OK);
@@ -163,20 +164,21 @@ static void timer_cb(uv_timer_t *t)
 
 int ns_backup_start(ns_server_t *srv)
 {
-    if (srv->cfg->backup_interval_s <= 0)
+    if (srv->loop.cfg->backup_interval_s <= 0)
         return NS_OK;
     ns_backup_t *b = calloc(1, sizeof *b);
     if (b == NULL)
         return NS_ENOMEM;
     b->srv = srv;
-    ns_backup_dir(srv->cfg, b->dir, sizeof b->dir);
-    uv_timer_init(srv->loop, &b->timer);
+    ns_backup_dir(srv->loop.cfg, b->dir, sizeof b->dir);
+    uv_timer_init(srv->loop.uv, &b->timer);
     b->timer.data = b;
-    uint64_t ms = (uint64_t)srv->cfg->backup_interval_s * 1000;
+    uint64_t ms = (uint64_t)srv->loop.cfg->backup_interval_s * 1000;
     uv_timer_start(&b->timer, timer_cb, ms, ms);
     srv->backup = b;
-    NS_LOG_INFO("backups every %lld s into %s, %lld kept", (long long)srv->cfg->backup_interval_s,
-                b->dir, (long long)srv->cfg->backup_keep);
+    NS_LOG_INFO("backups every %lld s into %s, %lld kept",
+                (long long)srv->loop.cfg->backup_interval_s, b->dir,
+                (long long)srv->loop.cfg->backup_keep);
     return NS_OK;
 }
 

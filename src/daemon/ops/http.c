@@ -119,7 +119,7 @@ static void *verify_main(void *arg)
     ns_txn_t *txn = NULL;
     ns_buf_t report = NS_BUF_INIT;
     uint64_t t0 = mono_ms();
-    int rc = ns_txn_begin(srv->store, false, &txn);
+    int rc = ns_txn_begin(srv->loop.store, false, &txn);
     if (rc == NS_OK)
         rc = ns_store_verify(txn, &report);
     ns_txn_abort(txn);
@@ -185,7 +185,7 @@ static int collect_loops(ns_http_t *h, ns_metrics_loop_t *const *loops, size_t n
 int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_loops, char *err,
                   size_t errlen)
 {
-    const ns_config_t *cfg = srv->cfg;
+    const ns_config_t *cfg = srv->loop.cfg;
     struct sockaddr_storage ss;
     if (cfg->http_listen == NULL || cfg->http_listen[0] == 0)
         return NS_OK;

@@ -157,10 +157,10 @@ static void store_fields(ns_snap_broker_t *b, ns_txn_t *txn, const ns_snap_t *pr
 static void store_totals(ns_snap_t *s, ns_server_t *srv, ns_txn_t *txn)
 {
     size_t map = 0, used = 0;
-    ns_store_map_usage(srv->store, &map, &used);
+    ns_store_map_usage(srv->loop.store, &map, &used);
     s->map_size_bytes = map;
     s->map_used_bytes = used;
-    ns_store_readers(srv->store, &s->readers, &s->readers_max);
+    ns_store_readers(srv->loop.store, &s->readers, &s->readers_max);
     if (txn == NULL)
         return;
     size_t n = 0;
@@ -200,14 +200,14 @@ ns_snap_t *ns_snap_build(ns_server_t *srv, const ns_snap_t *prev)
     s->writer_done = srv->writer ? ns_writer_done_count(srv->writer) : 0;
     bool reuse = prev && prev->writer_done == s->writer_done && srv->writer &&
                  ns_writer_pending(srv->writer) == 0;
-    s->store_ok = ns_read_begin(srv, &txn) == NS_OK;
+    s->store_ok = ns_read_begin(&srv->loop, &txn) == NS_OK;
     if (!s->store_ok)
         txn = NULL;
     for (size_t i = 0; i < s->n_brokers; i++)
         store_fields(&s->brokers[i], txn, reuse ? prev : NULL);
     store_totals(s, srv, txn);
     if (txn)
-        ns_read_end(srv);
+        ns_read_end(&srv->loop);
     return s;
 fail:
     free(c.rows);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/server.h"
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/version.h"
@@ -56,11 +57,11 @@ static uint64_t watchdog_usec(void)
 void ns_service_started(ns_server_t *srv)
 {
     ns_buf_t line = NS_BUF_INIT;
-    uv_signal_init(srv->loop, &srv->sig_hup);
+    uv_signal_init(srv->loop.uv, &srv->sig_hup);
     srv->sig_hup.data = srv;
     uv_signal_start(&srv->sig_hup, hup_cb, SIGHUP);
     uint64_t usec = watchdog_usec();
-    uv_timer_init(srv->loop, &srv->watchdog_timer);
+    uv_timer_init(srv->loop.uv, &srv->watchdog_timer);
     srv->watchdog_timer.data = srv;
     if (usec > 0) {
         uint64_t every_ms = usec / 2000 > 0 ? usec / 2000 : 1;
@@ -71,9 +72,9 @@ void ns_service_started(ns_server_t *srv)
     ns_version_line(&line, libs);
     NS_LOG_INFO("namesrvd %s: data in %s (syncMode %s, ioThreads %lld%s). "
                 "The Name Server boot success. serializeType=JSON, address %s:%d",
-                line.data ? (const char *)line.data : "?", srv->cfg->data_dir, srv->cfg->sync_mode,
-                (long long)srv->cfg->io_threads, usec ? ", systemd watchdog on" : "",
-                srv->cfg->bind_address, srv->bound_port);
+                line.data ? (const char *)line.data : "?", srv->loop.cfg->data_dir,
+                srv->loop.cfg->sync_mode, (long long)srv->loop.cfg->io_threads,
+                usec ? ", systemd watchdog on" : "", srv->loop.cfg->bind_address, srv->bound_port);
     ns_buf_free(&line);
     notify("READY=1\nSTATUS=serving");
 }

@@ -31,7 +31,7 @@
 
 #include "ns/err.h"
 #include "ns/log.h"
-#include "net/ioloop.h"
+#include "core/server.h"
 #include "ops/service.h"
 #include "ops/startcheck.h"
 
@@ -91,7 +91,7 @@ static int not_damage(const ns_config_t *cfg, struct ns_startcheck *sc, int rc)
 
 int ns_start_check(ns_server_t *srv, char *err, size_t errlen)
 {
-    const ns_config_t *cfg = srv->cfg;
+    const ns_config_t *cfg = srv->loop.cfg;
     char path[4200];
     struct stat sb;
     if (!cfg->verify_on_start)
@@ -143,11 +143,11 @@ static void done_cb(uv_async_t *a)
         return;
     pthread_join(sc->thread, NULL);
     sc->thread_started = false;
-    if (srv->stopping)
+    if (srv->loop.stopping)
         return; /* abandoned: a shutdown killed it */
     if (sc->rc == NS_ECORRUPT) {
         char msg[1024];
-        damaged_message(srv->cfg, &sc->res, msg, sizeof msg);
+        damaged_message(srv->loop.cfg, &sc->res, msg, sizeof msg);
         NS_LOG_ERROR("namesrvd stops: %s", msg);
         srv->exit_status = 4;
         char status[200];
@@ -158,9 +158,9 @@ static void done_cb(uv_async_t *a)
         return;
     }
     if (sc->rc == NS_OK)
-        log_result(srv->cfg, sc, "while serving");
+        log_result(srv->loop.cfg, sc, "while serving");
     else
-        NS_LOG_WARN("store %s: the full check could not run: %s", srv->cfg->data_dir,
+        NS_LOG_WARN("store %s: the full check could not run: %s", srv->loop.cfg->data_dir,
                     sc->res.detail[0] ? sc->res.detail : ns_strerror(sc->rc));
     sc->done_cb(srv, 1);
 }
@@ -171,7 +171,7 @@ int ns_start_check_watch(ns_server_t *srv, ns_start_check_done_cb on_done)
     if (sc == NULL)
         return NS_OK;
     sc->done_cb = on_done;
-    uv_async_init(srv->loop, &sc->done, done_cb);
+    uv_async_init(srv->loop.uv, &sc->done, done_cb);
     sc->done.data = sc;
     sc->async_init = true;
     if (pthread_create(&sc->thread, NULL, reader_main, sc) != 0) {

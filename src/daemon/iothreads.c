@@ -185,8 +185,9 @@ static bool backlogged(ns_io_t *io)
     return true;
 }
 
-/* Sends request cmd of c, decoded, to the main loop. */
-static void forward(ns_io_t *io, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
+/* Sends request cmd of c, decoded, and its row to the main loop. */
+static void forward(ns_io_t *io, ns_conn_t *c, const ns_cmd_t *cmd, const ns_cmd_row_t *row,
+                    size_t frame_len)
 {
     ns_mail_t *m = ns_mail_new(NS_MAIL_CMD, c);
     if (m == NULL || (m->cmd = ns_cmd_dup(cmd)) == NULL) {
@@ -198,6 +199,7 @@ static void forward(ns_io_t *io, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame
     ns_conn_ref(c); /* the mail's */
     m->from = &io->shard;
     m->cost = frame_len;
+    m->row = row;
     __atomic_add_fetch(&io->backlog, frame_len, __ATOMIC_SEQ_CST);
     if (!ns_loop_post(&io->main->loop, m))
         mail_done(m);
@@ -208,16 +210,17 @@ static bool io_request(ns_loop_t *shard, ns_conn_t *c, const ns_cmd_t *cmd, size
 {
     ns_io_t *io = shard->io;
     io_sync(io);
-    if (ns_dispatch_local(shard, c, cmd))
+    const ns_cmd_row_t *row = ns_dispatch_row(cmd->code);
+    if (ns_dispatch_local(shard, c, cmd, row))
         return true;
     if (backlogged(io))
         return false;
-    if (ns_budget_writer_full() && ns_dispatch_may_write(cmd)) {
+    if (ns_budget_writer_full() && ns_dispatch_may_write(row)) {
         ns_refusal(ns_conn_peer(c), NS_REFUSE_WRITER_PAUSE,
                    "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
         return false; /* resumed by this loop's 1 s timer (ns_budget_resume) */
     }
-    forward(io, c, cmd, frame_len);
+    forward(io, c, cmd, row, frame_len);
     return true;
 }
 
@@ -254,7 +257,7 @@ static void main_handle(ns_server_t *srv, ns_mail_t *m, bool io_alive)
     case NS_MAIL_CMD:
         if (io_alive) {
             if (!ns_conn_is_closed(m->conn))
-                ns_dispatch(&srv->loop, m->conn, m->cmd);
+                ns_dispatch(&srv->loop, m->conn, m->cmd, m->row);
             backlog_handled(m->from->io, m->cost);
         }
         break;

@@ -34,13 +34,15 @@
 /* The main loop's on_request: every row runs here. */
 static bool main_request(ns_loop_t *loop, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len)
 {
-    if (ns_budget_writer_full() && ns_dispatch_may_write(cmd)) {
+    /* the row is one load (ns_dispatch_row): looked up where it is needed,
+     * not kept across the budget check */
+    if (ns_budget_writer_full() && ns_dispatch_may_write(ns_dispatch_row(cmd->code))) {
         /* the writer queue is at its budget: the frame waits, reading pauses */
         ns_refusal(ns_conn_peer(c), NS_REFUSE_WRITER_PAUSE,
                    "reading paused: the writer queue is at writerQueueMaxBytes/Ops");
         return false;
     }
-    ns_dispatch(loop, c, cmd);
+    ns_dispatch(loop, c, cmd, ns_dispatch_row(cmd->code));
     return true;
 }
 

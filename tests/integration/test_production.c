@@ -266,6 +266,55 @@ static void test_admin_trail_survives_kill9(void **state)
     free(dir);
 }
 
+/* Which requests leave a record is their row's: the record of an update is
+ * made at its write (so one that switches the trail on is recorded), a
+ * refusal by the handler of such a row gets one (an undecodable
+ * REGISTER_TOPIC_IN_NAMESRV body: the reply Java's SYSTEM_ERROR), a refusal
+ * for a missing field none. */
+static void test_admin_trail_by_row(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("prod-audit-row");
+    nstest_server_t srv;
+    char remark[128];
+    const char *off[] = {"--adminAuditRetention=0", NULL};
+    assert_int_equal(nstest_server_start(&srv, dir, off), 0);
+    ns_client_t *admin = nstest_connect(&srv);
+    assert_int_equal(nstest_config_update(admin, "adminAuditRetention=100\n"), NS_RSP_SUCCESS);
+    const char *reg[] = {"topic", "T9", NULL};
+    ns_cmd_msg_t rsp =
+        nstest_call_msg(admin, NS_REQ_REGISTER_TOPIC_IN_NAMESRV, reg, "{bad", 4, 10000);
+    assert_int_equal(rsp.cmd.code, NS_RSP_SYSTEM_ERROR);
+    nstest_remark(&rsp, remark, sizeof remark);
+    assert_string_equal(remark, "Failed to decode TopicRouteData body");
+    ns_cmd_msg_free(&rsp);
+    const char *no_key[] = {"namespace", "N", NULL};
+    assert_int_equal(nstest_call_code(admin, NS_REQ_PUT_KV_CONFIG, no_key, NULL, 0, 10000),
+                     NS_RSP_SYSTEM_ERROR);
+    /* the refusal's record is a write of its own, queued before this one */
+    const char *del[] = {"topic", "T9", NULL};
+    assert_int_equal(nstest_call_code(admin, NS_REQ_DELETE_TOPIC_IN_NAMESRV, del, NULL, 0, 10000),
+                     NS_RSP_SUCCESS);
+    ns_client_close(admin);
+    nstest_server_stop(&srv, SIGTERM);
+
+    cJSON *trail = nstest_admin_trail(srv.data);
+    assert_non_null(nstest_trail_find(trail, "UPDATE_NAMESRV_CONFIG", "ok"));
+    cJSON *r = nstest_trail_find(trail, "REGISTER_TOPIC_IN_NAMESRV", "refused");
+    assert_non_null(r);
+    assert_int_equal((int)cJSON_GetObjectItem(r, "responseCode")->valuedouble, NS_RSP_SYSTEM_ERROR);
+    assert_string_equal(cJSON_GetObjectItem(r, "remark")->valuestring,
+                        "Failed to decode TopicRouteData body");
+    assert_string_equal(nstest_trail_field(r, "topic"), "T9");
+    assert_null(cJSON_GetObjectItem(r, "body")); /* the row's record has no body */
+    assert_null(nstest_trail_find(trail, "PUT_KV_CONFIG", "refused"));
+    assert_non_null(nstest_trail_find(trail, "DELETE_TOPIC_IN_NAMESRV", "ok"));
+    assert_int_equal(cJSON_GetArraySize(trail), 3);
+    cJSON_Delete(trail);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 /* ---- liveness lines ---- */
 
 /* A broker that stops heartbeating expires with a line naming the deadline
@@ -487,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_java_conf_starts),
         cmocka_unit_test(test_admin_trail_survives_kill9),
+        cmocka_unit_test(test_admin_trail_by_row),
         cmocka_unit_test(test_expiry_and_restart_lines),
         cmocka_unit_test(test_log_rotation_and_sighup),
         cmocka_unit_test(test_journal_priorities),

@@ -56,8 +56,7 @@ static int write_perm(ns_req_t *req, bool add)
         return NS_ENOMEM;
     }
     p->add = add;
-    w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->loop->main, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 }
 
@@ -119,10 +118,12 @@ int ns_cmd_delete_topic_in_namesrv(ns_req_t *req)
     ns_wreq_t *w = topic_op_new(req, &delete_ops, ns_req_str(req, "clusterName"));
     if (w == NULL)
         return NS_ENOMEM;
-    w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->loop->main, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 }
+
+/* Java's remark for a body it cannot decode (its SYSTEM_ERROR) */
+#define BAD_TOPIC_BODY "Failed to decode TopicRouteData body"
 
 /* No topic: Java decodes the body (a bad one is its SYSTEM_ERROR), then its
  * topic table throws on the null key, which registerTopic logs and
@@ -133,7 +134,7 @@ static int register_without_topic(ns_req_t *req)
     size_t n = 0;
     if (req->cmd->body_len &&
         ns_json_queue_datas_decode(req->cmd->body, req->cmd->body_len, &q, &n) != NS_OK)
-        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "Failed to decode TopicRouteData body");
+        return ns_remark(&req->to, NS_EINVAL, BAD_TOPIC_BODY);
     if (n > 0)
         NS_LOG_WARN("REGISTER_TOPIC_IN_NAMESRV without topic: nothing registered");
     ns_queue_datas_free(q, n);
@@ -155,11 +156,10 @@ int ns_cmd_register_topic_in_namesrv(ns_req_t *req)
     if (rc != NS_OK || t->n == 0) {
         ns_wreq_free(w);
         if (rc != NS_OK)
-            return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "Failed to decode TopicRouteData body");
+            return ns_remark(&req->to, NS_EINVAL, BAD_TOPIC_BODY);
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* nothing to register: no write */
         return NS_OK;
     }
-    w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->loop->main, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 }

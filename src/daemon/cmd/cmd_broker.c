@@ -222,13 +222,13 @@ static int reg_done(ns_wreq_t *w, int rc)
         return rc;
     if (op->remark[0]) {
         NS_LOG_WARN("REGISTER_BROKER %s (%s): %s", op->broker_name, op->addr, op->remark);
-        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, op->remark);
+        return ns_remark(&w->to, NS_EINVAL, op->remark);
     }
     if (op->res.failed) {
         NS_LOG_WARN("conn %s: REGISTER_BROKER %s (%s): refused: a one-topic increment from a "
                     "broker that never did a full registration",
                     op->peer, op->broker_name, op->addr);
-        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "register broker failed");
+        return ns_remark(&w->to, NS_EINVAL, "register broker failed");
     }
     if (op->res.conflict) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
@@ -334,7 +334,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     } else if (!body_check(op, cmd->body, cmd->body_len, crc, cmd->version, max_inflate)) {
         NS_LOG_WARN("conn %s: REGISTER_BROKER %s: %s", ns_conn_peer(req->conn), op->broker_name,
                     op->remark);
-        rc = ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s", op->remark);
+        rc = ns_remarkf(req, NS_EINVAL, "%s", op->remark);
         goto drop;
     } else if (e && !e->evicting && ns_writer_pending(srv->writer) == 0 &&
                ns_registry_unchanged(req->txn, &op->args, &op->res)) {
@@ -367,7 +367,7 @@ int ns_cmd_register_broker(ns_req_t *req)
         ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(&srv->loop));
     }
     w->op.bytes = sizeof *op + cmd->body_len; /* writerQueueMaxBytes (budget.h) */
-    ns_wreq_submit(srv, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 drop:
     ns_wreq_free(w);

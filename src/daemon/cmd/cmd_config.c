@@ -11,7 +11,6 @@
 #include "ns/log.h"
 #include "ns/strpairs.h"
 #include "cmd/cmd.h"
-#include "core/trail_refused.h"
 
 typedef struct {
     const ns_config_t *cfg;
@@ -91,10 +90,9 @@ static int validate(ns_req_t *req, const update_t *u)
         if (!ns_config_has_key(u->kv.a[i]) && ns_config_java_ignored(u->kv.a[i]))
             continue;
         if (!ns_config_has_key(u->kv.a[i]))
-            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "unknown key '%s'", u->kv.a[i]);
+            return ns_remarkf(req, NS_EINVAL, "unknown key '%s'", u->kv.a[i]);
         if (!ns_config_is_mutable(u->kv.a[i]))
-            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s cannot change while the server runs",
-                            u->kv.a[i]);
+            return ns_remarkf(req, NS_EINVAL, "%s cannot change while the server runs", u->kv.a[i]);
         ns_config_t probe;
         if (ns_config_init(&probe) != NS_OK)
             return NS_ENOMEM;
@@ -103,7 +101,7 @@ static int validate(ns_req_t *req, const update_t *u)
             rc = ns_config_check_runtime(u->kv.a[i], u->kv.b[i], err, sizeof err);
         ns_config_free(&probe);
         if (rc != NS_OK)
-            return ns_failf(req, NS_RSP_SYSTEM_ERROR, "%s", err);
+            return ns_remarkf(req, NS_EINVAL, "%s", err);
     }
     return NS_OK;
 }
@@ -117,11 +115,8 @@ static int persist(ns_req_t *req, const char *detail)
         loop->cfg->config_file ? loop->cfg->config_file : loop->cfg->config_store_path;
     ns_wreq_t *w = ns_wreq_new(&persist_ops, sizeof(persist_op_t));
     persist_op_t *o = w ? (persist_op_t *)w->payload : NULL;
-    if (o) {
+    if (o)
         o->written = path == NULL || *path == 0; /* nothing to write */
-        w->trail = ns_req_trail_new(req, true);
-        ns_trail_set_detail(w->trail, detail);
-    }
     if (o == NULL || (path && *path && (o->path = strdup(path)) == NULL) ||
         ns_config_dump(loop->cfg, &o->text) != NS_OK) {
         ns_wreq_free(w);
@@ -129,7 +124,8 @@ static int persist(ns_req_t *req, const char *detail)
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* applied in memory all the same */
         return NS_OK;
     }
-    ns_wreq_submit(loop->main, w, &req->to);
+    ns_req_trail_detail(req, detail);
+    ns_req_submit(req, w);
     return NS_OK;
 }
 
@@ -144,13 +140,11 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
     }
     int rc = ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
     if (rc != NS_OK)
-        rc = ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "string2Properties error");
+        rc = ns_remark(&req->to, NS_EINVAL, "string2Properties error");
     else if (u.blacklisted)
         rc = ns_fail(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");
     else
         rc = validate(req, &u);
-    if (rc == NS_EREFUSED) /* recorded in a write of its own */
-        ns_trail_refused(req, req->to.fail_code, req->to.fail_remark);
     if (rc != NS_OK)
         goto out;
     const char *peer = ns_conn_peer(req->conn);

@@ -10,7 +10,6 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/strpairs.h"
-#include "core/trail.h"
 
 /* A KV write: namespace, key and (for PUT) value, copied. */
 typedef struct {
@@ -53,8 +52,7 @@ static int submit_kv(ns_req_t *req, const ns_wreq_ops_t *ops, const char *val)
         ns_wreq_free(w);
         return NS_ENOMEM;
     }
-    w->trail = ns_req_trail_new(req, false);
-    ns_wreq_submit(req->loop->main, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 }
 

@@ -174,7 +174,7 @@ int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
     const char *topic = args.topic; /* not required: see below */
     if (loop->cfg->need_wait_for_service &&
         ns_now_ms(loop) - loop->start_ms < (uint64_t)loop->cfg->wait_seconds_for_service * 1000)
-        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "name server not ready");
+        return ns_remark(&req->to, NS_EAGAIN, "name server not ready");
     if (topic == NULL) /* Java finds no route for a null topic and prints it */
         return no_route(req, "null");
     bool standard = req->cmd->version >= NS_VERSION_V4_9_4 || ns_req_is_true(args.accept_std);
@@ -361,7 +361,7 @@ static int topic_list(ns_req_t *req, int mode, bool gated_by_topic_list)
     bool enabled = gated_by_topic_list ? req->loop->cfg->enable_topic_list
                                        : req->loop->cfg->enable_all_topic_list;
     if (!enabled)
-        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
+        return ns_remark(&req->to, NS_EPERM, "disable");
     return reply_topic_list(req, &l, ns_topic_iter(req->txn, topic_cb, &l), NULL);
 }
 
@@ -412,7 +412,7 @@ int ns_cmd_get_topics_by_cluster(ns_req_t *req)
     names_t l = {NS_STRLIST_INIT, ALL_TOPICS};
     const char *cluster = ns_req_str(req, "cluster");
     if (!req->loop->cfg->enable_topic_list)
-        return ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "disable");
+        return ns_remark(&req->to, NS_EPERM, "disable");
     by_cluster_t b = {req->txn, &l, NS_STRMAP_INIT};
     int rc = cluster ? ns_cluster_brokers_iter(req->txn, cluster, cluster_broker_cb, &b) : NS_OK;
     ns_strmap_clear(&b.seen);

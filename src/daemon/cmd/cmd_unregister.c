@@ -4,7 +4,6 @@
 #include "cmd/cmd.h"
 #include "core/broker_life.h"
 #include "core/liveness.h"
-#include "core/trail.h"
 
 int ns_cmd_unregister_broker(ns_req_t *req)
 {
@@ -13,7 +12,10 @@ int ns_cmd_unregister_broker(ns_req_t *req)
     ns_live_entry_t *e = ns_liveness_get(req->loop->main->liveness, cluster, addr);
     if (e)
         e->evicting = true;
-    return ns_broker_unregister_submit(req->loop->main, &req->to, cluster, addr, name,
-                                       ns_req_i64(req, "brokerId", -1), "UNREGISTER_BROKER request",
-                                       -1, ns_req_trail_new(req, false));
+    ns_wreq_t *w = ns_broker_unregister_new(cluster, addr, name, ns_req_i64(req, "brokerId", -1),
+                                            "UNREGISTER_BROKER request", -1);
+    if (w == NULL)
+        return NS_ENOMEM;
+    ns_req_submit(req, w);
+    return NS_OK;
 }

@@ -140,9 +140,9 @@ static int change_reply(ns_wreq_t *w, int rc)
         ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
         return NS_OK;
     case NS_EEXIST:
-        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "user exists");
+        return ns_remark(&w->to, NS_EEXIST, "user exists");
     case NS_ENOTFOUND:
-        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "no such user");
+        return ns_remark(&w->to, NS_ENOTFOUND, "no such user");
     default:
         return ns_fail(&w->to, NS_RSP_INVALID_PARAMETER, c->err);
     }
@@ -160,7 +160,7 @@ static int submit_change(ns_req_t *req, bool create)
         ns_wreq_free(w);
         return ns_fail(&req->to, NS_RSP_INVALID_PARAMETER, why);
     }
-    ns_wreq_submit(req->loop->main, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 }
 
@@ -198,7 +198,7 @@ static int delete_reply(ns_wreq_t *w, int rc)
     if (rc != NS_OK)
         return rc;
     if (!d->deleted)
-        return ns_fail(&w->to, NS_RSP_SYSTEM_ERROR, "no such user");
+        return ns_remark(&w->to, NS_ENOTFOUND, "no such user");
     NS_LOG_INFO("auth: user '%s' deleted over the wire", d->ak);
     ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
     return NS_OK;
@@ -219,7 +219,7 @@ int ns_cmd_user_delete(ns_req_t *req)
         ns_wreq_free(w);
         return NS_ENOMEM;
     }
-    ns_wreq_submit(req->loop->main, w, &req->to);
+    ns_req_submit(req, w);
     return NS_OK;
 }
 

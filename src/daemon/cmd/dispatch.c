@@ -4,8 +4,14 @@
  * The wrapper does the cross-cutting work: unknown codes, who may send the
  * request (authMode: the row's auth column, auth.h), required header
  * fields, the read transaction, mapping a handler's NS_E* to the RocketMQ
- * reply, timing and slow-request logging; and, for write operations,
- * holding the reply target until the writer committed. */
+ * reply, the admin-trail record of the rows that write one (NS_ROW_TRAIL:
+ * the handler's write takes it, ns_req_submit; a refusal gets its own),
+ * timing and slow-request logging; and, for write operations, holding the
+ * reply target until the writer committed.
+ *
+ * A request's row is found once, by a direct index on its code
+ * (ns_dispatch_row), and travels with it: an I/O loop that forwards the
+ * request to the main loop forwards the row too. */
 #include "cmd/dispatch.h"
 
 #include <stdio.h>
@@ -13,6 +19,7 @@
 
 #include "cmd/cmd.h"
 #include "core/auth.h"
+#include "core/trail_refused.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
@@ -21,8 +28,14 @@
 
 #define NS_ROW_ANY_LOOP 0x1u /* served by the loop that owns the connection */
 #define NS_ROW_EXT 0x2u      /* Java answers with a (maybe empty) header object */
+/* Writes an admin-trail record (trail.h) of its effect or of its refusal by
+ * the handler; _BODY with the request's body in it. Two bits holding the
+ * ns_req_trail_t the request gets. */
+#define NS_ROW_TRAIL_SHIFT 2
+#define NS_ROW_TRAIL ((unsigned)NS_REQ_TRAIL_FIELDS << NS_ROW_TRAIL_SHIFT)
+#define NS_ROW_TRAIL_BODY ((unsigned)NS_REQ_TRAIL_BODY << NS_ROW_TRAIL_SHIFT)
 
-typedef struct {
+struct ns_cmd_row {
     int code;
     const char *name;
     ns_cmd_kind_t kind;
@@ -31,7 +44,7 @@ typedef struct {
     const char *missing; /* remark when one is missing (%s: its name, if present) */
     ns_handler_fn handler;
     ns_auth_need_t auth; /* what authMode asks of the sender (auth.h) */
-} ns_cmd_row_t;
+};
 
 #define ROW(name, kind, flags, auth, fn, missing, ...)                                             \
     {                                                                                              \
@@ -53,30 +66,29 @@ typedef struct {
  * write: an unchanged one is answered from the read snapshot, any other
  * goes to the writer. */
 static const ns_cmd_row_t cmd_table[] = {
-    /* first: most requests are route lookups (find_row walks the table).
-     * No topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
+    /* No topic is Java's TOPIC_NOT_EXIST for "null", after needWaitForService */
     ROW(GET_ROUTEINFO_BY_TOPIC, NS_CMD_READ, NS_ROW_ANY_LOOP, READ, get_routeinfo_by_topic, NULL,
         NONE),
-    ROW(PUT_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, put_kv_config, "namespace or key is null",
+    ROW(PUT_KV_CONFIG, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, put_kv_config, "namespace or key is null",
         "namespace", "key"),
     ROW(GET_KV_CONFIG, NS_CMD_READ, NS_ROW_EXT, READ, get_kv_config, "namespace or key is null",
         "namespace", "key"),
-    ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, 0, ADMIN, delete_kv_config, "namespace or key is null",
-        "namespace", "key"),
+    ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, delete_kv_config,
+        "namespace or key is null", "namespace", "key"),
     ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT, BROKER_NAMED, register_broker,
         "register broker failed: header field %s is missing", "clusterName", "brokerAddr",
         "brokerName"),
-    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, 0, BROKER_NAMED, unregister_broker,
+    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, BROKER_NAMED, unregister_broker,
         "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
     ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
-    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, wipe_write_perm_of_broker,
+    ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, wipe_write_perm_of_broker,
         "brokerName is null", "brokerName"),
     ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, READ, get_all_topic_list, NULL, NONE),
-    ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, ADMIN, delete_topic_in_namesrv, "topic is null",
-        "topic"),
+    ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, delete_topic_in_namesrv,
+        "topic is null", "topic"),
     /* no topic: Java's SUCCESS (its table throws on the null key, swallowed) */
-    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, 0, BROKER_TOPIC, register_topic_in_namesrv, NULL,
-        NONE),
+    ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, NS_ROW_TRAIL, BROKER_TOPIC,
+        register_topic_in_namesrv, NULL, NONE),
     ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, READ, get_kvlist_by_namespace, "namespace is null",
         "namespace"),
     ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, READ, get_topics_by_cluster, NULL, NONE),
@@ -85,11 +97,12 @@ static const ns_cmd_row_t cmd_table[] = {
     ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, 0, READ, get_has_unit_sub_topic_list, NULL, NONE),
     ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, 0, READ,
         get_has_unit_sub_ununit_topic_list, NULL, NONE),
-    ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, ADMIN, update_namesrv_config, NULL, NONE),
+    ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, NS_ROW_TRAIL_BODY, ADMIN, update_namesrv_config, NULL,
+        NONE),
     ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, READ, get_namesrv_config, NULL, NONE),
     ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, READ, query_data_version, JAVA_NULL_KEY_REMARK,
         "clusterName", "brokerAddr"),
-    ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, 0, ADMIN, add_write_perm_of_broker,
+    ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, add_write_perm_of_broker,
         "brokerName is null", "brokerName"),
     ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, READ, get_broker_member_group, NULL, NONE),
     ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, BROKER_NAMED, broker_heartbeat, JAVA_NULL_KEY_REMARK,
@@ -106,19 +119,35 @@ static const ns_cmd_row_t cmd_table[] = {
 #define N_ROWS (sizeof cmd_table / sizeof cmd_table[0])
 _Static_assert(N_ROWS < NS_M_ROW_UNKNOWN, "NS_M_ROWS too small for the request table");
 
+const ns_cmd_row_t *ns_dispatch_by_code[NS_DISPATCH_DIRECT];
+
+/* Before main (no thread runs yet): the direct index from cmd_table. A
+ * row that writes records runs on the main loop (run sets the record kind
+ * there only). */
+__attribute__((constructor)) static void index_rows(void)
+{
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const ns_cmd_row_t *row = &cmd_table[i];
+        (void)NS_FAILS_ASSERT(!(row->flags & NS_ROW_ANY_LOOP) ||
+                              !(row->flags & (NS_ROW_TRAIL | NS_ROW_TRAIL_BODY)));
+        if (row->code >= 0 && row->code < NS_DISPATCH_DIRECT)
+            ns_dispatch_by_code[row->code] = row;
+    }
+}
+
+const ns_cmd_row_t *ns_dispatch_row_far(int code)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (cmd_table[i].code == code)
+            return &cmd_table[i];
+    return NULL;
+}
+
 const char *ns_dispatch_row_name(int m_row)
 {
     if (m_row >= 1 && (size_t)m_row <= N_ROWS)
         return cmd_table[m_row - 1].name;
     return m_row == NS_M_ROW_UNKNOWN ? "UNSUPPORTED" : NULL;
-}
-
-static const ns_cmd_row_t *find_row(int code)
-{
-    for (size_t i = 0; i < sizeof cmd_table / sizeof cmd_table[0]; i++)
-        if (cmd_table[i].code == code)
-            return &cmd_table[i];
-    return NULL;
 }
 
 /* Fills req->need with the row's required fields; returns the first one
@@ -131,7 +160,24 @@ static const char *missing_field(const ns_cmd_row_t *row, ns_req_t *req)
     return NULL;
 }
 
-/* Runs the row's handler in the wrapper: fields, transaction, errors. */
+/* A refusal by the handler (its own answer, NS_EREFUSED, or an invalid
+ * request, NS_EINVAL) of a row that writes records, whose write did not
+ * take the record: recorded in a write of its own, with the reply's code
+ * and remark. Failures (memory, store) leave none, as a failed write's
+ * record is rolled back with it. */
+static void trail_refusal(ns_req_t *req, int rc)
+{
+    int code;
+    const char *remark;
+    if (req->trail == NS_REQ_TRAIL_NONE || req->trail_made ||
+        (rc != NS_EREFUSED && rc != NS_EINVAL))
+        return;
+    ns_reply_error_of(&req->to, rc, &code, &remark);
+    ns_trail_refused(req, code, remark);
+}
+
+/* Runs the row's handler in the wrapper: fields, transaction, errors,
+ * admin records. */
 static void call(const ns_cmd_row_t *row, ns_req_t *req)
 {
     /* who may send it (authMode, auth.h): before anything else is said;
@@ -150,16 +196,16 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
                      missing, at + 2);
         else
             snprintf(remark, sizeof remark, "%s", row->missing);
-        ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, remark);
-        ns_reply_error(&req->to, NS_EREFUSED);
+        ns_reply_error(&req->to, ns_remark(&req->to, NS_EINVAL, remark));
         return;
     }
     if (row->kind != NS_CMD_ADMIN && (rc = ns_read_begin(req->loop, &req->txn)) != NS_OK) {
         NS_LOG_ERROR("%s: cannot open a read transaction: %s", row->name, ns_strerror(rc));
-        ns_fail(&req->to, NS_RSP_SYSTEM_ERROR, "store unavailable");
-        rc = NS_EREFUSED;
+        rc = ns_remark(&req->to, rc, "store unavailable");
     } else {
         rc = row->handler(req);
+        if (rc != NS_OK)
+            trail_refusal(req, rc);
     }
     if (rc != NS_OK)
         ns_reply_error(&req->to, rc);
@@ -167,10 +213,10 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
         ns_read_end(req->loop);
 }
 
-/* Runs cmd against its row (NULL: an unknown code) on srv's loop. */
+/* Runs cmd against its row (NULL: an unknown code) on loop. */
 static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
 {
-    ns_req_t req = {loop, conn, cmd, NULL, {NULL}, {0}};
+    ns_req_t req = {.loop = loop, .conn = conn, .cmd = cmd};
     req.to.conn = conn;
     req.to.opaque = cmd->opaque;
     req.to.serialize_type = cmd->serialize_type;
@@ -189,9 +235,13 @@ static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_
         return;
     }
     /* an I/O loop forwards what it may not run: a broken invariant, not a crash */
-    if (!(row->flags & NS_ROW_ANY_LOOP) && NS_FAILS_ASSERT(loop->io == NULL)) {
-        ns_reply_code(&req.to, NS_RSP_SYSTEM_ERROR, "internal error");
-        return;
+    if (!(row->flags & NS_ROW_ANY_LOOP)) {
+        if (NS_FAILS_ASSERT(loop->io == NULL)) {
+            ns_reply_error(&req.to, NS_EINTERNAL);
+            return;
+        }
+        /* rows that write records are main-loop rows (they write) */
+        req.trail = (uint8_t)((row->flags >> NS_ROW_TRAIL_SHIFT) & 3u);
     }
     req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
     char bad[192];
@@ -213,20 +263,19 @@ static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_
                     (unsigned long long)ms);
 }
 
-bool ns_dispatch_may_write(const ns_cmd_t *cmd)
+bool ns_dispatch_may_write(const ns_cmd_row_t *row)
 {
-    const ns_cmd_row_t *row = find_row(cmd->code);
     return row != NULL && (row->kind == NS_CMD_WRITE || row->code == NS_REQ_REGISTER_BROKER);
 }
 
-void ns_dispatch(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd)
+void ns_dispatch(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
 {
-    run(loop, conn, cmd, find_row(cmd->code));
+    run(loop, conn, cmd, row);
 }
 
-bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd)
+bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd,
+                       const ns_cmd_row_t *row)
 {
-    const ns_cmd_row_t *row = find_row(cmd->code);
     if (row && !(row->flags & NS_ROW_ANY_LOOP) && !(cmd->flag & NS_FLAG_RESPONSE))
         return false; /* the main loop's */
     if (row && ns_auth_mode() != NS_AUTH_OFF)

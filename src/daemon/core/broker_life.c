@@ -85,33 +85,32 @@ void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change)
 
 static const ns_wreq_ops_t unreg_ops = {unreg_apply, unreg_done, unreg_free};
 
-int ns_broker_unregister_submit(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
-                                const char *addr, const char *broker_name, int64_t broker_id,
-                                const char *why, int evict, ns_trail_t *trail)
+ns_wreq_t *ns_broker_unregister_new(const char *cluster, const char *addr, const char *broker_name,
+                                    int64_t broker_id, const char *why, int evict)
 {
     ns_wreq_t *w = ns_wreq_new(&unreg_ops, sizeof(unreg_op_t));
     unreg_op_t *op = w ? (unreg_op_t *)w->payload : NULL;
     if (op == NULL || !(op->cluster = strdup(cluster)) || !(op->addr = strdup(addr)) ||
         (broker_name && !(op->broker_name = strdup(broker_name)))) {
         ns_wreq_free(w);
-        ns_trail_free(trail);
         NS_LOG_ERROR("broker %s (%s): cannot unregister: out of memory", addr, cluster);
-        return NS_ENOMEM;
+        return NULL;
     }
     op->broker_id = broker_id;
     op->why = why;
     op->evict = evict;
-    w->trail = trail;
-    ns_wreq_submit(srv, w, to);
-    return NS_OK;
+    return w;
 }
 
 void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict)
 {
     e->evicting = true;
-    if (ns_broker_unregister_submit(srv, NULL, e->cluster, e->addr, e->broker_name, e->broker_id,
-                                    why, evict, NULL) != NS_OK)
+    ns_wreq_t *w =
+        ns_broker_unregister_new(e->cluster, e->addr, e->broker_name, e->broker_id, why, evict);
+    if (w == NULL)
         ns_liveness_retry(srv->liveness, e);
+    else
+        ns_wreq_submit(srv, w, NULL);
 }
 
 void ns_broker_conn_closed(ns_loop_t *loop, ns_conn_t *conn)

@@ -5,7 +5,6 @@
 
 #include "core/liveness.h"
 #include "core/request.h"
-#include "core/trail.h"
 
 /* Brokers registered over a closed connection (the main loop's on_closed
  * hook) and expired brokers are unregistered through the writer, fenced by
@@ -19,13 +18,12 @@ int ns_broker_restore(ns_server_t *srv);
  * static string for the log, evict an NS_M_EVICT_* counter. On failure the
  * entry is put back for the next scan. */
 void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why, int evict);
-/* Queues the unregistration of (cluster, addr, broker_name, broker_id),
- * answered to to (NULL: nobody to answer); why (static) and evict as above,
- * evict -1 for UNREGISTER_BROKER. trail (may be NULL) is consumed either
- * way. NS_ENOMEM. */
-int ns_broker_unregister_submit(ns_server_t *srv, const ns_reply_to_t *to, const char *cluster,
-                                const char *addr, const char *broker_name, int64_t broker_id,
-                                const char *why, int evict, ns_trail_t *trail);
+/* The write that unregisters (cluster, addr, broker_name, broker_id), for
+ * the caller to submit (ns_wreq_submit, or ns_req_submit for a request);
+ * why (static) and evict as above, evict -1 for UNREGISTER_BROKER. NULL
+ * when out of memory (logged). */
+ns_wreq_t *ns_broker_unregister_new(const char *cluster, const char *addr, const char *broker_name,
+                                    int64_t broker_id, const char *why, int evict);
 /* Hands a change of a group's smallest broker id to the notifier when
  * notifyMinBrokerIdChanged is on (Java reads the setting at the same point:
  * after the tables changed); *change is taken either way and set to NULL. */

@@ -60,17 +60,22 @@ void ns_reply_code(const ns_reply_to_t *to, int code, const char *remark)
     ns_reply(to, &rsp);
 }
 
+void ns_reply_error_of(const ns_reply_to_t *to, int rc, int *code, const char **remark)
+{
+    if (rc == NS_EREFUSED) {
+        *code = to->fail_code;
+        *remark = to->fail_remark;
+    } else {
+        *code = NS_RSP_SYSTEM_ERROR;
+        *remark = to->fail_remark ? to->fail_remark : ns_err_remark(rc);
+    }
+}
+
 void ns_reply_error(const ns_reply_to_t *to, int rc)
 {
     ns_rsp_t rsp = {0};
     rsp.has_ext = to->ext_always;
-    if (rc == NS_EREFUSED) {
-        rsp.code = to->fail_code;
-        rsp.remark = to->fail_remark;
-    } else {
-        rsp.code = NS_RSP_SYSTEM_ERROR;
-        rsp.remark = ns_err_remark(rc);
-    }
+    ns_reply_error_of(to, rc, &rsp.code, &rsp.remark);
     ns_reply(to, &rsp);
 }
 
@@ -81,17 +86,42 @@ int ns_fail(ns_reply_to_t *to, int code, const char *remark)
     return NS_EREFUSED;
 }
 
-int ns_failf(ns_req_t *req, int code, const char *fmt, ...)
+int ns_remark(ns_reply_to_t *to, int rc, const char *remark)
+{
+    to->fail_remark = remark;
+    return rc;
+}
+
+/* Formats the remark into the loop's remark buffer and records it: with
+ * code for rc NS_EREFUSED (ns_fail), else for rc (ns_remark). */
+static int vremark(ns_req_t *req, int code, int rc, const char *fmt, va_list ap)
 {
     ns_buf_t *b = &req->loop->remark;
-    va_list ap;
     ns_buf_reset(b);
+    int err = ns_buf_vprintf(b, fmt, ap);
+    if (err != NS_OK)
+        return err;
+    if (rc == NS_EREFUSED)
+        return ns_fail(&req->to, code, (const char *)b->data);
+    return ns_remark(&req->to, rc, (const char *)b->data);
+}
+
+int ns_failf(ns_req_t *req, int code, const char *fmt, ...)
+{
+    va_list ap;
     va_start(ap, fmt);
-    int rc = ns_buf_vprintf(b, fmt, ap);
+    int rc = vremark(req, code, NS_EREFUSED, fmt, ap);
     va_end(ap);
-    if (rc != NS_OK)
-        return rc;
-    return ns_fail(&req->to, code, (const char *)b->data);
+    return rc;
+}
+
+int ns_remarkf(ns_req_t *req, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rc = vremark(req, 0, rc, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val)
@@ -213,8 +243,25 @@ const char *ns_req_peer(const ns_req_t *req)
     return ns_conn_peer(req->conn);
 }
 
-ns_trail_t *ns_req_trail_new(const ns_req_t *req, bool with_body)
+ns_trail_t *ns_req_trail_new(const ns_req_t *req)
 {
+    if (req->trail == NS_REQ_TRAIL_NONE)
+        return NULL;
     return ns_trail_new(req->cmd, ns_req_peer(req), req->loop->cfg->admin_audit_retention,
-                        with_body);
+                        req->trail == NS_REQ_TRAIL_BODY);
+}
+
+void ns_req_trail_detail(ns_req_t *req, const char *json)
+{
+    req->trail_detail = json;
+}
+
+void ns_req_submit(ns_req_t *req, ns_wreq_t *w)
+{
+    if (req->trail != NS_REQ_TRAIL_NONE) {
+        w->trail = ns_req_trail_new(req);
+        ns_trail_set_detail(w->trail, req->trail_detail); /* without it if memory runs out */
+        req->trail_made = true;
+    }
+    ns_wreq_submit(req->loop->main, w, &req->to);
 }

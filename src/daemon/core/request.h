@@ -22,11 +22,20 @@ typedef struct {
     bool oneway;
     bool ext_always;         /* Java answers this request with a header object */
     int fail_code;           /* set by ns_fail: the RocketMQ code ... */
-    const char *fail_remark; /* ... and remark (borrowed until the reply) */
+    const char *fail_remark; /* ... and remark (borrowed until the reply); or ns_remark's */
     bool async;              /* answered after the writer (set by ns_wreq_submit) */
     uint8_t m_row;           /* metrics: request row (metrics.h), 0 = none */
     uint64_t t0_ns;          /* uv_hrtime() when dispatched */
 } ns_reply_to_t;
+
+/* What admin-trail record (trail.h) a request's row asks for: the
+ * dispatcher sets it from the row, the request machinery makes the record
+ * (ns_req_submit, and the dispatcher for a refusal). */
+typedef enum {
+    NS_REQ_TRAIL_NONE,   /* no record */
+    NS_REQ_TRAIL_FIELDS, /* command, peer and extFields */
+    NS_REQ_TRAIL_BODY,   /* the same and the body as text */
+} ns_req_trail_t;
 
 /* A request while its handler runs. conn is never NULL: every request
  * arrives on a connection (ns_dispatch takes it), and what the server does
@@ -40,6 +49,9 @@ typedef struct {
     ns_txn_t *txn;       /* read txn for READ and WRITE rows, during the call */
     const char *need[4]; /* the row's required fields' values, in the row's order */
     ns_reply_to_t to;
+    uint8_t trail;            /* ns_req_trail_t of the row */
+    bool trail_made;          /* its record was made (handed to a write or refused) */
+    const char *trail_detail; /* ns_req_trail_detail's, borrowed until ns_req_submit */
 } ns_req_t;
 
 /* A response to send: code, remark, extFields and body (all borrowed). */
@@ -57,15 +69,25 @@ typedef struct {
 /* Sends rsp to `to` (nothing for one-way requests or closed conns). */
 void ns_reply(const ns_reply_to_t *to, const ns_rsp_t *rsp);
 void ns_reply_code(const ns_reply_to_t *to, int code, const char *remark);
-/* The one mapping of NS_E* to a RocketMQ reply: NS_EREFUSED answers the
- * code and remark ns_fail recorded; anything else SYSTEM_ERROR with the
- * store's remark (ns_err_remark). */
+/* The one mapping of NS_E* to a RocketMQ reply (ns_reply_error_of): NS_EREFUSED
+ * answers the code and remark ns_fail recorded; anything else SYSTEM_ERROR
+ * with the remark ns_remark recorded, else the store's (ns_err_remark). */
 void ns_reply_error(const ns_reply_to_t *to, int rc);
+/* The code and remark (borrowed like to's) ns_reply_error answers for rc. */
+void ns_reply_error_of(const ns_reply_to_t *to, int rc, int *code, const char **remark);
 /* Records the RocketMQ code and remark (borrowed until the reply is sent)
  * for the error reply; returns NS_EREFUSED for the handler to return. */
 int ns_fail(ns_reply_to_t *to, int code, const char *remark);
 /* The same with a formatted remark (kept in the loop's remark buffer). */
 int ns_failf(ns_req_t *req, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records the remark (borrowed until the reply is sent) the error reply of
+ * rc carries in place of ns_err_remark(rc); returns rc for the handler (or
+ * a write's done) to return. */
+int ns_remark(ns_reply_to_t *to, int rc, const char *remark);
+/* The same with a formatted remark (kept in the loop's remark buffer); an
+ * error of its own (out of memory) is returned instead of rc. rc is not
+ * NS_EREFUSED (that is ns_failf). */
+int ns_remarkf(ns_req_t *req, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Remark for a store or system error (SYSTEM_ERROR). */
 const char *ns_err_remark(int rc);
 /* Sets ext[n_ext] = key/value (value borrowed). */
@@ -75,10 +97,14 @@ void ns_rsp_ext(ns_rsp_t *rsp, const char *key, const char *val);
 const char *ns_req_str(const ns_req_t *req, const char *key);
 /* The peer of req's connection ("ip:port"); borrowed like req->conn. */
 const char *ns_req_peer(const ns_req_t *req);
-/* req's audit record (trail.h, ns_trail_new): its command and peer, the
- * server's adminAuditRetention. Caller frees with ns_trail_free (or hands it
- * to an ns_wreq_t); NULL when off or out of memory. */
-ns_trail_t *ns_req_trail_new(const ns_req_t *req, bool with_body);
+/* req's audit record (trail.h, ns_trail_new) as its row asks (req->trail):
+ * its command and peer, the server's adminAuditRetention. Caller frees
+ * with ns_trail_free (or hands it to an ns_wreq_t); NULL for a row without
+ * records, when off or out of memory. The dispatcher's and ns_req_submit's. */
+ns_trail_t *ns_req_trail_new(const ns_req_t *req);
+/* The detail object (JSON object text, borrowed until ns_req_submit) the
+ * record of req's write gets: what only the handler knows. */
+void ns_req_trail_detail(ns_req_t *req, const char *json);
 /* Optional integer field; def when missing or unparseable (Java leaves 0/null). */
 int64_t ns_req_i64(const ns_req_t *req, const char *key, int64_t def);
 /* Java's Boolean.parseBoolean of an extField value: "true" in any case;
@@ -125,5 +151,9 @@ ns_wreq_t *ns_wreq_new(const ns_wreq_ops_t *ops, size_t payload_size);
 void ns_wreq_submit(ns_server_t *srv, ns_wreq_t *w, const ns_reply_to_t *to);
 /* Frees an operation that was never submitted. */
 void ns_wreq_free(ns_wreq_t *w);
+/* Queues w, the write of request req, on the main loop's writer, answering
+ * req (ns_wreq_submit) and with the admin record req's row asks for (made
+ * now: it sees the settings as they are at the write). Consumes w. */
+void ns_req_submit(ns_req_t *req, ns_wreq_t *w);
 
 #endif

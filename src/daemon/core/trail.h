@@ -5,9 +5,11 @@
  * topic delete/register, broker unregistration by request, config update)
  * leaves one record in the store's admin_audit table, written by the writer
  * in the SAME transaction as its effect: committed together or not at all.
- * A refused request (bad key, black-listed key) gets a record of its own
- * through ns_trail_refused, an authentication refusal (auth.c) through
- * ns_trail_refused_auth (trail_refused.h).
+ * Which requests leave one is a flag of their row in the dispatcher's table
+ * (cmd/dispatch.c), which makes the record for the handler: the handler's
+ * write takes it (ns_req_submit, request.h), a refusal by the handler gets
+ * a record of its own through ns_trail_refused, an authentication refusal
+ * (auth.c) through ns_trail_refused_auth (trail_refused.h).
  *
  * A record is one JSON object:
  *   {"time":ms,"peer":"ip:port","code":205,"request":"WIPE_WRITE_PERM_OF_BROKER",

@@ -59,7 +59,7 @@ static void refused(ns_req_t *req, ns_trail_t *t, bool log, int rsp_code, const 
 
 void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark)
 {
-    refused(req, ns_req_trail_new(req, true), true, rsp_code, remark, NULL);
+    refused(req, ns_req_trail_new(req), true, rsp_code, remark, NULL);
 }
 
 void ns_trail_refused_auth(ns_req_t *req, int rsp_code, const char *remark, const char *detail)

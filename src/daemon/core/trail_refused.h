@@ -7,9 +7,10 @@
 #include "core/trail.h"
 
 /* Main loop: records a refused admin request in a write of its own (the
- * refusal has no effect to share a transaction with) and logs it at INFO.
- * The reply is not delayed; failures to record are logged. For handlers
- * and the dispatcher. */
+ * refusal has no effect to share a transaction with), as its row asks
+ * (ns_req_trail_new: nothing for a row without records), and logs it at
+ * INFO. The reply is not delayed; failures to record are logged. The
+ * dispatcher's, for every refusal of a row that writes records. */
 void ns_trail_refused(ns_req_t *req, int rsp_code, const char *remark);
 
 /* Main loop: records a refusal of the authentication check (auth.c) the

@@ -47,8 +47,9 @@ typedef struct ns_mail {
     ns_conn_t *conn; /* a reference, dropped by the receiver */
     ns_loop_t *from;
     int fd;
-    ns_cmd_t *cmd; /* NS_MAIL_CMD: one heap block (ns_cmd_dup) */
-    size_t cost;   /* NS_MAIL_CMD: bytes counted in the sender's backlog */
+    ns_cmd_t *cmd;                /* NS_MAIL_CMD: one heap block (ns_cmd_dup) */
+    size_t cost;                  /* NS_MAIL_CMD: bytes counted in the sender's backlog */
+    const struct ns_cmd_row *row; /* NS_MAIL_CMD: the dispatcher's row of cmd (cmd/dispatch.h) */
     ns_buf_t bytes;
 } ns_mail_t;
 

@@ -334,6 +334,44 @@ static void test_top_once(void **state)
     free(out);
 }
 
+/* namesrvctl health asks /healthz, which needs neither a signature nor TLS:
+ * it answers where a remoting request (the old health check, `config get`)
+ * is refused, as under authMode=all. */
+static void test_health(void **state)
+{
+    fx_t *fx = *state;
+    char addr[64], *out = NULL;
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fx->http_port);
+    int rc = nstest_ctl(20000, &out, "health", "--http", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "200 ok");
+    free(out);
+    rc = nstest_ctl(20000, &out, "health", "--http", "127.0.0.1:1", "--timeout", "2000", NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "httpListen");
+    free(out);
+    rc = nstest_ctl(20000, &out, "top", "--http", "127.0.0.1:1", "--once", NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "httpListen");
+    free(out);
+
+    char *dir = nstest_tmpdir("health-auth");
+    nstest_server_t srv;
+    int port = 0;
+    const char *args[] = {"--authMode=all", NULL};
+    assert_int_equal(nstest_server_start_http(&srv, dir, args, &port), 0);
+    char ns[64];
+    snprintf(ns, sizeof ns, "127.0.0.1:%d", srv.port);
+    rc = nstest_ctl(20000, &out, "config", "get", "-n", ns, NULL);
+    assert_int_not_equal(rc, 0); /* unsigned: refused */
+    free(out);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    rc = nstest_ctl(20000, &out, "health", "--http", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    nstest_server_close(&srv, dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readyz_follows_grace_window, setup,
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_top_once, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_health, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,5 +172,6 @@ int ctl_cmd_prune_groups(int argc, char **argv);    /* maint.c */
 int ctl_cmd_user(int argc, char **argv);            /* users.c: offline (--data-dir) or online */
 /* top.c: the live view of a server's /metrics */
 int ctl_cmd_top(int argc, char **argv);
+int ctl_cmd_health(int argc, char **argv);
 
 #endif

@@ -99,6 +99,11 @@ static const ctl_command_t commands[] = {
      "[--http HOST:PORT] [--interval MS] [--count N | --once]\n"
      "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)",
      false},
+    {"health", ctl_cmd_health,
+     "[--http HOST:PORT] [--ready] [--timeout MS]\n"
+     "      /healthz (--ready: /readyz) of a server's HTTP endpoint: exit 0 on 200, 1 otherwise,\n"
+     "      5 if nothing answers (the container's health check; needs no signature or TLS)",
+     false},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

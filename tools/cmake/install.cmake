@@ -50,7 +50,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/namesrvctl.
 # ---- Debian package ----
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME namesrv)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VERSION ${NS_VERSION}) # -DNS_VERSION=... names it, in the file name too
 set(CPACK_PACKAGE_CONTACT "namesrv maintainers <namesrv@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "RocketMQ-compatible NameServer that keeps its routing tables in LMDB")

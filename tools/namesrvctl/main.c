@@ -154,11 +154,8 @@ static int find_command(int argc, char **argv, char **out, int *n_out)
 {
     int k = 0, i = 1;
     for (; i < argc; i++) {
-        const char *a = argv[i];
-        bool with_value =
-            strcmp(a, "-n") == 0 || strcmp(a, "--ns") == 0 || strcmp(a, "--timeout") == 0;
-        bool flag = strcmp(a, "--json") == 0 || strncmp(a, "--ns=", 5) == 0 ||
-                    strncmp(a, "--timeout=", 10) == 0;
+        int arity = ctl_common_option_arity(argv[i]);
+        bool with_value = arity == 2, flag = arity == 1;
         if (with_value && i + 1 < argc) {
             out[k++] = argv[i++];
             out[k++] = argv[i];

@@ -319,6 +319,13 @@ static int write_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void
     } else {
         printf("%s: OK\n", addr);
     }
+    /* Java answers SUCCESS with a count of 0 for a broker it does not know:
+     * for an operator that is a typo, not a success */
+    if (count && strcmp(count, "0") == 0) {
+        ctl_err("%s: %s: no topic of that broker was changed (is the broker name right?)", s->cmd,
+                addr);
+        return CTL_FAILED;
+    }
     return CTL_OK;
 }
 

@@ -12,6 +12,7 @@
 
 #include "ns/buf.h"
 #include "ns/properties.h"
+#include "ns/strpairs.h"
 
 typedef struct {
     /* network */
@@ -53,6 +54,7 @@ typedef struct {
     char *rocketmq_home;                        /* rocketmqHome */
     char *kv_config_path;                       /* kvConfigPath */
     char *config_store_path;                    /* configStorePath */
+    int64_t config_store_backups;               /* configStoreBackups, 5 .bak generations (ours) */
     char *product_env_name;                     /* productEnvName, "center" */
     bool cluster_test;                          /* clusterTest */
     bool order_message_enable;                  /* orderMessageEnable */
@@ -93,6 +95,9 @@ typedef struct {
     /* Java settings read from the -c file that have no effect here, as one
      * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
     char *java_warning;
+    /* The keys of the -c file whose values lost trailing blanks, as one WARN
+     * text (NULL when none). Not a table entry. */
+    char *trim_warning;
     /* the file given with -c, if any (not a table entry) */
     char *config_file;
 } ns_config_t;
@@ -181,6 +186,21 @@ int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
 int ns_config_write_file(const ns_config_t *cfg, const char *path);
 /* The same for text already dumped (any thread: touches no ns_config_t). */
 int ns_config_write_text(const ns_buf_t *text, const char *path);
+
+/* Rewrites the settings file at path for the changed pairs, keeping the
+ * operator's file: each line that sets a changed key gets the new value in
+ * place (every such line, since the last one wins on reading), keys the
+ * file lacks are appended, every other line (comments, blank lines, order,
+ * unchanged keys, secrets) stays byte for byte. Atomic and durable as
+ * ns_config_write_text, and the new file keeps the old one's mode (0640 for
+ * a new file: it may hold tls.server.keyPassword); the old content becomes
+ * path.bak after the generations before it move down (path.bak ->
+ * path.bak.1 ... path.bak.<backups-1>, the oldest dropped), each with the
+ * file's mode; backups = 0 keeps none. Values are written escaped
+ * (ns_properties_append_escaped). Any thread (touches no ns_config_t).
+ * NS_EIO (errno set), NS_EINVAL (the file does not parse), NS_ENOMEM; on
+ * failure path is untouched. */
+int ns_config_rewrite_file(const char *path, const ns_strpairs_t *changes, int64_t backups);
 
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */

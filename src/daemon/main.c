@@ -152,6 +152,8 @@ int main(int argc, char **argv)
         NS_LOG_INFO("load config properties file OK, %s", cfg.config_file);
     if (cfg.java_warning)
         NS_LOG_WARN("%s", cfg.java_warning);
+    if (cfg.trim_warning)
+        NS_LOG_WARN("%s", cfg.trim_warning);
     uv_loop_t *loop = uv_default_loop();
     rc = ns_server_start(&srv, loop, &cfg, err, sizeof err);
     if (rc != NS_OK) {

@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 63
+#define NKEYS 64
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -42,6 +42,7 @@ static const char *const all_keys[NKEYS] = {
     "rocketmqHome",
     "kvConfigPath",
     "configStorePath",
+    "configStoreBackups",
     "logFile",
     "logFileMaxBytes",
     "logFileKeep",
@@ -267,7 +268,8 @@ static void test_keys_and_mutability(void **state)
                                                "auditRetention",
                                                "adminAuditRetention",
                                                "authMode",
-                                               "authPenaltyMaxMillis"};
+                                               "authPenaltyMaxMillis",
+                                               "configStoreBackups"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
@@ -858,6 +860,109 @@ static void test_write_file(void **state)
     ns_config_free(&back);
 }
 
+/* UPDATE_NAMESRV_CONFIG rewrites only the lines of the keys it changed:
+ * comments, order, unchanged keys and secrets stay; new keys are appended;
+ * a key set twice is changed on both lines (the last one wins on reading);
+ * the mode stays; each rewrite keeps a generation more, up to the limit. */
+static void test_rewrite_file(void **state)
+{
+    char path[4096], name[4200];
+    char err[512] = "";
+    struct stat st;
+    const char *dir = ((nstest_fx_t *)*state)->dir;
+    snprintf(path, sizeof path, "%s/namesrv.properties", dir);
+    const char *first = "# the operator's notes\n"
+                        "listenPort=9876\n"
+                        "\n"
+                        "! a Java-style comment\n"
+                        "tls.server.keyPassword=s3cret\n"
+                        "productEnvName = old\n"
+                        "logLevel=info\n"
+                        "productEnvName:older\n";
+    nstest_write_text(path, first);
+    assert_int_equal(chmod(path, 0640), 0);
+    ns_strpairs_t ch = NS_STRPAIRS_INIT;
+    assert_int_equal(ns_strpairs_add(&ch, "productEnvName", " new value ", 11), NS_OK);
+    assert_int_equal(ns_strpairs_add(&ch, "clusterTest", "true", 4), NS_OK);
+    assert_int_equal(ns_config_rewrite_file(path, &ch, 2), NS_OK);
+    char *text = nstest_read_text(path);
+    assert_string_equal(text, "# the operator's notes\n"
+                              "listenPort=9876\n"
+                              "\n"
+                              "! a Java-style comment\n"
+                              "tls.server.keyPassword=s3cret\n"
+                              "productEnvName=\\ new value\\ \n"
+                              "logLevel=info\n"
+                              "productEnvName=\\ new value\\ \n"
+                              "clusterTest=true\n");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    snprintf(name, sizeof name, "%s.bak", path);
+    char *bak = nstest_read_text(name);
+    assert_string_equal(bak, first);
+    assert_int_equal(stat(name, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640); /* a .bak may hold the secret too */
+
+    /* it loads back to the values written, blanks that belong to them kept */
+    ns_config_t cfg;
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_string_equal(cfg.product_env_name, " new value ");
+    assert_true(cfg.cluster_test);
+    assert_string_equal(cfg.tls_server_key_password, "s3cret");
+    assert_null(cfg.trim_warning);
+    ns_config_free(&cfg);
+
+    /* two more rewrites with 2 generations: .bak and .bak.1, no .bak.2 */
+    ns_strpairs_free(&ch);
+    assert_int_equal(ns_strpairs_add(&ch, "logLevel", "warn", 4), NS_OK);
+    assert_int_equal(ns_config_rewrite_file(path, &ch, 2), NS_OK);
+    char *second = nstest_read_text(path);
+    assert_int_equal(ns_config_rewrite_file(path, &ch, 2), NS_OK);
+    snprintf(name, sizeof name, "%s.bak.1", path);
+    char *bak1 = nstest_read_text(name);
+    assert_string_equal(bak1, text); /* the generation before the last */
+    snprintf(name, sizeof name, "%s.bak", path);
+    char *bak0 = nstest_read_text(name);
+    assert_string_equal(bak0, second);
+    snprintf(name, sizeof name, "%s.bak.2", path);
+    assert_int_not_equal(stat(name, &st), 0);
+
+    /* no file yet: created 0640 with the changed keys alone */
+    snprintf(name, sizeof name, "%s/new/namesrv.properties", dir);
+    assert_int_equal(ns_config_rewrite_file(name, &ch, 2), NS_OK);
+    char *fresh = nstest_read_text(name);
+    assert_string_equal(fresh, "logLevel=warn\n");
+    assert_int_equal(stat(name, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    ns_strpairs_free(&ch);
+    free(text);
+    free(bak);
+    free(second);
+    free(bak1);
+    free(bak0);
+    free(fresh);
+}
+
+/* Unescaped blanks that end a value in the file are trimmed and named in
+ * one warning: "listenPort=40001 " starts the server on 40001. */
+static void test_load_trims_values(void **state)
+{
+    char path[4096], err[512] = "";
+    const char *dir = ((nstest_fx_t *)*state)->dir;
+    snprintf(path, sizeof path, "%s/trim.properties", dir);
+    nstest_write_text(path, "listenPort=40001 \nlogLevel = warn\t\nproductEnvName=keep\\ \n");
+    ns_config_t cfg;
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_int_equal(cfg.listen_port, 40001);
+    assert_string_equal(cfg.log_level, "warn");
+    assert_string_equal(cfg.product_env_name, "keep "); /* an escaped blank is the value's */
+    assert_non_null(cfg.trim_warning);
+    assert_non_null(strstr(cfg.trim_warning, "listenPort, logLevel were trimmed"));
+    ns_config_free(&cfg);
+}
+
 static void test_help(void **state)
 {
     ns_buf_t b = NS_BUF_INIT;
@@ -907,6 +1012,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_file, setup_dir, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_load_java_conf, setup_dir, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_write_file, setup_dir, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_file, setup_dir, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_load_trims_values, setup_dir, nstest_fx_teardown),
         cmocka_unit_test(test_help),
     };
     return cmocka_run_group_tests(tests, setup_env, NULL);

@@ -257,6 +257,8 @@ void ns_config_free(ns_config_t *cfg)
     cfg->config_file = NULL;
     free(cfg->java_warning);
     cfg->java_warning = NULL;
+    free(cfg->trim_warning);
+    cfg->trim_warning = NULL;
 }
 
 void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
@@ -269,6 +271,7 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
     }
     dst->config_file = NULL;
     dst->java_warning = NULL;
+    dst->trim_warning = NULL;
 }
 
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
@@ -379,40 +382,6 @@ bool ns_config_is_mutable(const char *key)
     return e != NULL && (e->flags & NS_CFG_MUTABLE);
 }
 
-/* Appends s escaped for a properties value (rules at the top of the file). */
-static int append_escaped(ns_buf_t *out, const char *s)
-{
-    for (size_t i = 0; s[i]; i++) {
-        const char *esc = NULL;
-        switch (s[i]) {
-        case '\\':
-            esc = "\\\\";
-            break;
-        case '\n':
-            esc = "\\n";
-            break;
-        case '\r':
-            esc = "\\r";
-            break;
-        case '\t':
-            esc = "\\t";
-            break;
-        case '\f':
-            esc = "\\f";
-            break;
-        case ' ':
-            esc = i == 0 ? "\\ " : NULL;
-            break;
-        default:
-            break;
-        }
-        int rc = esc ? ns_buf_append_str(out, esc) : ns_buf_append_u8(out, (uint8_t)s[i]);
-        if (rc != NS_OK)
-            return rc;
-    }
-    return NS_OK;
-}
-
 /* Appends the current value of e as text (escaped; strings raw otherwise). */
 static int append_value(ns_buf_t *out, const ns_config_t *cfg, const ns_cfg_entry_t *e)
 {
@@ -426,7 +395,7 @@ static int append_value(ns_buf_t *out, const ns_config_t *cfg, const ns_cfg_entr
     case NS_CFG_ENUM:
         break;
     }
-    return append_escaped(out, *(char *const *)slot);
+    return ns_properties_append_escaped(out, *(char *const *)slot);
 }
 
 static int cmp_entry_key(const void *a, const void *b)

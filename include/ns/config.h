@@ -156,6 +156,11 @@ int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const 
  * (src/daemon/config/config_java.c). */
 const char *ns_config_java_ignored(const char *key);
 const char *ns_config_noeffect(const char *key);
+/* The i-th Java key accepted without effect, NULL past the last. */
+const char *ns_config_java_key(size_t i);
+/* The key of ours or of Java's closest to key (a typing slip: a few
+ * letters off, case ignored), or NULL when none is close. Static. */
+const char *ns_config_closest_key(const char *key);
 /* "k1, k2 (why); k3 (why)" grouped by reason (whys compared by pointer). */
 int ns_config_java_warning(const char *const *keys, const char *const *whys, size_t n,
                            ns_buf_t *out);

@@ -461,7 +461,8 @@ static void test_set_string_and_enum(void **state)
                      "logLevel: 'trace' is not one of debug|info|warn|error");
 
     assert_set_fails(&cfg, "foo", "1", "unknown key 'foo'");
-    assert_set_fails(&cfg, "ListenPort", "1", "unknown key 'ListenPort'");
+    assert_set_fails(&cfg, "ListenPort", "1",
+                     "unknown key 'ListenPort' (did you mean 'listenPort'?)");
     assert_set_fails(&cfg, "", "1", "unknown key ''");
     ns_config_free(&cfg);
 }
@@ -778,7 +779,18 @@ static void test_load_java_conf(void **state)
     assert_null(why);
     assert_int_equal(ns_config_apply(&cfg, "serverWorkerThreadz", "1", &why, err, sizeof err),
                      NS_EINVAL);
-    assert_string_equal(err, "unknown key 'serverWorkerThreadz'");
+    /* a slip names the closest key, ours or Java's */
+    assert_string_equal(err, "unknown key 'serverWorkerThreadz' (did you mean "
+                             "'serverWorkerThreads'?)");
+    assert_int_equal(ns_config_apply(&cfg, "listenprt", "1", &why, err, sizeof err), NS_EINVAL);
+    assert_string_equal(err, "unknown key 'listenprt' (did you mean 'listenPort'?)");
+    /* Java's TLS keys without a row of ours are accepted with their reason */
+    assert_int_equal(ns_config_apply(&cfg, "tls.test.mode.enable", "false", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
+    assert_int_equal(ns_config_apply(&cfg, "tls.client.keyPath", "/k", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
 
     /* a plain file of ours warns about nothing */
     snprintf(path, sizeof path, "%s/ours.properties", dir);

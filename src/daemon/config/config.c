@@ -27,6 +27,7 @@
  */
 #include "ns/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -274,11 +275,62 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
     dst->trim_warning = NULL;
 }
 
+/* Levenshtein distance of a and b, ASCII case folded, capped at cap (keys
+ * are short: one row of 64 suffices; longer ones count as far). Written by
+ * hand: a dozen lines, for one error message. */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+    size_t la = strlen(a), lb = strlen(b), row[65];
+    if (la > 64 || lb > 64)
+        return cap;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t subst =
+                diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = subst < best ? subst : best;
+            diag = up;
+        }
+    }
+    return row[lb] < cap ? row[lb] : cap;
+}
+
+const char *ns_config_closest_key(const char *key)
+{
+    const char *best = NULL;
+    size_t cap = strlen(key) / 3 + 2, best_d = cap; /* a slip, not another word */
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        size_t d = edit_distance(key, ns_config_table[i].key, cap);
+        if (d < best_d) {
+            best_d = d;
+            best = ns_config_table[i].key;
+        }
+    }
+    const char *java = NULL;
+    for (size_t i = 0; (java = ns_config_java_key(i)) != NULL; i++) {
+        size_t d = edit_distance(key, java, cap);
+        if (d < best_d) {
+            best_d = d;
+            best = java;
+        }
+    }
+    return best;
+}
+
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
     const ns_cfg_entry_t *e = find_entry(key);
     if (e == NULL) {
-        set_err(err, errlen, "unknown key '%s'", key);
+        const char *near = ns_config_closest_key(key);
+        if (near)
+            set_err(err, errlen, "unknown key '%s' (did you mean '%s'?)", key, near);
+        else
+            set_err(err, errlen, "unknown key '%s'", key);
         return NS_EINVAL;
     }
     return set_entry(cfg, e, value, err, errlen);

@@ -178,19 +178,11 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
 
 /* Appends all settings as "key=value\n" lines sorted by key (what
  * GET_NAMESRV_CONFIG returns and -p prints). Secrets (tls.server.keyPassword)
- * are left out; ns_config_write_file keeps them. Booleans true/false, integers
+ * are left out. Booleans true/false, integers
  * decimal; in strings '\\', newline, CR, tab and form feed are escaped
  * (\\, \n, \r, \t, \f) and so is a leading space ("\ "), so the text
  * parses back to the same values. NULL strings are omitted. NS_ENOMEM. */
 int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
-
-/* Writes the dump to path atomically: path.tmp + fsync, the old content (if
- * any) copied to path.bak, rename over path, fsync of the directory. Creates
- * missing parent directories (as Java does). NS_EIO or NS_ENOMEM; a failure
- * before the rename leaves path untouched and removes path.tmp. */
-int ns_config_write_file(const ns_config_t *cfg, const char *path);
-/* The same for text already dumped (any thread: touches no ns_config_t). */
-int ns_config_write_text(const ns_buf_t *text, const char *path);
 
 /* Rewrites the settings file at path for the changed pairs, keeping the
  * operator's file: each line that sets a changed key gets the new value in
@@ -217,8 +209,5 @@ int ns_config_help(ns_buf_t *out);
  * tls.test.mode.enable) are ignored. A missing file is not an error (NS_OK,
  * *loaded false). NS_EINVAL / NS_EIO with "<path>: <why>" in err. */
 int ns_config_load_tls_file(ns_config_t *cfg, bool *loaded, char *err, size_t errlen);
-
-/* ns_config_dump with the secrets too (for ns_config_write_file only). */
-int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out);
 
 #endif

@@ -803,75 +803,6 @@ static void test_load_java_conf(void **state)
     ns_config_free(&defaults);
 }
 
-static void test_write_file(void **state)
-{
-    ns_config_t cfg, back;
-    char path[4096], bak[4200], tmp[4200];
-    char err[512] = "";
-    struct stat st;
-    const char *dir = ((nstest_fx_t *)*state)->dir;
-    /* the parent directory does not exist yet: it is created */
-    snprintf(path, sizeof path, "%s/sub/dir/namesrv.properties", dir);
-    snprintf(bak, sizeof bak, "%s.bak", path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    assert_int_equal(ns_config_init(&cfg), NS_OK);
-
-    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *first = nstest_read_text(path);
-    char *want = dump_str(&cfg);
-    assert_non_null(first);
-    assert_string_equal(first, want);
-    assert_int_not_equal(stat(bak, &st), 0); /* nothing to keep the first time */
-    assert_int_not_equal(stat(tmp, &st), 0);
-    free(want);
-
-    assert_set_ok(&cfg, "listenPort", "1234");
-    assert_set_ok(&cfg, "productEnvName", " spaced\\value");
-    /* loading a file makes it configStorePath, as Java's -c does */
-    assert_set_ok(&cfg, "configStorePath", path);
-    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *second = nstest_read_text(path);
-    char *old = nstest_read_text(bak);
-    want = dump_str(&cfg);
-    assert_non_null(second);
-    assert_non_null(old);
-    assert_string_equal(second, want);
-    assert_string_equal(old, first);
-    assert_int_not_equal(stat(tmp, &st), 0);
-
-    /* What was written loads back into the same settings. */
-    assert_int_equal(ns_config_init(&back), NS_OK);
-    assert_int_equal(ns_config_load_file(&back, path, err, sizeof err), NS_OK);
-    char *again = dump_str(&back);
-    assert_string_equal(again, second);
-    assert_string_equal(back.product_env_name, " spaced\\value");
-    assert_string_equal(back.config_file, path);
-    assert_string_equal(back.config_store_path, path);
-
-    /* A secret is never dumped, but a file rewritten by UPDATE_NAMESRV_CONFIG keeps it. */
-    assert_set_ok(&cfg, "tls.server.keyPassword", "s3cret");
-    char *shown = dump_str(&cfg);
-    assert_null(strstr(shown, "s3cret"));
-    free(shown);
-    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *kept = nstest_read_text(path);
-    assert_non_null(strstr(kept, "\ntls.server.keyPassword=s3cret\n"));
-    free(kept);
-
-    /* An unwritable location fails cleanly. */
-    char blocked[4200];
-    snprintf(blocked, sizeof blocked, "%s/namesrv.properties/x", path);
-    assert_int_equal(ns_config_write_file(&cfg, blocked), NS_EIO);
-
-    free(first);
-    free(second);
-    free(old);
-    free(want);
-    free(again);
-    ns_config_free(&cfg);
-    ns_config_free(&back);
-}
-
 /* UPDATE_NAMESRV_CONFIG rewrites only the lines of the keys it changed:
  * comments, order, unchanged keys and secrets stay; new keys are appended;
  * a key set twice is changed on both lines (the last one wins on reading);
@@ -940,8 +871,13 @@ static void test_rewrite_file(void **state)
     snprintf(name, sizeof name, "%s.bak.2", path);
     assert_int_not_equal(stat(name, &st), 0);
 
-    /* no file yet: created 0640 with the changed keys alone */
-    snprintf(name, sizeof name, "%s/new/namesrv.properties", dir);
+    /* an unwritable place fails cleanly, the file untouched */
+    snprintf(name, sizeof name, "%s/x", path); /* under a regular file */
+    assert_int_equal(ns_config_rewrite_file(name, &ch, 2), NS_EIO);
+
+    /* no file yet: its directories and the file are created, 0640, with the
+     * changed keys alone */
+    snprintf(name, sizeof name, "%s/new/sub/namesrv.properties", dir);
     assert_int_equal(ns_config_rewrite_file(name, &ch, 2), NS_OK);
     char *fresh = nstest_read_text(name);
     assert_string_equal(fresh, "logLevel=warn\n");
@@ -1023,7 +959,6 @@ int main(void)
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test_setup_teardown(test_load_file, setup_dir, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_load_java_conf, setup_dir, nstest_fx_teardown),
-        cmocka_unit_test_setup_teardown(test_write_file, setup_dir, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_file, setup_dir, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_load_trims_values, setup_dir, nstest_fx_teardown),
         cmocka_unit_test(test_help),

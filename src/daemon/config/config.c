@@ -457,7 +457,7 @@ static int cmp_entry_key(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
-static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
+static int dump(const ns_config_t *cfg, ns_buf_t *out)
 {
     const ns_cfg_entry_t *sorted[NS_CONFIG_MAX_ENTRIES];
     for (size_t i = 0; i < ns_config_n_entries; i++)
@@ -468,8 +468,8 @@ static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
         bool is_str = e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM;
         if (is_str && *(char *const *)cslot_of(cfg, e) == NULL)
             continue; /* null-valued: omitted, as Java does */
-        if ((e->flags & NS_CFG_SECRET) && (!secrets || **(char *const *)cslot_of(cfg, e) == 0))
-            continue; /* shown nowhere; written to the file only when set */
+        if (e->flags & NS_CFG_SECRET)
+            continue; /* shown nowhere: only the operator's file holds it */
         if (ns_buf_append_str(out, e->key) != NS_OK || ns_buf_append_u8(out, '=') != NS_OK ||
             append_value(out, cfg, e) != NS_OK || ns_buf_append_u8(out, '\n') != NS_OK)
             return NS_ENOMEM;
@@ -479,12 +479,7 @@ static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
 
 int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
 {
-    return dump(cfg, out, false);
-}
-
-int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out)
-{
-    return dump(cfg, out, true);
+    return dump(cfg, out);
 }
 
 /* ---- --help ----------------------------------------------------------- */

@@ -294,28 +294,6 @@ cleanup:
     return rc;
 }
 
-static int write_synced(const char *path, const void *data, size_t n)
-{
-    return write_synced_mode(path, data, n, 0644);
-}
-
-/* Copies the file at src to dst (fsynced). A missing src is not an error. */
-static int backup_file(const char *src, const char *dst)
-{
-    ns_buf_t old = NS_BUF_INIT;
-    int rc = read_whole_file(src, &old);
-    if (rc == NS_EIO && errno == ENOENT) {
-        rc = NS_OK;
-        goto cleanup;
-    }
-    if (rc != NS_OK)
-        goto cleanup;
-    rc = write_synced(dst, old.data, old.len);
-cleanup:
-    ns_buf_free(&old);
-    return rc;
-}
-
 /* fsyncs the directory holding path, so a rename in it is durable. */
 static int sync_parent_dir(const char *path)
 {
@@ -336,54 +314,6 @@ static int sync_parent_dir(const char *path)
     if (fd >= 0)
         close(fd);
     free(dir);
-    return rc;
-}
-
-int ns_config_write_text(const ns_buf_t *text, const char *path)
-{
-    char *tmp = NULL, *bak = NULL;
-    bool tmp_written = false;
-    int rc = NS_OK;
-    tmp = path_with(path, ".tmp");
-    bak = path_with(path, ".bak");
-    if (tmp == NULL || bak == NULL) {
-        rc = NS_ENOMEM;
-        goto cleanup;
-    }
-    rc = make_parent_dirs(path);
-    if (rc != NS_OK)
-        goto cleanup;
-    tmp_written = true;
-    rc = write_synced(tmp, text->data, text->len);
-    if (rc != NS_OK)
-        goto cleanup;
-    rc = backup_file(path, bak);
-    if (rc != NS_OK)
-        goto cleanup;
-    struct stat old_st; /* the new file keeps the old one's permissions (0640 in /etc) */
-    if (stat(path, &old_st) == 0)
-        chmod(tmp, old_st.st_mode & 07777);
-    if (rename(tmp, path) != 0) {
-        rc = NS_EIO;
-        goto cleanup;
-    }
-    tmp_written = false;
-    rc = sync_parent_dir(path);
-cleanup:
-    if (tmp_written)
-        unlink(tmp);
-    free(tmp);
-    free(bak);
-    return rc;
-}
-
-int ns_config_write_file(const ns_config_t *cfg, const char *path)
-{
-    ns_buf_t text = NS_BUF_INIT;
-    int rc = ns_config_dump_secrets(cfg, &text); /* the file keeps the key password */
-    if (rc == NS_OK)
-        rc = ns_config_write_text(&text, path);
-    ns_buf_free(&text);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include <cjson/cJSON.h>
@@ -334,6 +335,24 @@ static void test_top_once(void **state)
     free(out);
 }
 
+/* The process collector's series every Prometheus user expects, with
+ * values that make sense for this server. */
+static void test_process_metrics(void **state)
+{
+    fx_t *fx = *state;
+    char *text = scrape(fx); /* promtool checks the exposition */
+    assert_true(nstest_series(text, "process_resident_memory_bytes", 0) > 1 << 20);
+    assert_true(nstest_series(text, "process_virtual_memory_bytes", 0) >=
+                nstest_series(text, "process_resident_memory_bytes", 0));
+    double fds = nstest_series(text, "process_open_fds", 0);
+    assert_true(fds >= 4 && fds < 1000); /* listener, store files, the scrape's socket */
+    assert_true(nstest_series(text, "process_max_fds", 0) >= fds);
+    assert_true(nstest_series(text, "process_cpu_seconds_total", -1) >= 0);
+    double start = nstest_series(text, "process_start_time_seconds", 0);
+    assert_true(start > (double)time(NULL) - 600 && start <= (double)time(NULL) + 1);
+    free(text);
+}
+
 /* namesrvctl health asks /healthz, which needs neither a signature nor TLS:
  * it answers where a remoting request (the old health check, `config get`)
  * is refused, as under authMode=all. */
@@ -382,6 +401,7 @@ int main(void)
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_top_once, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_health, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_process_metrics, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,7 +183,9 @@ static void live_columns(const cJSON *live, const char *baddr, char *hb, size_t 
         snprintf(state, sn, "expiring");
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "onGrace"))) {
         snprintf(hb, hbn, "none since the restart");
-        ctl_format_time(jnum(e, "graceUntil"), when, sizeof when);
+        /* the deadline the server applies: the grace window or, when longer,
+         * the broker's own heartbeat timeout (graceUntil is the first alone) */
+        ctl_format_time(jnum(e, "deadline"), when, sizeof when);
         snprintf(state, sn, "grace until %s", when);
     } else {
         snprintf(state, sn, "alive, timeout %llds", jnum(e, "heartbeatTimeoutMillis") / 1000);

@@ -202,6 +202,10 @@ int ns_config_rewrite_file(const char *path, const ns_strpairs_t *changes, int64
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */
 int ns_config_help(ns_buf_t *out);
+/* The same table as man(7) paragraphs, one ".TP" per key, with whether it
+ * changes while running and whether it is Java's key (the settings section
+ * of namesrvd.8, generated at build time). NS_ENOMEM. */
+int ns_config_help_roff(ns_buf_t *out);
 
 /* Java's tls.config.file: when cfg->tls_config_file names a readable file,
  * its tls.server.* / tls.protocols / tls.ciphers keys override cfg (as

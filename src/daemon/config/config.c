@@ -497,6 +497,62 @@ static int append_flag(ns_buf_t *out, const ns_cfg_entry_t *e)
                                   : ns_buf_append_str(out, meta[e->type]);
 }
 
+/* Appends "default: X; min..max" for e. */
+static int append_default_bounds(ns_buf_t *out, const ns_cfg_entry_t *e)
+{
+    int rc = ns_buf_printf(out, "default: %s", *e->def ? e->def : "empty");
+    if (rc == NS_OK && e->type == NS_CFG_INT64 && e->max == INT64_MAX)
+        rc = ns_buf_printf(out, "; min %lld", (long long)e->min);
+    else if (rc == NS_OK && e->type == NS_CFG_INT64)
+        rc = ns_buf_printf(out, "; %lld..%lld", (long long)e->min, (long long)e->max);
+    return rc;
+}
+
+/* Appends s for roff: backslashes as \e, a dot or quote that would begin a
+ * line guarded with \&. */
+static int append_roff(ns_buf_t *out, const char *s)
+{
+    int rc = NS_OK;
+    for (size_t i = 0; s[i] && rc == NS_OK; i++) {
+        if (s[i] == '\\')
+            rc = ns_buf_append_str(out, "\\e");
+        else if ((s[i] == '.' || s[i] == '\'') && (i == 0 || s[i - 1] == '\n'))
+            rc = ns_buf_printf(out, "\\&%c", s[i]);
+        else if (s[i] == '-')
+            rc = ns_buf_append_str(out, "\\-");
+        else
+            rc = ns_buf_append_u8(out, (uint8_t)s[i]);
+    }
+    return rc;
+}
+
+int ns_config_help_roff(ns_buf_t *out)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = NS_OK;
+    for (size_t i = 0; i < ns_config_n_entries && rc == NS_OK; i++) {
+        const ns_cfg_entry_t *e = &ns_config_table[i];
+        ns_buf_reset(&text);
+        rc = ns_buf_append_str(out, ".TP\n.B ");
+        rc = rc ? rc : append_flag(&text, e);
+        rc = rc ? rc : ns_buf_append_u8(&text, 0);
+        rc = rc ? rc : append_roff(out, (const char *)text.data + 2); /* without "--" */
+        rc = rc ? rc : ns_buf_append_u8(out, '\n');
+        rc = rc ? rc : append_roff(out, e->help);
+        ns_buf_reset(&text);
+        rc = rc ? rc : append_default_bounds(&text, e);
+        rc = rc ? rc : ns_buf_append_u8(&text, 0);
+        rc = rc ? rc : ns_buf_append_str(out, " (");
+        rc = rc ? rc : append_roff(out, (const char *)text.data);
+        rc = rc ? rc
+                : ns_buf_printf(out, ")%s%s.\n",
+                                e->flags & NS_CFG_MUTABLE ? "; changes while running" : "",
+                                e->flags & NS_CFG_OURS ? "; namesrvd's own (not Java's)" : "");
+    }
+    ns_buf_free(&text);
+    return rc;
+}
+
 int ns_config_help(ns_buf_t *out)
 {
     ns_buf_t flag = NS_BUF_INIT;
@@ -516,12 +572,9 @@ int ns_config_help(ns_buf_t *out)
         rc = append_flag(&flag, e);
         if (rc != NS_OK)
             goto cleanup;
-        rc = ns_buf_printf(out, "  %-*s  %s (default: %s", (int)width, (const char *)flag.data,
-                           e->help, *e->def ? e->def : "empty");
-        if (rc == NS_OK && e->type == NS_CFG_INT64 && e->max == INT64_MAX)
-            rc = ns_buf_printf(out, "; min %lld", (long long)e->min);
-        else if (rc == NS_OK && e->type == NS_CFG_INT64)
-            rc = ns_buf_printf(out, "; %lld..%lld", (long long)e->min, (long long)e->max);
+        rc = ns_buf_printf(out, "  %-*s  %s (", (int)width, (const char *)flag.data, e->help);
+        if (rc == NS_OK)
+            rc = append_default_bounds(out, e);
         if (rc == NS_OK)
             rc = ns_buf_append_str(out, ")\n");
         if (rc != NS_OK)

@@ -2,7 +2,7 @@
  *
  * HTTP thread. Counters are summed over the loops' blocks with relaxed
  * atomic loads; gauges of the broker table and the store come from the
- * snapshot. Every metric is listed in README.md ("Metrics"). */
+ * snapshot. Every metric is listed in docs/monitoring.md ("The metrics"). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

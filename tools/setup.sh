@@ -14,6 +14,7 @@
 #                         the interop suite (tests/interop/README.md); extra
 #                         arguments pick scenarios by name
 #   tools/setup.sh package  only the package step: build/namesrv_<v>_<arch>.deb
+#   tools/setup.sh docker   build the container image and start it (needs a Docker engine)
 #
 # Both are idempotent and work as root on a fresh Debian 12 machine.
 set -euo pipefail
@@ -22,20 +23,18 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages="build-essential cmake pkg-config liblmdb-dev libuv1-dev libcjson-dev zlib1g-dev libcmocka-dev clang-format clang"
-# the interop suite: JVM and Maven for Apache RocketMQ 5.3.3, Go for its Go
-# client, mdb_stat to read the store's last transaction id
-packages="$packages openjdk-17-jdk-headless maven golang-go lmdb-utils"
-# libmicrohttpd-dev: the HTTP endpoint (httpListen); prometheus: promtool checks the
-# alert rules and every scrape in the tests; jq: the dashboard JSON lint; gnuplot-nox:
-# tools/render_dashboard.sh (by hand, not in the tests)
-packages="$packages libmicrohttpd-dev prometheus jq gnuplot-nox"
-# libsystemd-dev: sd_notify (Type=notify, watchdog); dpkg-dev: dpkg-shlibdeps
-# for the package's Depends; file: CPack DEB inspects binaries with it.
-packages="$packages libsystemd-dev dpkg-dev file"
-# TLS on the remoting port (OpenSSL 3) and the openssl CLI the tests make certificates with
-# libssl-dev: libcrypto for request signatures and sealed secrets; openssl: tests' key files
-packages="$packages libssl-dev openssl"
+# What the build needs: tools/dist/build-deps, the one list the Dockerfile and
+# the package check read too (first column; comments and blank lines skipped).
+build_deps() { sed -e 's/#.*//' "$top/tools/dist/build-deps" | awk 'NF { print $1 }'; }
+packages="$(build_deps | tr '\n' ' ')"
+# What only the tests need: libcmocka-dev (unit tests), clang-format (the format
+# check), clang (libFuzzer targets); the interop suite: JVM and Maven for Apache
+# RocketMQ, Go for its Go client, mdb_stat to read the store's last transaction id
+packages="$packages libcmocka-dev clang-format clang openjdk-17-jdk-headless maven golang-go lmdb-utils"
+# prometheus: promtool checks the alert rules and every scrape in the tests; jq: the
+# dashboard JSON lint; gnuplot-nox: tools/render_dashboard.sh (by hand, not in the tests);
+# openssl: the CLI the tests make certificates and key files with
+packages="$packages prometheus jq gnuplot-nox openssl"
 
 install_missing() {
     local missing=()
@@ -85,7 +84,10 @@ package() {
     local info files
     info=$(dpkg-deb -I "$deb")
     files=$(dpkg-deb -c "$deb")
-    for want in "Package: namesrv" "Depends: adduser" "liblmdb0" "libuv1" "libsystemd0" postinst prerm postrm; do
+    # every runtime package of tools/dist/build-deps (second column) is in Depends
+    local runtime
+    runtime=$(sed -e 's/#.*//' "$top/tools/dist/build-deps" | awk 'NF && $2 != "-" { print $2 }')
+    for want in "Package: namesrv" "Depends: adduser" $runtime postinst prerm postrm; do
         grep -q "$want" <<<"$info" || { echo "setup: package control lacks '$want'" >&2; exit 1; }
     done
     for want in ./usr/bin/namesrvd ./usr/bin/namesrvctl ./usr/lib/systemd/system/namesrvd.service \
@@ -131,6 +133,8 @@ test)
     build "$top/build-werror-release" -DCMAKE_BUILD_TYPE=Release -DNS_WERROR=ON -DNS_BUILD_TESTS=ON
     echo "== monitoring files (alert rules, dashboard)"
     "$top/tools/check_monitoring.sh"
+    echo "== build dependencies (one list: setup, Dockerfile, package) and the image's settings"
+    "$top/tools/check_build_deps.sh" "$top/build-test"
     echo "== tests"
     (cd "$top/build-test" && ctest --output-on-failure -j "$jobs")
     echo "== build (ASan+UBSan, -Werror)"
@@ -159,13 +163,33 @@ package)
     install_missing
     package
     ;;
+docker)
+    # Builds the container image (tools/docker/Dockerfile) and starts it with
+    # the store, backups and settings in named volumes, ports on loopback.
+    command -v docker >/dev/null && docker info >/dev/null 2>&1 || {
+        echo "setup: docker needs a running Docker engine (docker info failed)" >&2
+        exit 1
+    }
+    "$top/tools/check_build_deps.sh"
+    rev=$(git -C "$top" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+    docker build -f "$top/tools/docker/Dockerfile" --build-arg NS_GIT_REVISION="$rev" -t namesrv "$top"
+    docker rm -f namesrv >/dev/null 2>&1 || true
+    docker run -d --name namesrv -p 127.0.0.1:9876:9876 -p 127.0.0.1:9877:9877 \
+        -v namesrv-data:/var/lib/namesrv -v namesrv-backups:/var/backups/namesrv \
+        -v namesrv-etc:/etc/namesrv namesrv "${@:2}"
+    for _ in $(seq 60); do
+        [ "$(docker inspect -f '{{.State.Health.Status}}' namesrv 2>/dev/null)" = healthy ] && break
+        sleep 1
+    done
+    docker ps --filter name=namesrv
+    ;;
 interop)
     install_missing
     build "$top/build-test" -DCMAKE_BUILD_TYPE=Debug -DNS_WERROR=ON
     exec "$top/tests/interop/run.sh" "${@:2}"
     ;;
 *)
-    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format | tools/setup.sh interop [SCENARIO ...] | tools/setup.sh package" >&2
+    echo "usage: tools/setup.sh run [--key=value ...] | tools/setup.sh test | tools/setup.sh format | tools/setup.sh interop [SCENARIO ...] | tools/setup.sh package | tools/setup.sh docker" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,7 @@
 
 #include "ns/buf.h"
 #include "ns/properties.h"
+#include "ns/strpairs.h"
 
 typedef struct {
     /* network */
@@ -53,6 +54,7 @@ typedef struct {
     char *rocketmq_home;                        /* rocketmqHome */
     char *kv_config_path;                       /* kvConfigPath */
     char *config_store_path;                    /* configStorePath */
+    int64_t config_store_backups;               /* configStoreBackups, 5 .bak generations (ours) */
     char *product_env_name;                     /* productEnvName, "center" */
     bool cluster_test;                          /* clusterTest */
     bool order_message_enable;                  /* orderMessageEnable */
@@ -93,6 +95,9 @@ typedef struct {
     /* Java settings read from the -c file that have no effect here, as one
      * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
     char *java_warning;
+    /* The keys of the -c file whose values lost trailing blanks, as one WARN
+     * text (NULL when none). Not a table entry. */
+    char *trim_warning;
     /* the file given with -c, if any (not a table entry) */
     char *config_file;
 } ns_config_t;
@@ -151,6 +156,11 @@ int ns_config_apply(ns_config_t *cfg, const char *key, const char *value, const 
  * (src/daemon/config/config_java.c). */
 const char *ns_config_java_ignored(const char *key);
 const char *ns_config_noeffect(const char *key);
+/* The i-th Java key accepted without effect, NULL past the last. */
+const char *ns_config_java_key(size_t i);
+/* The key of ours or of Java's closest to key (a typing slip: a few
+ * letters off, case ignored), or NULL when none is close. Static. */
+const char *ns_config_closest_key(const char *key);
 /* "k1, k2 (why); k3 (why)" grouped by reason (whys compared by pointer). */
 int ns_config_java_warning(const char *const *keys, const char *const *whys, size_t n,
                            ns_buf_t *out);
@@ -168,23 +178,34 @@ int ns_config_load_file(ns_config_t *cfg, const char *path, char *err, size_t er
 
 /* Appends all settings as "key=value\n" lines sorted by key (what
  * GET_NAMESRV_CONFIG returns and -p prints). Secrets (tls.server.keyPassword)
- * are left out; ns_config_write_file keeps them. Booleans true/false, integers
+ * are left out. Booleans true/false, integers
  * decimal; in strings '\\', newline, CR, tab and form feed are escaped
  * (\\, \n, \r, \t, \f) and so is a leading space ("\ "), so the text
  * parses back to the same values. NULL strings are omitted. NS_ENOMEM. */
 int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out);
 
-/* Writes the dump to path atomically: path.tmp + fsync, the old content (if
- * any) copied to path.bak, rename over path, fsync of the directory. Creates
- * missing parent directories (as Java does). NS_EIO or NS_ENOMEM; a failure
- * before the rename leaves path untouched and removes path.tmp. */
-int ns_config_write_file(const ns_config_t *cfg, const char *path);
-/* The same for text already dumped (any thread: touches no ns_config_t). */
-int ns_config_write_text(const ns_buf_t *text, const char *path);
+/* Rewrites the settings file at path for the changed pairs, keeping the
+ * operator's file: each line that sets a changed key gets the new value in
+ * place (every such line, since the last one wins on reading), keys the
+ * file lacks are appended, every other line (comments, blank lines, order,
+ * unchanged keys, secrets) stays byte for byte. Atomic and durable as
+ * ns_config_write_text, and the new file keeps the old one's mode (0640 for
+ * a new file: it may hold tls.server.keyPassword); the old content becomes
+ * path.bak after the generations before it move down (path.bak ->
+ * path.bak.1 ... path.bak.<backups-1>, the oldest dropped), each with the
+ * file's mode; backups = 0 keeps none. Values are written escaped
+ * (ns_properties_append_escaped). Any thread (touches no ns_config_t).
+ * NS_EIO (errno set), NS_EINVAL (the file does not parse), NS_ENOMEM; on
+ * failure path is untouched. */
+int ns_config_rewrite_file(const char *path, const ns_strpairs_t *changes, int64_t backups);
 
 /* Appends --help text generated from the table, in table order, one line
  * per key: "  --key=META  help (default: X; min..max)". NS_ENOMEM. */
 int ns_config_help(ns_buf_t *out);
+/* The same table as man(7) paragraphs, one ".TP" per key, with whether it
+ * changes while running and whether it is Java's key (the settings section
+ * of namesrvd.8, generated at build time). NS_ENOMEM. */
+int ns_config_help_roff(ns_buf_t *out);
 
 /* Java's tls.config.file: when cfg->tls_config_file names a readable file,
  * its tls.server.* / tls.protocols / tls.ciphers keys override cfg (as
@@ -192,8 +213,5 @@ int ns_config_help(ns_buf_t *out);
  * tls.test.mode.enable) are ignored. A missing file is not an error (NS_OK,
  * *loaded false). NS_EINVAL / NS_EIO with "<path>: <why>" in err. */
 int ns_config_load_tls_file(ns_config_t *cfg, bool *loaded, char *err, size_t errlen);
-
-/* ns_config_dump with the secrets too (for ns_config_write_file only). */
-int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out);
 
 #endif

@@ -233,7 +233,7 @@ const char *ns_store_lmdb_version(void);
  * RocketMQ's HmacSHA1 signature can only be checked by someone who holds
  * the secret, so no one-way hash can stand in for it: the secret field is
  * either sealed (include/ns/seal.h, "enc1:...", with authKeyFile) or the
- * secret as it is (README "Authentication": what each protects). The store
+ * secret as it is (docs/security.md "Authentication": what each protects). The store
  * does not tell them apart beyond validation. Never log or return it over
  * the wire. */
 typedef enum { NS_ROLE_CLIENT = 1, NS_ROLE_BROKER = 2, NS_ROLE_ADMIN = 3 } ns_role_t;

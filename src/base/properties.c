@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ns/buf.h"
 #include "ns/err.h"
@@ -135,10 +136,20 @@ static int unescape(const char *p, size_t n, ns_buf_t *out)
     return NS_OK;
 }
 
+/* True when the character at s[i] is escaped (an odd run of backslashes
+ * before it). */
+static bool escaped_at(const char *s, size_t i)
+{
+    size_t n = 0;
+    while (i > n && s[i - n - 1] == '\\')
+        n++;
+    return n % 2 == 1;
+}
+
 /* Splits one logical line as Java's Properties.load0 does and hands the
- * unescaped pair to cb. */
-static int emit_pair(const ns_buf_t *line, ns_buf_t *key, ns_buf_t *val, ns_properties_cb cb,
-                     void *ctx)
+ * unescaped pair (placed at [start, end) of the text) to cb. */
+static int emit_pair(const ns_buf_t *line, ns_buf_t *key, ns_buf_t *val, size_t start, size_t end,
+                     ns_properties_pair_cb cb, void *ctx)
 {
     const char *s = (const char *)line->data;
     size_t n = line->len, klen = 0, vstart = n;
@@ -165,16 +176,48 @@ static int emit_pair(const ns_buf_t *line, ns_buf_t *key, ns_buf_t *val, ns_prop
             break;
         sep = true;
     }
+    size_t vend = n; /* where the unescaped trailing blanks begin */
+    while (vend > vstart && is_ws(s[vend - 1]) && !escaped_at(s, vend - 1))
+        vend--;
     rc = unescape(s, klen, key);
     if (rc == NS_OK)
-        rc = unescape(s + vstart, n - vstart, val);
-    if (rc == NS_OK)
-        rc = cb((const char *)key->data, (const char *)val->data, ctx);
-    return rc;
+        rc = unescape(s + vstart, vend - vstart, val);
+    ns_properties_pair_t pair = {0};
+    pair.trimmed_len = val->len;
+    /* the blanks themselves, unescaped as they are (Java keeps them) */
+    if (rc == NS_OK && vend < n && (rc = ns_buf_append(val, s + vend, n - vend)) == NS_OK &&
+        (rc = ns_buf_reserve(val, 1)) == NS_OK)
+        val->data[val->len] = 0;
+    if (rc != NS_OK)
+        return rc;
+    pair.key = (const char *)key->data;
+    pair.value = (const char *)val->data;
+    pair.value_len = val->len;
+    pair.start = start;
+    pair.end = end;
+    return cb(&pair, ctx);
+}
+
+typedef struct {
+    ns_properties_cb cb;
+    void *ctx;
+} plain_ctx_t;
+
+static int plain_cb(const ns_properties_pair_t *pair, void *ctx)
+{
+    const plain_ctx_t *p = ctx;
+    return p->cb(pair->key, pair->value, p->ctx);
 }
 
 int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void *ctx)
 {
+    plain_ctx_t p = {cb, ctx};
+    return ns_properties_scan(text, len, plain_cb, &p);
+}
+
+int ns_properties_scan(const char *text, size_t len, ns_properties_pair_cb cb, void *ctx)
+{
+    size_t start = 0; /* where the logical line being read began */
     ns_buf_t line = NS_BUF_INIT, key = NS_BUF_INIT, val = NS_BUF_INIT;
     bool skip_ws = true;    /* at the start of a line: skip blanks */
     bool new_line = true;   /* next character starts a logical line */
@@ -200,6 +243,7 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
         if (new_line) {
             new_line = false;
             comment = c == '#' || c == '!';
+            start = i;
         }
         if (c != '\n' && c != '\r') {
             if (!comment) {
@@ -218,7 +262,7 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
             skip_lf = c == '\r';
             continue;
         } else {
-            rc = emit_pair(&line, &key, &val, cb, ctx);
+            rc = emit_pair(&line, &key, &val, start, i, cb, ctx);
         }
         ns_buf_reset(&line);
         comment = false;
@@ -228,10 +272,44 @@ int ns_properties_parse(const char *text, size_t len, ns_properties_cb cb, void 
     if (rc == NS_OK && !comment && backslash && line.len > 0)
         line.len--; /* a continuation at the end of the text joins nothing */
     if (rc == NS_OK && !comment && line.len > 0)
-        rc = emit_pair(&line, &key, &val, cb, ctx);
+        rc = emit_pair(&line, &key, &val, start, len, cb, ctx);
 
     ns_buf_free(&line);
     ns_buf_free(&key);
     ns_buf_free(&val);
     return rc;
+}
+
+int ns_properties_append_escaped(ns_buf_t *out, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        const char *esc = NULL;
+        switch (s[i]) {
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case ' ':
+            esc = i == 0 || i == n - 1 ? "\\ " : NULL;
+            break;
+        default:
+            break;
+        }
+        int rc = esc ? ns_buf_append_str(out, esc) : ns_buf_append_u8(out, (uint8_t)s[i]);
+        if (rc != NS_OK)
+            return rc;
+    }
+    return NS_OK;
 }

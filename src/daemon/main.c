@@ -75,7 +75,7 @@ static int parse_args(int argc, char **argv, ns_config_t *cfg, bool *print)
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return -1;
         else if (strncmp(argv[i], "--", 2) != 0 || strchr(argv[i], '=') == NULL) {
-            fprintf(stderr, "namesrvd: unknown argument '%s' (see -h)\n", argv[i]);
+            fprintf(stderr, "namesrvd: unknown argument '%s' (namesrvd -h lists them)\n", argv[i]);
             return 1;
         }
     }
@@ -128,7 +128,10 @@ int main(int argc, char **argv)
         return print_version();
     }
     if (rc != 0) {
-        usage(rc < 0 ? stdout : stderr);
+        /* -h prints the help; a bad setting only the line that names it
+         * (parse_args), which a Restart=on-failure loop repeats in the journal */
+        if (rc < 0)
+            usage(stdout);
         ns_config_free(&cfg);
         return rc < 0 ? 0 : 1;
     }
@@ -152,6 +155,8 @@ int main(int argc, char **argv)
         NS_LOG_INFO("load config properties file OK, %s", cfg.config_file);
     if (cfg.java_warning)
         NS_LOG_WARN("%s", cfg.java_warning);
+    if (cfg.trim_warning)
+        NS_LOG_WARN("%s", cfg.trim_warning);
     uv_loop_t *loop = uv_default_loop();
     rc = ns_server_start(&srv, loop, &cfg, err, sizeof err);
     if (rc != NS_OK) {

@@ -1,10 +1,10 @@
 /* test_auth_matrix.c - every request the dispatcher serves, in every
  * authMode, from every kind of caller (unsigned, client, broker, admin),
  * through the real namesrvd: refused by the authentication check exactly
- * where the policy in README "Authentication and authorization" says,
+ * where the policy in docs/security.md "Authentication and authorization" says,
  * and let through to its handler everywhere else. The mode
  * is switched online by the admin (UPDATE_NAMESRV_CONFIG), as an operator
- * would. The policy is written out here on its own, from the README, not
+ * would. The policy is written out here on its own, from docs/security.md, not
  * taken from the server's table. */
 #define _GNU_SOURCE
 #include <setjmp.h>

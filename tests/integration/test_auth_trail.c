@@ -8,6 +8,7 @@
  * refusal counters of /metrics move; the trail's rate limit counts what it
  * leaves out. The test_auth.c tests cover the same checks in writes and off. */
 #define _GNU_SOURCE
+#include <sys/wait.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "nstest_auth.h"
 #include "ns/client.h"
 #include "ns/clock.h"
@@ -311,12 +313,75 @@ static void test_trail_rate_limit(void **state)
         fail_msg("%d recorded within %lld ms: the limit is 20 a second", recorded, (long long)took);
 }
 
+/* User management is an admin act like any other: every USER_ADD,
+ * USER_UPDATE and USER_DELETE that succeeds is a record of the trail with
+ * the peer and the signer (the AccessKey field), never the secret; the
+ * unsigned first-admin bootstrap too. */
+static void test_user_management_in_the_trail(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("usertrail");
+    nstest_server_t srv;
+    assert_int_equal(nstest_server_start(&srv, dir, NULL), 0);
+    static const char *const first[] = {
+        "userAccessKey", "root1", "userSecretKey", "rootsecret1", "role", "admin", NULL};
+    static const char *const second[] = {
+        "userAccessKey", "ops2", "userSecretKey", "opssecret22", "role", "client", NULL};
+    static const char *const upd[] = {"userAccessKey", "ops2", "role", "admin", NULL};
+    static const char *const del[] = {"userAccessKey", "ops2", NULL};
+    char remark[256];
+    int port = 0;
+    /* the first admin of an empty table: unsigned, from loopback */
+    assert_int_equal(nstest_call_as(&srv, NULL, NULL, NS_REQ_NS_USER_ADD, first, NULL, remark,
+                                    sizeof remark, &port),
+                     NS_RSP_SUCCESS);
+    assert_int_equal(nstest_call_as(&srv, "root1", "rootsecret1", NS_REQ_NS_USER_ADD, second, NULL,
+                                    remark, sizeof remark, &port),
+                     NS_RSP_SUCCESS);
+    assert_int_equal(nstest_call_as(&srv, "root1", "rootsecret1", NS_REQ_NS_USER_UPDATE, upd, NULL,
+                                    remark, sizeof remark, &port),
+                     NS_RSP_SUCCESS);
+    assert_int_equal(nstest_call_as(&srv, "root1", "rootsecret1", NS_REQ_NS_USER_DELETE, del, NULL,
+                                    remark, sizeof remark, &port),
+                     NS_RSP_SUCCESS);
+    assert_int_equal(WEXITSTATUS(nstest_server_stop(&srv, SIGTERM)), 0);
+    cJSON *trail = nstest_admin_trail(srv.data);
+    int adds = 0;
+    const cJSON *rec;
+    cJSON_ArrayForEach(rec, trail)
+    {
+        const char *req = str_at(rec, "request", NULL);
+        if (req == NULL || strncmp(req, "NS_USER_", 8) != 0)
+            continue;
+        assert_string_equal(str_at(rec, "result", NULL), "ok");
+        assert_non_null(strstr(str_at(rec, "peer", NULL), "127.0.0.1:"));
+        const char *ak = nstest_trail_field((cJSON *)rec, "userAccessKey");
+        const char *signer = nstest_trail_field((cJSON *)rec, "AccessKey");
+        if (strcmp(req, "NS_USER_ADD") == 0 && strcmp(ak, "root1") == 0)
+            assert_string_equal(signer, ""); /* the bootstrap: unsigned */
+        else
+            assert_string_equal(signer, "root1");
+        adds += strcmp(req, "NS_USER_ADD") == 0;
+    }
+    assert_int_equal(adds, 2);
+    assert_non_null(nstest_trail_find(trail, "NS_USER_UPDATE", "ok"));
+    assert_non_null(nstest_trail_find(trail, "NS_USER_DELETE", "ok"));
+    char *text = cJSON_PrintUnformatted(trail);
+    assert_null(strstr(text, "rootsecret1"));
+    assert_null(strstr(text, "opssecret22"));
+    free(text);
+    cJSON_Delete(trail);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_each_refusal_in_the_trail, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_metrics_move, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_trail_rate_limit, setup, nstest_fx_teardown),
+        cmocka_unit_test(test_user_management_in_the_trail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,53 @@ static void test_install_and_run(void **state)
     expect_file(prefix, "share/namesrv/namesrv.properties", 0);
     expect_file(prefix, "share/doc/namesrv/namesrvctl.md", 0);
 
+    /* the manual's settings reference is the config table: every key that
+     * namesrvd -p prints has its paragraph in the installed namesrvd.8 */
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s/share/man/man8/namesrvd.8.gz'", prefix);
+    char *man = NULL, *keys = NULL;
+    assert_int_equal(run(cmd, &man, dir), 0);
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvd' -p", prefix);
+    assert_int_equal(run(cmd, &keys, dir), 0);
+    size_t n_keys = 0;
+    for (char *line = keys, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        char *eq = strchr(line, '=');
+        if (eq == NULL || (nl && eq > nl))
+            continue;
+        char want_key[256];
+        snprintf(want_key, sizeof want_key, "\n.B %.*s=", (int)(eq - line), line);
+        if (strstr(man, want_key) == NULL)
+            fail_msg("namesrvd.8 has no paragraph for '%.*s'", (int)(eq - line), line);
+        n_keys++;
+    }
+    assert_true(n_keys > 50);
+    NSTEST_EXPECT_IN(man, "\n.B tls.test.mode.enable\n"); /* and the Java keys */
+    free(man);
+    free(keys);
+    /* and namesrvctl.8 names every command namesrvctl's help lists */
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s/share/man/man8/namesrvctl.8.gz'", prefix);
+    assert_int_equal(run(cmd, &man, dir), 0);
+    snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' help", prefix);
+    assert_int_equal(run(cmd, &keys, dir), 0);
+    size_t n_cmds = 0;
+    for (char *line = keys, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        /* a command's line: two blanks and its name, its description below
+         * indented by six */
+        if (strncmp(line, "  ", 2) != 0 || line[2] < 'a' || line[2] > 'z' || nl == NULL ||
+            strncmp(nl + 1, "      ", 6) != 0)
+            continue;
+        size_t len = strcspn(line + 2, " \n");
+        char want_cmd[128];
+        snprintf(want_cmd, sizeof want_cmd, "\n.B %.*s\n", (int)len, line + 2);
+        if (strstr(man, want_cmd) == NULL)
+            fail_msg("namesrvctl.8 has no paragraph for '%.*s'", (int)len, line + 2);
+        n_cmds++;
+    }
+    assert_true(n_cmds >= 20);
+    free(man);
+    free(keys);
+
     /* the unit runs the installed binary on the installed settings */
     char unit_path[4300];
     snprintf(unit_path, sizeof unit_path, "%s/lib/systemd/system/namesrvd.service", prefix);

@@ -11,7 +11,7 @@
  *    topic at all (its table throws on the null key and Java logs it);
  *  - a registration body without a DataVersion (or without its timestamp):
  *    Java's `new DataVersion()`, counter 0 and the registration time.
- * And three of the differences README lists as deliberate: an
+ * And three of the differences docs/protocol.md ("What it serves") lists as deliberate: an
  * UNREGISTER_BROKER naming another broker id than the registered one is
  * ignored; a closed connection unregisters every broker it registered; an
  * UPDATE_NAMESRV_CONFIG value that does not parse is refused. */

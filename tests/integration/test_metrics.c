@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include <cjson/cJSON.h>
@@ -334,6 +335,62 @@ static void test_top_once(void **state)
     free(out);
 }
 
+/* The process collector's series every Prometheus user expects, with
+ * values that make sense for this server. */
+static void test_process_metrics(void **state)
+{
+    fx_t *fx = *state;
+    char *text = scrape(fx); /* promtool checks the exposition */
+    assert_true(nstest_series(text, "process_resident_memory_bytes", 0) > 1 << 20);
+    assert_true(nstest_series(text, "process_virtual_memory_bytes", 0) >=
+                nstest_series(text, "process_resident_memory_bytes", 0));
+    double fds = nstest_series(text, "process_open_fds", 0);
+    assert_true(fds >= 4 && fds < 1000); /* listener, store files, the scrape's socket */
+    assert_true(nstest_series(text, "process_max_fds", 0) >= fds);
+    assert_true(nstest_series(text, "process_cpu_seconds_total", -1) >= 0);
+    double start = nstest_series(text, "process_start_time_seconds", 0);
+    assert_true(start > (double)time(NULL) - 600 && start <= (double)time(NULL) + 1);
+    free(text);
+}
+
+/* namesrvctl health asks /healthz, which needs neither a signature nor TLS:
+ * it answers where a remoting request (the old health check, `config get`)
+ * is refused, as under authMode=all. */
+static void test_health(void **state)
+{
+    fx_t *fx = *state;
+    char addr[64], *out = NULL;
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fx->http_port);
+    int rc = nstest_ctl(20000, &out, "health", "--http", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "200 ok");
+    free(out);
+    rc = nstest_ctl(20000, &out, "health", "--http", "127.0.0.1:1", "--timeout", "2000", NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "httpListen");
+    free(out);
+    rc = nstest_ctl(20000, &out, "top", "--http", "127.0.0.1:1", "--once", NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "httpListen");
+    free(out);
+
+    char *dir = nstest_tmpdir("health-auth");
+    nstest_server_t srv;
+    int port = 0;
+    const char *args[] = {"--authMode=all", NULL};
+    assert_int_equal(nstest_server_start_http(&srv, dir, args, &port), 0);
+    char ns[64];
+    snprintf(ns, sizeof ns, "127.0.0.1:%d", srv.port);
+    rc = nstest_ctl(20000, &out, "config", "get", "-n", ns, NULL);
+    assert_int_not_equal(rc, 0); /* unsigned: refused */
+    free(out);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    rc = nstest_ctl(20000, &out, "health", "--http", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    free(out);
+    nstest_server_close(&srv, dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +400,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readyz_follows_grace_window, setup,
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_top_once, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_health, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_process_metrics, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

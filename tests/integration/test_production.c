@@ -109,12 +109,26 @@ static void test_java_conf_starts(void **state)
     NSTEST_EXPECT_IN(body, "orderMessageEnable=true\n");
     free(body);
     ns_cmd_msg_free(&rsp);
-    /* UPDATE_NAMESRV_CONFIG rewrites the -c file in use, the original kept as .bak */
-    assert_int_equal(nstest_config_update(c, "orderMessageEnable=false\n"), NS_RSP_SUCCESS);
+    /* UPDATE_NAMESRV_CONFIG rewrites the -c file in use, the original kept as
+     * .bak: only the changed line differs (comments, order, the other keys and
+     * the mode stay), a new key is appended */
+    struct stat st;
+    assert_int_equal(chmod(conf, 0640), 0);
+    assert_int_equal(nstest_config_update(c, "orderMessageEnable=false\nclusterTest=true\n"),
+                     NS_RSP_SUCCESS);
     char bak[4300];
     snprintf(bak, sizeof bak, "%s.bak", conf);
-    assert_int_equal(nstest_count_in_file(conf, "orderMessageEnable=false\n"), 1);
-    assert_int_equal(nstest_count_in_file(bak, "serverWorkerThreads=16\n"), 1);
+    char *now = nstest_read_text(conf), *was = nstest_read_text(bak);
+    assert_string_equal(was, JAVA_CONF);
+    const char *line = strstr(JAVA_CONF, "orderMessageEnable=true\n");
+    char want[sizeof JAVA_CONF + 64];
+    snprintf(want, sizeof want, "%.*sorderMessageEnable=false\n%sclusterTest=true\n",
+             (int)(line - JAVA_CONF), JAVA_CONF, line + strlen("orderMessageEnable=true\n"));
+    assert_string_equal(now, want);
+    assert_int_equal(stat(conf, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    free(now);
+    free(was);
     ns_client_close(c);
     assert_int_equal(nstest_server_stop(&srv, SIGTERM) >= 0, 1);
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
@@ -127,20 +141,33 @@ static void test_java_conf_starts(void **state)
     NSTEST_EXPECT_IN(text, "enableControllerInNamesrv (no embedded");
     NSTEST_EXPECT_IN(text, "serverSocketSndBufSize, serverSocketRcvBufSize, "
                            "writeBufferHighWaterMark");
-    NSTEST_EXPECT_IN(text, "The Name Server boot success. serializeType=JSON, address 127.0.0.1:");
+    /* the boot line names the port really bound (listenPort=0 here: an
+     * ephemeral one), not the configured 0 */
+    char boot[160];
+    snprintf(boot, sizeof boot,
+             "The Name Server boot success. serializeType=JSON, address 127.0.0.1:%d\n", srv.port);
+    NSTEST_EXPECT_IN(text, boot);
     /* exactly one WARN line names them */
     const char *first = strstr(text, "without effect");
     assert_null(strstr(first + 1, "without effect"));
     free(text);
 
-    /* a key neither Java nor namesrvd knows still refuses to start */
+    /* a key neither Java nor namesrvd knows still refuses to start, with one
+     * line that names it and the closest key (not the whole -h text) */
     char bad[4300];
     snprintf(bad, sizeof bad, "%s/bad.conf", dir);
     nstest_write_text(bad, "serverWorkerThreads=16\nserverWorkerThreadz=16\n");
     char *err = NULL;
     const char *bargs[] = {"-c", bad, "-p", NULL};
     assert_int_equal(nstest_run(NS_NAMESRVD_PATH, bargs, &err, 10000), 1);
-    NSTEST_EXPECT_IN(err, "unknown key 'serverWorkerThreadz'");
+    NSTEST_EXPECT_IN(err, "unknown key 'serverWorkerThreadz' (did you mean "
+                          "'serverWorkerThreads'?)\n");
+    assert_null(strchr(strchr(err, '\n') + 1, '\n')); /* one line */
+    free(err);
+    /* Java's TLS keys are known, blanks after a value are trimmed with a WARN */
+    nstest_write_text(bad, "tls.test.mode.enable=false\nlistenPort=40001 \n");
+    const char *pargs[] = {"-c", bad, "-p", NULL};
+    assert_int_equal(nstest_run(NS_NAMESRVD_PATH, pargs, &err, 10000), 0);
     free(err);
     nstest_rmtree(dir);
     free(dir);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -140,7 +141,9 @@ static void test_offline_tools(void **state)
     mkdir(dir2, 0755);
     char a_data[4400];
     snprintf(a_data, sizeof a_data, "--dataDir=%s", other);
-    const char *args2[] = {a_data, NULL};
+    /* a grace window shorter than the brokers' own timeout: the server keeps
+     * them for the longer of the two, and `clusters` says so */
+    const char *args2[] = {a_data, "--brokerGraceWindowMillis=1000", NULL};
     (void)args;
     assert_int_equal(nstest_server_start(&srv2, dir2, args2), 0);
     char addr[64];
@@ -150,8 +153,37 @@ static void test_offline_tools(void **state)
     NSTEST_EXPECT_IN(out, "broker-a");
     assert_null(strstr(out, "broker-b"));
     free(out);
-    /* restored brokers live on the grace window until they heartbeat */
-    nstest_ctl_expect(0, "grace until", "clusters", "-n", addr, NULL);
+    /* restored brokers live on the grace window until they heartbeat, to the
+     * deadline the server applies: max(grace window, their heartbeat timeout) */
+    rc = ctl(&out, "clusters", "-n", addr, "--json", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    j = cJSON_Parse(out);
+    free(out);
+    const cJSON *live = cJSON_GetObjectItem(j, "brokerLiveTable");
+    assert_non_null(live);
+    const cJSON *e = live->child;
+    assert_non_null(e);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "onGrace")));
+    long long deadline = (long long)cJSON_GetObjectItem(e, "deadline")->valuedouble;
+    long long grace = (long long)cJSON_GetObjectItem(e, "graceUntil")->valuedouble;
+    assert_true(deadline > grace + 10000); /* the broker's timeout is the longer */
+    cJSON_Delete(j);
+    /* the text shows that deadline (converted to wall time again on this
+     * request: within a few ms), not graceUntil */
+    rc = ctl(&out, "clusters", "-n", addr, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    const char *at = strstr(out, "grace until ");
+    assert_non_null(at);
+    struct tm tm = {0};
+    int ms = 0;
+    const char *rest = strptime(at + strlen("grace until "), "%Y-%m-%dT%H:%M:%S", &tm);
+    assert_non_null(rest);
+    assert_int_equal(sscanf(rest, ".%3dZ", &ms), 1);
+    long long shown = (long long)timegm(&tm) * 1000 + ms;
+    if (shown < deadline - 1000 || shown > deadline + 1000)
+        fail_msg("clusters shows %lld, the server's deadline is %lld (graceUntil %lld):\n%s", shown,
+                 deadline, grace, out);
+    free(out);
     nstest_server_stop(&srv2, SIGTERM);
     nstest_rmtree(dir);
     free(dir);

@@ -388,6 +388,11 @@ static void namesrvctl_over_tls(void **state)
     free(out);
     rc = nstest_ctl(10000, &out, "kv", "get", "NS", "K", "--ns", ns, NULL); /* plain: refused */
     NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "if it enforces TLS"); /* and the operator is told why */
+    free(out);
+    /* TLS options before the command, as the help allows */
+    rc = nstest_ctl(10000, &out, "--tls-ca", ca, "--ns", ns, "kv", "get", "NS", "K", NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
 }
 

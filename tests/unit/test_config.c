@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 63
+#define NKEYS 64
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -42,6 +42,7 @@ static const char *const all_keys[NKEYS] = {
     "rocketmqHome",
     "kvConfigPath",
     "configStorePath",
+    "configStoreBackups",
     "logFile",
     "logFileMaxBytes",
     "logFileKeep",
@@ -267,7 +268,8 @@ static void test_keys_and_mutability(void **state)
                                                "auditRetention",
                                                "adminAuditRetention",
                                                "authMode",
-                                               "authPenaltyMaxMillis"};
+                                               "authPenaltyMaxMillis",
+                                               "configStoreBackups"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
@@ -459,7 +461,8 @@ static void test_set_string_and_enum(void **state)
                      "logLevel: 'trace' is not one of debug|info|warn|error");
 
     assert_set_fails(&cfg, "foo", "1", "unknown key 'foo'");
-    assert_set_fails(&cfg, "ListenPort", "1", "unknown key 'ListenPort'");
+    assert_set_fails(&cfg, "ListenPort", "1",
+                     "unknown key 'ListenPort' (did you mean 'listenPort'?)");
     assert_set_fails(&cfg, "", "1", "unknown key ''");
     ns_config_free(&cfg);
 }
@@ -776,7 +779,18 @@ static void test_load_java_conf(void **state)
     assert_null(why);
     assert_int_equal(ns_config_apply(&cfg, "serverWorkerThreadz", "1", &why, err, sizeof err),
                      NS_EINVAL);
-    assert_string_equal(err, "unknown key 'serverWorkerThreadz'");
+    /* a slip names the closest key, ours or Java's */
+    assert_string_equal(err, "unknown key 'serverWorkerThreadz' (did you mean "
+                             "'serverWorkerThreads'?)");
+    assert_int_equal(ns_config_apply(&cfg, "listenprt", "1", &why, err, sizeof err), NS_EINVAL);
+    assert_string_equal(err, "unknown key 'listenprt' (did you mean 'listenPort'?)");
+    /* Java's TLS keys without a row of ours are accepted with their reason */
+    assert_int_equal(ns_config_apply(&cfg, "tls.test.mode.enable", "false", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
+    assert_int_equal(ns_config_apply(&cfg, "tls.client.keyPath", "/k", &why, err, sizeof err),
+                     NS_OK);
+    assert_non_null(why);
 
     /* a plain file of ours warns about nothing */
     snprintf(path, sizeof path, "%s/ours.properties", dir);
@@ -789,73 +803,112 @@ static void test_load_java_conf(void **state)
     ns_config_free(&defaults);
 }
 
-static void test_write_file(void **state)
+/* UPDATE_NAMESRV_CONFIG rewrites only the lines of the keys it changed:
+ * comments, order, unchanged keys and secrets stay; new keys are appended;
+ * a key set twice is changed on both lines (the last one wins on reading);
+ * the mode stays; each rewrite keeps a generation more, up to the limit. */
+static void test_rewrite_file(void **state)
 {
-    ns_config_t cfg, back;
-    char path[4096], bak[4200], tmp[4200];
+    char path[4096], name[4200];
     char err[512] = "";
     struct stat st;
     const char *dir = ((nstest_fx_t *)*state)->dir;
-    /* the parent directory does not exist yet: it is created */
-    snprintf(path, sizeof path, "%s/sub/dir/namesrv.properties", dir);
-    snprintf(bak, sizeof bak, "%s.bak", path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(path, sizeof path, "%s/namesrv.properties", dir);
+    const char *first = "# the operator's notes\n"
+                        "listenPort=9876\n"
+                        "\n"
+                        "! a Java-style comment\n"
+                        "tls.server.keyPassword=s3cret\n"
+                        "productEnvName = old\n"
+                        "logLevel=info\n"
+                        "productEnvName:older\n";
+    nstest_write_text(path, first);
+    assert_int_equal(chmod(path, 0640), 0);
+    ns_strpairs_t ch = NS_STRPAIRS_INIT;
+    assert_int_equal(ns_strpairs_add(&ch, "productEnvName", " new value ", 11), NS_OK);
+    assert_int_equal(ns_strpairs_add(&ch, "clusterTest", "true", 4), NS_OK);
+    assert_int_equal(ns_config_rewrite_file(path, &ch, 2), NS_OK);
+    char *text = nstest_read_text(path);
+    assert_string_equal(text, "# the operator's notes\n"
+                              "listenPort=9876\n"
+                              "\n"
+                              "! a Java-style comment\n"
+                              "tls.server.keyPassword=s3cret\n"
+                              "productEnvName=\\ new value\\ \n"
+                              "logLevel=info\n"
+                              "productEnvName=\\ new value\\ \n"
+                              "clusterTest=true\n");
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    snprintf(name, sizeof name, "%s.bak", path);
+    char *bak = nstest_read_text(name);
+    assert_string_equal(bak, first);
+    assert_int_equal(stat(name, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640); /* a .bak may hold the secret too */
+
+    /* it loads back to the values written, blanks that belong to them kept */
+    ns_config_t cfg;
     assert_int_equal(ns_config_init(&cfg), NS_OK);
-
-    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *first = nstest_read_text(path);
-    char *want = dump_str(&cfg);
-    assert_non_null(first);
-    assert_string_equal(first, want);
-    assert_int_not_equal(stat(bak, &st), 0); /* nothing to keep the first time */
-    assert_int_not_equal(stat(tmp, &st), 0);
-    free(want);
-
-    assert_set_ok(&cfg, "listenPort", "1234");
-    assert_set_ok(&cfg, "productEnvName", " spaced\\value");
-    /* loading a file makes it configStorePath, as Java's -c does */
-    assert_set_ok(&cfg, "configStorePath", path);
-    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *second = nstest_read_text(path);
-    char *old = nstest_read_text(bak);
-    want = dump_str(&cfg);
-    assert_non_null(second);
-    assert_non_null(old);
-    assert_string_equal(second, want);
-    assert_string_equal(old, first);
-    assert_int_not_equal(stat(tmp, &st), 0);
-
-    /* What was written loads back into the same settings. */
-    assert_int_equal(ns_config_init(&back), NS_OK);
-    assert_int_equal(ns_config_load_file(&back, path, err, sizeof err), NS_OK);
-    char *again = dump_str(&back);
-    assert_string_equal(again, second);
-    assert_string_equal(back.product_env_name, " spaced\\value");
-    assert_string_equal(back.config_file, path);
-    assert_string_equal(back.config_store_path, path);
-
-    /* A secret is never dumped, but a file rewritten by UPDATE_NAMESRV_CONFIG keeps it. */
-    assert_set_ok(&cfg, "tls.server.keyPassword", "s3cret");
-    char *shown = dump_str(&cfg);
-    assert_null(strstr(shown, "s3cret"));
-    free(shown);
-    assert_int_equal(ns_config_write_file(&cfg, path), NS_OK);
-    char *kept = nstest_read_text(path);
-    assert_non_null(strstr(kept, "\ntls.server.keyPassword=s3cret\n"));
-    free(kept);
-
-    /* An unwritable location fails cleanly. */
-    char blocked[4200];
-    snprintf(blocked, sizeof blocked, "%s/namesrv.properties/x", path);
-    assert_int_equal(ns_config_write_file(&cfg, blocked), NS_EIO);
-
-    free(first);
-    free(second);
-    free(old);
-    free(want);
-    free(again);
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_string_equal(cfg.product_env_name, " new value ");
+    assert_true(cfg.cluster_test);
+    assert_string_equal(cfg.tls_server_key_password, "s3cret");
+    assert_null(cfg.trim_warning);
     ns_config_free(&cfg);
-    ns_config_free(&back);
+
+    /* two more rewrites with 2 generations: .bak and .bak.1, no .bak.2 */
+    ns_strpairs_free(&ch);
+    assert_int_equal(ns_strpairs_add(&ch, "logLevel", "warn", 4), NS_OK);
+    assert_int_equal(ns_config_rewrite_file(path, &ch, 2), NS_OK);
+    char *second = nstest_read_text(path);
+    assert_int_equal(ns_config_rewrite_file(path, &ch, 2), NS_OK);
+    snprintf(name, sizeof name, "%s.bak.1", path);
+    char *bak1 = nstest_read_text(name);
+    assert_string_equal(bak1, text); /* the generation before the last */
+    snprintf(name, sizeof name, "%s.bak", path);
+    char *bak0 = nstest_read_text(name);
+    assert_string_equal(bak0, second);
+    snprintf(name, sizeof name, "%s.bak.2", path);
+    assert_int_not_equal(stat(name, &st), 0);
+
+    /* an unwritable place fails cleanly, the file untouched */
+    snprintf(name, sizeof name, "%s/x", path); /* under a regular file */
+    assert_int_equal(ns_config_rewrite_file(name, &ch, 2), NS_EIO);
+
+    /* no file yet: its directories and the file are created, 0640, with the
+     * changed keys alone */
+    snprintf(name, sizeof name, "%s/new/sub/namesrv.properties", dir);
+    assert_int_equal(ns_config_rewrite_file(name, &ch, 2), NS_OK);
+    char *fresh = nstest_read_text(name);
+    assert_string_equal(fresh, "logLevel=warn\n");
+    assert_int_equal(stat(name, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    ns_strpairs_free(&ch);
+    free(text);
+    free(bak);
+    free(second);
+    free(bak1);
+    free(bak0);
+    free(fresh);
+}
+
+/* Unescaped blanks that end a value in the file are trimmed and named in
+ * one warning: "listenPort=40001 " starts the server on 40001. */
+static void test_load_trims_values(void **state)
+{
+    char path[4096], err[512] = "";
+    const char *dir = ((nstest_fx_t *)*state)->dir;
+    snprintf(path, sizeof path, "%s/trim.properties", dir);
+    nstest_write_text(path, "listenPort=40001 \nlogLevel = warn\t\nproductEnvName=keep\\ \n");
+    ns_config_t cfg;
+    assert_int_equal(ns_config_init(&cfg), NS_OK);
+    assert_int_equal(ns_config_load_file(&cfg, path, err, sizeof err), NS_OK);
+    assert_int_equal(cfg.listen_port, 40001);
+    assert_string_equal(cfg.log_level, "warn");
+    assert_string_equal(cfg.product_env_name, "keep "); /* an escaped blank is the value's */
+    assert_non_null(cfg.trim_warning);
+    assert_non_null(strstr(cfg.trim_warning, "listenPort, logLevel were trimmed"));
+    ns_config_free(&cfg);
 }
 
 static void test_help(void **state)
@@ -906,7 +959,8 @@ int main(void)
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test_setup_teardown(test_load_file, setup_dir, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_load_java_conf, setup_dir, nstest_fx_teardown),
-        cmocka_unit_test_setup_teardown(test_write_file, setup_dir, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_file, setup_dir, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_load_trims_values, setup_dir, nstest_fx_teardown),
         cmocka_unit_test(test_help),
     };
     return cmocka_run_group_tests(tests, setup_env, NULL);

@@ -16,12 +16,25 @@ set(NS_DIST ${CMAKE_SOURCE_DIR}/tools/dist)
 
 install(TARGETS namesrvd namesrvctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# man pages, gzipped as Debian policy wants them
+# man pages, gzipped as Debian policy wants them. namesrvd.8 is generated
+# from its template by nsmangen: its settings reference is the config table.
+add_executable(nsmangen ${CMAKE_SOURCE_DIR}/tools/mangen/main.c)
+target_link_libraries(nsmangen PRIVATE nsd_config)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/man/namesrvd.8
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
+  COMMAND nsmangen ${NS_DIST}/namesrvd.8.in ${CMAKE_BINARY_DIR}/man/namesrvd.8 ${NS_VERSION}
+  DEPENDS nsmangen ${NS_DIST}/namesrvd.8.in)
+# namesrvctl.8: its command list from namesrvctl's own table (help --roff)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/man/namesrvctl.8
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
+  COMMAND namesrvctl help --roff > ${CMAKE_BINARY_DIR}/man/namesrvctl-commands.roff
+  COMMAND nsmangen ${NS_DIST}/namesrvctl.8.in ${CMAKE_BINARY_DIR}/man/namesrvctl.8 ${NS_VERSION}
+          ${CMAKE_BINARY_DIR}/man/namesrvctl-commands.roff
+  DEPENDS nsmangen namesrvctl ${NS_DIST}/namesrvctl.8.in)
 foreach(page namesrvd namesrvctl)
   add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/man/${page}.8.gz
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
-    COMMAND gzip -9nc ${NS_DIST}/${page}.8 > ${CMAKE_BINARY_DIR}/man/${page}.8.gz
-    DEPENDS ${NS_DIST}/${page}.8)
+    COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/man/${page}.8 > ${CMAKE_BINARY_DIR}/man/${page}.8.gz
+    DEPENDS ${CMAKE_BINARY_DIR}/man/${page}.8)
   list(APPEND NS_MAN_PAGES ${CMAKE_BINARY_DIR}/man/${page}.8.gz)
 endforeach()
 add_custom_target(ns_man ALL DEPENDS ${NS_MAN_PAGES})
@@ -50,7 +63,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/namesrvctl.
 # ---- Debian package ----
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME namesrv)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VERSION ${NS_VERSION}) # -DNS_VERSION=... names it, in the file name too
 set(CPACK_PACKAGE_CONTACT "namesrv maintainers <namesrv@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "RocketMQ-compatible NameServer that keeps its routing tables in LMDB")

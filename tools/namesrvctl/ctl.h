@@ -52,6 +52,11 @@ typedef struct {
 int ctl_parse(const char *cmd, int argc, char **argv, const ctl_opt_t *opts, const char **pos,
               int min_pos, int max_pos, int *n_pos);
 
+/* 2 when arg is a common option of the online commands that takes a value
+ * ("--ns", "--tls-ca"), 1 when it is a flag or carries its value
+ * ("--json", "--ns=X"), 0 when it is none of them. */
+int ctl_common_option_arity(const char *arg);
+
 /* "namesrvctl: <message>" on stderr. */
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "namesrvctl <cmd>: missing --<opt>" and returns CTL_USAGE. */
@@ -172,5 +177,6 @@ int ctl_cmd_prune_groups(int argc, char **argv);    /* maint.c */
 int ctl_cmd_user(int argc, char **argv);            /* users.c: offline (--data-dir) or online */
 /* top.c: the live view of a server's /metrics */
 int ctl_cmd_top(int argc, char **argv);
+int ctl_cmd_health(int argc, char **argv);
 
 #endif

@@ -99,6 +99,11 @@ static const ctl_command_t commands[] = {
      "[--http HOST:PORT] [--interval MS] [--count N | --once]\n"
      "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)",
      false},
+    {"health", ctl_cmd_health,
+     "[--http HOST:PORT] [--ready] [--timeout MS]\n"
+     "      /healthz (--ready: /readyz) of a server's HTTP endpoint: exit 0 on 200, 1 otherwise,\n"
+     "      5 if nothing answers (the container's health check; needs no signature or TLS)",
+     false},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -149,11 +154,8 @@ static int find_command(int argc, char **argv, char **out, int *n_out)
 {
     int k = 0, i = 1;
     for (; i < argc; i++) {
-        const char *a = argv[i];
-        bool with_value =
-            strcmp(a, "-n") == 0 || strcmp(a, "--ns") == 0 || strcmp(a, "--timeout") == 0;
-        bool flag = strcmp(a, "--json") == 0 || strncmp(a, "--ns=", 5) == 0 ||
-                    strncmp(a, "--timeout=", 10) == 0;
+        int arity = ctl_common_option_arity(argv[i]);
+        bool with_value = arity == 2, flag = arity == 1;
         if (with_value && i + 1 < argc) {
             out[k++] = argv[i++];
             out[k++] = argv[i];
@@ -165,6 +167,52 @@ static int find_command(int argc, char **argv, char **out, int *n_out)
     }
     *n_out = k;
     return i;
+}
+
+/* Writes s for roff: backslashes as \e, hyphens as \-. */
+static void put_roff(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\')
+            fputs("\\e", stdout);
+        else if (s[i] == '-')
+            fputs("\\-", stdout);
+        else
+            putchar(s[i]);
+    }
+}
+
+/* `namesrvctl help --roff`: the commands as man(7) paragraphs, for the
+ * manual built from this table (tools/dist/namesrvctl.8.in), so the two
+ * cannot drift. A synopsis is "arguments\n      description[\n      ...]". */
+static void commands_roff(void)
+{
+    for (int online = 0; online < 2; online++) {
+        printf(".SS %s\n", online ? "Online commands" : "Offline commands");
+        for (size_t i = 0; i < N_COMMANDS; i++) {
+            const ctl_command_t *c = &commands[i];
+            if (c->online != (online == 1))
+                continue;
+            const char *nl = strchr(c->synopsis, '\n');
+            size_t args = nl ? (size_t)(nl - c->synopsis) : strlen(c->synopsis);
+            printf(".TP\n.B %s\n", c->name);
+            if (args) {
+                fputs(".I ", stdout);
+                put_roff(c->synopsis, args);
+                putchar('\n');
+            }
+            fputs(".br\n", stdout);
+            for (const char *p = nl; p && *p;) {
+                while (*p == '\n' || *p == ' ')
+                    p++;
+                const char *end = strchr(p, '\n');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                put_roff(p, len);
+                putchar('\n');
+                p = end;
+            }
+        }
+    }
 }
 
 static void usage(FILE *out)
@@ -216,7 +264,10 @@ int main(int argc, char **argv)
         for (size_t i = 0; at + 1 < argc && i < N_COMMANDS; i++)
             if (strcmp(argv[at + 1], commands[i].name) == 0)
                 c = &commands[i];
-        c ? command_help(c) : usage(stdout);
+        if (at + 1 < argc && strcmp(argv[at + 1], "--roff") == 0)
+            commands_roff();
+        else
+            c ? command_help(c) : usage(stdout);
         rc = CTL_OK;
     } else if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         rc = print_version();

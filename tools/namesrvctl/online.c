@@ -183,7 +183,9 @@ static void live_columns(const cJSON *live, const char *baddr, char *hb, size_t 
         snprintf(state, sn, "expiring");
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "onGrace"))) {
         snprintf(hb, hbn, "none since the restart");
-        ctl_format_time(jnum(e, "graceUntil"), when, sizeof when);
+        /* the deadline the server applies: the grace window or, when longer,
+         * the broker's own heartbeat timeout (graceUntil is the first alone) */
+        ctl_format_time(jnum(e, "deadline"), when, sizeof when);
         snprintf(state, sn, "grace until %s", when);
     } else {
         snprintf(state, sn, "alive, timeout %llds", jnum(e, "heartbeatTimeoutMillis") / 1000);
@@ -318,6 +320,13 @@ static int write_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void
         printf("%s: OK, %s=%s\n", addr, count_key, count);
     } else {
         printf("%s: OK\n", addr);
+    }
+    /* Java answers SUCCESS with a count of 0 for a broker it does not know:
+     * for an operator that is a typo, not a success */
+    if (count && strcmp(count, "0") == 0) {
+        ctl_err("%s: %s: no topic of that broker was changed (is the broker name right?)", s->cmd,
+                addr);
+        return CTL_FAILED;
     }
     return CTL_OK;
 }

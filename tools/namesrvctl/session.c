@@ -15,6 +15,44 @@
 #include "ns/err.h"
 #include "ns/model.h"
 
+/* The common options' rows, pointing into s and at *ns, *timeout; returns
+ * how many (out has room for COMMON_OPTS). One list for parsing and for
+ * ctl_common_option_arity, so what may stand before a command cannot drift
+ * from what a command takes. */
+#define COMMON_OPTS 11
+static size_t common_opts(session_t *s, const char **ns, const char **timeout, ctl_opt_t *out)
+{
+    const ctl_opt_t rows[COMMON_OPTS] = {{"--access-key", &s->access_key, NULL},
+                                         {"--secret-key", &s->secret_key, NULL},
+                                         {"--ns", ns, NULL},
+                                         {"-n", ns, NULL},
+                                         {"--json", NULL, &s->json},
+                                         {"--timeout", timeout, NULL},
+                                         {"--tls", NULL, &s->use_tls},
+                                         {"--tls-ca", &s->tls.ca_file, NULL},
+                                         {"--tls-cert", &s->tls.cert_file, NULL},
+                                         {"--tls-key", &s->tls.key_file, NULL},
+                                         {"--tls-name", &s->tls.server_name, NULL}};
+    memcpy(out, rows, sizeof rows);
+    return COMMON_OPTS;
+}
+
+int ctl_common_option_arity(const char *arg)
+{
+    session_t s = {0};
+    const char *ns = NULL, *timeout = NULL;
+    ctl_opt_t rows[COMMON_OPTS];
+    size_t n = common_opts(&s, &ns, &timeout, rows);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(rows[i].name);
+        if (strcmp(arg, rows[i].name) == 0)
+            return rows[i].value ? 2 : 1;
+        if (rows[i].value && strncmp(arg, rows[i].name, len) == 0 && arg[len] == '=')
+            return 1;
+    }
+    return 0;
+}
+
 /* Parses the common options plus extra (NULL-terminated rows). */
 int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
                      const char **pos, int min_pos, int max_pos, int *n_pos)
@@ -22,18 +60,8 @@ int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const
     const char *ns = getenv("NAMESRV_ADDR"), *timeout = NULL;
     s->access_key = getenv("NAMESRV_ACCESS_KEY");
     s->secret_key = getenv("NAMESRV_SECRET_KEY");
-    ctl_opt_t opts[28] = {{"--access-key", &s->access_key, NULL},
-                          {"--secret-key", &s->secret_key, NULL},
-                          {"--ns", &ns, NULL},
-                          {"-n", &ns, NULL},
-                          {"--json", NULL, &s->json},
-                          {"--timeout", &timeout, NULL},
-                          {"--tls", NULL, &s->use_tls},
-                          {"--tls-ca", &s->tls.ca_file, NULL},
-                          {"--tls-cert", &s->tls.cert_file, NULL},
-                          {"--tls-key", &s->tls.key_file, NULL},
-                          {"--tls-name", &s->tls.server_name, NULL}};
-    size_t n = 11;
+    ctl_opt_t opts[28];
+    size_t n = common_opts(s, &ns, &timeout, opts);
     for (; extra && extra->name && n < 27; extra++)
         opts[n++] = *extra;
     opts[n] = (ctl_opt_t){NULL, NULL, NULL};
@@ -51,6 +79,15 @@ int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const
         s->timeout_ms = (int)t;
     if (s->tls.ca_file || s->tls.cert_file || s->tls.key_file || s->tls.server_name)
         s->use_tls = true;
+    /* an access key alone would be sent signed with an empty secret and
+     * refused by the server as a bad signature: say what is missing here */
+    if (s->access_key && *s->access_key && (s->secret_key == NULL || *s->secret_key == 0)) {
+        fprintf(stderr,
+                "namesrvctl %s: --access-key needs --secret-key (or $NAMESRV_SECRET_KEY) to "
+                "sign with\n",
+                cmd);
+        return CTL_USAGE;
+    }
     s->list = strdup(ns && *ns ? ns : "127.0.0.1:9876");
     if (s->list == NULL)
         return CTL_IO;
@@ -78,6 +115,19 @@ void ctl_session_free(session_t *s)
     free(s->list);
 }
 
+/* What a failure after the connection was made most likely means. */
+static const char *call_hint(const session_t *s, int rc)
+{
+    if (rc == NS_ECONN && !s->use_tls)
+        return " (the server closed the connection: if it enforces TLS "
+               "(tls.server.mode=enforcing), add --tls or --tls-ca FILE)";
+    if (rc == NS_ETIMEDOUT)
+        return " (a server delays its answers to an address whose requests it refused for their "
+               "signature, up to authPenaltyMaxMillis: check --access-key/--secret-key, or give "
+               "--timeout more)";
+    return "";
+}
+
 /* One request to one server. CTL_OK with the response in *rsp (valid until
  * the client is closed), CTL_IO when the server cannot be reached (said on
  * stderr, adding that the next server is tried when try_next). */
@@ -94,13 +144,14 @@ static int call(session_t *s, const char *addr, const request_t *r, bool try_nex
     req.body_len = r->body_len;
     const char *why = NULL;
     int rc = ns_client_connect_addr_tls(addr, s->timeout_ms, s->use_tls ? &s->tls : NULL, c, &why);
-    bool tls_failed = rc != NS_OK && why && *why;
+    bool tls_failed = rc != NS_OK && why && *why, connected = rc == NS_OK;
     if (rc == NS_OK && s->access_key && *s->access_key)
         rc = ns_client_set_credentials(*c, s->access_key, s->secret_key ? s->secret_key : "");
     rc = rc ? rc : ns_client_call(*c, &req, s->timeout_ms, rsp);
     if (rc != NS_OK) {
-        ctl_err("%s: %s: %s%s%s%s", s->cmd, addr, ns_strerror(rc), tls_failed ? ": " : "",
-                tls_failed ? why : "", try_next ? "; trying the next" : "");
+        ctl_err("%s: %s: %s%s%s%s%s", s->cmd, addr, ns_strerror(rc), tls_failed ? ": " : "",
+                tls_failed ? why : "", connected ? call_hint(s, rc) : "",
+                try_next ? "; trying the next" : "");
         return CTL_IO;
     }
     return CTL_OK;

@@ -308,7 +308,10 @@ int ctl_cmd_top(int argc, char **argv)
     bool tty = isatty(STDOUT_FILENO);
     scrape_t prev = {0}, cur = {0};
     if (scrape(addr, 5000, &prev) != NS_OK) {
-        ctl_err("top: cannot read http://%s/metrics", addr);
+        ctl_err("top: cannot read http://%s/metrics: top reads the server's HTTP endpoint, so "
+                "the server needs httpListen set (e.g. httpListen=127.0.0.1:9877) and --http "
+                "or $NAMESRV_HTTP_ADDR naming that address",
+                addr);
         return CTL_IO;
     }
     for (long frame = 0; count < 0 || frame < count; frame++) {

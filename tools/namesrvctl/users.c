@@ -87,6 +87,13 @@ static int print_user(const ns_user_rec_t *u, bool sealed, bool json)
     return 0;
 }
 
+/* The column names above print_user's text rows. */
+static void print_user_header(void)
+{
+    printf("%-24s %-7s %-8s %-6s %-24s %s\n", "ACCESS KEY", "ROLE", "STATE", "SECRET", "ALLOW",
+           "BROKERS");
+}
+
 static int list_cb(const ns_user_rec_t *u, void *ctx)
 {
     return print_user(u, ns_sealed(u->secret), *(bool *)ctx);
@@ -131,9 +138,11 @@ static int offline_read(const user_args_t *a, bool json)
         return rc;
     int nrc = ns_txn_begin(st, false, &t);
     if (nrc == NS_OK) {
-        if (strcmp(a->verb, "list") == 0)
+        if (strcmp(a->verb, "list") == 0) {
+            if (!json)
+                print_user_header();
             nrc = ns_user_iter(t, list_cb, &json);
-        else
+        } else
             nrc = ns_admin_audit_iter(t, 0, refusal_cb, &json);
         ns_txn_abort(t);
     }
@@ -312,6 +321,8 @@ static int list_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void 
         cJSON_Delete(arr);
         return CTL_FAILED;
     }
+    if (!s->json)
+        print_user_header();
     cJSON_ArrayForEach(e, arr)
     {
         const cJSON *en = cJSON_GetObjectItemCaseSensitive(e, "enabled");
@@ -362,12 +373,17 @@ int ctl_cmd_user(int argc, char **argv)
     session_t s = {0};
     const char *pos[2] = {NULL};
     int n = 0;
-    const ctl_opt_t extra[] = {
-        {"--data-dir", &a.data_dir, NULL}, {"--role", &a.role, NULL},
-        {"--secret", &a.secret, NULL},     {"--secret-file", &a.secret_file, NULL},
-        {"--allow", &a.allow, NULL},       {"--brokers", &a.brokers, NULL},
-        {"--enable", NULL, &a.enable},     {"--disable", NULL, &a.disable},
-        {"--key-file", &a.key_file, NULL}, {NULL, NULL, NULL}};
+    const ctl_opt_t extra[] = {{"--data-dir", &a.data_dir, NULL},
+                               {"-d", &a.data_dir, NULL},
+                               {"--role", &a.role, NULL},
+                               {"--secret", &a.secret, NULL},
+                               {"--secret-file", &a.secret_file, NULL},
+                               {"--allow", &a.allow, NULL},
+                               {"--brokers", &a.brokers, NULL},
+                               {"--enable", NULL, &a.enable},
+                               {"--disable", NULL, &a.disable},
+                               {"--key-file", &a.key_file, NULL},
+                               {NULL, NULL, NULL}};
     int rc = ctl_session_init(&s, "user", argc, argv, extra, pos, 1, 2, &n);
     a.verb = pos[0];
     a.key = pos[1];

@@ -54,27 +54,41 @@ static int collect_cb(const char *key, const char *value, void *ctx)
 }
 
 /* The settings file, rewritten by the writer thread (its fsyncs must not
- * hold up the loop); the reply waits for it, as it did for Java. */
+ * hold up the loop); the reply waits for it, as it did for Java. Only the
+ * lines of the changed keys are rewritten (ns_config_rewrite_file): the
+ * operator's comments, order and every other line, secrets included, stay. */
 typedef struct {
     char *path;
-    ns_buf_t text; /* the dump, taken on the loop */
-    bool written;  /* apply may run again in a re-run batch: write once */
+    ns_strpairs_t changes; /* the keys this update set, with their new values */
+    int64_t backups;       /* configStoreBackups when the update was made */
+    bool written;          /* apply may run again in a re-run batch: write once */
 } persist_op_t;
 
 static void persist_free(void *p)
 {
     persist_op_t *o = p;
     free(o->path);
-    ns_buf_free(&o->text);
+    ns_strpairs_free(&o->changes);
 }
 
 static int persist_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     persist_op_t *o = (persist_op_t *)w->payload;
-    if (!o->written && o->path && ns_config_write_text(&o->text, o->path) != NS_OK)
+    if (!o->written && o->path && ns_config_rewrite_file(o->path, &o->changes, o->backups) != NS_OK)
         NS_LOG_WARN("config: could not persist the settings to %s", o->path);
     o->written = true;
     return NS_OK; /* not a store change: never fails the batch */
+}
+
+/* The pairs of kv that are settings of ours (Java's keys without effect
+ * change nothing, so they are not written), copied into out. */
+static int copy_changes(const ns_strpairs_t *kv, ns_strpairs_t *out)
+{
+    for (size_t i = 0; i < kv->n; i++)
+        if (ns_config_has_key(kv->a[i]) &&
+            ns_strpairs_add(out, kv->a[i], kv->b[i], strlen(kv->b[i])) != NS_OK)
+            return NS_ENOMEM;
+    return NS_OK;
 }
 
 static const ns_wreq_ops_t persist_ops = {persist_apply, NULL, persist_free};
@@ -108,17 +122,19 @@ static int validate(ns_req_t *req, const update_t *u)
 
 /* Queues the rewrite of the settings file and the admin record (detail:
  * what changed), SUCCESS after both; without a file, the record alone. */
-static int persist(ns_req_t *req, const char *detail)
+static int persist(ns_req_t *req, const ns_strpairs_t *kv, const char *detail)
 {
     ns_loop_t *loop = req->loop;
     const char *path =
         loop->cfg->config_file ? loop->cfg->config_file : loop->cfg->config_store_path;
     ns_wreq_t *w = ns_wreq_new(&persist_ops, sizeof(persist_op_t));
     persist_op_t *o = w ? (persist_op_t *)w->payload : NULL;
-    if (o)
+    if (o) {
         o->written = path == NULL || *path == 0; /* nothing to write */
+        o->backups = loop->cfg->config_store_backups;
+    }
     if (o == NULL || (path && *path && (o->path = strdup(path)) == NULL) ||
-        ns_config_dump(loop->cfg, &o->text) != NS_OK) {
+        copy_changes(kv, &o->changes) != NS_OK) {
         ns_wreq_free(w);
         NS_LOG_WARN("config: could not persist the settings to %s: out of memory", path);
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL); /* applied in memory all the same */
@@ -179,7 +195,7 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
     ns_buf_printf(&detail, "},\"ignored\":[%s]}", ignored.data ? (const char *)ignored.data : "");
     if (loop->on_config_changed)
         loop->on_config_changed(loop);
-    rc = persist(req, detail.data ? (const char *)detail.data : NULL);
+    rc = persist(req, &u.kv, detail.data ? (const char *)detail.data : NULL);
     ns_buf_free(&detail);
     ns_buf_free(&old);
     ns_buf_free(&ignored);

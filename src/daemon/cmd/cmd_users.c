@@ -12,7 +12,7 @@
  * With authKeyFile the new secret is sealed before it is stored.
  * Errors: INVALID_PARAMETER (bad field, with why), SYSTEM_ERROR "user
  * exists" / "no such user" (only an admin gets this far).
- * The secret travels in the request: in the clear without TLS (README). */
+ * The secret travels in the request: in the clear without TLS (docs/security.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,6 +27,7 @@
  */
 #include "ns/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -257,6 +258,8 @@ void ns_config_free(ns_config_t *cfg)
     cfg->config_file = NULL;
     free(cfg->java_warning);
     cfg->java_warning = NULL;
+    free(cfg->trim_warning);
+    cfg->trim_warning = NULL;
 }
 
 void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
@@ -269,13 +272,65 @@ void ns_config_copy_scalars(ns_config_t *dst, const ns_config_t *src)
     }
     dst->config_file = NULL;
     dst->java_warning = NULL;
+    dst->trim_warning = NULL;
+}
+
+/* Levenshtein distance of a and b, ASCII case folded, capped at cap (keys
+ * are short: one row of 64 suffices; longer ones count as far). Written by
+ * hand: a dozen lines, for one error message. */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+    size_t la = strlen(a), lb = strlen(b), row[65];
+    if (la > 64 || lb > 64)
+        return cap;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t subst =
+                diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = subst < best ? subst : best;
+            diag = up;
+        }
+    }
+    return row[lb] < cap ? row[lb] : cap;
+}
+
+const char *ns_config_closest_key(const char *key)
+{
+    const char *best = NULL;
+    size_t cap = strlen(key) / 3 + 2, best_d = cap; /* a slip, not another word */
+    for (size_t i = 0; i < ns_config_n_entries; i++) {
+        size_t d = edit_distance(key, ns_config_table[i].key, cap);
+        if (d < best_d) {
+            best_d = d;
+            best = ns_config_table[i].key;
+        }
+    }
+    const char *java = NULL;
+    for (size_t i = 0; (java = ns_config_java_key(i)) != NULL; i++) {
+        size_t d = edit_distance(key, java, cap);
+        if (d < best_d) {
+            best_d = d;
+            best = java;
+        }
+    }
+    return best;
 }
 
 int ns_config_set(ns_config_t *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
     const ns_cfg_entry_t *e = find_entry(key);
     if (e == NULL) {
-        set_err(err, errlen, "unknown key '%s'", key);
+        const char *near = ns_config_closest_key(key);
+        if (near)
+            set_err(err, errlen, "unknown key '%s' (did you mean '%s'?)", key, near);
+        else
+            set_err(err, errlen, "unknown key '%s'", key);
         return NS_EINVAL;
     }
     return set_entry(cfg, e, value, err, errlen);
@@ -379,40 +434,6 @@ bool ns_config_is_mutable(const char *key)
     return e != NULL && (e->flags & NS_CFG_MUTABLE);
 }
 
-/* Appends s escaped for a properties value (rules at the top of the file). */
-static int append_escaped(ns_buf_t *out, const char *s)
-{
-    for (size_t i = 0; s[i]; i++) {
-        const char *esc = NULL;
-        switch (s[i]) {
-        case '\\':
-            esc = "\\\\";
-            break;
-        case '\n':
-            esc = "\\n";
-            break;
-        case '\r':
-            esc = "\\r";
-            break;
-        case '\t':
-            esc = "\\t";
-            break;
-        case '\f':
-            esc = "\\f";
-            break;
-        case ' ':
-            esc = i == 0 ? "\\ " : NULL;
-            break;
-        default:
-            break;
-        }
-        int rc = esc ? ns_buf_append_str(out, esc) : ns_buf_append_u8(out, (uint8_t)s[i]);
-        if (rc != NS_OK)
-            return rc;
-    }
-    return NS_OK;
-}
-
 /* Appends the current value of e as text (escaped; strings raw otherwise). */
 static int append_value(ns_buf_t *out, const ns_config_t *cfg, const ns_cfg_entry_t *e)
 {
@@ -426,7 +447,7 @@ static int append_value(ns_buf_t *out, const ns_config_t *cfg, const ns_cfg_entr
     case NS_CFG_ENUM:
         break;
     }
-    return append_escaped(out, *(char *const *)slot);
+    return ns_properties_append_escaped(out, *(char *const *)slot);
 }
 
 static int cmp_entry_key(const void *a, const void *b)
@@ -436,7 +457,7 @@ static int cmp_entry_key(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
-static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
+static int dump(const ns_config_t *cfg, ns_buf_t *out)
 {
     const ns_cfg_entry_t *sorted[NS_CONFIG_MAX_ENTRIES];
     for (size_t i = 0; i < ns_config_n_entries; i++)
@@ -447,8 +468,8 @@ static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
         bool is_str = e->type == NS_CFG_STRING || e->type == NS_CFG_ENUM;
         if (is_str && *(char *const *)cslot_of(cfg, e) == NULL)
             continue; /* null-valued: omitted, as Java does */
-        if ((e->flags & NS_CFG_SECRET) && (!secrets || **(char *const *)cslot_of(cfg, e) == 0))
-            continue; /* shown nowhere; written to the file only when set */
+        if (e->flags & NS_CFG_SECRET)
+            continue; /* shown nowhere: only the operator's file holds it */
         if (ns_buf_append_str(out, e->key) != NS_OK || ns_buf_append_u8(out, '=') != NS_OK ||
             append_value(out, cfg, e) != NS_OK || ns_buf_append_u8(out, '\n') != NS_OK)
             return NS_ENOMEM;
@@ -458,12 +479,7 @@ static int dump(const ns_config_t *cfg, ns_buf_t *out, bool secrets)
 
 int ns_config_dump(const ns_config_t *cfg, ns_buf_t *out)
 {
-    return dump(cfg, out, false);
-}
-
-int ns_config_dump_secrets(const ns_config_t *cfg, ns_buf_t *out)
-{
-    return dump(cfg, out, true);
+    return dump(cfg, out);
 }
 
 /* ---- --help ----------------------------------------------------------- */
@@ -479,6 +495,62 @@ static int append_flag(ns_buf_t *out, const ns_cfg_entry_t *e)
         return NS_ENOMEM;
     return e->type == NS_CFG_ENUM ? append_enum_values(out, e)
                                   : ns_buf_append_str(out, meta[e->type]);
+}
+
+/* Appends "default: X; min..max" for e. */
+static int append_default_bounds(ns_buf_t *out, const ns_cfg_entry_t *e)
+{
+    int rc = ns_buf_printf(out, "default: %s", *e->def ? e->def : "empty");
+    if (rc == NS_OK && e->type == NS_CFG_INT64 && e->max == INT64_MAX)
+        rc = ns_buf_printf(out, "; min %lld", (long long)e->min);
+    else if (rc == NS_OK && e->type == NS_CFG_INT64)
+        rc = ns_buf_printf(out, "; %lld..%lld", (long long)e->min, (long long)e->max);
+    return rc;
+}
+
+/* Appends s for roff: backslashes as \e, a dot or quote that would begin a
+ * line guarded with \&. */
+static int append_roff(ns_buf_t *out, const char *s)
+{
+    int rc = NS_OK;
+    for (size_t i = 0; s[i] && rc == NS_OK; i++) {
+        if (s[i] == '\\')
+            rc = ns_buf_append_str(out, "\\e");
+        else if ((s[i] == '.' || s[i] == '\'') && (i == 0 || s[i - 1] == '\n'))
+            rc = ns_buf_printf(out, "\\&%c", s[i]);
+        else if (s[i] == '-')
+            rc = ns_buf_append_str(out, "\\-");
+        else
+            rc = ns_buf_append_u8(out, (uint8_t)s[i]);
+    }
+    return rc;
+}
+
+int ns_config_help_roff(ns_buf_t *out)
+{
+    ns_buf_t text = NS_BUF_INIT;
+    int rc = NS_OK;
+    for (size_t i = 0; i < ns_config_n_entries && rc == NS_OK; i++) {
+        const ns_cfg_entry_t *e = &ns_config_table[i];
+        ns_buf_reset(&text);
+        rc = ns_buf_append_str(out, ".TP\n.B ");
+        rc = rc ? rc : append_flag(&text, e);
+        rc = rc ? rc : ns_buf_append_u8(&text, 0);
+        rc = rc ? rc : append_roff(out, (const char *)text.data + 2); /* without "--" */
+        rc = rc ? rc : ns_buf_append_u8(out, '\n');
+        rc = rc ? rc : append_roff(out, e->help);
+        ns_buf_reset(&text);
+        rc = rc ? rc : append_default_bounds(&text, e);
+        rc = rc ? rc : ns_buf_append_u8(&text, 0);
+        rc = rc ? rc : ns_buf_append_str(out, " (");
+        rc = rc ? rc : append_roff(out, (const char *)text.data);
+        rc = rc ? rc
+                : ns_buf_printf(out, ")%s%s.\n",
+                                e->flags & NS_CFG_MUTABLE ? "; changes while running" : "",
+                                e->flags & NS_CFG_OURS ? "; namesrvd's own (not Java's)" : "");
+    }
+    ns_buf_free(&text);
+    return rc;
 }
 
 int ns_config_help(ns_buf_t *out)
@@ -500,12 +572,9 @@ int ns_config_help(ns_buf_t *out)
         rc = append_flag(&flag, e);
         if (rc != NS_OK)
             goto cleanup;
-        rc = ns_buf_printf(out, "  %-*s  %s (default: %s", (int)width, (const char *)flag.data,
-                           e->help, *e->def ? e->def : "empty");
-        if (rc == NS_OK && e->type == NS_CFG_INT64 && e->max == INT64_MAX)
-            rc = ns_buf_printf(out, "; min %lld", (long long)e->min);
-        else if (rc == NS_OK && e->type == NS_CFG_INT64)
-            rc = ns_buf_printf(out, "; %lld..%lld", (long long)e->min, (long long)e->max);
+        rc = ns_buf_printf(out, "  %-*s  %s (", (int)width, (const char *)flag.data, e->help);
+        if (rc == NS_OK)
+            rc = append_default_bounds(out, e);
         if (rc == NS_OK)
             rc = ns_buf_append_str(out, ")\n");
         if (rc != NS_OK)

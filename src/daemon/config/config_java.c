@@ -22,6 +22,9 @@ static const char THREADS[] =
     "writer thread";
 static const char NETTY[] = "Netty buffers, allocators and selectors: namesrvd runs on libuv";
 static const char CLIENT[] = "NettyClientConfig: namesrvd opens no outbound connections";
+static const char TLS_CLIENT[] =
+    "the client side of Java's TLS (brokers and clients read it; namesrvd serves TLS with "
+    "tls.server.*)";
 
 static const java_key_t java_keys[] = {
     /* NamesrvConfig */
@@ -65,6 +68,18 @@ static const java_key_t java_keys[] = {
     {"disableNettyWorkerGroup", CLIENT},
     {"maxReconnectIntervalTimeSeconds", CLIENT},
     {"enableReconnectForGoAway", CLIENT},
+    /* TlsSystemConfig (remoting, 5.x): the keys namesrvd has no row for */
+    {"tls.test.mode.enable",
+     "Java's self-signed test certificate: namesrvd serves TLS only with tls.server.certPath "
+     "and keyPath"},
+    {"tls.server.authClient",
+     "a client certificate that is sent is always verified (tls.server.need.client.auth)"},
+    {"tls.enable", TLS_CLIENT},
+    {"tls.client.keyPath", TLS_CLIENT},
+    {"tls.client.keyPassword", TLS_CLIENT},
+    {"tls.client.certPath", TLS_CLIENT},
+    {"tls.client.authServer", TLS_CLIENT},
+    {"tls.client.trustCertPath", TLS_CLIENT},
 };
 
 /* Keys of our table that Java acts on and we accept but do not (yet). */
@@ -102,6 +117,11 @@ int ns_config_java_warning(const char *const *keys, const char *const *whys, siz
             return -1;
     }
     return 0;
+}
+
+const char *ns_config_java_key(size_t i)
+{
+    return i < sizeof java_keys / sizeof java_keys[0] ? java_keys[i].key : NULL;
 }
 
 const char *ns_config_java_ignored(const char *key)

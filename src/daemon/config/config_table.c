@@ -141,6 +141,9 @@ const ns_cfg_entry_t ns_config_table[] = {
             "KV config file (JSON)"),
     ROW_STR("configStorePath", config_store_path, "${HOME}/namesrv/namesrv.properties", 0,
             "settings file UPDATE_NAMESRV_CONFIG rewrites when started without -c"),
+    ROW_INT("configStoreBackups", config_store_backups, "5", 0, 100, NS_CFG_OURS | NS_CFG_MUTABLE,
+            "generations of the settings file an UPDATE_NAMESRV_CONFIG keeps beside it "
+            "(FILE.bak newest, then FILE.bak.1, ...); 0 = none"),
     ROW_STR("productEnvName", product_env_name, "center", NS_CFG_MUTABLE,
             "product environment name (cluster-test mode)"),
     ROW_BOOL("clusterTest", cluster_test, "false", NS_CFG_MUTABLE, "cluster-test mode"),

@@ -2,9 +2,13 @@
  *
  * HTTP thread. Counters are summed over the loops' blocks with relaxed
  * atomic loads; gauges of the broker table and the store come from the
- * snapshot. Every metric is listed in README.md ("Metrics"). */
+ * snapshot. Every metric is listed in docs/monitoring.md ("The metrics"). */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cmd/dispatch.h"
 #include "core/auth.h"
@@ -237,6 +241,64 @@ static void store(ns_http_t *h, const ns_snap_t *s, ns_buf_t *out)
             "Wall-clock time of the last successful backup.", (double)last / 1000.0);
 }
 
+/* Open file descriptors: the entries of /proc/self/fd less the one the
+ * count itself holds open; -1 when /proc cannot be read. */
+static long open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    long n = 0;
+    if (d == NULL)
+        return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1;
+}
+
+/* The series of Prometheus's process collector (client libraries' "process"
+ * metrics: CPU, memory, descriptors, start time), read from /proc/self/stat
+ * (fields 14-15 utime/stime in clock ticks, 23 vsize in bytes, 24 rss in
+ * pages) and getrlimit. Left out when /proc cannot be read. */
+static void process(ns_http_t *h, ns_buf_t *out)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command may hold spaces and ')' */
+    unsigned long long field[32] = {0};
+    for (int i = 3; p && i <= 24; i++) { /* p stands before field i */
+        p = strchr(p + 1, ' ');
+        if (p == NULL)
+            break;
+        if (i >= 4)
+            field[i] = strtoull(p + 1, NULL, 10);
+    }
+    if (p == NULL)
+        return;
+    double tick = (double)sysconf(_SC_CLK_TCK), page = (double)sysconf(_SC_PAGESIZE);
+    one(out, "process_cpu_seconds_total", "counter",
+        "Total user and system CPU time spent in seconds.",
+        (double)(field[14] + field[15]) / (tick > 0 ? tick : 100));
+    one(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+        (double)field[24] * page);
+    one(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+        (double)field[23]);
+    long fds = open_fds();
+    if (fds >= 0)
+        one(out, "process_open_fds", "gauge", "Number of open file descriptors.", (double)fds);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        one(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+            (double)rl.rlim_cur);
+    one(out, "process_start_time_seconds", "gauge",
+        "Start time of the process since unix epoch in seconds.",
+        (double)h->start_wall_ms / 1000.0);
+}
+
 void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_buf_t *out)
 {
     head(out, "namesrv_build_info", "gauge", "Version and store schema of this namesrvd.");
@@ -256,4 +318,5 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     auth(h, out);
     writer(h, out);
     store(h, s, out);
+    process(h, out);
 }

@@ -1,7 +1,7 @@
 # Scenario 1: a real 5.3.3 broker registers with JSON bodies, then, restarted
 # with compressedRegister=true, with zlib bodies whose header still says
 # compressed=false (the 5.3.3 broker's mismatch, which the Java NameServer
-# rejects and namesrvd accepts on purpose: README "Where we differ"). Both
+# rejects and namesrvd accepts on purpose: docs/protocol.md "What it serves"). Both
 # registrations must land: a topic created after each start is routed.
 IT_NEEDS="java"
 

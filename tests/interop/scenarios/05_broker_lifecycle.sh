@@ -4,7 +4,7 @@
 #     which namesrvctl audit shows no version change);
 #  b. a broker shut down unregisters, and is gone from the cluster info the
 #     moment its shutdown returns (namesrvd answers UNREGISTER_BROKER after
-#     the commit: README "Where we differ");
+#     the commit: docs/protocol.md "What it serves");
 #  c. a broker that stops heartbeating while its connection stays open (a
 #     hung JVM: SIGSTOP) is evicted once its heartbeat timeout
 #     (brokerNotActiveTimeoutMillis, which a 5.3.3 broker with

@@ -43,4 +43,8 @@ typedef struct {
 extern const ns_cfg_entry_t ns_config_table[];
 extern const size_t ns_config_n_entries;
 
+/* Appends e's enum values as "a|b|c" (config.c; the help text of
+ * config_help.c uses it too). NS_ENOMEM. */
+int ns_cfg_append_enum_values(ns_buf_t *out, const ns_cfg_entry_t *e);
+
 #endif

@@ -165,7 +165,7 @@ static int read_schema(MDB_txn *txn, uint32_t *out)
 }
 
 /* Runs the pending migration steps and the version bump in one txn. */
-static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
+static int migrate_once(ns_store_t *s, uint32_t target, char *err, size_t errlen)
 {
     MDB_txn *txn = NULL;
     uint32_t cur = 0;
@@ -209,6 +209,11 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
         if (m->version <= cur || m->version > target)
             continue;
         int mrc = m->apply(txn);
+        if (mrc == MDB_MAP_FULL) {
+            rc = NS_EMAPFULL; /* migrate() grows the map and runs it again */
+            s->schema = cur;
+            goto out;
+        }
         if (mrc != 0) {
             snprintf(err, errlen, "migration %u (%s) failed: %s", m->version, m->name,
                      mdb_strerror(mrc));
@@ -225,8 +230,13 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
     if (prc == 0)
         prc = mdb_put(txn, meta, &k, &v, 0);
     if (prc == 0) {
-        prc = mdb_txn_commit(txn);
+        prc = mdb_txn_commit(txn); /* frees txn, committed or not */
         txn = NULL;
+    }
+    if (prc == MDB_MAP_FULL) {
+        rc = NS_EMAPFULL;
+        s->schema = cur;
+        goto out;
     }
     if (prc != 0) {
         snprintf(err, errlen, "cannot record schema version: %s", mdb_strerror(prc));
@@ -237,6 +247,35 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
 out:
     if (txn)
         mdb_txn_abort(txn);
+    return rc;
+}
+
+/* The migrations, in one transaction that is run again on a map twice as
+ * large (up to map_max) each time it fills it: a migration rewrites whole
+ * tables, and a store that fits its map today may need more while the old
+ * and the new pages both live in the transaction. No other transaction is
+ * open here, so mdb_env_set_mapsize may run. */
+static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
+{
+    int rc;
+    while ((rc = migrate_once(s, target, err, errlen)) == NS_EMAPFULL) {
+        if (s->map_size >= s->map_max) {
+            snprintf(err, errlen,
+                     "migration of %s needs a map larger than mapMaxBytes (%zu bytes): raise it",
+                     s->dir, s->map_max);
+            return NS_EMAPFULL;
+        }
+        size_t next = s->map_size > s->map_max / 2 ? s->map_max : s->map_size * 2;
+        int mrc = mdb_env_set_mapsize(s->env, next);
+        if (mrc != 0) {
+            snprintf(err, errlen, "cannot grow the map of %s to %zu bytes: %s", s->dir, next,
+                     mdb_strerror(mrc));
+            return ns_lmdb_error(mrc);
+        }
+        NS_LOG_INFO("store %s: map grown from %zu to %zu bytes for the migrations", s->dir,
+                    s->map_size, next);
+        s->map_size = next;
+    }
     return rc;
 }
 
@@ -284,7 +323,8 @@ static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
     return NS_OK;
 }
 
-int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t **out, char *err,
+                      size_t errlen)
 {
     ns_store_t *s = NULL;
     int rc;
@@ -328,6 +368,14 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
         rc = NS_EIO;
         goto fail;
     }
+    /* before LMDB maps the file: a file cut short is damage reported here,
+     * not a SIGBUS later (store/file.c) */
+    ns_store_file_t fi;
+    rc = file_check ? ns_store_file_check(s->dir, &fi, err, errlen) : NS_OK;
+    if (rc == NS_ENOTFOUND) /* a new store: LMDB creates the file */
+        err[0] = 0;
+    else if (rc != NS_OK)
+        goto fail;
     unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
     if (opts->read_only)
         flags |= MDB_RDONLY;
@@ -357,6 +405,16 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
 fail:
     ns_store_close(s);
     return rc;
+}
+
+int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+{
+    return store_open(opts, true, out, err, errlen);
+}
+
+int ns_store_open_unchecked(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+{
+    return store_open(opts, false, out, err, errlen);
 }
 
 void ns_store_close(ns_store_t *s)
@@ -392,12 +450,21 @@ void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max)
 
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
 {
+    uint64_t txnid = 0;
+    return ns_store_copy(s, dir, &txnid, err, errlen);
+}
+
+int ns_store_copy(ns_store_t *s, const char *dir, uint64_t *txnid, char *err, size_t errlen)
+{
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return NS_EIO;
     }
     /* a hot copy runs a read transaction: no map resize meanwhile */
     pthread_rwlock_rdlock(&s->resize_lock);
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    *txnid = (uint64_t)info.me_last_txnid;
     int rc = mdb_env_copy2(s->env, dir, MDB_CP_COMPACT);
     pthread_rwlock_unlock(&s->resize_lock);
     if (rc != 0) {

@@ -37,6 +37,16 @@ struct ns_txn {
     ns_txn_t *parent;
 };
 
+/* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last
+ * committed transaction when the copy began (the copy holds it or a later
+ * one). */
+int ns_store_copy(ns_store_t *s, const char *dir, uint64_t *txnid, char *err, size_t errlen);
+
+/* ns_store_open without ns_store_file_check first: for the KV salvage's
+ * child only, which reads what it can of a damaged file before it crashes. */
+int ns_store_open_unchecked(const ns_store_opts_t *opts, ns_store_t **out, char *err,
+                            size_t errlen);
+
 /* The one place LMDB error codes become NS_* codes. */
 int ns_lmdb_error(int rc);
 

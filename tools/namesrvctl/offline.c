@@ -32,10 +32,7 @@ static int verify_dir(const char *dir, const char *label)
     int n = ns_store_check_dir(dir, &res);
     int rc = CTL_OK;
     if (n == NS_ECORRUPT) {
-        ctl_err("%s %s: store damaged in table %s: %s", label, dir, res.table, res.detail);
-        ctl_err("to recover: stop namesrvd, then namesrvctl recover --data-dir %s "
-                "[--backup-dir DIR]",
-                dir);
+        ctl_report_damage(label, dir, res.table, res.detail);
         rc = CTL_INVALID;
     } else if (n != NS_OK) {
         ctl_err("verify of %s failed: %s", dir, res.detail[0] ? res.detail : ns_strerror(n));

@@ -117,7 +117,35 @@ int ctl_trail_record(ns_txn_t *t, const char *cmd, const char *detail)
 
 int ctl_exit_for(int ns_err)
 {
-    return ns_err == NS_OK ? CTL_OK : ns_err == NS_ELOCKED ? CTL_LOCKED : CTL_IO;
+    switch (ns_err) {
+    case NS_OK:
+        return CTL_OK;
+    case NS_ELOCKED:
+        return CTL_LOCKED;
+    case NS_ECORRUPT: /* what verify says of a damaged store */
+        return CTL_INVALID;
+    default:
+        return CTL_IO;
+    }
+}
+
+void ctl_report_damage(const char *label, const char *dir, const char *table, const char *detail)
+{
+    ctl_err("%s %s: store damaged in table %s: %s", label, dir, table, detail);
+    ctl_err("to recover: stop namesrvd, then namesrvctl recover --data-dir %s "
+            "[--backup-dir DIR]",
+            dir);
+}
+
+/* The open's error: damage is reported as verify reports it (ns_store_open
+ * ran the same file check verify's child runs first, so the words match). */
+static int open_failed(const char *dir, int rc, const char *err)
+{
+    if (rc == NS_ECORRUPT)
+        ctl_report_damage("store", dir, "meta", err[0] ? err : ns_strerror(rc));
+    else
+        ctl_err("%s", err[0] ? err : ns_strerror(rc));
+    return ctl_exit_for(rc);
 }
 
 const char *ctl_default_data_dir(void)
@@ -143,9 +171,7 @@ int ctl_store_open_ro(const char *dir, ns_store_t **out)
     o.dir = dir;
     o.read_only = true;
     int rc = ns_store_open(&o, out, err, sizeof err);
-    if (rc != NS_OK)
-        ctl_err("%s", err[0] ? err : ns_strerror(rc));
-    return ctl_exit_for(rc);
+    return rc == NS_OK ? CTL_OK : open_failed(dir, rc, err);
 }
 
 int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out)
@@ -164,10 +190,9 @@ int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out)
                     dir, pid);
         else
             ctl_err("%s", err);
-    } else if (rc != NS_OK) {
-        ctl_err("%s", err[0] ? err : ns_strerror(rc));
+        return ctl_exit_for(rc);
     }
-    return ctl_exit_for(rc);
+    return rc == NS_OK ? CTL_OK : open_failed(dir, rc, err);
 }
 
 /* ---- files ---- */

@@ -1,0 +1,289 @@
+/* test_recover_crash.c - `namesrvctl recover` only recovers, and a recover
+ * killed at any point is completed or undone by the next run, through the
+ * real binary:
+ *
+ *   - a store that verifies good is refused (exit 1) and left as it is;
+ *     --force with no good backup keeps it; --force with one swaps the
+ *     backup in and keeps the old store aside (D.replaced-N);
+ *   - every backup of the backup directory counts, whatever its name, and
+ *     the newest by sequence wins (not the name, not the clock);
+ *   - killed (SIGKILL, the nsfault shim's NSFAULT_KILL_AT) before each of
+ *     its file system calls in turn: D is a directory with a store after
+ *     every kill, the next run exits 0, and then D verifies, holds the
+ *     backup's KV config, the damaged store is kept aside, and no journal
+ *     or half-built store is left behind.
+ * The stores are written by namesrvctl itself (import-kvconfig, user add,
+ * backup): the same files namesrvd writes. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+
+static char *join(const char *a, const char *b)
+{
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s/%s", a, b) > 0);
+    return p;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static bool exists(const char *p)
+{
+    struct stat sb;
+    return lstat(p, &sb) == 0;
+}
+
+/* Imports a kvConfig.json holding namespace NS with keys k0..k(n-1) (and
+ * the key `extra` when not NULL) into the store in data. */
+static void put_kv(const char *dir, const char *data, int n, const char *extra)
+{
+    char *file = join(dir, "kv.json");
+    ns_buf_t b = NS_BUF_INIT;
+    assert_int_equal(ns_buf_append_str(&b, "{\"configTable\":{\"NS\":{"), 0);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(ns_buf_printf(&b, "%s\"k%d\":\"value-%d\"", i ? "," : "", i, i), 0);
+    if (extra)
+        assert_int_equal(ns_buf_printf(&b, ",\"%s\":\"later\"", extra), 0);
+    assert_int_equal(ns_buf_append_str(&b, "}}}\n"), 0);
+    assert_int_equal(ns_buf_append_u8(&b, 0), 0);
+    nstest_write_text(file, (const char *)b.data);
+    nstest_ctl_expect(0, "imported", "import-kvconfig", "--data-dir", data, file, NULL);
+    ns_buf_free(&b);
+    free(file);
+}
+
+/* The KV config of the store in data as export-kvconfig prints it; caller
+ * frees. */
+static char *kv_text(const char *data)
+{
+    char *out = NULL;
+    int rc = nstest_ctl(60000, &out, "export-kvconfig", "--data-dir", data, NULL);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    return out;
+}
+
+static void truncate_store(const char *data, off_t size)
+{
+    char *file = join(data, "data.mdb");
+    assert_int_equal(truncate(file, size), 0);
+    free(file);
+}
+
+static void sh(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_refuses_a_good_store(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("rec-good"), *data = join(dir, "data"), *bdir = join(dir, "bk");
+    char *out = NULL;
+    put_kv(dir, data, 10, NULL);
+    nstest_ctl_expect(0, NULL, "user", "add", "admin1", "--data-dir", data, "--role", "admin",
+                      "--secret", "secret-123", NULL);
+    char *before = kv_text(data);
+
+    /* good, no backups: refused, and nothing moved (the old binary moved
+     * it aside and left an empty store with only the KV config) */
+    int rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, "--backup-dir", bdir, NULL);
+    printf("# recover of a good store: exit %d: %s", rc, out);
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "checks good");
+    free(out);
+    char *aside = join(dir, "data.damaged-1");
+    assert_false(exists(aside));
+    nstest_ctl_expect(0, "admin1", "user", "list", "--data-dir", data, NULL);
+
+    /* --force with no good backup: still kept */
+    rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, "--backup-dir", bdir, "--force",
+                    NULL);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    NSTEST_EXPECT_IN(out, "kept as it is");
+    free(out);
+    nstest_ctl_expect(0, "admin1", "user", "list", "--data-dir", data, NULL);
+
+    /* --force with a backup: the backup comes in, the store goes aside */
+    assert_int_equal(mkdir(bdir, 0700), 0);
+    char *b1 = join(bdir, "b1");
+    nstest_ctl_expect(0, "sequence 1", "backup", "--data-dir", data, "-o", b1, NULL);
+    put_kv(dir, data, 10, "after-backup");
+    nstest_ctl_expect(0, "recovered", "recover", "--data-dir", data, "--backup-dir", bdir,
+                      "--force", NULL);
+    char *replaced = join(dir, "data.replaced-1");
+    assert_true(is_dir(replaced));
+    char *now = kv_text(data), *kept = kv_text(replaced);
+    assert_string_equal(now, before);
+    assert_non_null(strstr(kept, "after-backup"));
+    nstest_ctl_expect(0, "consistent", "verify", "--data-dir", data, NULL);
+
+    free(now);
+    free(kept);
+    free(replaced);
+    free(b1);
+    free(aside);
+    free(before);
+    nstest_rmtree(dir);
+    free(bdir);
+    free(data);
+    free(dir);
+}
+
+static void test_newest_by_sequence_whatever_the_name(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("rec-seq"), *data = join(dir, "data");
+    char *bdir = join(dir, "data.backups");
+    assert_int_equal(mkdir(bdir, 0700), 0);
+    put_kv(dir, data, 5, NULL);
+    /* the older backup gets the name that sorts last, the newer one a
+     * name recover used to skip (not "backup-*") */
+    char *old_b = join(bdir, "zzz-first"), *new_b = join(bdir, "manual copy");
+    nstest_ctl_expect(0, "sequence 1", "backup", "--data-dir", data, "-o", old_b, NULL);
+    put_kv(dir, data, 5, "second");
+    nstest_ctl_expect(0, "sequence 2", "backup", "--data-dir", data, "-o", new_b, NULL);
+    /* a half-written one (never renamed) is never taken, however new */
+    char *tmp_b = join(bdir, "newest.tmp");
+    sh("cp -a '%s' '%s' && printf 'namesrv-backup 1\\nsequence 9\\n' > '%s/BACKUP-INFO'", new_b,
+       tmp_b, tmp_b);
+    truncate_store(data, 8192);
+    char *out = NULL;
+    int rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, NULL);
+    printf("# recover: exit %d: %s", rc, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "manual copy (sequence 2");
+    free(out);
+    char *kv = kv_text(data);
+    assert_non_null(strstr(kv, "second"));
+    free(kv);
+    free(tmp_b);
+    free(old_b);
+    free(new_b);
+    nstest_rmtree(dir);
+    free(bdir);
+    free(data);
+    free(dir);
+}
+
+/* Names in dir starting with prefix. */
+static int count_prefixed(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_killed_at_every_step(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("rec-kill"), *data = join(dir, "data");
+    char *bdir = join(dir, "data.backups"), *pristine = join(dir, "pristine.tar");
+    char *journal = join(dir, "data.recover"), *staging = join(dir, "data.recover-new");
+    char *aside = join(dir, "data.damaged-1");
+    assert_int_equal(mkdir(bdir, 0700), 0);
+    put_kv(dir, data, 200, NULL);
+    char *b = join(bdir, "nightly");
+    nstest_ctl_expect(0, NULL, "backup", "--data-dir", data, "-o", b, NULL);
+    char *want = kv_text(data);
+    put_kv(dir, data, 200, "lost-with-the-damage");
+    truncate_store(data, 8192);
+    sh("cd '%s' && tar cf pristine.tar data data.backups", dir);
+
+    int kills = 0, undone = 0, completed = 0;
+    for (int n = 1; n < 200; n++) {
+        char at[16], *out = NULL;
+        sh("cd '%s' && rm -rf data data.* && tar xf pristine.tar", dir);
+        snprintf(at, sizeof at, "%d", n);
+        setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
+        setenv("NSFAULT_KILL_AT", at, 1);
+        int rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, NULL);
+        unsetenv("NSFAULT_KILL_AT");
+        unsetenv("LD_PRELOAD");
+        if (rc == 0) { /* ran to the end: every step was killed once */
+            free(out);
+            break;
+        }
+        if (rc != -1)
+            fail_msg("recover with a kill at call %d exited %d:\n%s", n, rc, out);
+        kills++;
+        /* the old binary left no data directory at 8 of its 16 points */
+        if (!is_dir(data))
+            fail_msg("no data directory after a kill at call %d:\n%s", n, out);
+        const char *call = strstr(out, "nsfault: killed at");
+        printf("# kill %d: %.*s", n, call ? (int)strcspn(call, "\n") + 1 : 0, call ? call : "");
+        free(out);
+        rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, NULL);
+        /* killed at its last sync, the previous run had done everything:
+         * the store is the recovered one and checks good */
+        bool was_done = rc == 1 && strstr(out, "checks good") != NULL;
+        if (rc != 0 && !was_done)
+            fail_msg("re-run after a kill at call %d exited %d:\n%s", n, rc, out);
+        undone += strstr(out, "undoing it") != NULL;
+        completed += strstr(out, "completing it") != NULL;
+        free(out);
+        nstest_ctl_expect(0, "consistent", "verify", "--data-dir", data, NULL);
+        char *kv = kv_text(data);
+        if (strcmp(kv, want) != 0)
+            fail_msg("after a kill at call %d the KV config is not the backup's:\n%s", n, kv);
+        free(kv);
+        assert_false(exists(journal));
+        assert_false(exists(staging));
+        assert_true(is_dir(aside)); /* the damaged store, kept */
+        assert_int_equal(count_prefixed(dir, "data.damaged-"), 1);
+    }
+    printf("# recover killed at %d points: %d undone, %d completed by the next run\n", kills,
+           undone, completed);
+    assert_true(kills >= 10);
+    assert_true(undone > 0 && completed > 0);
+    /* and a run that was not killed at all ends the same way */
+    char *kv = kv_text(data);
+    assert_string_equal(kv, want);
+    free(kv);
+    assert_true(is_dir(aside));
+    assert_false(exists(journal));
+    free(b);
+    free(want);
+    free(aside);
+    free(staging);
+    free(journal);
+    nstest_rmtree(dir);
+    free(pristine);
+    free(bdir);
+    free(data);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refuses_a_good_store),
+        cmocka_unit_test(test_newest_by_sequence_whatever_the_name),
+        cmocka_unit_test(test_killed_at_every_step),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

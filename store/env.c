@@ -371,11 +371,18 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
     /* before LMDB maps the file: a file cut short is damage reported here,
      * not a SIGBUS later (store/file.c) */
     ns_store_file_t fi;
+    memset(&fi, 0, sizeof fi);
     rc = file_check ? ns_store_file_check(s->dir, &fi, err, errlen) : NS_OK;
     if (rc == NS_ENOTFOUND) /* a new store: LMDB creates the file */
         err[0] = 0;
     else if (rc != NS_OK)
         goto fail;
+    /* The map the file was last written with wins over a smaller configured
+     * one: LMDB itself takes the configured size (raised only to the pages
+     * in use), so a store grown to 128 MiB and reopened with the default
+     * 64 MiB came back at 100 % of its map, and its first write filled it. */
+    if (fi.meta_ok && fi.map_size > s->map_size)
+        s->map_size = fi.map_size > s->map_max ? s->map_max : (size_t)fi.map_size;
     unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
     if (opts->read_only)
         flags |= MDB_RDONLY;
@@ -398,6 +405,13 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         goto fail;
     if ((rc = open_dbis(s)) != NS_OK) {
         snprintf(err, errlen, "cannot open tables in %s: %s", s->dir, ns_strerror(rc));
+        goto fail;
+    }
+    /* headroom from the start: a store that comes (or migrated) near the
+     * end of its map does not wait for its first write to fill it */
+    if (!s->read_only && (rc = ns_store_keep_headroom(s, NS_STORE_GROW_AT_PERCENT)) != NS_OK &&
+        rc != NS_EMAPFULL) {
+        snprintf(err, errlen, "cannot grow the map of %s: %s", s->dir, ns_strerror(rc));
         goto fail;
     }
     *out = s;
@@ -603,5 +617,77 @@ int ns_store_grow(ns_store_t *s)
         return ns_lmdb_error(rc);
     NS_LOG_INFO("store %s: map grown from %zu to %zu bytes", s->dir, s->map_size, next);
     s->map_size = next;
+    atomic_fetch_add_explicit(&s->grown, 1, memory_order_relaxed);
     return NS_OK;
+}
+
+/* LMDB writes the map size into the meta page only when a transaction
+ * that changed something commits, so a map grown after the last write of a
+ * run would be forgotten at close: one small write (the schema version,
+ * unchanged) records it. */
+static int record_map_size(ns_store_t *s)
+{
+    ns_txn_t *t = NULL;
+    int rc = ns_txn_begin(s, true, &t);
+    rc = rc ? rc : ns_meta_put_u64(t, "schema_version", s->schema);
+    if (rc == NS_OK) {
+        rc = ns_txn_commit(t);
+        t = NULL;
+    }
+    ns_txn_abort(t);
+    return rc;
+}
+
+int ns_store_keep_headroom(ns_store_t *s, unsigned percent)
+{
+    size_t map = 0, used = 0;
+    int rc = NS_OK;
+    if (s->read_only)
+        return NS_OK;
+    ns_store_map_usage(s, &map, &used);
+    if ((unsigned long long)used * 100 <= (unsigned long long)map * percent)
+        return NS_OK;
+    NS_LOG_INFO("store %s: %zu of %zu map bytes used (over %u %%): growing the map before it "
+                "fills",
+                s->dir, used, map, percent);
+    while (rc == NS_OK &&
+           (unsigned long long)used * 100 > (unsigned long long)s->map_size * percent)
+        rc = ns_store_grow(s);
+    if (rc == NS_EMAPFULL)
+        NS_LOG_WARN("store %s: the map is at mapMaxBytes (%zu bytes) and %zu bytes are used: "
+                    "raise mapMaxBytes before it fills",
+                    s->dir, s->map_max, used);
+    if (s->map_size > map) { /* grown: record it */
+        int wrc = record_map_size(s);
+        rc = rc == NS_OK || rc == NS_EMAPFULL ? (wrc ? wrc : rc) : rc;
+    }
+    return rc;
+}
+
+uint64_t ns_store_map_grown(ns_store_t *s)
+{
+    return atomic_load_explicit(&s->grown, memory_order_relaxed);
+}
+
+int ns_store_write(ns_store_t *s, ns_write_fn fn, void *ctx)
+{
+    for (;;) {
+        ns_txn_t *t = NULL;
+        int rc = ns_txn_begin(s, true, &t);
+        rc = rc ? rc : fn(t, ctx);
+        if (rc == NS_OK) {
+            rc = ns_txn_commit(t);
+            t = NULL;
+        }
+        ns_txn_abort(t);
+        if (rc == NS_OK) { /* what the next writer finds: room, not a full map */
+            ns_store_keep_headroom(s, NS_STORE_GROW_AT_PERCENT); /* logged; the write stands */
+            return NS_OK;
+        }
+        if (rc != NS_EMAPFULL)
+            return rc;
+        /* the map is full: grow it and write everything again */
+        if ((rc = ns_store_grow(s)) != NS_OK)
+            return rc;
+    }
 }

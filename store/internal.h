@@ -27,6 +27,7 @@ struct ns_store {
     /* Moves after every committed write transaction and before a resize
      * waits for the readers (ns_store_read_epoch). */
     ns_store_epoch_t read_epoch;
+    _Atomic uint64_t grown; /* map growths since open (ns_store_map_grown) */
 };
 
 struct ns_txn {

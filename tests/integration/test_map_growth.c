@@ -7,7 +7,11 @@
  *   - import-kvconfig of a 75 MB kvConfig.json into a new store grows the
  *     map (it failed with "map size limit reached");
  *   - the store ends below 100 % of its map, as `namesrvctl stat` reads it
- *     (a grown map is recorded in the file and kept across a restart). */
+ *     (a grown map is recorded in the file and kept across a restart);
+ *   - namesrvd registering 100,000 topics (3 brokers) grows the map before it fills
+ *     (log, namesrv_store_map_grown_total) and stops with 20 % of it free
+ *     (it ended at 100 % as stat saw it: the reopened map was the
+ *     configured 64 MiB raised to the pages in use). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +28,8 @@
 #include <lmdb.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
+#include "ns/client.h"
 #include "ns/err.h"
 #include "ns/store.h"
 
@@ -157,11 +163,79 @@ static void test_import_kvconfig_grows_map(void **state)
     free(dir);
 }
 
+static void test_server_grows_before_full(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    char *dir = nstest_tmpdir("map-100k");
+    nstest_server_t srv;
+    int http = 0;
+    /* one registration of 17 MB (JSON, uncompressed) */
+    const char *args[] = {"--logLevel=info", "--maxFrameBytes=67108864", NULL};
+    assert_int_equal(nstest_server_start_http(&srv, dir, args, &http), 0);
+    ns_client_t *c = nstest_connect(&srv);
+    ns_topic_config_t *t = calloc(N, sizeof *t);
+    char(*names)[24] = calloc(N, sizeof *names);
+    assert_true(t && names);
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "MapTopic%06d", i);
+        t[i] = (ns_topic_config_t){names[i], 8, 8, 6, 0};
+    }
+    /* three brokers with every topic: about 120 MB, past the first
+     * doubling of the 64 MiB map (128 MiB) but close to its end */
+    int64_t t0 = nstest_mono_ms();
+    for (int b = 0; b < 3; b++) {
+        char name[32], addr[32], ha[32];
+        snprintf(name, sizeof name, "map-b%d", b);
+        snprintf(addr, sizeof addr, "10.0.7.%d:10911", b + 1);
+        snprintf(ha, sizeof ha, "10.0.7.%d:10912", b + 1);
+        nstest_register_topics(c, "Map", name, addr, ha, t, N);
+    }
+    printf("# 3 brokers x 100000 topics registered in %lld ms\n",
+           (long long)(nstest_mono_ms() - t0));
+    free(t);
+    free(names);
+    /* the store's figures on /metrics come from a snapshot taken now and then */
+    assert_true(nstest_metric_wait_ge(http, "namesrv_store_used_bytes", 96.0 * MIB, 15000));
+    char *scrape = nstest_scrape(http, NULL);
+    double map = nstest_series(scrape, "namesrv_store_map_size_bytes", -1);
+    double used = nstest_series(scrape, "namesrv_store_used_bytes", -1);
+    double grown = nstest_series(scrape, "namesrv_store_map_grown_total", -1);
+    free(scrape);
+    printf("# /metrics: map %.0f, used %.0f (%.1f %%), grown %.0f time(s)\n", map, used,
+           100 * used / map, grown);
+    assert_true(grown >= 1);
+    assert_true(used <= map * 0.8);
+    assert_true(nstest_log_count(&srv, "growing the map before it fills") > 0);
+    nstest_server_stop(&srv, SIGTERM);
+    ns_client_close(c);
+    char data[4200];
+    snprintf(data, sizeof data, "%s/data", dir);
+    double smap = 0, sused = 0;
+    map_usage(data, &smap, &sused, NULL);
+    printf("# namesrvctl stat after the stop: map %.0f, used %.0f (%.1f %%)\n", smap, sused,
+           100 * sused / smap);
+    assert_true(sused <= smap * 0.8);
+    /* restarted with the default mapSizeBytes, before any write */
+    assert_int_equal(nstest_server_start_http(&srv, dir, args, &http), 0);
+    assert_true(nstest_metric_wait_ge(http, "namesrv_store_used_bytes", 96.0 * MIB, 15000));
+    scrape = nstest_scrape(http, NULL);
+    map = nstest_series(scrape, "namesrv_store_map_size_bytes", -1);
+    used = nstest_series(scrape, "namesrv_store_used_bytes", -1);
+    free(scrape);
+    printf("# after a restart: map %.0f, used %.0f (%.1f %%)\n", map, used, 100 * used / map);
+    assert_true(used <= map * 0.8);
+    nstest_server_stop(&srv, SIGKILL);
+    nstest_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema1_store_migrates_with_default_map),
         cmocka_unit_test(test_import_kvconfig_grows_map),
+        cmocka_unit_test(test_server_grows_before_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,6 +339,7 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
     if (s == NULL)
         return NS_ENOMEM;
     s->lock_fd = -1;
+    s->grow_percent = NS_STORE_GROW_AT_PERCENT;
     s->read_only = opts->read_only;
     s->map_size = opts->map_size_bytes ? opts->map_size_bytes : 64u << 20;
     s->map_max = opts->map_max_bytes ? opts->map_max_bytes : (size_t)16 << 30;
@@ -409,8 +410,7 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
     }
     /* headroom from the start: a store that comes (or migrated) near the
      * end of its map does not wait for its first write to fill it */
-    if (!s->read_only && (rc = ns_store_keep_headroom(s, NS_STORE_GROW_AT_PERCENT)) != NS_OK &&
-        rc != NS_EMAPFULL) {
+    if (!s->read_only && (rc = ns_store_keep_headroom(s)) != NS_OK && rc != NS_EMAPFULL) {
         snprintf(err, errlen, "cannot grow the map of %s: %s", s->dir, ns_strerror(rc));
         goto fail;
     }
@@ -638,8 +638,14 @@ static int record_map_size(ns_store_t *s)
     return rc;
 }
 
-int ns_store_keep_headroom(ns_store_t *s, unsigned percent)
+void ns_store_set_grow_percent(ns_store_t *s, unsigned percent)
 {
+    s->grow_percent = percent;
+}
+
+int ns_store_keep_headroom(ns_store_t *s)
+{
+    unsigned percent = s->grow_percent;
     size_t map = 0, used = 0;
     int rc = NS_OK;
     if (s->read_only)
@@ -680,8 +686,8 @@ int ns_store_write(ns_store_t *s, ns_write_fn fn, void *ctx)
             t = NULL;
         }
         ns_txn_abort(t);
-        if (rc == NS_OK) { /* what the next writer finds: room, not a full map */
-            ns_store_keep_headroom(s, NS_STORE_GROW_AT_PERCENT); /* logged; the write stands */
+        if (rc == NS_OK) {             /* what the next writer finds: room, not a full map */
+            ns_store_keep_headroom(s); /* logged; the write stands */
             return NS_OK;
         }
         if (rc != NS_EMAPFULL)

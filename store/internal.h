@@ -28,6 +28,7 @@ struct ns_store {
      * waits for the readers (ns_store_read_epoch). */
     ns_store_epoch_t read_epoch;
     _Atomic uint64_t grown; /* map growths since open (ns_store_map_grown) */
+    unsigned grow_percent;  /* ns_store_keep_headroom's threshold */
 };
 
 struct ns_txn {

@@ -142,14 +142,17 @@ const ns_store_epoch_t *ns_store_read_epoch(ns_store_t *s);
 /* Doubles the map size up to map_max_bytes. NS_EMAPFULL when already at the
  * limit. Call only with no write transaction open (the writer thread). */
 int ns_store_grow(ns_store_t *s);
-/* Grows the map (ns_store_grow, as often as needed) when more than percent
- * of it is in use, so that the store ends every write with room for the
- * next one instead of at 100 % (LMDB's map is address space: the file does
- * not grow with it). Logged. NS_OK (also on a read-only store), NS_EMAPFULL
- * when map_max stops it (a warning is logged), or the resize's error. Same
- * thread rule as ns_store_grow. Every writable open runs it once, with: */
+/* Grows the map (ns_store_grow, as often as needed) when more than the
+ * store's grow percent of it is in use, so that the store ends every write
+ * with room for the next one instead of at 100 % (LMDB's map is address
+ * space: the file does not grow with it); a grown map is recorded in the
+ * file at once. Logged. NS_OK (also on a read-only store), NS_EMAPFULL when
+ * map_max stops it (a warning is logged), or the resize's error. Same
+ * thread rule as ns_store_grow. Every writable open runs it once; the
+ * percent is NS_STORE_GROW_AT_PERCENT until set (namesrvd: mapGrowPercent). */
 #define NS_STORE_GROW_AT_PERCENT 80
-int ns_store_keep_headroom(ns_store_t *s, unsigned percent);
+int ns_store_keep_headroom(ns_store_t *s);
+void ns_store_set_grow_percent(ns_store_t *s, unsigned percent);
 /* How often the map has grown since the store was opened (any thread). */
 uint64_t ns_store_map_grown(ns_store_t *s);
 /* Runs fn in a write transaction and commits it. When the map fills (fn or
@@ -157,7 +160,7 @@ uint64_t ns_store_map_grown(ns_store_t *s);
  * (ns_store_grow) and fn run again from the start, so fn rebuilds whatever
  * it reports each time. Any other error of fn aborts and is returned (a
  * caller that wants no commit without an error returns NS_EREFUSED). After
- * the commit, ns_store_keep_headroom(NS_STORE_GROW_AT_PERCENT). For the
+ * the commit, ns_store_keep_headroom. For the
  * offline writers, which own the store alone. */
 typedef int (*ns_write_fn)(ns_txn_t *t, void *ctx);
 int ns_store_write(ns_store_t *s, ns_write_fn fn, void *ctx);

@@ -209,3 +209,27 @@ void ns_start_check_free(ns_server_t *srv)
         startcheck_free(srv->startcheck);
     srv->startcheck = NULL;
 }
+
+/* ---- users the settings do not enforce ---- */
+
+static int count_user(const ns_user_rec_t *u, void *ctx)
+{
+    (void)u;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+void ns_start_warn_unenforced_users(ns_store_t *store, const ns_config_t *cfg)
+{
+    ns_txn_t *t = NULL;
+    size_t n = 0;
+    if (strcmp(cfg->auth_mode, "off") != 0 || ns_txn_begin(store, false, &t) != NS_OK)
+        return;
+    ns_user_iter(t, count_user, &n);
+    ns_txn_abort(t);
+    if (n > 0)
+        NS_LOG_WARN("store %s holds %zu user(s) but authMode=off: no request is checked against "
+                    "them (a restored store brings users back, not the settings they were "
+                    "written under); set authMode=writes or authMode=all to enforce them",
+                    cfg->data_dir, n);
+}

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ns/config.h"
+#include "ns/store.h"
+
 typedef struct ns_server ns_server_t;
 
 /* How the full walk ended (main loop): state 1 the store passed or the walk
@@ -30,5 +33,9 @@ bool ns_start_check_running(const ns_server_t *srv);
 void ns_start_check_stop(ns_server_t *srv);
 /* After the loop has ended. */
 void ns_start_check_free(ns_server_t *srv);
+/* Once the store is open: a WARN when it holds users and authMode=off, so
+ * that users nobody enforces are not a silent surprise (a restore onto a
+ * fresh host brings the users back without the settings file). */
+void ns_start_warn_unenforced_users(ns_store_t *store, const ns_config_t *cfg);
 
 #endif

@@ -6,7 +6,8 @@
  *     recover brings back the newest (the old binary kept the future-named
  *     ones, deleted every new backup right after writing it, and recover
  *     restored a stale store);
- *   - each one holds BACKUP-INFO (sequence, txnid) and no ".tmp" is left;
+ *   - each one holds BACKUP-INFO (sequence, txnid) and the settings file,
+ *     which recover puts beside the recovered store; no ".tmp" is left;
  *   - namesrv_backups_total{result} and
  *     namesrv_backup_last_success_timestamp_seconds say what happened (they
  *     stayed 0 and absent), and namesrv_backup_interval_seconds is there
@@ -80,6 +81,10 @@ static void test_pruned_by_sequence_not_clock(void **state)
     nstest_server_stop(&srv, SIGTERM);
 
     int http = 0;
+    /* the settings file (configStorePath) goes into every backup */
+    char settings[4300];
+    snprintf(settings, sizeof settings, "%s/namesrv.properties", dir);
+    nstest_write_text(settings, "authMode=writes\n");
     const char *args[] = {"--backupIntervalSeconds=1", "--backupKeep=2", NULL};
     assert_int_equal(nstest_server_start_http(&srv, dir, args, &http), 0);
     put_kv(&srv, "later"); /* only in the backups written from now on */
@@ -112,7 +117,11 @@ static void test_pruned_by_sequence_not_clock(void **state)
     assert_int_equal(truncate(file, 8192), 0);
     int rc = nstest_ctl(60000, &out, "recover", "--data-dir", srv.data, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "settings file of the backup copied");
     free(out);
+    char restored[4400];
+    snprintf(restored, sizeof restored, "%s/namesrv.properties", srv.data);
+    assert_int_equal(nstest_count_in_file(restored, "authMode=writes"), 1);
     rc = nstest_ctl(60000, &out, "export-kvconfig", "--data-dir", srv.data, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     NSTEST_EXPECT_IN(out, "later");

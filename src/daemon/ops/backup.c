@@ -64,10 +64,29 @@ static void prune(const char *dir, int64_t keep)
 /* One backup: backupDir/backup-<sequence>.tmp is written (copy and
  * BACKUP-INFO fsynced, ns_store_backup_stage), checked whole in a child
  * process, then renamed to backup-<sequence>-t<txnid> and the directory
- * fsynced: a name without ".tmp" is a complete, verified, durable backup.
+ * fsynced: a name without ".tmp" is a complete, verified, durable backup,
+ * with the settings file (configStorePath) beside the copy.
  * The sequence is one more than the largest in the directory, so it goes
  * on across restarts and recovers. */
-int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
+/* The settings file beside the copy, as namesrvctl backup puts it there:
+ * recover brings it back with the store, so the users a restore brings
+ * back come with the authMode they were written under. Its absence is
+ * fine (a server started with flags only has none). */
+static int copy_settings(const char *settings, const char *tmp)
+{
+    char to[4400];
+    struct stat sb;
+    if (settings == NULL || settings[0] == 0 || stat(settings, &sb) != 0)
+        return NS_OK;
+    snprintf(to, sizeof to, "%s/namesrv.properties", tmp);
+    int rc = ns_fs_copy_file(settings, to, 0600);
+    if (rc != NS_OK)
+        NS_LOG_ERROR("backup: cannot copy the settings file %s into %s: %s", settings, tmp,
+                     strerror(errno));
+    return rc;
+}
+
+int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep, const char *settings)
 {
     char tmp[4300], final[4300], err[512] = "";
     uint64_t seq = 0, txnid = 0;
@@ -84,6 +103,10 @@ int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
     int rc = ns_store_backup_stage(store, tmp, seq, &txnid, err, sizeof err);
     if (rc != NS_OK) {
         NS_LOG_ERROR("backup: %s", err[0] ? err : ns_strerror(rc));
+        ns_fs_rmtree(tmp);
+        return rc;
+    }
+    if ((rc = copy_settings(settings, tmp)) != NS_OK || (rc = ns_fs_sync_tree(tmp)) != NS_OK) {
         ns_fs_rmtree(tmp);
         return rc;
     }
@@ -114,7 +137,8 @@ int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
 static void *backup_main(void *arg)
 {
     ns_backup_t *b = arg;
-    int rc = ns_backup_run(b->srv->loop.store, b->dir, b->srv->loop.cfg->backup_keep);
+    int rc = ns_backup_run(b->srv->loop.store, b->dir, b->srv->loop.cfg->backup_keep,
+                           b->srv->loop.cfg->config_store_path);
     /* /metrics and the backup alerts see each one (http stays until
      * ns_backup_stop has joined this thread) */
     ns_http_note_backup(b->srv, rc == NS_OK);

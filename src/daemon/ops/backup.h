@@ -5,7 +5,8 @@
  * the live store (mdb_env_copy2 with MDB_CP_COMPACT: a consistent snapshot,
  * taken while namesrvd serves and writes) with its BACKUP-INFO (sequence,
  * txnid: include/ns/store.h "backups") into backupDir/backup-<seq>.tmp,
- * fsyncs it, reads and checks all of it (ns_store_check_dir, in a child
+ * copies the settings file (configStorePath) beside it as
+ * namesrv.properties, fsyncs it all, reads and checks all of it (ns_store_check_dir, in a child
  * process), and only then renames it to backupDir/backup-<seq>-t<txnid> and
  * fsyncs the directory: a name without ".tmp" is a complete, verified,
  * durable backup. The sequence is one more than the largest in backupDir;
@@ -32,8 +33,9 @@ void ns_backup_dir(const ns_config_t *cfg, char *buf, size_t n);
 int ns_backup_start(ns_server_t *srv);
 /* Stops the timer, waits for a backup in progress. Loop thread. */
 void ns_backup_stop(ns_server_t *srv);
-/* Writes, checks and keeps one backup now, on the calling thread; NS_OK or
- * the error (logged). */
-int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep);
+/* Writes, checks and keeps one backup now, on the calling thread, with a
+ * copy of the settings file (NULL or missing: none); NS_OK or the error
+ * (logged). */
+int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep, const char *settings);
 
 #endif

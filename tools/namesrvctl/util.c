@@ -14,6 +14,7 @@
 #include "ctl.h"
 #include "ns/clock.h"
 #include "ns/err.h"
+#include "ns/fsutil.h"
 
 /* ---- command line ---- */
 
@@ -235,21 +236,6 @@ out:
     return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int ctl_write_file(const char *path, const void *data, size_t len)
 {
     if (path == NULL || strcmp(path, "-") == 0) {
@@ -259,32 +245,12 @@ int ctl_write_file(const char *path, const void *data, size_t len)
         }
         return CTL_OK;
     }
-    char *tmp = NULL;
-    int fd = -1, rc = CTL_IO;
-    if (asprintf(&tmp, "%s.tmp", path) < 0) {
-        tmp = NULL;
-        goto out;
-    }
     /* 0600: a dump holds the users' secrets (doc_users.c) */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-        ctl_err("cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        fd = -1;
+    if (ns_fs_write_atomic(path, data, len, 0600) != NS_OK) {
         ctl_err("cannot write %s: %s", path, strerror(errno));
-        goto out;
+        return CTL_IO;
     }
-    fd = -1;
-    rc = CTL_OK;
-out:
-    if (fd >= 0)
-        close(fd);
-    if (rc != CTL_OK && tmp)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return CTL_OK;
 }
 
 /* ---- time ---- */

@@ -35,15 +35,6 @@
 #define KV_KEY "k\xFE\xE2\x82"
 #define KV_VAL "caf\xE9 \xF0\x9F\x98\x80 ok"
 
-static int route_code(const nstest_server_t *srv, const char *topic)
-{
-    ns_client_t *c = nstest_connect(srv);
-    const char *g[] = {"topic", topic, NULL};
-    int code = nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, g, NULL, 0, 10000);
-    ns_client_close(c);
-    return code;
-}
-
 /* Whether iconv reads the file as UTF-8 (glibc's converter checks every
  * sequence). */
 static bool is_utf8_file(const char *path)
@@ -70,7 +61,7 @@ static void test_dump_utf8_restore_byte_exact(void **state)
     nstest_register_topics(c, "Bytes", "bytes-b", "10.0.6.1:10911", "10.0.6.1:10912", t, 2);
     const char *p[] = {"namespace", KV_NS, "key", KV_KEY, "value", KV_VAL, NULL};
     assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, p, NULL, 0, 10000), NS_RSP_SUCCESS);
-    assert_int_equal(route_code(&srv, TOPIC), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_route_code(&srv, TOPIC), NS_RSP_SUCCESS);
     nstest_server_stop(&srv, SIGTERM);
     ns_client_close(c);
 
@@ -93,7 +84,7 @@ static void test_dump_utf8_restore_byte_exact(void **state)
     free(b);
     /* the restored store serves the topic by its raw bytes */
     assert_int_equal(nstest_server_start(&srv, dir2, NULL), 0);
-    assert_int_equal(route_code(&srv, TOPIC), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_route_code(&srv, TOPIC), NS_RSP_SUCCESS);
     c = nstest_connect(&srv);
     const char *g[] = {"namespace", KV_NS, "key", KV_KEY, NULL};
     ns_cmd_msg_t rsp = nstest_call_msg(c, NS_REQ_GET_KV_CONFIG, g, NULL, 0, 10000);

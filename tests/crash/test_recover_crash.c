@@ -12,6 +12,8 @@
  *     every kill, the next run exits 0, and then D verifies, holds the
  *     backup's KV config, the damaged store is kept aside, and no journal
  *     or half-built store is left behind.
+ *   - namesrvctl backup killed at every step, or on a disk whose fsyncs
+ *     fail, never leaves a partial store under its output name.
  * The stores are written by namesrvctl itself (import-kvconfig, user add,
  * backup): the same files namesrvd writes. */
 #define _GNU_SOURCE
@@ -278,9 +280,104 @@ static void test_killed_at_every_step(void **state)
     free(dir);
 }
 
+/* namesrvctl backup -o OUT killed before each of its file system calls,
+ * and with every fsync failing (as a full disk fails them): OUT is never a
+ * partial store. Either it does not exist, or the backup finished and OUT
+ * verifies and holds the KV config (the old binary wrote straight into OUT:
+ * a partial data.mdb and a lock.mdb that looked like a data directory). */
+static void test_backup_killed_at_every_step(void **state)
+{
+    (void)state;
+    char *dir = nstest_tmpdir("bk-kill"), *data = join(dir, "data"), *out_dir = join(dir, "out");
+    char *fail_file = join(dir, "fsync-fails");
+    put_kv(dir, data, 300, NULL);
+    char *want = kv_text(data);
+    int kills = 0, n = 1;
+    for (; n < 200; n++) {
+        char at[16], *out = NULL;
+        nstest_rmtree(out_dir);
+        sh("rm -rf '%s.tmp'", out_dir);
+        snprintf(at, sizeof at, "%d", n);
+        setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
+        setenv("NSFAULT_KILL_AT", at, 1);
+        int rc = nstest_ctl(60000, &out, "backup", "--data-dir", data, "-o", out_dir, NULL);
+        unsetenv("NSFAULT_KILL_AT");
+        unsetenv("LD_PRELOAD");
+        free(out);
+        if (rc == 0)
+            break;
+        assert_int_equal(rc, -1); /* killed */
+        kills++;
+        if (exists(out_dir)) { /* only once it was complete: it verifies */
+            nstest_ctl_expect(0, "consistent", "verify", "--data-dir", out_dir, NULL);
+            char *kv = kv_text(out_dir);
+            assert_string_equal(kv, want);
+            free(kv);
+        }
+    }
+    printf("# namesrvctl backup killed at %d file system calls: never a partial OUT\n", kills);
+
+    /* killed in the middle of the copy itself (its writes are no file
+     * system calls the shim counts): a store of 40 MB, SIGKILL after
+     * 100 ms, 200 ms, ... */
+    char *big = join(dir, "big"), *kvf = join(dir, "big.json");
+    FILE *f = fopen(kvf, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"configTable\":{\"big\":{");
+    for (int i = 0; i < 4000; i++) {
+        fprintf(f, "%s\"k%d\":\"", i ? "," : "", i);
+        for (int j = 0; j < 10000; j++)
+            fputc('a' + (i + j) % 26, f);
+        fputc('"', f);
+    }
+    fprintf(f, "}}}\n");
+    fclose(f);
+    nstest_ctl_expect(0, "imported", "import-kvconfig", "--data-dir", big, kvf, NULL);
+    int mid = 0;
+    for (int ms = 100; ms <= 1500; ms += 100) {
+        char *o = NULL;
+        nstest_rmtree(out_dir);
+        sh("rm -rf '%s.tmp'", out_dir);
+        int rc = nstest_ctl(ms, &o, "backup", "--data-dir", big, "-o", out_dir, NULL);
+        free(o);
+        mid += rc == -1;
+        if (rc == -1 && exists(out_dir))
+            nstest_ctl_expect(0, "consistent", "verify", "--data-dir", out_dir, NULL);
+    }
+    printf("# namesrvctl backup of 40 MB killed %d times during the copy: never a partial OUT\n",
+           mid);
+    assert_true(kills >= 5 && mid > 0);
+    free(kvf);
+    free(big);
+    /* a disk that fails every fsync: the backup fails and leaves nothing */
+    nstest_rmtree(out_dir);
+    nstest_write_text(fail_file, "x\n");
+    setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
+    setenv("NSFAULT_FSYNC_FAIL_FILE", fail_file, 1);
+    char *out = NULL;
+    int rc = nstest_ctl(60000, &out, "backup", "--data-dir", data, "-o", out_dir, NULL);
+    unsetenv("NSFAULT_FSYNC_FAIL_FILE");
+    unsetenv("LD_PRELOAD");
+    printf("# backup with failing fsyncs: exit %d\n", rc);
+    NSTEST_EXPECT_RC(rc, 5, out);
+    free(out);
+    assert_false(exists(out_dir));
+    char *tmp = NULL;
+    assert_true(asprintf(&tmp, "%s.tmp", out_dir) > 0);
+    assert_false(exists(tmp));
+    free(tmp);
+    free(want);
+    free(fail_file);
+    free(out_dir);
+    nstest_rmtree(dir);
+    free(data);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backup_killed_at_every_step),
         cmocka_unit_test(test_refuses_a_good_store),
         cmocka_unit_test(test_newest_by_sequence_whatever_the_name),
         cmocka_unit_test(test_killed_at_every_step),

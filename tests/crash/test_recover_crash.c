@@ -221,11 +221,10 @@ static void test_killed_at_every_step(void **state)
         char at[16], *out = NULL;
         sh("cd '%s' && rm -rf data data.* && tar xf pristine.tar", dir);
         snprintf(at, sizeof at, "%d", n);
-        setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
-        setenv("NSFAULT_KILL_AT", at, 1);
+        const char *env[] = {"NSFAULT_KILL_AT", at, NULL};
+        nstest_fault_env_set(env);
         int rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, NULL);
-        unsetenv("NSFAULT_KILL_AT");
-        unsetenv("LD_PRELOAD");
+        nstest_fault_env_clear(env);
         if (rc == 0) { /* ran to the end: every step was killed once */
             free(out);
             break;
@@ -298,11 +297,10 @@ static void test_backup_killed_at_every_step(void **state)
         nstest_rmtree(out_dir);
         sh("rm -rf '%s.tmp'", out_dir);
         snprintf(at, sizeof at, "%d", n);
-        setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
-        setenv("NSFAULT_KILL_AT", at, 1);
+        const char *env[] = {"NSFAULT_KILL_AT", at, NULL};
+        nstest_fault_env_set(env);
         int rc = nstest_ctl(60000, &out, "backup", "--data-dir", data, "-o", out_dir, NULL);
-        unsetenv("NSFAULT_KILL_AT");
-        unsetenv("LD_PRELOAD");
+        nstest_fault_env_clear(env);
         free(out);
         if (rc == 0)
             break;
@@ -352,12 +350,11 @@ static void test_backup_killed_at_every_step(void **state)
     /* a disk that fails every fsync: the backup fails and leaves nothing */
     nstest_rmtree(out_dir);
     nstest_write_text(fail_file, "x\n");
-    setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
-    setenv("NSFAULT_FSYNC_FAIL_FILE", fail_file, 1);
+    const char *fenv[] = {"NSFAULT_FSYNC_FAIL_FILE", fail_file, NULL};
+    nstest_fault_env_set(fenv);
     char *out = NULL;
     int rc = nstest_ctl(60000, &out, "backup", "--data-dir", data, "-o", out_dir, NULL);
-    unsetenv("NSFAULT_FSYNC_FAIL_FILE");
-    unsetenv("LD_PRELOAD");
+    nstest_fault_env_clear(fenv);
     printf("# backup with failing fsyncs: exit %d\n", rc);
     NSTEST_EXPECT_RC(rc, 5, out);
     free(out);

@@ -419,6 +419,8 @@ static int parse_json(ctl_doc_t *d, const char *orig, size_t orig_len)
     ns_buf_t b = NS_BUF_INIT;
     size_t bad = 0;
     int rc = ctl_json_unescape_bytes(orig, orig_len, &b, &bad);
+    if (rc != NS_OK)
+        ns_buf_free(&b);
     if (rc == NS_EINVAL) {
         size_t line = 1, col = 1;
         for (size_t i = 0; i < bad; i++, col++)

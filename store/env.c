@@ -645,7 +645,7 @@ void ns_store_set_grow_percent(ns_store_t *s, unsigned percent)
 
 int ns_store_keep_headroom(ns_store_t *s)
 {
-    unsigned percent = s->grow_percent;
+    unsigned long long percent = s->grow_percent;
     size_t map = 0, used = 0;
     int rc = NS_OK;
     if (s->read_only)
@@ -653,19 +653,23 @@ int ns_store_keep_headroom(ns_store_t *s)
     ns_store_map_usage(s, &map, &used);
     if ((unsigned long long)used * 100 <= (unsigned long long)map * percent)
         return NS_OK;
-    NS_LOG_INFO("store %s: %zu of %zu map bytes used (over %u %%): growing the map before it "
+    if (s->map_size >= s->map_max) { /* said once, not after every batch */
+        if (!s->warned_at_max)
+            NS_LOG_WARN("store %s: %zu of %zu map bytes used and the map is at mapMaxBytes: "
+                        "raise mapMaxBytes before it fills",
+                        s->dir, used, map);
+        s->warned_at_max = true;
+        return NS_EMAPFULL;
+    }
+    NS_LOG_INFO("store %s: %zu of %zu map bytes used (over %llu %%): growing the map before it "
                 "fills",
                 s->dir, used, map, percent);
     while (rc == NS_OK &&
            (unsigned long long)used * 100 > (unsigned long long)s->map_size * percent)
         rc = ns_store_grow(s);
-    if (rc == NS_EMAPFULL)
-        NS_LOG_WARN("store %s: the map is at mapMaxBytes (%zu bytes) and %zu bytes are used: "
-                    "raise mapMaxBytes before it fills",
-                    s->dir, s->map_max, used);
-    if (s->map_size > map) { /* grown: record it */
+    if (s->map_size > map) { /* grown: record it, whether or not it reached the limit */
         int wrc = record_map_size(s);
-        rc = rc == NS_OK || rc == NS_EMAPFULL ? (wrc ? wrc : rc) : rc;
+        rc = wrc != NS_OK ? wrc : rc;
     }
     return rc;
 }

@@ -29,6 +29,7 @@ struct ns_store {
     ns_store_epoch_t read_epoch;
     _Atomic uint64_t grown; /* map growths since open (ns_store_map_grown) */
     unsigned grow_percent;  /* ns_store_keep_headroom's threshold */
+    bool warned_at_max;     /* ns_store_keep_headroom said the map is at map_max */
 };
 
 struct ns_txn {

@@ -158,6 +158,28 @@ const char *ctl_default_data_dir(void)
     return stat("/var/lib/namesrv/data.mdb", &sb) == 0 ? "/var/lib/namesrv" : NULL;
 }
 
+/* The quick part of verify's check (ns_store_check_spawn: the meta pages,
+ * every table's root and first and last leaf, the small tables whole) in a
+ * child process, before this one maps the store: damage there, which
+ * would crash the command inside liblmdb (SIGSEGV, SIGBUS), is reported as
+ * verify reports it, exit 4. A few ms whatever the store's size; damage
+ * deeper in a table is what verify's full walk is for. When the child
+ * cannot run or reports no damage, the open goes on (and says the rest). */
+static int quick_check(const char *dir)
+{
+    ns_check_proc_t p;
+    ns_check_result_t res;
+    memset(&res, 0, sizeof res);
+    if (ns_store_check_spawn(dir, &p, &res) != NS_OK)
+        return CTL_OK;
+    int rc = ns_store_check_read(&p, &res, true);
+    ns_store_check_abandon(&p);
+    if (rc != NS_ECORRUPT)
+        return CTL_OK;
+    ctl_report_damage("store", dir, res.table, res.detail);
+    return CTL_INVALID;
+}
+
 int ctl_store_open_ro(const char *dir, ns_store_t **out)
 {
     char err[512] = "", file[4200];
@@ -169,6 +191,10 @@ int ctl_store_open_ro(const char *dir, ns_store_t **out)
         *out = NULL;
         return CTL_IO;
     }
+    if (S_ISREG(sb.st_mode) && quick_check(dir) != CTL_OK) {
+        *out = NULL;
+        return CTL_INVALID;
+    }
     o.dir = dir;
     o.read_only = true;
     int rc = ns_store_open(&o, out, err, sizeof err);
@@ -177,8 +203,13 @@ int ctl_store_open_ro(const char *dir, ns_store_t **out)
 
 int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out)
 {
-    char err[512] = "";
+    char err[512] = "", file[4200];
     ns_store_opts_t o = {0};
+    struct stat sb;
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    *out = NULL;
+    if (stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && quick_check(dir) != CTL_OK)
+        return CTL_INVALID;
     o.dir = dir;
     o.lock = true;
     o.map_size_bytes = map_size_bytes;

@@ -110,6 +110,13 @@ int ns_backup_next_seq(const char *bdir, uint64_t *out);
 int ns_store_backup_stage(ns_store_t *s, const char *tmp, uint64_t seq, uint64_t *txnid_out,
                           char *err, size_t errlen);
 
+/* `namesrvctl recover --data-dir D` journals its steps in D followed by
+ * this suffix (tools/namesrvctl/recover.c). While that file exists a
+ * recover of D was interrupted: D may still be the old store, or missing
+ * for a moment, and namesrvd refuses to start on it (it would serve the
+ * old store, or create an empty one in D's place). */
+#define NS_RECOVER_JOURNAL_SUFFIX ".recover"
+
 /* Reads the pid recorded in dir's lock file if some process holds the lock;
  * 0 if the directory is not locked. */
 long ns_store_lock_holder(const char *dir);

@@ -19,6 +19,8 @@
  *                                children) kills it with SIGKILL instead,
  *                                after naming the call on stderr: a crash
  *                                between any two steps of a tool
+ *   NSFAULT_NO_RENAME_EXCHANGE=1 renameat2 with RENAME_EXCHANGE fails with
+ *                                EINVAL, as on a file system without it
  * Everything else goes to the real functions. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -188,6 +190,11 @@ int renameat2(int fd1, const char *from, int fd2, const char *to, unsigned int f
     typedef int (*fn)(int, const char *, int, const char *, unsigned int);
     NEXT(renameat2, fn);
     maybe_kill("renameat2");
+    const char *no_x = getenv("NSFAULT_NO_RENAME_EXCHANGE");
+    if (no_x && *no_x == '1' && (flags & RENAME_EXCHANGE)) {
+        errno = EINVAL;
+        return -1;
+    }
     return real_renameat2(fd1, from, fd2, to, flags);
 }
 

@@ -17,6 +17,7 @@
  * D, 5 on I/O errors or when there is nothing to recover from.
  *
  * Crash safety. The steps are journaled in D.recover (written atomically:
+ * NS_RECOVER_JOURNAL_SUFFIX; namesrvd refuses to start while it exists;
  * tmp, fsync, rename, fsync of the directory):
  *   phase build   D untouched; D.recover-new being built
  *   phase swap    D.recover-new complete and synced (its inode recorded);
@@ -373,7 +374,7 @@ int ctl_cmd_recover(int argc, char **argv)
     while (len > 1 && dir[len - 1] == '/') /* "D/" and "D" are one directory */
         len--;
     memcpy(r.dir, dir, len);
-    snprintf(r.journal, sizeof r.journal, "%s.recover", r.dir);
+    snprintf(r.journal, sizeof r.journal, "%s" NS_RECOVER_JOURNAL_SUFFIX, r.dir);
     snprintf(r.staging, sizeof r.staging, "%s.recover-new", r.dir);
     if (bdir_opt)
         snprintf(bdir, sizeof bdir, "%s", bdir_opt);

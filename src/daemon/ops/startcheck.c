@@ -94,6 +94,17 @@ int ns_start_check(ns_server_t *srv, char *err, size_t errlen)
     const ns_config_t *cfg = srv->loop.cfg;
     char path[4200];
     struct stat sb;
+    size_t len = strlen(cfg->data_dir);
+    while (len > 1 && cfg->data_dir[len - 1] == '/') /* "D/" is D */
+        len--;
+    snprintf(path, sizeof path, "%.*s" NS_RECOVER_JOURNAL_SUFFIX, (int)len, cfg->data_dir);
+    if (stat(path, &sb) == 0) { /* checked whatever verifyOnStart says */
+        snprintf(err, errlen,
+                 "a namesrvctl recover of %s was interrupted (%s exists): run namesrvctl recover "
+                 "--data-dir %s again to complete it, then start namesrvd",
+                 cfg->data_dir, path, cfg->data_dir);
+        return NS_EINVAL;
+    }
     if (!cfg->verify_on_start)
         return NS_OK;
     snprintf(path, sizeof path, "%s/data.mdb", cfg->data_dir);

@@ -18,7 +18,9 @@ typedef struct ns_server ns_server_t;
  * owner stops the server). */
 typedef void (*ns_start_check_done_cb)(ns_server_t *srv, int state);
 
-/* Before the store is opened: forks the child that checks the store and
+/* Before the store is opened: refuses (NS_EINVAL, err says why) while a
+ * recover of dataDir was interrupted (include/ns/store.h
+ * NS_RECOVER_JOURNAL_SUFFIX); then forks the child that checks the store and
  * waits for its quick part (or, with verifyOnStartBlocking, for all of it).
  * NS_ECORRUPT with the table and how to recover in err. When the full walk
  * goes on, srv->startcheck holds it. */

@@ -127,7 +127,7 @@ static bool ends_with(const char *s, const char *tail)
 /* Parses dir/BACKUP-INFO into e; false when there is none or it is not one. */
 static bool read_info(const char *dir, ns_backup_entry_t *e)
 {
-    char path[4300], line[256];
+    char path[4400], line[256];
     snprintf(path, sizeof path, "%s/" INFO_NAME, dir);
     FILE *f = fopen(path, "re");
     bool magic = false;

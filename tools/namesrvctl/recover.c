@@ -92,9 +92,9 @@ static int journal_read(recover_t *r)
         if (strcmp(line, "namesrv-recover 1") == 0)
             magic = true;
         else if (strncmp(line, "phase ", 6) == 0)
-            snprintf(r->phase, sizeof r->phase, "%s", line + 6);
+            snprintf(r->phase, sizeof r->phase, "%.15s", line + 6);
         else if (strncmp(line, "aside ", 6) == 0)
-            snprintf(r->aside, sizeof r->aside, "%s", line + 6);
+            snprintf(r->aside, sizeof r->aside, "%.4190s", line + 6);
         else if (sscanf(line, "id %llu %llu", &r->dev, &r->ino) == 2)
             continue;
     }

@@ -165,7 +165,7 @@ static int read_schema(MDB_txn *txn, uint32_t *out)
 }
 
 /* Runs the pending migration steps and the version bump in one txn. */
-static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
+static int migrate_once(ns_store_t *s, uint32_t target, char *err, size_t errlen)
 {
     MDB_txn *txn = NULL;
     uint32_t cur = 0;
@@ -209,6 +209,11 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
         if (m->version <= cur || m->version > target)
             continue;
         int mrc = m->apply(txn);
+        if (mrc == MDB_MAP_FULL) {
+            rc = NS_EMAPFULL; /* migrate() grows the map and runs it again */
+            s->schema = cur;
+            goto out;
+        }
         if (mrc != 0) {
             snprintf(err, errlen, "migration %u (%s) failed: %s", m->version, m->name,
                      mdb_strerror(mrc));
@@ -225,8 +230,13 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
     if (prc == 0)
         prc = mdb_put(txn, meta, &k, &v, 0);
     if (prc == 0) {
-        prc = mdb_txn_commit(txn);
+        prc = mdb_txn_commit(txn); /* frees txn, committed or not */
         txn = NULL;
+    }
+    if (prc == MDB_MAP_FULL) {
+        rc = NS_EMAPFULL;
+        s->schema = cur;
+        goto out;
     }
     if (prc != 0) {
         snprintf(err, errlen, "cannot record schema version: %s", mdb_strerror(prc));
@@ -237,6 +247,35 @@ static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
 out:
     if (txn)
         mdb_txn_abort(txn);
+    return rc;
+}
+
+/* The migrations, in one transaction that is run again on a map twice as
+ * large (up to map_max) each time it fills it: a migration rewrites whole
+ * tables, and a store that fits its map today may need more while the old
+ * and the new pages both live in the transaction. No other transaction is
+ * open here, so mdb_env_set_mapsize may run. */
+static int migrate(ns_store_t *s, uint32_t target, char *err, size_t errlen)
+{
+    int rc;
+    while ((rc = migrate_once(s, target, err, errlen)) == NS_EMAPFULL) {
+        if (s->map_size >= s->map_max) {
+            snprintf(err, errlen,
+                     "migration of %s needs a map larger than mapMaxBytes (%zu bytes): raise it",
+                     s->dir, s->map_max);
+            return NS_EMAPFULL;
+        }
+        size_t next = s->map_size > s->map_max / 2 ? s->map_max : s->map_size * 2;
+        int mrc = mdb_env_set_mapsize(s->env, next);
+        if (mrc != 0) {
+            snprintf(err, errlen, "cannot grow the map of %s to %zu bytes: %s", s->dir, next,
+                     mdb_strerror(mrc));
+            return ns_lmdb_error(mrc);
+        }
+        NS_LOG_INFO("store %s: map grown from %zu to %zu bytes for the migrations", s->dir,
+                    s->map_size, next);
+        s->map_size = next;
+    }
     return rc;
 }
 
@@ -284,7 +323,8 @@ static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
     return NS_OK;
 }
 
-int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t **out, char *err,
+                      size_t errlen)
 {
     ns_store_t *s = NULL;
     int rc;
@@ -299,6 +339,7 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
     if (s == NULL)
         return NS_ENOMEM;
     s->lock_fd = -1;
+    s->grow_percent = NS_STORE_GROW_AT_PERCENT;
     s->read_only = opts->read_only;
     s->map_size = opts->map_size_bytes ? opts->map_size_bytes : 64u << 20;
     s->map_max = opts->map_max_bytes ? opts->map_max_bytes : (size_t)16 << 30;
@@ -328,6 +369,21 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
         rc = NS_EIO;
         goto fail;
     }
+    /* before LMDB maps the file: a file cut short is damage reported here,
+     * not a SIGBUS later (store/file.c) */
+    ns_store_file_t fi;
+    memset(&fi, 0, sizeof fi);
+    rc = file_check ? ns_store_file_check(s->dir, &fi, err, errlen) : NS_OK;
+    if (rc == NS_ENOTFOUND) /* a new store: LMDB creates the file */
+        err[0] = 0;
+    else if (rc != NS_OK)
+        goto fail;
+    /* The map the file was last written with wins over a smaller configured
+     * one: LMDB itself takes the configured size (raised only to the pages
+     * in use), so a store grown to 128 MiB and reopened with the default
+     * 64 MiB came back at 100 % of its map, and its first write filled it. */
+    if (fi.meta_ok && fi.map_size > s->map_size)
+        s->map_size = fi.map_size > s->map_max ? s->map_max : (size_t)fi.map_size;
     unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
     if (opts->read_only)
         flags |= MDB_RDONLY;
@@ -352,11 +408,27 @@ int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size
         snprintf(err, errlen, "cannot open tables in %s: %s", s->dir, ns_strerror(rc));
         goto fail;
     }
+    /* headroom from the start: a store that comes (or migrated) near the
+     * end of its map does not wait for its first write to fill it */
+    if (!s->read_only && (rc = ns_store_keep_headroom(s)) != NS_OK && rc != NS_EMAPFULL) {
+        snprintf(err, errlen, "cannot grow the map of %s: %s", s->dir, ns_strerror(rc));
+        goto fail;
+    }
     *out = s;
     return NS_OK;
 fail:
     ns_store_close(s);
     return rc;
+}
+
+int ns_store_open(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+{
+    return store_open(opts, true, out, err, errlen);
+}
+
+int ns_store_open_unchecked(const ns_store_opts_t *opts, ns_store_t **out, char *err, size_t errlen)
+{
+    return store_open(opts, false, out, err, errlen);
 }
 
 void ns_store_close(ns_store_t *s)
@@ -392,12 +464,21 @@ void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max)
 
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen)
 {
+    uint64_t txnid = 0;
+    return ns_store_copy(s, dir, &txnid, err, errlen);
+}
+
+int ns_store_copy(ns_store_t *s, const char *dir, uint64_t *txnid, char *err, size_t errlen)
+{
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return NS_EIO;
     }
     /* a hot copy runs a read transaction: no map resize meanwhile */
     pthread_rwlock_rdlock(&s->resize_lock);
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    *txnid = (uint64_t)info.me_last_txnid;
     int rc = mdb_env_copy2(s->env, dir, MDB_CP_COMPACT);
     pthread_rwlock_unlock(&s->resize_lock);
     if (rc != 0) {
@@ -536,5 +617,87 @@ int ns_store_grow(ns_store_t *s)
         return ns_lmdb_error(rc);
     NS_LOG_INFO("store %s: map grown from %zu to %zu bytes", s->dir, s->map_size, next);
     s->map_size = next;
+    atomic_fetch_add_explicit(&s->grown, 1, memory_order_relaxed);
     return NS_OK;
+}
+
+/* LMDB writes the map size into the meta page only when a transaction
+ * that changed something commits, so a map grown after the last write of a
+ * run would be forgotten at close: one small write (the schema version,
+ * unchanged) records it. */
+static int record_map_size(ns_store_t *s)
+{
+    ns_txn_t *t = NULL;
+    int rc = ns_txn_begin(s, true, &t);
+    rc = rc ? rc : ns_meta_put_u64(t, "schema_version", s->schema);
+    if (rc == NS_OK) {
+        rc = ns_txn_commit(t);
+        t = NULL;
+    }
+    ns_txn_abort(t);
+    return rc;
+}
+
+void ns_store_set_grow_percent(ns_store_t *s, unsigned percent)
+{
+    s->grow_percent = percent;
+}
+
+int ns_store_keep_headroom(ns_store_t *s)
+{
+    unsigned long long percent = s->grow_percent;
+    size_t map = 0, used = 0;
+    int rc = NS_OK;
+    if (s->read_only)
+        return NS_OK;
+    ns_store_map_usage(s, &map, &used);
+    if ((unsigned long long)used * 100 <= (unsigned long long)map * percent)
+        return NS_OK;
+    if (s->map_size >= s->map_max) { /* said once, not after every batch */
+        if (!s->warned_at_max)
+            NS_LOG_WARN("store %s: %zu of %zu map bytes used and the map is at mapMaxBytes: "
+                        "raise mapMaxBytes before it fills",
+                        s->dir, used, map);
+        s->warned_at_max = true;
+        return NS_EMAPFULL;
+    }
+    NS_LOG_INFO("store %s: %zu of %zu map bytes used (over %llu %%): growing the map before it "
+                "fills",
+                s->dir, used, map, percent);
+    while (rc == NS_OK &&
+           (unsigned long long)used * 100 > (unsigned long long)s->map_size * percent)
+        rc = ns_store_grow(s);
+    if (s->map_size > map) { /* grown: record it, whether or not it reached the limit */
+        int wrc = record_map_size(s);
+        rc = wrc != NS_OK ? wrc : rc;
+    }
+    return rc;
+}
+
+uint64_t ns_store_map_grown(ns_store_t *s)
+{
+    return atomic_load_explicit(&s->grown, memory_order_relaxed);
+}
+
+int ns_store_write(ns_store_t *s, ns_write_fn fn, void *ctx)
+{
+    for (;;) {
+        ns_txn_t *t = NULL;
+        int rc = ns_txn_begin(s, true, &t);
+        rc = rc ? rc : fn(t, ctx);
+        if (rc == NS_OK) {
+            rc = ns_txn_commit(t);
+            t = NULL;
+        }
+        ns_txn_abort(t);
+        if (rc == NS_OK) {             /* what the next writer finds: room, not a full map */
+            ns_store_keep_headroom(s); /* logged; the write stands */
+            return NS_OK;
+        }
+        if (rc != NS_EMAPFULL)
+            return rc;
+        /* the map is full: grow it and write everything again */
+        if ((rc = ns_store_grow(s)) != NS_OK)
+            return rc;
+    }
 }

@@ -27,6 +27,9 @@ struct ns_store {
     /* Moves after every committed write transaction and before a resize
      * waits for the readers (ns_store_read_epoch). */
     ns_store_epoch_t read_epoch;
+    _Atomic uint64_t grown; /* map growths since open (ns_store_map_grown) */
+    unsigned grow_percent;  /* ns_store_keep_headroom's threshold */
+    bool warned_at_max;     /* ns_store_keep_headroom said the map is at map_max */
 };
 
 struct ns_txn {
@@ -36,6 +39,16 @@ struct ns_txn {
     bool holds_resize_lock;
     ns_txn_t *parent;
 };
+
+/* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last
+ * committed transaction when the copy began (the copy holds it or a later
+ * one). */
+int ns_store_copy(ns_store_t *s, const char *dir, uint64_t *txnid, char *err, size_t errlen);
+
+/* ns_store_open without ns_store_file_check first: for the KV salvage's
+ * child only, which reads what it can of a damaged file before it crashes. */
+int ns_store_open_unchecked(const ns_store_opts_t *opts, ns_store_t **out, char *err,
+                            size_t errlen);
 
 /* The one place LMDB error codes become NS_* codes. */
 int ns_lmdb_error(int rc);

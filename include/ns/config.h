@@ -42,6 +42,7 @@ typedef struct {
     char *sync_mode;          /* syncMode: full | nometasync | nosync (ours) */
     int64_t map_size_bytes;   /* mapSizeBytes: initial LMDB map (ours) */
     int64_t map_max_bytes;    /* mapMaxBytes: hard limit for growth (ours) */
+    int64_t map_grow_percent; /* mapGrowPercent: grow the map past this use (ours) */
     int64_t writer_batch_max; /* writerBatchMax: ops per write txn (ours) */
     int64_t audit_retention;  /* auditRetention: audit history records kept in all, oldest dropped
                                  first (ours) */

@@ -61,6 +61,62 @@ void ns_store_map_usage(ns_store_t *s, size_t *map_size, size_t *used_bytes);
 void ns_store_readers(ns_store_t *s, unsigned *used, unsigned *max);
 /* Copies the environment, compacted, into an empty directory (hot backup). */
 int ns_store_backup(ns_store_t *s, const char *dir, char *err, size_t errlen);
+/* ---- the store file, before it is mapped (store/file.c) ----
+ * Reads dir/data.mdb's two meta pages with pread and checks the file holds
+ * every page the newer one names: LMDB maps the file and trusts that, so a
+ * file cut short would be a SIGBUS at the first read past its end. Every
+ * ns_store_open runs it first. NS_OK (out filled; meta_ok false when the
+ * meta pages are not LMDB's: LMDB then refuses the file by itself),
+ * NS_ENOTFOUND (no data.mdb), NS_EINVAL (data.mdb is a directory or not a
+ * regular file: a usage problem, not damage), NS_ECORRUPT (cut short), NS_EIO;
+ * err says which in one line. */
+typedef struct {
+    bool meta_ok;
+    uint32_t page_size;
+    uint64_t last_pgno, txnid, map_size, file_size;
+} ns_store_file_t;
+int ns_store_file_check(const char *dir, ns_store_file_t *out, char *err, size_t errlen);
+
+/* ---- backups (store/file.c) ----
+ * A backup is a directory holding data.mdb (a compacted copy) and
+ * BACKUP-INFO, a text file:
+ *   namesrv-backup 1
+ *   sequence N      one more than the largest in its backup directory
+ *   txnid T         the store's last committed transaction at the copy
+ *   created_ms W    the wall clock, for people: never used to order or prune
+ * Backups are ordered by sequence, then txnid, never by name or wall time:
+ * a clock set a day ahead and back makes no backup look older or newer
+ * than it is. One is written under a ".tmp" name (ns_store_backup_stage:
+ * files and directory fsynced), checked, then renamed with
+ * ns_fs_rename_durable; a ".tmp" directory is never a backup. */
+typedef struct {
+    char *name, *path; /* heap: the entry's name in its directory and its path */
+    uint64_t seq;      /* 0 when it has no BACKUP-INFO (a copy made by hand) */
+    uint64_t txnid;    /* BACKUP-INFO's, else the copy's own meta page's */
+    int64_t created_ms;
+    bool has_info;
+} ns_backup_entry_t;
+/* Every directory of bdir that holds a data.mdb (whatever its name, but not
+ * "*.tmp" or hidden ones), newest first: by sequence, then txnid, then name.
+ * Whether each one checks good is the caller's question (ns_store_check_dir).
+ * A missing bdir is an empty list. Free with ns_backup_list_free. */
+int ns_backup_list(const char *bdir, ns_backup_entry_t **out, size_t *n);
+void ns_backup_list_free(ns_backup_entry_t *v, size_t n);
+/* The sequence the next backup of bdir gets: one more than the largest. */
+int ns_backup_next_seq(const char *bdir, uint64_t *out);
+/* Writes the compacted copy and its BACKUP-INFO (sequence seq) into tmp
+ * (removed first if a killed run left it), every file and tmp itself
+ * fsynced. *txnid_out (may be NULL) gets the info's txnid. */
+int ns_store_backup_stage(ns_store_t *s, const char *tmp, uint64_t seq, uint64_t *txnid_out,
+                          char *err, size_t errlen);
+
+/* `namesrvctl recover --data-dir D` journals its steps in D followed by
+ * this suffix (tools/namesrvctl/recover.c). While that file exists a
+ * recover of D was interrupted: D may still be the old store, or missing
+ * for a moment, and namesrvd refuses to start on it (it would serve the
+ * old store, or create an empty one in D's place). */
+#define NS_RECOVER_JOURNAL_SUFFIX ".recover"
+
 /* Reads the pid recorded in dir's lock file if some process holds the lock;
  * 0 if the directory is not locked. */
 long ns_store_lock_holder(const char *dir);
@@ -93,6 +149,28 @@ const ns_store_epoch_t *ns_store_read_epoch(ns_store_t *s);
 /* Doubles the map size up to map_max_bytes. NS_EMAPFULL when already at the
  * limit. Call only with no write transaction open (the writer thread). */
 int ns_store_grow(ns_store_t *s);
+/* Grows the map (ns_store_grow, as often as needed) when more than the
+ * store's grow percent of it is in use, so that the store ends every write
+ * with room for the next one instead of at 100 % (LMDB's map is address
+ * space: the file does not grow with it); a grown map is recorded in the
+ * file at once. Logged. NS_OK (also on a read-only store), NS_EMAPFULL when
+ * map_max stops it (a warning is logged), or the resize's error. Same
+ * thread rule as ns_store_grow. Every writable open runs it once; the
+ * percent is NS_STORE_GROW_AT_PERCENT until set (namesrvd: mapGrowPercent). */
+#define NS_STORE_GROW_AT_PERCENT 80
+int ns_store_keep_headroom(ns_store_t *s);
+void ns_store_set_grow_percent(ns_store_t *s, unsigned percent);
+/* How often the map has grown since the store was opened (any thread). */
+uint64_t ns_store_map_grown(ns_store_t *s);
+/* Runs fn in a write transaction and commits it. When the map fills (fn or
+ * the commit says NS_EMAPFULL) the transaction is aborted, the map grown
+ * (ns_store_grow) and fn run again from the start, so fn rebuilds whatever
+ * it reports each time. Any other error of fn aborts and is returned (a
+ * caller that wants no commit without an error returns NS_EREFUSED). After
+ * the commit, ns_store_keep_headroom. For the
+ * offline writers, which own the store alone. */
+typedef int (*ns_write_fn)(ns_txn_t *t, void *ctx);
+int ns_store_write(ns_store_t *s, ns_write_fn fn, void *ctx);
 
 /* ---- meta ---- */
 int ns_meta_get_u64(ns_txn_t *t, const char *key, uint64_t *out); /* NS_ENOTFOUND */

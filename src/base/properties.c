@@ -226,8 +226,13 @@ int ns_properties_scan(const char *text, size_t len, ns_properties_pair_cb cb, v
     bool continued = false; /* inside the leading blanks of a continuation */
     bool skip_lf = false;   /* a continuation ended in \r: a \n after it belongs to it */
     int rc = NS_OK;
+    size_t i = 0;
+    /* a UTF-8 byte order mark, which editors on Windows put first: not part
+     * of the first key (it made "unknown key" with the mark invisible) */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
 
-    for (size_t i = 0; i < len && rc == NS_OK; i++) {
+    for (; i < len && rc == NS_OK; i++) {
         char c = text[i];
         if (skip_lf) {
             skip_lf = false;

@@ -148,6 +148,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     if ((rc = ns_start_check(srv, err, errlen)) != NS_OK ||
         (rc = ns_store_open(&opts, &srv->loop.store, err, errlen)) != NS_OK)
         return rc;
+    ns_store_set_grow_percent(srv->loop.store, (unsigned)cfg->map_grow_percent);
+    ns_start_warn_unenforced_users(srv->loop.store, cfg);
     ns_auth_mode_t mode = NS_AUTH_OFF;
     ns_auth_mode_parse(cfg->auth_mode, &mode);
     ns_auth_set_mode(mode);

@@ -115,3 +115,32 @@ void nstest_wall_tick(void)
         nanosleep(&ts, NULL);
     }
 }
+
+static char *saved_asan_options;
+
+void nstest_fault_env_set(const char *const *env)
+{
+    const char *asan = getenv("ASAN_OPTIONS");
+    char opts[1024];
+    free(saved_asan_options);
+    saved_asan_options = asan ? strdup(asan) : NULL;
+    snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", asan ? asan : "",
+             asan && *asan ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+    setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
+    for (int i = 0; env && env[i] && env[i + 1]; i += 2)
+        setenv(env[i], env[i + 1], 1);
+}
+
+void nstest_fault_env_clear(const char *const *env)
+{
+    unsetenv("LD_PRELOAD");
+    if (saved_asan_options)
+        setenv("ASAN_OPTIONS", saved_asan_options, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(saved_asan_options);
+    saved_asan_options = NULL;
+    for (int i = 0; env && env[i]; i += 2)
+        unsetenv(env[i]);
+}

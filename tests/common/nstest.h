@@ -46,6 +46,16 @@ int nstest_raw_connect(int port, int rcvbuf, int timeout_s);
 /* The kB value of a /proc/<pid>/status line such as "VmHWM:", or -1. */
 long nstest_proc_status_kib(int pid, const char *field);
 
+/* ---- the fault shim (tests/faults/nsfault.c) for the processes the test
+ * starts next (nstest.c) ----
+ * Sets LD_PRELOAD to the shim, the NULL-terminated "NAME", "value" pairs of
+ * env, and verify_asan_link_order=0 in ASAN_OPTIONS (a sanitized binary
+ * then accepts a library preloaded ahead of its runtime); the clear call
+ * undoes all of it. The test process itself is not affected (the loader
+ * reads LD_PRELOAD only at exec). */
+void nstest_fault_env_set(const char *const *env);
+void nstest_fault_env_clear(const char *const *env);
+
 /* ---- time (nstest.c) ---- */
 /* CLOCK_MONOTONIC in whole milliseconds. */
 int64_t nstest_mono_ms(void);

@@ -134,3 +134,12 @@ void nstest_regbody_names(ns_buf_t *out, const char *const *names, size_t n)
     nstest_regbody_json(out, t, n);
     free(t);
 }
+
+int nstest_route_code(const nstest_server_t *srv, const char *topic)
+{
+    ns_client_t *c = nstest_connect(srv);
+    const char *g[] = {"topic", topic, NULL};
+    int code = nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, g, NULL, 0, 10000);
+    ns_client_close(c);
+    return code;
+}

@@ -43,6 +43,9 @@ void nstest_put_keys(ns_client_t *c, const char *ns, const char *prefix, int wid
 void nstest_regbody_json(ns_buf_t *out, ns_topic_config_t *topics, size_t n);
 /* The same for topics named names, each with 4/4 queues and perm 6. */
 void nstest_regbody_names(ns_buf_t *out, const char *const *names, size_t n);
+/* GET_ROUTEINFO_BY_TOPIC of topic on a new connection to srv: the reply's
+ * code. */
+int nstest_route_code(const nstest_server_t *srv, const char *topic);
 /* "127.0.0.1:PORT" of the client's end, as the server names its peer. */
 void nstest_local_name(ns_client_t *c, char *out, size_t n);
 

@@ -12,11 +12,22 @@
  *                                EMFILE: the spare descriptor an event loop
  *                                keeps for EMFILE is never there (as when
  *                                another thread took its slot)
+ *   NSFAULT_KILL_AT=n            the n-th call that changes the file system
+ *                                (rename, renameat2, mkdir, rmdir, unlink,
+ *                                fsync, fdatasync) of the process the shim
+ *                                was loaded into (not of its forked
+ *                                children) kills it with SIGKILL instead,
+ *                                after naming the call on stderr: a crash
+ *                                between any two steps of a tool
+ *   NSFAULT_NO_RENAME_EXCHANGE=1 renameat2 with RENAME_EXCHANGE fails with
+ *                                EINVAL, as on a file system without it
  * Everything else goes to the real functions. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
@@ -25,6 +36,27 @@
 #include <unistd.h>
 
 typedef int (*sync_fn)(int);
+
+static pid_t loaded_into; /* the process the shim was loaded into */
+static long fs_calls;
+
+__attribute__((constructor)) static void nsfault_init(void)
+{
+    loaded_into = getpid();
+}
+
+/* Counts one file system change of the loaded process; dies at the n-th. */
+static void maybe_kill(const char *call)
+{
+    const char *at = getenv("NSFAULT_KILL_AT");
+    if (at == NULL || *at == 0 || getpid() != loaded_into)
+        return;
+    if (++fs_calls == strtol(at, NULL, 10)) {
+        fprintf(stderr, "nsfault: killed at file system call %ld (%s)\n", fs_calls, call);
+        fflush(stderr);
+        kill(getpid(), SIGKILL);
+    }
+}
 
 static int fault(void)
 {
@@ -58,6 +90,7 @@ static int sync_call(sync_fn *real, const char *name, int fd)
 {
     if (*real == NULL)
         *real = (sync_fn)dlsym(RTLD_NEXT, name);
+    maybe_kill(name);
     if (fault() != 0)
         return -1;
     return (*real)(fd);
@@ -135,4 +168,56 @@ int __open64_2(const char *path, int flags)
 {
     static open2_fn real;
     return open2_with("__open64_2", &real, path, flags);
+}
+
+/* ---- the calls NSFAULT_KILL_AT counts besides the syncs ---- */
+
+#define NEXT(name, type)                                                                           \
+    static type real_##name;                                                                       \
+    if (real_##name == NULL)                                                                       \
+    real_##name = (type)dlsym(RTLD_NEXT, #name)
+
+int rename(const char *from, const char *to)
+{
+    typedef int (*fn)(const char *, const char *);
+    NEXT(rename, fn);
+    maybe_kill("rename");
+    return real_rename(from, to);
+}
+
+int renameat2(int fd1, const char *from, int fd2, const char *to, unsigned int flags)
+{
+    typedef int (*fn)(int, const char *, int, const char *, unsigned int);
+    NEXT(renameat2, fn);
+    maybe_kill("renameat2");
+    const char *no_x = getenv("NSFAULT_NO_RENAME_EXCHANGE");
+    if (no_x && *no_x == '1' && (flags & RENAME_EXCHANGE)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return real_renameat2(fd1, from, fd2, to, flags);
+}
+
+int mkdir(const char *path, mode_t mode)
+{
+    typedef int (*fn)(const char *, mode_t);
+    NEXT(mkdir, fn);
+    maybe_kill("mkdir");
+    return real_mkdir(path, mode);
+}
+
+int rmdir(const char *path)
+{
+    typedef int (*fn)(const char *);
+    NEXT(rmdir, fn);
+    maybe_kill("rmdir");
+    return real_rmdir(path);
+}
+
+int unlink(const char *path)
+{
+    typedef int (*fn)(const char *);
+    NEXT(unlink, fn);
+    maybe_kill("unlink");
+    return real_unlink(path);
 }

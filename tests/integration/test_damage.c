@@ -10,7 +10,14 @@
  *     of SIGSEGV on the first registration or KV listing).
  * A page below a root (test_damage_found_while_serving) is found by the
  * full walk that runs while namesrvd already serves: it stops with exit 4.
- * (nstest_damage_table finds the root page the way LMDB does.) */
+ * (nstest_damage_table finds the root page the way LMDB does.)
+ * Every other namesrvctl command that opens the store says the same, exit 4
+ * (the quick part of verify's check runs first, in a child: they used to
+ * die of SIGSEGV or SIGBUS). A data.mdb cut short
+ * (test_truncated_store_every_tool) is refused by every offline tool with
+ * exit 4 and verify's words, never a SIGBUS, and by
+ * namesrvd with exit 4; a directory where data.mdb should be is a usage
+ * problem, exit 5 everywhere. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -76,6 +83,68 @@ static char *make_store(void)
     return make_store_n(40);
 }
 
+/* Every namesrvctl command that opens a store, with its arguments after
+ * "--data-dir D" (NULL-terminated rows). */
+static const char *const tool_cmds[][8] = {
+    {"stat", NULL},
+    {"stat", "--json", NULL},
+    {"dump", NULL},
+    {"audit", NULL},
+    {"audit", "--admin", NULL},
+    {"export-kvconfig", NULL},
+    {"user", "list", NULL},
+    {"user", "add", "ak-trunc", "--role", "client", "--secret", "secret-123", NULL},
+    {"prune-groups", NULL},
+    {"prune-groups", "--dry-run", NULL},
+    {"import-kvconfig", "@KV", NULL},
+    {"restore", "--replace", "-i", "@DUMP", NULL},
+    {"backup", "-o", "@OUT", NULL},
+    {"verify", NULL},
+};
+
+/* Runs every row of tool_cmds on data; each must exit want with needle in
+ * its output. @KV, @DUMP and @OUT stand for files under dir. */
+static void every_tool(const char *dir, const char *data, int want, const char *needle,
+                       const char *what)
+{
+    char kv[4300], dump[4300], outdir[4300];
+    snprintf(kv, sizeof kv, "%s/kv.json", dir);
+    snprintf(dump, sizeof dump, "%s/dump.json", dir);
+    snprintf(outdir, sizeof outdir, "%s/bk-out", dir);
+    for (size_t i = 0; i < sizeof tool_cmds / sizeof tool_cmds[0]; i++) {
+        const char *a[10] = {NULL};
+        int n = 0;
+        for (int j = 0; tool_cmds[i][j]; j++) {
+            const char *arg = tool_cmds[i][j];
+            a[n++] = strcmp(arg, "@KV") == 0     ? kv
+                     : strcmp(arg, "@DUMP") == 0 ? dump
+                     : strcmp(arg, "@OUT") == 0  ? outdir
+                                                 : arg;
+        }
+        char *out = NULL;
+        int rc = nstest_ctl(60000, &out, a[0], "--data-dir", data, a[1], a[2], a[3], a[4], a[5],
+                            a[6], a[7], NULL);
+        printf("# %s: namesrvctl %s %s: exit %d\n", what, a[0], a[1] ? a[1] : "", rc);
+        if (rc != want || (needle && strstr(out, needle) == NULL))
+            fail_msg("%s: namesrvctl %s %s exited %d (want %d, -1 = killed by a signal), "
+                     "output:\n%s",
+                     what, a[0], a[1] ? a[1] : "", rc, want, out);
+        free(out);
+    }
+}
+
+/* The inputs every_tool's writers read, made from the whole store under
+ * src/data: src/kv.json and src/dump.json. */
+static void make_inputs(const char *src)
+{
+    char from[4300], kv[4300], dump[4300];
+    snprintf(from, sizeof from, "%s/data", src);
+    snprintf(kv, sizeof kv, "%s/kv.json", src);
+    nstest_write_text(kv, "{\"configTable\":{\"T\":{\"k\":\"v\"}}}\n");
+    snprintf(dump, sizeof dump, "%s/dump.json", src);
+    nstest_ctl_expect(0, NULL, "dump", "--data-dir", from, "-o", dump, NULL);
+}
+
 static void damage_one(const char *src, const char *table)
 {
     char from[4200], dir[4200], data[4300], file[4400];
@@ -98,6 +167,8 @@ static void damage_one(const char *src, const char *table)
     NSTEST_EXPECT_RC(rc, 4, out);
     NSTEST_EXPECT_IN(out, want);
     free(out);
+    /* every other command too, in verify's words, instead of a crash */
+    every_tool(src, data, 4, want, table);
 
     /* the server refuses it, naming the table and the way out */
     nstest_server_t srv;
@@ -211,6 +282,7 @@ static void test_damaged_tables(void **state)
     int rc = nstest_ctl(60000, &out, "verify", "--data-dir", p, NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     free(out);
+    make_inputs(src);
     static const char *const tables[] = {"meta",   "kvns", "kv",     "clusters",
                                          "groups", "live", "queues", "broker_topics",
                                          "routes", "audit"};
@@ -220,9 +292,76 @@ static void test_damaged_tables(void **state)
     free(src);
 }
 
+static void test_truncated_store_every_tool(void **state)
+{
+    (void)state;
+    char *src = make_store_n(600);
+    char from[4300], *out = NULL;
+    snprintf(from, sizeof from, "%s/data", src);
+    make_inputs(src); /* for the writers, taken while the store is whole */
+    char file[4400];
+    snprintf(file, sizeof file, "%s/data.mdb", from);
+    struct stat sb;
+    assert_int_equal(stat(file, &sb), 0);
+    off_t sizes[] = {8192, 12288, sb.st_size / 2, sb.st_size - 4096};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        char dir[4300], data[4400], what[64];
+        snprintf(dir, sizeof dir, "%s", src);
+        char *tmp = nstest_tmpdir("trunc");
+        snprintf(data, sizeof data, "%s/data", tmp);
+        assert_int_equal(mkdir(data, 0700), 0);
+        char to[4500];
+        snprintf(to, sizeof to, "%s/data.mdb", data);
+        copy_file(file, to);
+        assert_int_equal(truncate(to, sizes[k]), 0);
+        snprintf(what, sizeof what, "cut at %lld of %lld", (long long)sizes[k],
+                 (long long)sb.st_size);
+        every_tool(dir, data, 4, "the file was cut short", what);
+        /* verify's words, the same for every tool */
+        int rc = nstest_ctl(60000, &out, "stat", "--data-dir", data, NULL);
+        NSTEST_EXPECT_IN(out, "store damaged in table meta");
+        free(out);
+        (void)rc;
+        nstest_server_t srv;
+        if (nstest_server_start(&srv, tmp, NULL) == 0) {
+            nstest_server_stop(&srv, SIGKILL);
+            fail_msg("namesrvd served a store %s", what);
+        }
+        char *log = read_log(tmp);
+        if (strstr(log, "the file was cut short") == NULL)
+            fail_msg("namesrvd log does not say the store was cut short:\n%s", log);
+        free(log);
+        nstest_rmtree(tmp);
+        free(tmp);
+    }
+
+    /* a directory where data.mdb should be: a wrong path, exit 5 */
+    char *tmp = nstest_tmpdir("trunc-dir");
+    char data[4300], sub[4400];
+    snprintf(data, sizeof data, "%s/data", tmp);
+    snprintf(sub, sizeof sub, "%s/data.mdb", data);
+    assert_int_equal(mkdir(data, 0700), 0);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    every_tool(src, data, 5, "is a directory, not a store file", "data.mdb a directory");
+    char dd[4400];
+    snprintf(dd, sizeof dd, "--dataDir=%s", data);
+    const char *args[] = {dd, "--listenPort=0", NULL};
+    char *err = NULL;
+    int rc = nstest_run(NS_NAMESRVD_PATH, args, &err, 10000);
+    printf("# data.mdb a directory: namesrvd exit %d\n", rc);
+    if (rc != 5 || strstr(err, "is a directory") == NULL)
+        fail_msg("namesrvd exited %d (want 5):\n%s", rc, err);
+    free(err);
+    nstest_rmtree(tmp);
+    free(tmp);
+    nstest_rmtree(src);
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_truncated_store_every_tool),
         cmocka_unit_test(test_damaged_tables),
         cmocka_unit_test(test_damage_found_while_serving),
     };

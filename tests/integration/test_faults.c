@@ -54,24 +54,9 @@ static void start_with_env(nstest_fx_t *fx, const char *tag, const char *const *
 {
     fx->dir = nstest_tmpdir(tag);
     assert_non_null(fx->dir);
-    /* a sanitized namesrvd accepts a preloaded library ahead of its runtime */
-    const char *asan = getenv("ASAN_OPTIONS");
-    char *saved = asan ? strdup(asan) : NULL, opts[1024];
-    snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", asan ? asan : "",
-             asan && *asan ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
-    setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
-    for (int i = 0; env && env[i]; i += 2)
-        setenv(env[i], env[i + 1], 1);
+    nstest_fault_env_set(env);
     int rc = nstest_server_start(&fx->srv, fx->dir, args);
-    unsetenv("LD_PRELOAD");
-    if (saved)
-        setenv("ASAN_OPTIONS", saved, 1);
-    else
-        unsetenv("ASAN_OPTIONS");
-    free(saved);
-    for (int i = 0; env && env[i]; i += 2)
-        unsetenv(env[i]);
+    nstest_fault_env_clear(env);
     assert_int_equal(rc, 0);
 }
 

@@ -123,6 +123,16 @@ static void test_install_and_run(void **state)
     NSTEST_EXPECT_IN(unit, "WatchdogSec=");
     NSTEST_EXPECT_IN(unit, "KillSignal=SIGTERM\n");
     NSTEST_EXPECT_IN(unit, "User=namesrv\n");
+    /* the service may write its default backupDir (<dataDir>.backups of the
+     * installed dataDir /var/lib/namesrv): /var/lib itself is root's, and
+     * under ProtectSystem=strict only the unit's own directories are
+     * writable */
+    char props_path[4300];
+    snprintf(props_path, sizeof props_path, "%s/etc/namesrv/namesrv.properties", prefix);
+    char *props = nstest_read_text(props_path);
+    NSTEST_EXPECT_IN(props, "\ndataDir=/var/lib/namesrv\n");
+    free(props);
+    NSTEST_EXPECT_IN(unit, "StateDirectory=namesrv namesrv.backups\n");
     free(unit);
 
     /* the installed binaries */

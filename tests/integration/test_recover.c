@@ -65,15 +65,6 @@ static int kv_code(const nstest_server_t *srv)
     return code;
 }
 
-static int route_code(const nstest_server_t *srv, const char *topic)
-{
-    ns_client_t *c = nstest_connect(srv);
-    const char *g[] = {"topic", topic, NULL};
-    int code = nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, g, NULL, 0, 10000);
-    ns_client_close(c);
-    return code;
-}
-
 static void test_backups_and_recover(void **state)
 {
     (void)state;
@@ -108,7 +99,8 @@ static void test_backups_and_recover(void **state)
     free(out);
     assert_int_equal(nstest_server_start(&srv, dir, args), 0);
     assert_int_equal(kv_code(&srv), NS_RSP_SUCCESS);
-    assert_int_equal(route_code(&srv, "RecTopicA"), NS_RSP_SUCCESS); /* within the grace window */
+    assert_int_equal(nstest_route_code(&srv, "RecTopicA"),
+                     NS_RSP_SUCCESS); /* within the grace window */
     nstest_server_stop(&srv, SIGKILL);
 
     /* damaged again, no backups: a new store with the KV config */
@@ -122,7 +114,7 @@ static void test_backups_and_recover(void **state)
     const char *noback[] = {"--backupIntervalSeconds=0", NULL};
     assert_int_equal(nstest_server_start(&srv, dir, noback), 0);
     assert_int_equal(kv_code(&srv), NS_RSP_SUCCESS);
-    assert_int_equal(route_code(&srv, "RecTopicA"), NS_RSP_TOPIC_NOT_EXIST);
+    assert_int_equal(nstest_route_code(&srv, "RecTopicA"), NS_RSP_TOPIC_NOT_EXIST);
     nstest_server_stop(&srv, SIGKILL);
     nstest_rmtree(dir);
     free(dir);

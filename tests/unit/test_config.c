@@ -34,6 +34,7 @@ static const char *const all_keys[NKEYS] = {
     "syncMode",
     "mapSizeBytes",
     "mapMaxBytes",
+    "mapGrowPercent",
     "writerBatchMax",
     "auditRetention",
     "maxInflateBytes",
@@ -272,12 +273,13 @@ static void test_keys_and_mutability(void **state)
                                                "configStoreBackups"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile", "maxFrameBytes",
-        "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath", "configBlackList",
-        "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes", "logFileKeep",
-        "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.keyPassword",
-        "tls.server.need.client.auth", "tls.server.trustCertPath", "tls.protocols", "tls.ciphers",
-        "tls.config.file", "tlsHandshakeTimeoutMillis", "proxyProtocolTrustedAddresses",
+        "mapGrowPercent", "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",
+        "maxFrameBytes", "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath",
+        "configBlackList", "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes",
+        "logFileKeep", "tls.server.mode", "tls.server.certPath", "tls.server.keyPath",
+        "tls.server.keyPassword", "tls.server.need.client.auth", "tls.server.trustCertPath",
+        "tls.protocols", "tls.ciphers", "tls.config.file", "tlsHandshakeTimeoutMillis",
+        "proxyProtocolTrustedAddresses",
         /* safety caps and budgets change only by file and restart: whoever may
          * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",

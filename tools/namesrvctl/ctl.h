@@ -81,8 +81,12 @@ int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out);
  * object text. The trail keeps its newest CTL_TRAIL_RETENTION records. */
 #define CTL_TRAIL_RETENTION 100000
 int ctl_trail_record(ns_txn_t *t, const char *cmd, const char *detail);
-/* Exit code for an NS_* error of a store operation. */
+/* Exit code for an NS_* error of a store operation (NS_ECORRUPT: 4, as
+ * verify's verdict on a damaged store). */
 int ctl_exit_for(int ns_err);
+/* The two lines verify prints for a damaged store (label "store" or
+ * "backup"), which every command that finds damage prints the same way. */
+void ctl_report_damage(const char *label, const char *dir, const char *table, const char *detail);
 
 /* ---- files ---- */
 /* Reads a whole file ("-" = stdin) into a NUL-terminated heap buffer. */

@@ -413,9 +413,31 @@ static int cross_check(ctl_doc_t *d)
 
 /* Parses text (NUL-terminated, len bytes) into d->root, which must be an
  * object; a syntax error is reported with its line and column. */
-static int parse_json(ctl_doc_t *d, const char *text, size_t len)
+static int parse_json(ctl_doc_t *d, const char *orig, size_t orig_len)
 {
     const char *end = NULL;
+    ns_buf_t b = NS_BUF_INIT;
+    size_t bad = 0;
+    int rc = ctl_json_unescape_bytes(orig, orig_len, &b, &bad);
+    if (rc != NS_OK)
+        ns_buf_free(&b);
+    if (rc == NS_EINVAL) {
+        size_t line = 1, col = 1;
+        for (size_t i = 0; i < bad; i++, col++)
+            if (orig[i] == '\n') {
+                line++;
+                col = 0;
+            }
+        snprintf(d->err, sizeof d->err,
+                 "\\u0000 at line %zu, column %zu: no name or value may hold NUL", line, col);
+        return CTL_INVALID;
+    }
+    if (rc != NS_OK) {
+        snprintf(d->err, sizeof d->err, "out of memory");
+        return CTL_INVALID;
+    }
+    const char *text = (const char *)b.data;
+    size_t len = b.len - 1;
     d->root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
     if (d->root == NULL) {
         size_t off = end ? (size_t)(end - text) : 0, line = 1, col = 1;
@@ -425,8 +447,10 @@ static int parse_json(ctl_doc_t *d, const char *text, size_t len)
                 col = 0;
             }
         snprintf(d->err, sizeof d->err, "not valid JSON (line %zu, column %zu)", line, col);
+        ns_buf_free(&b);
         return CTL_INVALID;
     }
+    ns_buf_free(&b); /* the tree holds copies */
     if (!cJSON_IsObject(d->root))
         return ctl_doc_bad(d, "$", "expected an object, found %s", ctl_doc_type_name(d->root));
     return CTL_OK;

@@ -197,3 +197,111 @@ int ctl_doc_unique_keys(ctl_doc_t *d, const cJSON *obj, const char *path)
     ns_strmap_clear(&seen);
     return rc;
 }
+
+/* ---- bytes that are not UTF-8 ---- */
+
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), 0 when there is none.
+ * Hand-written: a dozen lines, where a library would bring glib or ICU. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    size_t len = c < 0x80                 ? 1
+                 : c >= 0xC2 && c <= 0xDF ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return len;
+}
+
+int ctl_json_escape_bytes(const char *text, size_t len, ns_buf_t *out)
+{
+    const unsigned char *u = (const unsigned char *)text;
+    int rc = ns_buf_reserve(out, len + 1);
+    size_t run = 0;
+    for (size_t i = 0; rc == NS_OK && i < len;) {
+        size_t l = utf8_len(u + i, len - i);
+        if (l > 0) {
+            i += l;
+            continue;
+        }
+        rc = ns_buf_append(out, u + run, i - run);
+        rc = rc ? rc : ns_buf_printf(out, "\\uDC%02X", u[i]);
+        run = ++i;
+    }
+    rc = rc ? rc : ns_buf_append(out, u + run, len - run);
+    return rc ? rc : ns_buf_append_u8(out, 0);
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* The value of the four hex digits at p, -1 when they are not. */
+static long hex4(const char *p, size_t n)
+{
+    long v = 0;
+    if (n < 4)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0)
+            return -1;
+        v = v << 4 | h;
+    }
+    return v;
+}
+
+int ctl_json_unescape_bytes(const char *text, size_t len, ns_buf_t *out, size_t *bad_at)
+{
+    int rc = ns_buf_reserve(out, len + 1);
+    bool in_str = false;
+    size_t run = 0;
+    for (size_t i = 0; rc == NS_OK && i < len; i++) {
+        char c = text[i];
+        if (c == '"') {
+            in_str = !in_str;
+        } else if (in_str && c == '\\' && i + 1 < len) {
+            long v = text[i + 1] == 'u' ? hex4(text + i + 2, len - i - 2) : -1;
+            if (v == 0) { /* a name or value with NUL in it: cut short by every C reader */
+                *bad_at = i;
+                return NS_EINVAL;
+            }
+            if (v >= 0xDC80 && v <= 0xDCFF) { /* one byte of a name that is not UTF-8 */
+                rc = ns_buf_append(out, text + run, i - run);
+                rc = rc ? rc : ns_buf_append_u8(out, (uint8_t)(v & 0xFF));
+                i += 5;
+                run = i + 1;
+            } else {
+                i++; /* the escaped character is never a quote that ends the string */
+            }
+        }
+    }
+    rc = rc ? rc : ns_buf_append(out, text + run, len - run);
+    return rc ? rc : ns_buf_append_u8(out, 0);
+}
+
+int ctl_write_json_text(const char *path, const char *text, size_t *written)
+{
+    ns_buf_t b = NS_BUF_INIT;
+    int rc = ctl_json_escape_bytes(text, strlen(text), &b);
+    if (rc == NS_OK)
+        b.data[b.len - 1] = '\n'; /* replaces the NUL; written with the newline */
+    rc = rc == NS_OK ? ctl_write_file(path, b.data, b.len) : CTL_IO;
+    if (written)
+        *written = b.len;
+    ns_buf_free(&b);
+    return rc;
+}

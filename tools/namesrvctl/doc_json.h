@@ -17,6 +17,7 @@
 #include <cJSON.h>
 
 #include "doc.h"
+#include "ns/buf.h"
 
 /* Records "<path>: <fmt...>" as d's problem unless one is recorded already;
  * returns CTL_INVALID. */
@@ -59,5 +60,27 @@ int ctl_doc_get_container(ctl_doc_t *d, const cJSON *obj, const char *base, cons
                           bool required, bool want_array, cJSON **out, char *path, size_t pn);
 /* Rejects an object that names one member twice (cJSON keeps both). */
 int ctl_doc_unique_keys(ctl_doc_t *d, const cJSON *obj, const char *path);
+
+/* Names are bytes: the server takes any byte but NUL in a topic, a key or
+ * a value, and a JSON text must be UTF-8. So every byte of a printed
+ * document that is not part of a well-formed UTF-8 sequence (they can only
+ * be inside strings: cJSON copies them there as they are) is written as
+ * the escape \uDC80..\uDCFF, the lone low surrogate Python's
+ * "surrogateescape" uses for the same purpose: the text is UTF-8 JSON for
+ * every reader, and restore reads the byte back. out gets the text,
+ * NUL-terminated. NS_OK or NS_ENOMEM. */
+int ctl_json_escape_bytes(const char *text, size_t len, ns_buf_t *out);
+/* Before parsing (cJSON rejects lone surrogates): \uDC80..\uDCFF inside
+ * strings become the bytes 0x80..0xFF again. \u0000 is refused, NS_EINVAL
+ * with *bad_at its offset: no name or value may hold NUL (the server
+ * refuses it; a C string would end there). out gets the text,
+ * NUL-terminated. */
+int ctl_json_unescape_bytes(const char *text, size_t len, ns_buf_t *out, size_t *bad_at);
+
+/* Writes a printed JSON document (NUL-terminated text) to path as
+ * ctl_write_file does, its bytes escaped by ctl_json_escape_bytes and a
+ * newline at the end; *written (may be NULL) gets the bytes written.
+ * CTL_OK or CTL_IO. */
+int ctl_write_json_text(const char *path, const char *text, size_t *written);
 
 #endif

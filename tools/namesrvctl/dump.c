@@ -32,6 +32,7 @@
 
 #include "ctl.h"
 #include "doc.h"
+#include "doc_json.h"
 #include "ns/err.h"
 
 typedef struct {
@@ -298,16 +299,15 @@ int ctl_cmd_dump(int argc, char **argv)
         rc = CTL_IO;
         goto out;
     }
-    size_t len = strlen(text);
-    text[len] = '\n'; /* replaces the NUL; written with the newline */
-    if ((rc = ctl_write_file(out_path, text, len + 1)) != CTL_OK)
+    size_t len = 0;
+    if ((rc = ctl_write_json_text(out_path, text, &len)) != CTL_OK)
         goto out;
     if (out_path && strcmp(out_path, "-") != 0)
         fprintf(stderr,
                 "dumped %zu clusters, %zu brokers, %zu registrations, %zu topics, %zu mappings, "
                 "%zu kv keys, %zu audit records, %zu users to %s (%zu bytes) in %lld ms\n",
                 d.n_clusters, d.n_brokers, d.n_regs, d.n_topics, d.n_mappings, d.n_kv, d.n_audit,
-                d.n_users, out_path, len + 1, (long long)(ctl_mono_ms() - t0));
+                d.n_users, out_path, len, (long long)(ctl_mono_ms() - t0));
 out:
     free(text);
     cJSON_Delete(doc);

@@ -20,6 +20,7 @@
 #include <cJSON.h>
 
 #include "ctl.h"
+#include "doc_json.h"
 #include "ns/err.h"
 #include "ns/strlist.h"
 #include "ns/strpairs.h"
@@ -94,9 +95,7 @@ int ctl_cmd_export_kvconfig(int argc, char **argv)
         rc = ctl_exit_for(nrc ? nrc : NS_ENOMEM);
         goto out;
     }
-    size_t len = strlen(text);
-    text[len] = '\n'; /* cJSON_Print ends without one; the NUL is replaced */
-    rc = ctl_write_file(out, text, len + 1);
+    rc = ctl_write_json_text(out, text, NULL);
     if (rc == CTL_OK && out && strcmp(out, "-") != 0)
         fprintf(stderr, "exported %zu namespaces, %zu keys from %s to %s\n", e.n_ns, e.n_keys, dir,
                 out);

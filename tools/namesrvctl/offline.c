@@ -6,6 +6,7 @@
  *   namesrvctl backup --data-dir D -o DIR [--config FILE]
  *   namesrvctl stat   --data-dir D [--json]
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "ctl.h"
 #include "ns/err.h"
+#include "ns/fsutil.h"
 
 /* Reads every page and record of the store in dir, decodes every value and
  * checks the invariants, in a child process (ns_store_check_dir), so that
@@ -32,10 +34,7 @@ static int verify_dir(const char *dir, const char *label)
     int n = ns_store_check_dir(dir, &res);
     int rc = CTL_OK;
     if (n == NS_ECORRUPT) {
-        ctl_err("%s %s: store damaged in table %s: %s", label, dir, res.table, res.detail);
-        ctl_err("to recover: stop namesrvd, then namesrvctl recover --data-dir %s "
-                "[--backup-dir DIR]",
-                dir);
+        ctl_report_damage(label, dir, res.table, res.detail);
         rc = CTL_INVALID;
     } else if (n != NS_OK) {
         ctl_err("verify of %s failed: %s", dir, res.detail[0] ? res.detail : ns_strerror(n));
@@ -69,6 +68,7 @@ int ctl_cmd_verify(int argc, char **argv)
 typedef struct {
     ns_store_t *st;
     const char *out;
+    uint64_t seq;
     char err[512];
     int rc;
     volatile bool done;
@@ -77,17 +77,17 @@ typedef struct {
 static void *backup_thread(void *arg)
 {
     backup_job_t *j = arg;
-    j->rc = ns_store_backup(j->st, j->out, j->err, sizeof j->err);
+    j->rc = ns_store_backup_stage(j->st, j->out, j->seq, NULL, j->err, sizeof j->err);
     __atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
     return NULL;
 }
 
 /* Runs the copy; on a terminal a second thread copies while this one shows
  * the bytes written so far against the bytes the store uses. */
-static int backup_with_progress(ns_store_t *st, const char *out, const char *datafile, char *err,
-                                size_t errlen)
+static int backup_with_progress(ns_store_t *st, const char *out, uint64_t seq, const char *datafile,
+                                char *err, size_t errlen)
 {
-    backup_job_t j = {st, out, "", NS_OK, false};
+    backup_job_t j = {st, out, seq, "", NS_OK, false};
     size_t map = 0, used = 0;
     pthread_t tid;
     ctl_progress_t p;
@@ -138,6 +138,27 @@ static int backup_settings(const char *dir, const char *out, const char *config)
     return rc;
 }
 
+/* Whether out may become the backup: absent, or an empty directory (which
+ * the rename replaces). */
+static bool backup_target_free(const char *out)
+{
+    DIR *d = opendir(out);
+    struct dirent *e;
+    bool empty = true;
+    if (d == NULL)
+        return errno == ENOENT;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+/* The backup is built in OUT.tmp (the copy with its BACKUP-INFO, the
+ * settings file, all fsynced), verified there, and only then renamed to
+ * OUT: killed, or out of space, it leaves no OUT that looks like a store,
+ * and a ".tmp" directory is never taken for a backup (ns_backup_list). Its
+ * sequence is the next one of the directory OUT is in, so a backup written
+ * into namesrvd's backup directory by hand sorts after the ones there. */
 int ctl_cmd_backup(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL, *config = NULL;
@@ -146,8 +167,9 @@ int ctl_cmd_backup(int argc, char **argv)
                         {"--config", &config, NULL}, {"-c", &config, NULL},
                         {NULL, NULL, NULL}};
     ns_store_t *st = NULL;
-    char err[512] = "", datafile[4200];
+    char err[512] = "", datafile[4300], tmp[4200], parent[4200];
     struct stat sb;
+    uint64_t seq = 1;
     int rc = ctl_parse("backup", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
         return rc;
@@ -155,26 +177,48 @@ int ctl_cmd_backup(int argc, char **argv)
         dir = ctl_default_data_dir();
     if (dir == NULL || out == NULL)
         return ctl_missing("backup", dir ? "-o DIR" : "--data-dir");
-    snprintf(datafile, sizeof datafile, "%s/data.mdb", out);
-    if (stat(datafile, &sb) == 0) {
-        ctl_err("%s already holds a store; back up into an empty directory", out);
+    if (!backup_target_free(out)) {
+        ctl_err("%s already holds a store or other files; back up into a new or empty directory",
+                out);
         return CTL_IO;
     }
+    snprintf(tmp, sizeof tmp, "%.4100s.tmp", out);
+    snprintf(datafile, sizeof datafile, "%s/data.mdb", tmp);
+    snprintf(parent, sizeof parent, "%.4100s", out);
+    char *slash = strrchr(parent, '/');
+    if (slash == NULL)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == parent)
+        parent[1] = 0;
+    else
+        *slash = 0;
+    ns_backup_next_seq(parent, &seq);
     int64_t t0 = ctl_mono_ms();
     if ((rc = ctl_store_open_ro(dir, &st)) != CTL_OK)
         return rc;
-    int nrc = backup_with_progress(st, out, datafile, err, sizeof err);
+    int nrc = backup_with_progress(st, tmp, seq, datafile, err, sizeof err);
     ns_store_close(st);
     if (nrc != NS_OK) {
-        ctl_err("%s", err[0] ? err : ns_strerror(nrc));
+        ctl_err("%s; nothing was left in %s", err[0] ? err : ns_strerror(nrc), out);
+        ns_fs_rmtree(tmp);
         return ctl_exit_for(nrc);
     }
     long long size = stat(datafile, &sb) == 0 ? (long long)sb.st_size : -1;
-    printf("backup of %s written to %s (%lld bytes, compacted) in %lld ms\n", dir, out, size,
-           (long long)(ctl_mono_ms() - t0));
-    rc = backup_settings(dir, out, config);
-    int vrc = verify_dir(out, "backup");
-    return vrc > rc ? vrc : rc;
+    rc = backup_settings(dir, tmp, config);
+    int vrc = rc ? rc : verify_dir(tmp, "backup");
+    if (vrc == CTL_OK &&
+        (ns_fs_sync_tree(tmp) != NS_OK || ns_fs_rename_durable(tmp, out) != NS_OK)) {
+        ctl_err("cannot rename %s to %s: %s", tmp, out, strerror(errno));
+        vrc = CTL_IO;
+    }
+    if (vrc != CTL_OK) {
+        ns_fs_rmtree(tmp);
+        ctl_err("backup failed; nothing was left in %s", out);
+        return vrc;
+    }
+    printf("backup of %s written to %s (%lld bytes, compacted, sequence %llu) in %lld ms\n", dir,
+           out, size, (unsigned long long)seq, (long long)(ctl_mono_ms() - t0));
+    return CTL_OK;
 }
 
 /* ---- stat ---- */

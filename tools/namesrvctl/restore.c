@@ -165,9 +165,31 @@ static int verify_before_commit(ns_txn_t *t, bool *violated)
     return n < 0 ? n : NS_OK;
 }
 
+typedef struct {
+    ctl_doc_t *d;
+    bool replace, violated;
+    ns_registry_t *reg;
+    const char *what;
+} restore_job_t;
+
+/* The whole restore in one write transaction (ns_store_write runs it again
+ * on a larger map when it fills it). NS_EREFUSED: violations, no commit. */
+static int restore_txn(ns_txn_t *t, void *ctx)
+{
+    restore_job_t *j = ctx;
+    ns_registry_batch_reset(j->reg);
+    j->violated = false;
+    int nrc = apply(t, j->d, j->replace, j->reg, &j->what);
+    nrc = nrc ? nrc
+              : ctl_trail_record(t, "restore",
+                                 j->replace ? "{\"replace\":true}" : "{\"replace\":false}");
+    nrc = nrc ? nrc : verify_before_commit(t, &j->violated);
+    return nrc == NS_OK && j->violated ? NS_EREFUSED : nrc;
+}
+
 int ctl_cmd_restore(int argc, char **argv)
 {
-    const char *dir = NULL, *in = NULL, *what = NULL;
+    const char *dir = NULL, *in = NULL;
     bool replace = false;
     ctl_opt_t opts[] = {{"--data-dir", &dir, NULL},    {"-d", &dir, NULL},
                         {"--input", &in, NULL},        {"-i", &in, NULL},
@@ -177,7 +199,6 @@ int ctl_cmd_restore(int argc, char **argv)
     size_t len = 0;
     ns_store_t *st = NULL;
     ns_registry_t *reg = NULL;
-    ns_txn_t *t = NULL;
     int64_t t0 = ctl_mono_ms();
     int rc = ctl_parse("restore", argc, argv, opts, NULL, 0, 0, NULL);
     if (rc != CTL_OK)
@@ -192,31 +213,14 @@ int ctl_cmd_restore(int argc, char **argv)
     }
     if ((rc = ctl_store_open_rw(dir, len * 8 > (64u << 20) ? len * 8 : 0, &st)) != CTL_OK)
         goto out;
-    bool violated = false;
     int nrc = ns_registry_new(&reg);
-    for (;;) {
-        nrc = nrc ? nrc : ns_txn_begin(st, true, &t);
-        nrc = nrc ? nrc : apply(t, &d, replace, reg, &what);
-        nrc = nrc ? nrc
-                  : ctl_trail_record(t, "restore",
-                                     replace ? "{\"replace\":true}" : "{\"replace\":false}");
-        nrc = nrc ? nrc : verify_before_commit(t, &violated);
-        if (nrc == NS_OK && !violated) {
-            nrc = ns_txn_commit(t);
-            t = NULL;
-        }
-        if (nrc != NS_EMAPFULL)
-            break;
-        ns_txn_abort(t); /* the map is full: grow it and write everything again */
-        t = NULL;
-        nrc = ns_store_grow(st);
-    }
-    ns_txn_abort(t);
+    restore_job_t job = {&d, replace, false, reg, NULL};
+    nrc = nrc ? nrc : ns_store_write(st, restore_txn, &job);
     if (nrc == NS_EEXIST) {
         ctl_err("the store in %s is not empty (it has %s); use --replace to overwrite it", dir,
-                what);
+                job.what);
         rc = CTL_FAILED;
-    } else if (violated) {
+    } else if (job.violated) {
         rc = CTL_INVALID;
     } else if (nrc != NS_OK) {
         ctl_err("restore into %s failed: %s; nothing was written", dir, ns_strerror(nrc));
@@ -257,6 +261,23 @@ static int import_kv(ns_txn_t *t, const cJSON *table, size_t *replaced)
     return rc;
 }
 
+typedef struct {
+    const cJSON *table;
+    size_t n_ns, n_keys, replaced;
+} import_job_t;
+
+/* The import in one write transaction (run again on a larger map when it
+ * fills it: the store may be a restored one whose map is nearly used). */
+static int import_txn(ns_txn_t *t, void *ctx)
+{
+    import_job_t *j = ctx;
+    char detail[256];
+    int nrc = import_kv(t, j->table, &j->replaced);
+    snprintf(detail, sizeof detail, "{\"namespaces\":%zu,\"keys\":%zu,\"replaced\":%zu}", j->n_ns,
+             j->n_keys, j->replaced);
+    return nrc ? nrc : ctl_trail_record(t, "import-kvconfig", detail);
+}
+
 int ctl_cmd_import_kvconfig(int argc, char **argv)
 {
     const char *dir = NULL, *file = NULL;
@@ -265,7 +286,6 @@ int ctl_cmd_import_kvconfig(int argc, char **argv)
     char *text = NULL;
     size_t len = 0, n_ns = 0, n_keys = 0, n_null = 0, replaced = 0;
     ns_store_t *st = NULL;
-    ns_txn_t *t = NULL;
     const cJSON *table = NULL;
     int rc = ctl_parse("import-kvconfig", argc, argv, opts, &file, 1, 1, NULL);
     if (rc != CTL_OK)
@@ -280,17 +300,9 @@ int ctl_cmd_import_kvconfig(int argc, char **argv)
     }
     if ((rc = ctl_store_open_rw(dir, 0, &st)) != CTL_OK)
         goto out;
-    int nrc = ns_txn_begin(st, true, &t);
-    nrc = nrc ? nrc : import_kv(t, table, &replaced);
-    char detail[256];
-    snprintf(detail, sizeof detail, "{\"namespaces\":%zu,\"keys\":%zu,\"replaced\":%zu}", n_ns,
-             n_keys, replaced);
-    nrc = nrc ? nrc : ctl_trail_record(t, "import-kvconfig", detail);
-    if (nrc == NS_OK) {
-        nrc = ns_txn_commit(t);
-        t = NULL;
-    }
-    ns_txn_abort(t);
+    import_job_t job = {table, n_ns, n_keys, 0};
+    int nrc = ns_store_write(st, import_txn, &job);
+    replaced = job.replaced;
     if (nrc != NS_OK) {
         ctl_err("import into %s failed: %s; nothing was written", dir, ns_strerror(nrc));
         rc = ctl_exit_for(nrc);

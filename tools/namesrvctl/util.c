@@ -14,6 +14,7 @@
 #include "ctl.h"
 #include "ns/clock.h"
 #include "ns/err.h"
+#include "ns/fsutil.h"
 
 /* ---- command line ---- */
 
@@ -117,7 +118,35 @@ int ctl_trail_record(ns_txn_t *t, const char *cmd, const char *detail)
 
 int ctl_exit_for(int ns_err)
 {
-    return ns_err == NS_OK ? CTL_OK : ns_err == NS_ELOCKED ? CTL_LOCKED : CTL_IO;
+    switch (ns_err) {
+    case NS_OK:
+        return CTL_OK;
+    case NS_ELOCKED:
+        return CTL_LOCKED;
+    case NS_ECORRUPT: /* what verify says of a damaged store */
+        return CTL_INVALID;
+    default:
+        return CTL_IO;
+    }
+}
+
+void ctl_report_damage(const char *label, const char *dir, const char *table, const char *detail)
+{
+    ctl_err("%s %s: store damaged in table %s: %s", label, dir, table, detail);
+    ctl_err("to recover: stop namesrvd, then namesrvctl recover --data-dir %s "
+            "[--backup-dir DIR]",
+            dir);
+}
+
+/* The open's error: damage is reported as verify reports it (ns_store_open
+ * ran the same file check verify's child runs first, so the words match). */
+static int open_failed(const char *dir, int rc, const char *err)
+{
+    if (rc == NS_ECORRUPT)
+        ctl_report_damage("store", dir, "meta", err[0] ? err : ns_strerror(rc));
+    else
+        ctl_err("%s", err[0] ? err : ns_strerror(rc));
+    return ctl_exit_for(rc);
 }
 
 const char *ctl_default_data_dir(void)
@@ -127,6 +156,28 @@ const char *ctl_default_data_dir(void)
     if (env && *env)
         return env;
     return stat("/var/lib/namesrv/data.mdb", &sb) == 0 ? "/var/lib/namesrv" : NULL;
+}
+
+/* The quick part of verify's check (ns_store_check_spawn: the meta pages,
+ * every table's root and first and last leaf, the small tables whole) in a
+ * child process, before this one maps the store: damage there, which
+ * would crash the command inside liblmdb (SIGSEGV, SIGBUS), is reported as
+ * verify reports it, exit 4. A few ms whatever the store's size; damage
+ * deeper in a table is what verify's full walk is for. When the child
+ * cannot run or reports no damage, the open goes on (and says the rest). */
+static int quick_check(const char *dir)
+{
+    ns_check_proc_t p;
+    ns_check_result_t res;
+    memset(&res, 0, sizeof res);
+    if (ns_store_check_spawn(dir, &p, &res) != NS_OK)
+        return CTL_OK;
+    int rc = ns_store_check_read(&p, &res, true);
+    ns_store_check_abandon(&p);
+    if (rc != NS_ECORRUPT)
+        return CTL_OK;
+    ctl_report_damage("store", dir, res.table, res.detail);
+    return CTL_INVALID;
 }
 
 int ctl_store_open_ro(const char *dir, ns_store_t **out)
@@ -140,18 +191,25 @@ int ctl_store_open_ro(const char *dir, ns_store_t **out)
         *out = NULL;
         return CTL_IO;
     }
+    if (S_ISREG(sb.st_mode) && quick_check(dir) != CTL_OK) {
+        *out = NULL;
+        return CTL_INVALID;
+    }
     o.dir = dir;
     o.read_only = true;
     int rc = ns_store_open(&o, out, err, sizeof err);
-    if (rc != NS_OK)
-        ctl_err("%s", err[0] ? err : ns_strerror(rc));
-    return ctl_exit_for(rc);
+    return rc == NS_OK ? CTL_OK : open_failed(dir, rc, err);
 }
 
 int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out)
 {
-    char err[512] = "";
+    char err[512] = "", file[4200];
     ns_store_opts_t o = {0};
+    struct stat sb;
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    *out = NULL;
+    if (stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && quick_check(dir) != CTL_OK)
+        return CTL_INVALID;
     o.dir = dir;
     o.lock = true;
     o.map_size_bytes = map_size_bytes;
@@ -164,10 +222,9 @@ int ctl_store_open_rw(const char *dir, size_t map_size_bytes, ns_store_t **out)
                     dir, pid);
         else
             ctl_err("%s", err);
-    } else if (rc != NS_OK) {
-        ctl_err("%s", err[0] ? err : ns_strerror(rc));
+        return ctl_exit_for(rc);
     }
-    return ctl_exit_for(rc);
+    return rc == NS_OK ? CTL_OK : open_failed(dir, rc, err);
 }
 
 /* ---- files ---- */
@@ -210,21 +267,6 @@ out:
     return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int ctl_write_file(const char *path, const void *data, size_t len)
 {
     if (path == NULL || strcmp(path, "-") == 0) {
@@ -234,32 +276,12 @@ int ctl_write_file(const char *path, const void *data, size_t len)
         }
         return CTL_OK;
     }
-    char *tmp = NULL;
-    int fd = -1, rc = CTL_IO;
-    if (asprintf(&tmp, "%s.tmp", path) < 0) {
-        tmp = NULL;
-        goto out;
-    }
     /* 0600: a dump holds the users' secrets (doc_users.c) */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-        ctl_err("cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        fd = -1;
+    if (ns_fs_write_atomic(path, data, len, 0600) != NS_OK) {
         ctl_err("cannot write %s: %s", path, strerror(errno));
-        goto out;
+        return CTL_IO;
     }
-    fd = -1;
-    rc = CTL_OK;
-out:
-    if (fd >= 0)
-        close(fd);
-    if (rc != CTL_OK && tmp)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return CTL_OK;
 }
 
 /* ---- time ---- */

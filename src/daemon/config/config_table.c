@@ -116,6 +116,9 @@ const ns_cfg_entry_t ns_config_table[] = {
             "initial store map size, bytes"),
     ROW_INT("mapMaxBytes", map_max_bytes, "17179869184", MiB, INT64_MAX, NS_CFG_OURS,
             "hard limit for store map growth, bytes"),
+    ROW_INT("mapGrowPercent", map_grow_percent, "80", 50, 95, NS_CFG_OURS,
+            "after a commit that leaves more than this percent of the store map used, the map "
+            "is doubled (up to mapMaxBytes) before it fills; logged"),
     ROW_INT("writerBatchMax", writer_batch_max, "64", 1, 1000000, NS_CFG_OURS,
             "most mutations committed in one write transaction"),
     ROW_INT_RT("auditRetention", audit_retention, "1000", 0, INT64_MAX, 100, 100000000,

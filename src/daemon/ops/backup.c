@@ -15,6 +15,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "net/ioloop.h"
+#include "ns/fsutil.h"
 #include "ops/http.h"
 
 struct ns_backup {
@@ -34,82 +35,79 @@ void ns_backup_dir(const ns_config_t *cfg, char *buf, size_t n)
         snprintf(buf, n, "%s.backups", cfg->data_dir);
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void rmtree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    char p[4200];
-    while (d && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(path);
-}
-
-/* Removes the oldest verified backups beyond keep. */
+/* Removes the oldest backups beyond keep, oldest by sequence (then txnid):
+ * never by name, which holds the sequence anyway, and never by wall time,
+ * which a clock set a day ahead and back again made lie (every new backup
+ * sorted before the three written while the clock was ahead, and was the
+ * one removed). A backup of the directory without BACKUP-INFO (left by an
+ * older binary or copied in by hand) counts as sequence 0, the oldest. */
 static void prune(const char *dir, int64_t keep)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    while (d && (e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "backup-", 7) != 0 ||
-            (len > 4 && !strcmp(e->d_name + len - 4, ".tmp")))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **p = realloc(names, cap * sizeof *p);
-            if (p == NULL)
-                break;
-            names = p;
-        }
-        if ((names[n] = strdup(e->d_name)) != NULL)
-            n++;
+    ns_backup_entry_t *v = NULL;
+    size_t n = 0;
+    if (ns_backup_list(dir, &v, &n) != NS_OK) {
+        NS_LOG_ERROR("backup: cannot list %s to prune it: %s", dir, strerror(errno));
+        return;
     }
-    if (d)
-        closedir(d);
-    qsort(names, n, sizeof *names, cmp_names);
-    for (size_t i = 0; i + (size_t)keep < n; i++) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        rmtree(p);
-        NS_LOG_INFO("backup: removed %s (backupKeep %lld)", p, (long long)keep);
+    for (size_t i = (size_t)keep; i < n; i++) { /* newest first */
+        if (ns_fs_rmtree(v[i].path) != NS_OK)
+            NS_LOG_ERROR("backup: cannot remove %s: %s", v[i].path, strerror(errno));
+        else
+            NS_LOG_INFO("backup: removed %s (sequence %llu; backupKeep %lld)", v[i].path,
+                        (unsigned long long)v[i].seq, (long long)keep);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    if (n > (size_t)keep)
+        ns_fs_sync_path(dir); /* the removals too: a power cut brings none back */
+    ns_backup_list_free(v, n);
 }
 
-int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
+/* One backup: backupDir/backup-<sequence>.tmp is written (copy and
+ * BACKUP-INFO fsynced, ns_store_backup_stage), checked whole in a child
+ * process, then renamed to backup-<sequence>-t<txnid> and the directory
+ * fsynced: a name without ".tmp" is a complete, verified, durable backup,
+ * with the settings file (configStorePath) beside the copy.
+ * The sequence is one more than the largest in the directory, so it goes
+ * on across restarts and recovers. */
+/* The settings file beside the copy, as namesrvctl backup puts it there:
+ * recover brings it back with the store, so the users a restore brings
+ * back come with the authMode they were written under. Its absence is
+ * fine (a server started with flags only has none). */
+static int copy_settings(const char *settings, const char *tmp)
 {
-    char name[64], tmp[4300], final[4200], err[512] = "";
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(name, sizeof name, "backup-%Y%m%dT%H%M%S", &tm);
-    snprintf(final, sizeof final, "%s/%s.%03ldZ", backup_dir, name, ts.tv_nsec / 1000000);
-    snprintf(tmp, sizeof tmp, "%s.tmp", final);
-    if (mkdir(backup_dir, 0755) != 0 && errno != EEXIST) {
-        NS_LOG_ERROR("backup: cannot create %s: %s", backup_dir, strerror(errno));
+    char to[4400];
+    struct stat sb;
+    if (settings == NULL || settings[0] == 0 || stat(settings, &sb) != 0)
+        return NS_OK;
+    snprintf(to, sizeof to, "%s/namesrv.properties", tmp);
+    int rc = ns_fs_copy_file(settings, to, 0600);
+    if (rc != NS_OK)
+        NS_LOG_ERROR("backup: cannot copy the settings file %s into %s: %s", settings, tmp,
+                     strerror(errno));
+    return rc;
+}
+
+int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep, const char *settings)
+{
+    char tmp[4300], final[4300], err[512] = "";
+    uint64_t seq = 0, txnid = 0;
+    if (mkdir(backup_dir, 0700) != 0 && errno != EEXIST) {
+        NS_LOG_ERROR("backup: cannot create backupDir %s: %s", backup_dir, strerror(errno));
         return NS_EIO;
     }
+    if (ns_backup_next_seq(backup_dir, &seq) != NS_OK) {
+        NS_LOG_ERROR("backup: cannot read backupDir %s: %s", backup_dir, strerror(errno));
+        return NS_EIO;
+    }
+    snprintf(tmp, sizeof tmp, "%s/backup-%06llu.tmp", backup_dir, (unsigned long long)seq);
     uint64_t t0 = uv_hrtime();
-    int rc = ns_store_backup(store, tmp, err, sizeof err);
+    int rc = ns_store_backup_stage(store, tmp, seq, &txnid, err, sizeof err);
     if (rc != NS_OK) {
         NS_LOG_ERROR("backup: %s", err[0] ? err : ns_strerror(rc));
-        rmtree(tmp);
+        ns_fs_rmtree(tmp);
+        return rc;
+    }
+    if ((rc = copy_settings(settings, tmp)) != NS_OK || (rc = ns_fs_sync_tree(tmp)) != NS_OK) {
+        ns_fs_rmtree(tmp);
         return rc;
     }
     ns_check_result_t res;
@@ -118,17 +116,20 @@ int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
     if (rc != NS_OK) {
         NS_LOG_ERROR("backup: the copy in %s does not check good (table %s: %s); removed", tmp,
                      res.table, res.detail);
-        rmtree(tmp);
+        ns_fs_rmtree(tmp);
         return rc;
     }
-    if (rename(tmp, final) != 0) {
-        NS_LOG_ERROR("backup: cannot rename %s: %s", tmp, strerror(errno));
-        rmtree(tmp);
+    snprintf(final, sizeof final, "%s/backup-%06llu-t%llu", backup_dir, (unsigned long long)seq,
+             (unsigned long long)txnid);
+    if (ns_fs_rename_durable(tmp, final) != NS_OK) {
+        NS_LOG_ERROR("backup: cannot rename %s to %s: %s", tmp, final, strerror(errno));
+        ns_fs_rmtree(tmp);
         return NS_EIO;
     }
-    NS_LOG_INFO("backup: %s written and verified (%llu records) in %llu ms", final,
-                (unsigned long long)res.records,
-                (unsigned long long)((uv_hrtime() - t0) / 1000000));
+    NS_LOG_INFO("backup: %s written and verified (%llu records, sequence %llu, transaction %llu) "
+                "in %llu ms",
+                final, (unsigned long long)res.records, (unsigned long long)seq,
+                (unsigned long long)txnid, (unsigned long long)((uv_hrtime() - t0) / 1000000));
     prune(backup_dir, keep);
     return NS_OK;
 }
@@ -136,7 +137,8 @@ int ns_backup_run(ns_store_t *store, const char *backup_dir, int64_t keep)
 static void *backup_main(void *arg)
 {
     ns_backup_t *b = arg;
-    int rc = ns_backup_run(b->srv->loop.store, b->dir, b->srv->loop.cfg->backup_keep);
+    int rc = ns_backup_run(b->srv->loop.store, b->dir, b->srv->loop.cfg->backup_keep,
+                           b->srv->loop.cfg->config_store_path);
     /* /metrics and the backup alerts see each one (http stays until
      * ns_backup_stop has joined this thread) */
     ns_http_note_backup(b->srv, rc == NS_OK);
@@ -162,6 +164,35 @@ static void timer_cb(uv_timer_t *t)
         NS_LOG_ERROR("backup: cannot start its thread");
 }
 
+/* Says at start, not an interval later, when backupDir cannot be written:
+ * the directory if it exists, else the one that would hold it (nothing is
+ * created here). The server still starts: routes matter more than backups,
+ * and the failed backups are counted (namesrv_backups_total{result=
+ * "failed"}) and alerted on. */
+static void check_dir(const char *dir)
+{
+    struct stat sb;
+    char parent[4096];
+    const char *what = dir;
+    if (stat(dir, &sb) != 0) {
+        snprintf(parent, sizeof parent, "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (slash == parent)
+            parent[1] = 0;
+        else if (slash)
+            *slash = 0;
+        else
+            snprintf(parent, sizeof parent, ".");
+        what = parent;
+    }
+    if (access(what, W_OK | X_OK) != 0 || (stat(what, &sb) == 0 && !S_ISDIR(sb.st_mode)))
+        NS_LOG_ERROR("backupDir %s cannot be %s (%s: %s): no backup will be written until it "
+                     "can; set backupDir to a directory this user may write (the package's: "
+                     "/var/lib/namesrv.backups) or backupIntervalSeconds=0",
+                     dir, what == dir ? "written" : "created", what,
+                     errno ? strerror(errno) : "not a directory");
+}
+
 int ns_backup_start(ns_server_t *srv)
 {
     if (srv->loop.cfg->backup_interval_s <= 0)
@@ -179,6 +210,7 @@ int ns_backup_start(ns_server_t *srv)
     NS_LOG_INFO("backups every %lld s into %s, %lld kept",
                 (long long)srv->loop.cfg->backup_interval_s, b->dir,
                 (long long)srv->loop.cfg->backup_keep);
+    check_dir(b->dir);
     return NS_OK;
 }
 

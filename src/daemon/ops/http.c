@@ -206,6 +206,7 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
     h->start_wall_ms = ns_wall_ms();
     h->start_mono_ms = mono_ms();
     h->map_max_bytes = cfg->map_max_bytes;
+    h->backup_interval_s = cfg->backup_interval_s;
     h->fsync = strcmp(cfg->sync_mode, "nosync") != 0;
     h->io_loops = (int)cfg->io_threads;
     h->writer = ns_writer_metrics(srv->writer);

@@ -48,7 +48,8 @@ struct ns_http {
     int64_t start_wall_ms;
     uint64_t start_mono_ms;
     int64_t map_max_bytes;
-    bool fsync; /* syncMode is not nosync */
+    int64_t backup_interval_s; /* backupIntervalSeconds at start (0 = off) */
+    bool fsync;                /* syncMode is not nosync */
     int io_loops;
     /* counters: pointers into the servers and the writer, valid until stop */
     ns_metrics_loop_t **loops;

@@ -235,6 +235,11 @@ static void store(ns_http_t *h, const ns_snap_t *s, ns_buf_t *out)
     ns_buf_printf(out, "namesrv_backups_total{result=\"ok\"} %llu\n", (unsigned long long)ok);
     ns_buf_printf(out, "namesrv_backups_total{result=\"failed\"} %llu\n",
                   (unsigned long long)failed);
+    /* with the timestamp's absence, what tells "never backed up" from
+     * "backups off" (NamesrvBackupNeverSucceeded) */
+    one(out, "namesrv_backup_interval_seconds", "gauge",
+        "backupIntervalSeconds: periodic backups every this many seconds (0 = off).",
+        (double)h->backup_interval_s);
     int64_t last = atomic_load(&h->backup.last_ok_wall_ms);
     if (last > 0) /* absent until the first one: absent() tells "never" apart */
         one(out, "namesrv_backup_last_success_timestamp_seconds", "gauge",

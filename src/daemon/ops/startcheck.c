@@ -94,6 +94,17 @@ int ns_start_check(ns_server_t *srv, char *err, size_t errlen)
     const ns_config_t *cfg = srv->loop.cfg;
     char path[4200];
     struct stat sb;
+    size_t len = strlen(cfg->data_dir);
+    while (len > 1 && cfg->data_dir[len - 1] == '/') /* "D/" is D */
+        len--;
+    snprintf(path, sizeof path, "%.*s" NS_RECOVER_JOURNAL_SUFFIX, (int)len, cfg->data_dir);
+    if (stat(path, &sb) == 0) { /* checked whatever verifyOnStart says */
+        snprintf(err, errlen,
+                 "a namesrvctl recover of %s was interrupted (%s exists): run namesrvctl recover "
+                 "--data-dir %s again to complete it, then start namesrvd",
+                 cfg->data_dir, path, cfg->data_dir);
+        return NS_EINVAL;
+    }
     if (!cfg->verify_on_start)
         return NS_OK;
     snprintf(path, sizeof path, "%s/data.mdb", cfg->data_dir);
@@ -208,4 +219,28 @@ void ns_start_check_free(ns_server_t *srv)
     if (srv->startcheck)
         startcheck_free(srv->startcheck);
     srv->startcheck = NULL;
+}
+
+/* ---- users the settings do not enforce ---- */
+
+static int count_user(const ns_user_rec_t *u, void *ctx)
+{
+    (void)u;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
+void ns_start_warn_unenforced_users(ns_store_t *store, const ns_config_t *cfg)
+{
+    ns_txn_t *t = NULL;
+    size_t n = 0;
+    if (strcmp(cfg->auth_mode, "off") != 0 || ns_txn_begin(store, false, &t) != NS_OK)
+        return;
+    ns_user_iter(t, count_user, &n);
+    ns_txn_abort(t);
+    if (n > 0)
+        NS_LOG_WARN("store %s holds %zu user(s) but authMode=off: no request is checked against "
+                    "them (a restored store brings users back, not the settings they were "
+                    "written under); set authMode=writes or authMode=all to enforce them",
+                    cfg->data_dir, n);
 }

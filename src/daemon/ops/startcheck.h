@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ns/config.h"
+#include "ns/store.h"
+
 typedef struct ns_server ns_server_t;
 
 /* How the full walk ended (main loop): state 1 the store passed or the walk
@@ -15,7 +18,9 @@ typedef struct ns_server ns_server_t;
  * owner stops the server). */
 typedef void (*ns_start_check_done_cb)(ns_server_t *srv, int state);
 
-/* Before the store is opened: forks the child that checks the store and
+/* Before the store is opened: refuses (NS_EINVAL, err says why) while a
+ * recover of dataDir was interrupted (include/ns/store.h
+ * NS_RECOVER_JOURNAL_SUFFIX); then forks the child that checks the store and
  * waits for its quick part (or, with verifyOnStartBlocking, for all of it).
  * NS_ECORRUPT with the table and how to recover in err. When the full walk
  * goes on, srv->startcheck holds it. */
@@ -30,5 +35,9 @@ bool ns_start_check_running(const ns_server_t *srv);
 void ns_start_check_stop(ns_server_t *srv);
 /* After the loop has ended. */
 void ns_start_check_free(ns_server_t *srv);
+/* Once the store is open: a WARN when it holds users and authMode=off, so
+ * that users nobody enforces are not a silent surprise (a restore onto a
+ * fresh host brings the users back without the settings file). */
+void ns_start_warn_unenforced_users(ns_store_t *store, const ns_config_t *cfg);
 
 #endif

@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 64
+#define NKEYS 65
 #define NDUMPED (NKEYS - 1) /* tls.server.keyPassword is never dumped */
 
 static const char *const all_keys[NKEYS] = {

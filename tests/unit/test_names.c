@@ -192,13 +192,40 @@ static void test_regbody_drop(void **state)
     ns_regbody_free(&b);
 }
 
+/* A JSON body whose one topic has a lone \ud800 (as fastjson reads it: a
+ * Java String with an unpaired char) decodes, and only that topic is then
+ * left out. */
+static void test_regbody_lone_surrogate(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+        "{\"counter\":1,\"timestamp\":1},\"topicConfigTable\":{"
+        "\"A\":{\"perm\":6,\"readQueueNums\":1,\"topicName\":\"A\",\"writeQueueNums\":1},"
+        "\"B\\ud800\":{\"perm\":6,\"readQueueNums\":1,\"topicName\":\"B\\ud800\","
+        "\"writeQueueNums\":1},"
+        "\"C\":{\"perm\":6,\"readQueueNums\":1,\"topicName\":\"C\",\"writeQueueNums\":1}}}}";
+    ns_regbody_t b;
+    assert_int_equal(ns_regbody_decode((const uint8_t *)json, strlen(json), 479, 1 << 20, &b),
+                     NS_OK);
+    assert_int_equal(b.n_topics, 3);
+    char first[128];
+    assert_int_equal(ns_regbody_drop_bad_names(&b, first, sizeof first), 1);
+    assert_int_equal(b.n_topics, 2);
+    assert_string_equal(b.topics[0].topic_name, "A");
+    assert_string_equal(b.topics[1].topic_name, "C");
+    assert_non_null(strstr(first, "B\\xed\\xa0\\x80"));
+    assert_non_null(strstr(first, "surrogate"));
+    ns_regbody_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_name_problem),       cmocka_unit_test(test_name_problem_every_byte),
         cmocka_unit_test(test_nul_escape_rewrite), cmocka_unit_test(test_lone_surrogate_rewrite),
         cmocka_unit_test(test_header_utf8_values), cmocka_unit_test(test_header_nul_and_check),
-        cmocka_unit_test(test_regbody_drop),
+        cmocka_unit_test(test_regbody_drop),       cmocka_unit_test(test_regbody_lone_surrogate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

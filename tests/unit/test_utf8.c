@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <cmocka.h>
 
 #include "ns/buf.h"
 #include "ns/err.h"
+#include "ns/log.h"
 #include "ns/utf8.h"
 
 /* RFC 3629 table 3-7, row by row: lead range, second-byte range, total
@@ -237,6 +239,31 @@ static void test_json_str_invalid_bytes(void **state)
         }
 }
 
+/* The log's formatter: a peer's text in a line can neither end it nor
+ * drive or reorder the terminal that shows the file. */
+static void test_log_line_escaped(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ns-test-log-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char err[200];
+    assert_int_equal(ns_log_open_file(path, 0, 0, err, sizeof err), NS_OK);
+    NS_LOG_WARN("peer text: %s|",
+                "a\nFORGED \x1b[31m\xc2\x9b\xe2\x80\xae\xe2\x81\xa6\xc0\xaf caf\xc3\xa9");
+    ns_log_close_file();
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512] = "", more[8];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_null(fgets(more, sizeof more, f)); /* one line */
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(
+        line, "peer text: a\\nFORGED \\x1b[31m\\u009b\\u202e\\u2066\\xc0\\xaf caf\xc3\xa9|\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_escape_cut),
         cmocka_unit_test(test_escape_always_safe),
         cmocka_unit_test(test_json_str_invalid_bytes),
+        cmocka_unit_test(test_log_line_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

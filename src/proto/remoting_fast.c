@@ -419,22 +419,21 @@ static void finish(ns_cmd_msg_t *m, const fast_t *s)
         m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
 }
 
-/* Whether [v, v+n) holds a DEL (0x7f) or a byte above it: the exact "has a
- * zero byte" word test on v ^ 0x7f.. and the high bits of v, the last word
- * overlapping the one before (as names.c reads a name). */
+/* Whether [v, v+n) holds a DEL (0x7f) or a byte above it: a high bit in
+ * w | (w + 0x01..), since only 0x7f and up reach 0x80 or hold it, and a
+ * carry into the next byte comes only from 0xff, itself such a byte; the
+ * last word overlapping the one before (as names.c reads a name). */
 static inline bool has_del_or_high(const char *v, size_t n)
 {
 #ifdef HIGHS
     if (n >= 8) {
-        uint64_t acc = 0, w, d;
+        uint64_t acc = 0, w;
         for (size_t i = 0; i + 8 < n; i += 8) {
             memcpy(&w, v + i, 8);
-            d = w ^ (ONES * 0x7f);
-            acc |= w | ((d - ONES) & ~d);
+            acc |= w | (w + ONES);
         }
         memcpy(&w, v + n - 8, 8);
-        d = w ^ (ONES * 0x7f);
-        acc |= w | ((d - ONES) & ~d);
+        acc |= w | (w + ONES);
         return (acc & HIGHS) != 0;
     }
 #endif

@@ -219,6 +219,16 @@ static void expect_refused(ns_cmd_msg_t rsp, const char *field, const char *why)
     ns_cmd_msg_free(&rsp);
 }
 
+/* Refused with INVALID_PARAMETER and this remark. */
+static void expect_refused_body(ns_cmd_msg_t rsp, const char *remark_want)
+{
+    char remark[400];
+    nstest_remark(&rsp, remark, sizeof remark);
+    if (rsp.cmd.code != NS_RSP_INVALID_PARAMETER || strstr(remark, remark_want) == NULL)
+        fail_msg("want INVALID_PARAMETER (%s), got %d: %s", remark_want, rsp.cmd.code, remark);
+    ns_cmd_msg_free(&rsp);
+}
+
 /* Registers by binary header; fields[i] replaced by value. */
 static ns_cmd_msg_t register_binary(ns_client_t *c, const char *field, const char *value)
 {
@@ -322,6 +332,11 @@ static void test_invalid_utf8_refused_at_the_door(void **state)
                               "client",        NULL};
         expect_refused(call_binary(c, NS_REQ_NS_USER_ADD, user, NULL, 0), "userAccessKey", why[b]);
     }
+    /* the settings: written to the file and shown, so UTF-8 too */
+    const char *cfg = "productEnvName=env\xc0\xaf\n";
+    expect_refused_body(
+        nstest_call_msg(c, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, cfg, strlen(cfg), TIMEOUT_MS),
+        "invalid body: is not valid UTF-8: an overlong sequence");
     /* a C1 control is a control character: refused in a name */
     expect_refused(register_binary(c, "brokerName",
                                    "csi\xc2\x9b"

@@ -110,10 +110,12 @@ size_t ns_json_fix_escapes(uint8_t *p, size_t n);
 int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t max_inflate_bytes,
                       ns_regbody_t *out);
 void ns_regbody_free(ns_regbody_t *b);
-/* Removes (and frees) the topics, the static-topic mappings and the filter
- * servers whose names ns_name_problem (ns/names.h) refuses (or a mapping
- * whose scope is not valid UTF-8), keeping the order of the others: a
- * broker with one bad topic still gets the rest registered. Describes the
+/* Removes (and frees) the topics and the static-topic mappings whose names
+ * ns_name_problem (ns/names.h) refuses (or a mapping whose scope is not
+ * valid UTF-8), keeping the order of the others: a broker with one bad
+ * topic still gets the rest registered. (Filter servers, a Java 4 feature,
+ * are kept as sent: they are only shown, and every JSON writer writes
+ * invalid bytes as U+FFFD.) Describes the
  * first one removed in first (may be NULL when first_size is 0). Returns how
  * many entries were removed. */
 size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size);

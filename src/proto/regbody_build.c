@@ -245,22 +245,5 @@ size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size
         ns_rbuild_mapping_free(m);
     }
     b->n_mappings = kept;
-    kept = 0;
-    for (size_t i = 0; i < b->n_filter_servers; i++) {
-        char *f = b->filter_servers[i];
-        const char *why = ns_name_problem(f, strlen(f));
-        if (why == NULL) {
-            b->filter_servers[kept++] = f;
-            continue;
-        }
-        if (dropped++ == 0 && first_size) {
-            char shown[48];
-            snprintf(first, first_size, "filter server \"%s\" %s (%zu bytes)",
-                     ns_escape(f, strlen(f), NS_ESC_BACKSLASH | NS_ESC_QUOTE, shown, sizeof shown),
-                     why, strlen(f));
-        }
-        free(f);
-    }
-    b->n_filter_servers = kept;
     return dropped;
 }

@@ -442,6 +442,12 @@ static void test_shown_escaped_in_log_and_ctl(void **state)
     assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, kv, NULL, 0, TIMEOUT_MS),
                      NS_RSP_SUCCESS);
 
+    /* a setting is stored and shown too (the properties text escapes \n) */
+    assert_int_equal(nstest_config_update(c, "productEnvName=env\x1b[2J" BIDI "\n"),
+                     NS_RSP_SUCCESS);
+    const char *config[] = {"config", "get", "--ns", addr, NULL, NULL};
+    ctl_expect("config get", "productEnvName=env\\x1b[2J\\u202e", config);
+
     const char *clusters[] = {"clusters", "--ns", addr, NULL, NULL, NULL};
     ctl_expect("clusters", "evil\\u202eb", clusters);
     const char *topics[] = {"topics", "--ns", addr, NULL, NULL, NULL};

@@ -5,8 +5,9 @@
  * numeric strings and null are accepted for the integer fields; extFields
  * values that are numbers or booleans become their text, nulls are skipped,
  * nested values become compact JSON; a \u0000 escape decodes as U+0001 and
- * a lone surrogate escape as its (invalid) UTF-8 bytes (ns_json_fix_escapes),
- * for the name checks to refuse. Real clients' headers take remoting_fast.c instead.
+ * a lone surrogate escape as its (invalid) UTF-8 bytes, for the name checks
+ * to refuse (ns_json_fix_escapes). Real clients' headers take
+ * remoting_fast.c instead.
  */
 #include <limits.h>
 #include <math.h>

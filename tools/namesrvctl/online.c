@@ -35,7 +35,6 @@
 #include "ns/properties.h"
 #include "ns/err.h"
 #include "ns/model.h"
-#include "ns/utf8.h"
 
 /* ---- output helpers ---- */
 

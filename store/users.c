@@ -30,6 +30,9 @@ int ns_role_parse(const char *s, ns_role_t *out)
     return NS_EINVAL;
 }
 
+/* The longest access key a user may have (ns_user_validate). */
+#define ACCESS_KEY_MAX 128
+
 static bool all_in(const char *s, const char *set, bool alnum)
 {
     for (; s && *s; s++)
@@ -43,7 +46,7 @@ int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen)
     const char *why = NULL;
     size_t akl = u->access_key ? strlen(u->access_key) : 0;
     size_t skl = u->secret ? strlen(u->secret) : 0;
-    if (akl == 0 || akl > 128 || !all_in(u->access_key, "_.@:-", true))
+    if (akl == 0 || akl > ACCESS_KEY_MAX || !all_in(u->access_key, "_.@:-", true))
         why = "access key must be 1..128 characters of A-Z a-z 0-9 _ . @ : -";
     else if (!ns_sealed(u->secret) && (skl < 6 || skl > 256))
         why = "secret key must be 6..256 bytes";
@@ -96,6 +99,12 @@ int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out)
     ns_buf_t k = ns_key_view(access_key);
     ns_slice_t v;
     memset(out, 0, sizeof *out);
+    /* a key no user can have (empty, or too long to be an LMDB key) is a
+     * peer's text, not the store's trouble: LMDB is not asked (it would
+     * answer MDB_BAD_VALSIZE, an internal error) */
+    size_t n = strnlen(access_key, ACCESS_KEY_MAX + 1);
+    if (n == 0 || n > ACCESS_KEY_MAX)
+        return NS_ENOTFOUND;
     int rc = ns_db_get(t, NS_DB_USERS, &k, &v);
     return rc == NS_OK ? unpack_user(access_key, (const uint8_t *)v.ptr, v.len, out) : rc;
 }

@@ -75,13 +75,20 @@ int ns_json_member_group_encode(ns_buf_t *out, const char *cluster, const char *
  * ignore.) Output is appended to out, NUL-terminated (NUL not counted in
  * len). NS_EINVAL on text that cannot be JSON (unbalanced strings). */
 int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out);
-/* A C string cannot hold a NUL, and cJSON ends a string at a decoded
- * \u0000 (a topic "a\u0000b" would silently become "a" and merge into
- * it). So every \u0000 escape inside a JSON string of [p, p+n) is rewritten
- * in place to \u0001, a control character that the name checks
- * (ns/names.h) refuse with a remark. ns_fastjson_normalize does this to its
- * output. Returns how many were rewritten. */
-size_t ns_json_nul_to_soh(uint8_t *p, size_t n);
+/* Two escapes cJSON does not read as fastjson does, rewritten inside the
+ * JSON strings of [p, p+n), in place:
+ * - \u0000: a C string cannot hold a NUL, and cJSON ends a string at it (a
+ *   topic "a\u0000b" would silently become "a" and merge into it); it
+ *   becomes \u0001, a control character the name checks (ns/names.h)
+ *   refuse with a remark.
+ * - a lone surrogate (\ud800 not followed by a low one, or a lone low one):
+ *   cJSON refuses the whole text, where fastjson keeps the unpaired char in
+ *   the Java String; it becomes the three bytes UTF-8 would give it (ED A0
+ *   80), which the UTF-8 checks refuse, so a body with one such topic
+ *   loses that topic only.
+ * ns_fastjson_normalize does this to its output. Returns the new length
+ * (<= n; bytes past it are left as they were). */
+size_t ns_json_fix_escapes(uint8_t *p, size_t n);
 
 /* Decodes a REGISTER_BROKER body. The encoding is detected from the bytes:
  * '{' (after optional whitespace) = JSON RegisterBrokerBody (or, when
@@ -103,9 +110,12 @@ size_t ns_json_nul_to_soh(uint8_t *p, size_t n);
 int ns_regbody_decode(const uint8_t *p, size_t n, int request_version, size_t max_inflate_bytes,
                       ns_regbody_t *out);
 void ns_regbody_free(ns_regbody_t *b);
-/* Removes (and frees) the topics, and the static-topic mappings, whose names
- * ns_name_problem (ns/names.h) refuses, keeping the order of the others: a
- * broker with one bad topic still gets the rest registered. Describes the
+/* Removes (and frees) the topics and the static-topic mappings whose names
+ * ns_name_problem (ns/names.h) refuses (or a mapping whose scope is not
+ * valid UTF-8), keeping the order of the others: a broker with one bad
+ * topic still gets the rest registered. (Filter servers, a Java 4 feature,
+ * are kept as sent: they are only shown, and every JSON writer writes
+ * invalid bytes as U+FFFD.) Describes the
  * first one removed in first (may be NULL when first_size is 0). Returns how
  * many entries were removed. */
 size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size);

@@ -61,7 +61,9 @@ int ns_buf_vprintf(ns_buf_t *b, const char *fmt, va_list ap) __attribute__((form
 /* Appends a JSON string literal with quotes, escaped as fastjson does:
  * '"', '\\' and control characters escaped; non-ASCII raw (ascii_only=false)
  * or as \uXXXX (ascii_only=true, for "standard" JSON, UTF-16 surrogates for
- * code points above U+FFFF). */
+ * code points above U+FFFF). A byte that starts no valid UTF-8 sequence
+ * (ns/utf8.h) is written as \uFFFD, as Java's decoder reads it, so the
+ * text is valid JSON whatever bytes s holds. */
 int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only);
 /* Returns a NUL-terminated copy of the buffer contents; caller frees. */
 char *ns_buf_strdup(const ns_buf_t *b);

@@ -2,8 +2,9 @@
  * addresses, KV namespaces and keys: whatever a peer names, checked before
  * it reaches a store key, a log line or a hash index.
  *
- * A name is 1..NS_NAME_MAX_BYTES bytes with no NUL and no other control
- * character (0x00-0x1f, 0x7f).
+ * A name is 1..NS_NAME_MAX_BYTES bytes of valid UTF-8 (ns/utf8.h: no
+ * overlong, no surrogate, nothing above U+10FFFF) with no NUL and no other
+ * control character (0x00-0x1f, 0x7f, C1 U+0080-U+009F).
  *
  * Why 255 bytes: every store key holds at most two names joined by a NUL
  * separator (store/keys.h: "topic \0 brokerName", "namespace \0 key",
@@ -17,6 +18,15 @@
  * keys are built from (it would cut the name short and merge it into
  * another), and the others let a peer forge log lines. The Java broker's
  * own topic pattern ([%|a-zA-Z0-9_-]) already excludes them all.
+ *
+ * Why valid UTF-8: names are shown in JSON (routes, /brokers, dumps), where
+ * invalid bytes make the whole text invalid. No Java or Go peer can send
+ * invalid UTF-8 (Java's String.getBytes(UTF_8) and Go's encoding/json
+ * replace what they cannot encode), so refusing it breaks none; only a
+ * crafted frame, or a lone \ud800 escape read in a JSON body, carries it.
+ *
+ * Every other header value (a KV value, a zone, a user's role...) only has
+ * to be valid UTF-8: it may be long and hold newlines, as in Java.
  */
 #ifndef NS_NAMES_H
 #define NS_NAMES_H
@@ -25,23 +35,20 @@
 #include <stddef.h>
 
 #include "ns/remoting.h"
+#include "ns/utf8.h"
 
 #define NS_NAME_MAX_BYTES 255
 
 /* Why [s, s+n) is not a valid name ("is empty", "is longer than 255 bytes",
- * "contains a NUL or control character"), or NULL when it is. Static text. */
+ * "contains a NUL or control character", "is not valid UTF-8: ..."), or
+ * NULL when it is. Static text. */
 const char *ns_name_problem(const char *s, size_t n);
 
 /* Checks every header field of cmd that carries a name (topic, clusterName,
- * brokerName, brokerAddr, cluster, namespace, key). On the first bad one,
- * writes a remark naming the field into remark (e.g. "invalid topic: is
- * longer than 255 bytes (300)") and returns false. Absent fields pass. */
+ * brokerName, brokerAddr, cluster, namespace, key) by the name rules and
+ * every other value for valid UTF-8. On the first bad one, writes a remark
+ * naming the field into remark (e.g. "invalid topic \"...\": is longer than
+ * 255 bytes (300 bytes)") and returns false. Absent fields pass. */
 bool ns_names_check_header(const ns_cmd_t *cmd, char *remark, size_t remark_size);
-
-/* Writes s (n bytes) into out (size > 0, always NUL-terminated) with every
- * byte below 0x20, 0x7f, '\\' and '"' escaped (\n, \t, \xHH...), cut short
- * with "..." when it does not fit. For log lines that carry a peer's text.
- * Returns out. */
-char *ns_escape(const char *s, size_t n, char *out, size_t out_size);
 
 #endif

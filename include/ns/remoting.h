@@ -94,7 +94,8 @@ int ns_frame_peek(const uint8_t *p, size_t n, size_t max_frame_bytes, size_t *fr
  * extFields values that are numbers/booleans are converted to text, null
  * values skipped, language names mapped to bytes (unknown -> OTHER), duplicate
  * keys: the last value wins (at the first key's position); a \u0000 escape
- * in a key or value decodes as U+0001 (see ns_json_nul_to_soh in body.h).
+ * in a key or value decodes as U+0001 and a lone surrogate escape as its
+ * UTF-8 bytes, which the name checks refuse (ns_json_fix_escapes, body.h).
  * Binary header: zero-length remark = no remark; ext entries with a
  * zero-length key or value are dropped (Java reads them as null); negative
  * lengths are NS_EINVAL; bytes after the ext block are ignored. */

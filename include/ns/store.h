@@ -324,7 +324,8 @@ typedef struct {
     char *brokers; /* broker role: [CLUSTER/]BROKER grants, ','-separated, '*' wildcard */
     int64_t created_ms, updated_ms;
 } ns_user_rec_t;
-int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out); /* NS_ENOTFOUND */
+/* NS_ENOTFOUND also for a key no user can have (empty, over 128 bytes). */
+int ns_user_get(ns_txn_t *t, const char *access_key, ns_user_rec_t *out);
 int ns_user_put(ns_txn_t *t, const ns_user_rec_t *u);
 int ns_user_del(ns_txn_t *t, const char *access_key); /* NS_ENOTFOUND when absent */
 /* Users in access-key order; u is borrowed for the call. NS_OK (no users)

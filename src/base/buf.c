@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ns/err.h"
+#include "ns/utf8.h"
 
 void ns_buf_init(ns_buf_t *b)
 {
@@ -141,28 +142,6 @@ int ns_buf_printf(ns_buf_t *b, const char *fmt, ...)
     return rc;
 }
 
-/* Decodes one UTF-8 sequence at s[i]; returns its length (1 on invalid
- * input, with *cp = the raw byte) and the code point in *cp. */
-static size_t utf8_decode(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
-{
-    unsigned char c = s[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + len > n) {
-        *cp = c;
-        return 1;
-    }
-    uint32_t v = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-    for (size_t k = 1; k < len; k++) {
-        if ((s[i + k] & 0xC0) != 0x80) {
-            *cp = c;
-            return 1;
-        }
-        v = (v << 6) | (s[i + k] & 0x3Fu);
-    }
-    *cp = v;
-    return len;
-}
-
 int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only)
 {
     static const char hex[] = "0123456789ABCDEF"; /* fastjson writes upper case */
@@ -192,13 +171,20 @@ int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only
         else if (c < 0x20) {
             snprintf(ubuf, sizeof ubuf, "\\u%04X", c);
             esc = ubuf;
-        } else if (c >= 0x80 && ascii_only) {
-            uint32_t cp;
-            adv = utf8_decode(u, n, i, &cp);
-            if (cp >= 0x10000) {
+        } else if (c >= 0x80) {
+            uint32_t cp = 0;
+            adv = ns_utf8_decode(u + i, n - i, &cp);
+            if (adv == 0) { /* never invalid JSON text: what Java decodes it to */
+                adv = 1;
+                esc = "\\uFFFD";
+            } else if (!ascii_only) {
+                i += adv; /* copied as it is */
+                continue;
+            } else if (cp >= 0x10000) {
                 uint32_t v = cp - 0x10000;
                 uint32_t hi = 0xD800 + (v >> 10), lo = 0xDC00 + (v & 0x3FF);
                 snprintf(ubuf, sizeof ubuf, "\\u%04X\\u%04X", hi, lo);
+                esc = ubuf;
             } else {
                 ubuf[0] = '\\';
                 ubuf[1] = 'u';
@@ -207,8 +193,8 @@ int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only
                 ubuf[4] = hex[(cp >> 4) & 15];
                 ubuf[5] = hex[cp & 15];
                 ubuf[6] = 0;
+                esc = ubuf;
             }
-            esc = ubuf;
         }
         if (esc) {
             if (ns_buf_append(b, u + run, i - run) != NS_OK || ns_buf_append_str(b, esc) != NS_OK)

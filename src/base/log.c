@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "ns/err.h"
+#include "ns/utf8.h"
 
 ns_log_level_t ns_log_level = NS_LOG_LEVEL_INFO;
 
@@ -55,30 +56,6 @@ void ns_log_set_level(ns_log_level_t level)
 }
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-
-/* Log lines often carry a peer's text (names, remarks, setting values): a
- * control character in it must not start a forged line or hide one, so
- * every byte below 0x20 and 0x7f is written as \n, \r, \t or \xHH. out
- * has room for 4 bytes per byte of in. */
-static void escape_controls(const char *in, char *out, size_t out_size)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < out_size; p++) {
-        if (*p >= 0x20 && *p != 0x7f) {
-            out[o++] = (char)*p;
-        } else if (*p == '\n' || *p == '\r' || *p == '\t') {
-            out[o++] = '\\';
-            out[o++] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        }
-    }
-    out[o] = 0;
-}
 
 int ns_log_level_parse(const char *name)
 {
@@ -204,7 +181,10 @@ void ns_log_write(ns_log_level_t level, const char *file, int line, const char *
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    escape_controls(raw, msg, sizeof msg);
+    /* Log lines often carry a peer's text (names, remarks, setting values):
+     * nothing in it may start a forged line, drive the terminal or reorder
+     * what a reader sees (ns/utf8.h); msg has room for 4 bytes per byte. */
+    ns_escape(raw, strlen(raw), 0, msg, sizeof msg);
 
     struct timeval tv;
     gettimeofday(&tv, NULL);

@@ -3,11 +3,13 @@
  * fastjson writes maps with Integer/Long keys with bare numeric keys
  * ({0:"a",1:"b"}, {"currIdMap":{0:0}}), which strict parsers such as cJSON
  * reject. ns_fastjson_normalize() copies the text and puts quotes around such
- * keys; everything else (strings, values, whitespace) is copied unchanged.
+ * keys; everything else (strings, values, whitespace) is copied unchanged,
+ * but for the two escapes cJSON cannot take as fastjson does (below).
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ns/body.h"
 #include "ns/buf.h"
@@ -97,8 +99,10 @@ int ns_fastjson_normalize(const uint8_t *p, size_t n, ns_buf_t *out)
         i++;
     }
     rc = ns_buf_append(out, p + run, n - run);
-    if (rc == NS_OK)
-        ns_json_nul_to_soh(out->data + start, out->len - start);
+    if (rc == NS_OK) {
+        out->len = start + ns_json_fix_escapes(out->data + start, out->len - start);
+        out->data[out->len] = 0;
+    }
 
 cleanup:
     ns_buf_free(&stack);
@@ -109,23 +113,61 @@ cleanup:
     return rc;
 }
 
-size_t ns_json_nul_to_soh(uint8_t *p, size_t n)
+/* The value of the four hex digits at p (n bytes left), or -1. */
+static long hex4(const uint8_t *p, size_t n)
 {
-    size_t count = 0;
+    long v = 0;
+    if (n < 4)
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        int d = ns_hex_digit((char)p[k]);
+        if (d < 0)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/* The code unit of the \uXXXX escape at p[0] (n bytes left), or -1. */
+static long u_escape(const uint8_t *p, size_t n)
+{
+    return n >= 6 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2, n - 2) : -1;
+}
+
+size_t ns_json_fix_escapes(uint8_t *p, size_t n)
+{
     bool in_str = false;
-    for (size_t i = 0; i < n; i++) {
-        if (!in_str) {
+    size_t o = 0, i = 0;
+    while (i < n) {
+        long u = in_str ? u_escape(p + i, n - i) : -1;
+        size_t take = 1;
+        if (u == 0) {
+            memcpy(p + o, "\\u0001", 6);
+            o += 6;
+            i += 6;
+            continue;
+        }
+        if (u >= 0xD800 && u <= 0xDFFF) {
+            long lo = u <= 0xDBFF ? u_escape(p + i + 6, n - i - 6) : -1;
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                take = 12; /* a pair: a code point above U+FFFF */
+            } else {       /* lone: its UTF-8 form, which no UTF-8 check accepts */
+                p[o++] = (uint8_t)(0xE0 | u >> 12);
+                p[o++] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+                p[o++] = (uint8_t)(0x80 | (u & 0x3F));
+                i += 6;
+                continue;
+            }
+        } else if (!in_str) {
             in_str = p[i] == '"';
         } else if (p[i] == '"') {
             in_str = false;
         } else if (p[i] == '\\' && i + 1 < n) {
-            if (p[i + 1] == 'u' && i + 5 < n && p[i + 2] == '0' && p[i + 3] == '0' &&
-                p[i + 4] == '0' && p[i + 5] == '0') {
-                p[i + 5] = '1';
-                count++;
-            }
-            i++; /* the escaped byte */
+            take = 2; /* the escaped byte */
         }
+        memmove(p + o, p + i, take);
+        o += take;
+        i += take;
     }
-    return count;
+    return o;
 }

@@ -1,49 +1,79 @@
-/* names.c - name checks and log escaping (include/ns/names.h). */
+/* names.c - name checks (include/ns/names.h). */
 #include "ns/names.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-/* True when one of the 8 bytes of w is below 0x20 or is 0x7f (the exact
- * "has a byte less than n" and "has a zero byte" word tests). */
-static inline bool word_has_control(uint64_t w)
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* High bits marking that one of the 8 bytes of w is below 0x20 or is 0x7f
+ * (the exact "has a byte less than n" and "has a zero byte" word tests:
+ * which byte is marked may be off, that one is, never). */
+static inline uint64_t word_controls(uint64_t w)
 {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t del = w ^ (ones * 0x7f);
-    return (((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & highs;
+    uint64_t del = w ^ (ONES * 0x7f);
+    return (((w - ONES * 0x20) & ~w) | ((del - ONES) & ~del)) & HIGHS;
 }
 
-/* No control byte in [s, s+n): eight bytes at a time, the last word
- * overlapping the one before (no call, no read past the end); names under
- * 8 bytes byte by byte. */
-static inline bool no_control(const char *s, size_t n)
+/* What a scan of a name found: a C0 control or DEL, a byte above 0x7f. */
+#define SEEN_CONTROL 1u
+#define SEEN_HIGH 2u
+
+/* The bytes of [s, s+n): eight at a time, the last word overlapping the one
+ * before (no call, no read past the end); names under 8 bytes byte by
+ * byte. */
+static inline unsigned scan(const char *s, size_t n)
 {
-    uint64_t w;
+    uint64_t w, ctl = 0, high = 0;
     if (n < 8) {
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
-                return false;
-        return true;
+        unsigned seen = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            seen |= (c < 0x20 || c == 0x7f) ? SEEN_CONTROL : c > 0x7f ? SEEN_HIGH : 0;
+        }
+        return seen;
     }
     for (size_t i = 0; i + 8 < n; i += 8) {
         memcpy(&w, s + i, 8);
-        if (word_has_control(w))
-            return false;
+        ctl |= word_controls(w);
+        high |= w;
     }
     memcpy(&w, s + n - 8, 8);
-    return !word_has_control(w);
+    ctl |= word_controls(w);
+    high |= w;
+    return (ctl ? SEEN_CONTROL : 0) | (high & HIGHS ? SEEN_HIGH : 0);
 }
 
-/* The check runs on every name of every request: a route lookup's topic
- * costs a few instructions per word, not a compare and a branch per byte. */
+/* The rules a name with a byte above 0x7f also has to pass: strict UTF-8
+ * and no C1 control. Out of the hot path: real names are ASCII. */
+__attribute__((noinline)) static const char *wide_problem(const char *s, size_t n)
+{
+    const char *why = ns_utf8_problem(s, n);
+    const uint8_t *p = (const uint8_t *)s;
+    uint32_t cp = 0;
+    for (size_t i = 0, k; why == NULL && i < n; i += k) {
+        k = ns_utf8_decode(p + i, n - i, &cp);
+        if (ns_utf8_is_c1(cp))
+            why = "contains a NUL or control character";
+    }
+    return why;
+}
+
+/* The check runs on every request whose header the fast decoder did not
+ * vouch for: a route lookup's topic costs a few instructions per word, not
+ * a compare and a branch per byte. */
 const char *ns_name_problem(const char *s, size_t n)
 {
     if (n == 0)
         return "is empty";
     if (n > NS_NAME_MAX_BYTES)
         return "is longer than 255 bytes";
-    return no_control(s, n) ? NULL : "contains a NUL or control character";
+    unsigned seen = scan(s, n);
+    if (seen & SEEN_CONTROL)
+        return "contains a NUL or control character";
+    return seen & SEEN_HIGH ? wide_problem(s, n) : NULL;
 }
 
 /* Lengths of the ext keys that carry a name (below): one test skips the
@@ -72,14 +102,15 @@ static bool is_name_key(const char *k, size_t n)
     }
 }
 
-/* The remark for a refused name (out of the hot path). */
-__attribute__((noinline, cold)) static bool refuse(const ns_ext_field_t *e, char *remark,
-                                                   size_t remark_size)
+/* The remark for a refused value (out of the hot path). */
+__attribute__((noinline, cold)) static bool refuse(const ns_ext_field_t *e, const char *why,
+                                                   char *remark, size_t remark_size)
 {
-    char shown[48];
-    snprintf(remark, remark_size, "invalid %.*s \"%s\": %s (%zu bytes)", (int)e->key_len, e->key,
-             ns_escape(e->val, e->val_len, shown, sizeof shown),
-             ns_name_problem(e->val, e->val_len), e->val_len);
+    char key[40], shown[48];
+    snprintf(remark, remark_size, "invalid %s \"%s\": %s (%zu bytes)",
+             ns_escape(e->key, e->key_len, NS_ESC_BACKSLASH | NS_ESC_QUOTE, key, sizeof key),
+             ns_escape(e->val, e->val_len, NS_ESC_BACKSLASH | NS_ESC_QUOTE, shown, sizeof shown),
+             why, e->val_len);
     return false;
 }
 
@@ -90,55 +121,15 @@ bool ns_names_check_header(const ns_cmd_t *cmd, char *remark, size_t remark_size
     const ns_ext_field_t *e = cmd->ext, *end = cmd->ext + cmd->n_ext;
     for (; e != end; e++) {
         size_t kl = e->key_len, vl = e->val_len;
-        if (kl > 11 || !((NAME_KEY_LENS >> kl) & 1) || e->key == NULL || e->val == NULL ||
-            !is_name_key(e->key, kl))
+        const char *why;
+        if (e->key == NULL || e->val == NULL)
             continue;
-        if (vl == 0 || vl > NS_NAME_MAX_BYTES || !no_control(e->val, vl))
-            return refuse(e, remark, remark_size);
+        if (kl <= 11 && ((NAME_KEY_LENS >> kl) & 1) && is_name_key(e->key, kl)) {
+            if ((why = ns_name_problem(e->val, vl)) != NULL)
+                return refuse(e, why, remark, remark_size);
+        } else if (!ns_utf8_valid(e->val, vl)) {
+            return refuse(e, ns_utf8_problem(e->val, vl), remark, remark_size);
+        }
     }
     return true;
-}
-
-/* Escaped form of byte c into tmp (at most 4 bytes); returns its length. */
-static size_t escape_byte(unsigned char c, char *tmp)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t k = 0;
-    if (c == '\n' || c == '\r' || c == '\t' || c == '\\' || c == '"') {
-        tmp[k++] = '\\';
-        tmp[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c;
-    } else if (c < 0x20 || c == 0x7f) {
-        tmp[k++] = '\\';
-        tmp[k++] = 'x';
-        tmp[k++] = hex[c >> 4];
-        tmp[k++] = hex[c & 15];
-    } else {
-        tmp[k++] = (char)c;
-    }
-    return k;
-}
-
-char *ns_escape(const char *s, size_t n, char *out, size_t out_size)
-{
-    char tmp[4];
-    size_t total = 0, o = 0;
-    if (out_size == 0)
-        return out;
-    for (size_t i = 0; i < n; i++)
-        total += escape_byte((unsigned char)s[i], tmp);
-    /* all of it when it fits; else as much as fits before a "..." */
-    size_t room = total < out_size ? out_size - 1 : (out_size >= 4 ? out_size - 4 : 0);
-    for (size_t i = 0; i < n; i++) {
-        size_t k = escape_byte((unsigned char)s[i], tmp);
-        if (o + k > room)
-            break;
-        memcpy(out + o, tmp, k);
-        o += k;
-    }
-    if (total >= out_size && out_size >= 4) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = 0;
-    return out;
 }

@@ -223,8 +223,9 @@ size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size
         if (dropped++ == 0 && first_size) {
             char shown[48];
             snprintf(first, first_size, "topic \"%s\" %s (%zu bytes)",
-                     ns_escape(t->topic_name, strlen(t->topic_name), shown, sizeof shown), why,
-                     strlen(t->topic_name));
+                     ns_escape(t->topic_name, strlen(t->topic_name),
+                               NS_ESC_BACKSLASH | NS_ESC_QUOTE, shown, sizeof shown),
+                     why, strlen(t->topic_name));
         }
         free(t->topic_name);
     }
@@ -233,12 +234,14 @@ size_t ns_regbody_drop_bad_names(ns_regbody_t *b, char *first, size_t first_size
     for (size_t i = 0; i < b->n_mappings; i++) {
         ns_mapping_info_t *m = &b->mappings[i];
         if (ns_name_problem(m->topic, strlen(m->topic)) == NULL &&
-            ns_name_problem(m->bname, strlen(m->bname)) == NULL) {
+            ns_name_problem(m->bname, strlen(m->bname)) == NULL &&
+            (m->scope == NULL || ns_utf8_valid(m->scope, strlen(m->scope)))) {
             b->mappings[kept++] = *m;
             continue;
         }
         if (dropped++ == 0 && first_size)
-            snprintf(first, first_size, "a static-topic mapping with an invalid topic or bname");
+            snprintf(first, first_size,
+                     "a static-topic mapping with an invalid topic, bname or scope");
         ns_rbuild_mapping_free(m);
     }
     b->n_mappings = kept;

@@ -22,7 +22,7 @@
  * and the general decoder (remoting_json.c) decodes the header from
  * scratch. Whitespace between tokens is allowed (JSON's), as trailing.
  * Since no string it takes has a control byte, a header whose ext values
- * are all 1-255 bytes long without DEL is marked ext_names_ok (the name
+ * are all 1-255 bytes of ASCII without DEL is marked ext_names_ok (the name
  * check passes).
  *
  * Binary. The same fields at fixed offsets; the fast path copies strings
@@ -419,37 +419,41 @@ static void finish(ns_cmd_msg_t *m, const fast_t *s)
         m->cmd.ext = m->cmd.n_ext ? m->ext_storage : NULL;
 }
 
-/* Whether [v, v+n) holds a DEL (0x7f): the exact "has a zero byte" word
- * test on v ^ 0x7f.., the last word overlapping the one before (as names.c
- * reads a name). */
-static inline bool has_del(const char *v, size_t n)
+/* Whether [v, v+n) holds a DEL (0x7f) or a byte above it: a high bit in
+ * w | (w + 0x01..), since only 0x7f and up reach 0x80 or hold it, and a
+ * carry into the next byte comes only from 0xff, itself such a byte; the
+ * last word overlapping the one before (as names.c reads a name). */
+static inline bool has_del_or_high(const char *v, size_t n)
 {
 #ifdef HIGHS
     if (n >= 8) {
         uint64_t acc = 0, w;
         for (size_t i = 0; i + 8 < n; i += 8) {
             memcpy(&w, v + i, 8);
-            w ^= ONES * 0x7f;
-            acc |= (w - ONES) & ~w;
+            acc |= w | (w + ONES);
         }
         memcpy(&w, v + n - 8, 8);
-        w ^= ONES * 0x7f;
-        return ((acc | ((w - ONES) & ~w)) & HIGHS) != 0;
+        acc |= w | (w + ONES);
+        return (acc & HIGHS) != 0;
     }
 #endif
-    return memchr(v, 0x7f, n) != NULL;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] >= 0x7f)
+            return true;
+    return false;
 }
 
 /* The JSON fast path's strings have no control byte below 0x20
- * (plain_str): with every ext value 1-255 bytes long and without DEL, each
- * is a valid name, and the per-request name check (dispatch) has nothing
- * to look at. */
+ * (plain_str): with every ext value 1-255 bytes of ASCII without DEL, each
+ * is a valid name (and valid UTF-8), and the per-request name check
+ * (dispatch) has nothing to look at. A value with a byte above 0x7f leaves
+ * the UTF-8 rules to that check. */
 static void note_names(ns_cmd_msg_t *m)
 {
     bool ok = m->ext_index == NULL;
     for (size_t i = 0; ok && i < m->cmd.n_ext; i++) {
         const ns_ext_field_t *e = &m->ext_storage[i];
-        ok = e->val_len - 1 < NS_NAME_MAX_BYTES && !has_del(e->val, e->val_len);
+        ok = e->val_len - 1 < NS_NAME_MAX_BYTES && !has_del_or_high(e->val, e->val_len);
     }
     m->cmd.ext_names_ok = ok;
 }

@@ -4,8 +4,10 @@
  * Unknown keys are ignored and missing ones default to 0/absent; numbers,
  * numeric strings and null are accepted for the integer fields; extFields
  * values that are numbers or booleans become their text, nulls are skipped,
- * nested values become compact JSON; a \u0000 escape decodes as U+0001
- * (ns_json_nul_to_soh). Real clients' headers take remoting_fast.c instead.
+ * nested values become compact JSON; a \u0000 escape decodes as U+0001 and
+ * a lone surrogate escape as its (invalid) UTF-8 bytes, for the name checks
+ * to refuse (ns_json_fix_escapes). Real clients' headers take
+ * remoting_fast.c instead.
  */
 #include <limits.h>
 #include <math.h>
@@ -143,10 +145,14 @@ static int json_language(const cJSON *v, int32_t *out)
     return NS_OK;
 }
 
-static bool has_nul_escape(const uint8_t *p, size_t n)
+/* Whether [p, p+n) may hold an escape ns_json_fix_escapes rewrites: a
+ * \u0000 or a surrogate (\uD800-\uDFFF, pairs included). */
+static bool has_fixable_escape(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i + 6 <= n; i++)
-        if (p[i] == '\\' && memcmp(p + i + 1, "u0000", 5) == 0)
+        if (p[i] == '\\' && p[i + 1] == 'u' &&
+            (memcmp(p + i + 2, "0000", 4) == 0 ||
+             ((p[i + 2] | 0x20) == 'd' && ns_hex_digit((char)p[i + 3]) >= 8)))
             return true;
     return false;
 }
@@ -160,14 +166,14 @@ int ns_hdr_json_decode(const uint8_t *hdr, size_t hdr_len, ns_cmd_msg_t *m)
     bool has_remark = false;
     size_t remark_off = 0;
 
-    if (has_nul_escape(hdr, hdr_len)) {
-        /* a NUL would end the C string early: decode it as U+0001 */
+    if (has_fixable_escape(hdr, hdr_len)) {
+        /* a NUL would end the C string early, a lone surrogate fail it all */
         if ((copy = malloc(hdr_len)) == NULL) {
             rc = NS_ENOMEM;
             goto cleanup;
         }
         memcpy(copy, hdr, hdr_len);
-        ns_json_nul_to_soh(copy, hdr_len);
+        hdr_len = ns_json_fix_escapes(copy, hdr_len);
         hdr = copy;
     }
     root = cJSON_ParseWithLengthOpts((const char *)hdr, hdr_len, &end, false);

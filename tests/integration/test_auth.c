@@ -148,6 +148,27 @@ static const char QD_B[] = "{\"queueDatas\":[{\"brokerName\":\"broker-b\",\"read
 static const char *const topic_kv[] = {"topic", "T9", NULL};
 static const char PROPS[] = "orderMessageEnable=true";
 
+/* A C++ client without credentials sends "AccessKey":"" (and an empty
+ * Signature) in every request: that is an unsigned request, so its reads
+ * are served under writes and its writes refused as unsigned. */
+static void test_empty_access_key_is_unsigned(void **state)
+{
+    fx_t *fx = *state;
+    ns_client_t *c = nstest_connect(&fx->srv);
+    const char *route[] = {"AccessKey", "", "OnsChannel", "", "Signature", "", "topic", "T1", NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route, NULL, 0, 10000),
+                     NS_RSP_TOPIC_NOT_EXIST);
+    const char *put[] = {"AccessKey", "",  "Signature", "",  "namespace", "ns",
+                         "key",       "k", "value",     "v", NULL};
+    ns_cmd_msg_t rsp = nstest_call_msg(c, NS_REQ_PUT_KV_CONFIG, put, NULL, 0, 10000);
+    char remark[300];
+    nstest_remark(&rsp, remark, sizeof remark);
+    assert_int_equal(rsp.cmd.code, NS_RSP_NO_PERMISSION);
+    assert_non_null(strstr(remark, "needs a signed request"));
+    ns_cmd_msg_free(&rsp);
+    ns_client_close(c);
+}
+
 static void test_writes_mode(void **state)
 {
     fx_t *fx = *state;
@@ -509,6 +530,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_writes_mode, setup_writes, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_access_key_is_unsigned, setup_writes, teardown),
         cmocka_unit_test_setup_teardown(test_bad_credentials, setup_writes, teardown),
         cmocka_unit_test_setup_teardown(test_replay_to_another_code, setup_writes, teardown),
         cmocka_unit_test_setup_teardown(test_all_mode, setup_all, teardown),

@@ -276,6 +276,42 @@ static void test_metrics_move(void **state)
     free(after);
 }
 
+#define STORE_ERROR "namesrv_auth_refusals_total{reason=\"store_error\"}"
+#define BAD_SIGNATURE "namesrv_auth_refusals_total{reason=\"bad_signature\"}"
+
+/* An AccessKey no user can have is a peer's doing, never the store's: an
+ * empty one (what a C++ client without credentials sends) counts as
+ * unsigned, one too long for a key as an unknown key, and store_error
+ * (which an operator alerts on) does not move. */
+static void test_impossible_access_keys(void **state)
+{
+    fx_t *fx = *state;
+    char *before = nstest_scrape(fx->http_port, fx->base.dir);
+    double u0 = nstest_series(before, UNSIGNED, -1), b0 = nstest_series(before, BAD_SIGNATURE, -1);
+    char big[601];
+    memset(big, 'k', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ns_client_t *c = nstest_connect(&fx->base.srv);
+    const char *empty[] = {"AccessKey", "", "Signature", "", "topic", "T1", NULL};
+    const char *longk[] = {"AccessKey", big, "Signature", "c2ln", "topic", "T1", NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, empty, NULL, 0, 10000),
+                     NS_RSP_NO_PERMISSION);
+    assert_int_equal(nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, longk, NULL, 0, 10000),
+                     NS_RSP_NO_PERMISSION);
+    ns_client_close(c);
+    char *after = nstest_scrape(fx->http_port, fx->base.dir);
+    if (nstest_series(after, STORE_ERROR, -1) != 0 ||
+        nstest_series(after, UNSIGNED, -1) != u0 + 1 ||
+        nstest_series(after, BAD_SIGNATURE, -1) != b0 + 1)
+        fail_msg("store_error %g (want 0), unsigned %g -> %g, bad_signature %g -> %g (want +1 "
+                 "each)",
+                 nstest_series(after, STORE_ERROR, -1), u0, nstest_series(after, UNSIGNED, -1), b0,
+                 nstest_series(after, BAD_SIGNATURE, -1));
+    assert_int_equal(nstest_log_count(&fx->base.srv, "lmdb:"), 0); /* no store trouble logged */
+    free(before);
+    free(after);
+}
+
 /* Refusals pipelined on one connection: the trail takes at most 20 a
  * second, and every one left out is counted on /metrics. */
 static void test_trail_rate_limit(void **state)
@@ -382,6 +418,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics_move, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_trail_rate_limit, setup, nstest_fx_teardown),
         cmocka_unit_test(test_user_management_in_the_trail),
+        cmocka_unit_test_setup_teardown(test_impossible_access_keys, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

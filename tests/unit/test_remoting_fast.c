@@ -148,7 +148,8 @@ static void client_shapes_take_the_fast_path(void **state)
     }
 }
 
-/* ext_names_ok: set exactly when every ext value is a valid name. */
+/* ext_names_ok: set only when every ext value is a name of ASCII (a byte
+ * above 0x7f leaves the UTF-8 rules to the check). */
 static bool names_ok_of(const char *topic)
 {
     char hdr[600];
@@ -184,6 +185,21 @@ static void names_vouched_for(void **state)
     t[255] = 'a';
     t[256] = 0;
     assert_false(names_ok_of(t));
+    /* a byte above 0x7f, valid UTF-8 or not, anywhere (tail word included):
+     * never vouched for; every byte value at every place of 1..20 bytes */
+    assert_false(names_ok_of("caf\xc3\xa9"));
+    for (size_t n = 1; n <= 20; n++)
+        for (size_t at = 0; at < n; at++)
+            for (int b = 0x20; b < 256; b++) {
+                if (b == '"' || b == '\\')
+                    continue;
+                memset(t, 'a', n);
+                t[n] = 0;
+                t[at] = (char)b;
+                if (names_ok_of(t) != (b < 0x7f))
+                    fail_msg("byte 0x%02x at %zu of %zu: %s", b, at, n,
+                             b < 0x7f ? "not vouched for" : "vouched for");
+            }
     /* a frame decoded by the general decoder is checked by dispatch as before */
     ns_cmd_msg_t m;
     assert_int_equal(agree_json("{\"code\":105,\"extFields\":{\"topic\":\"T\\u0041\"}}", &m),

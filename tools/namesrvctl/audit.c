@@ -31,6 +31,7 @@
 
 #include "ctl.h"
 #include "ns/err.h"
+#include "ns/utf8.h"
 
 #define TOPICS_SHOWN 5 /* names per list in the table; the rest is counted */
 
@@ -104,7 +105,7 @@ static void fmt_list(ns_buf_t *b, char sign, const cJSON *list)
             ns_buf_printf(b, ",...(%d more)", n - TOPICS_SHOWN);
             break;
         }
-        ns_buf_printf(b, "%s%s", i++ ? "," : "", str(e, "topic"));
+        ns_buf_printf(b, "%s%s", i++ ? "," : "", ctl_txt(str(e, "topic")));
     }
 }
 
@@ -115,7 +116,7 @@ static int print_row(audit_q_t *q, uint64_t seq, const cJSON *rec)
     ns_buf_reset(b);
     ctl_format_time(num(rec, "time"), when, sizeof when);
     ns_buf_printf(b, "%-6llu %-24s %-16s %-21s ", (unsigned long long)seq, when,
-                  str(rec, "brokerName"), str(rec, "brokerAddr"));
+                  ctl_txt(str(rec, "brokerName")), ctl_txt(str(rec, "brokerAddr")));
     size_t vstart = b->len;
     fmt_version(b, cJSON_GetObjectItemCaseSensitive(rec, "oldVersion"));
     ns_buf_append_str(b, " -> ");
@@ -180,21 +181,27 @@ static int print_admin_row(audit_q_t *q, uint64_t seq, const cJSON *rec)
     ns_buf_reset(b);
     ctl_format_time(num(rec, "time"), when, sizeof when);
     ns_buf_printf(b, "%-6llu %-24s %-21s %-26s %-7s", (unsigned long long)seq, when,
-                  str(rec, "peer"), str(rec, "request"), str(rec, "result"));
+                  ctl_txt(str(rec, "peer")), ctl_txt(str(rec, "request")),
+                  ctl_txt(str(rec, "result")));
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(rec, "fields"))
     {
-        ns_buf_printf(b, " %s=%s", e->string, cJSON_IsString(e) ? e->valuestring : "?");
+        ns_buf_printf(b, " %s=%s", ctl_txt(e->string),
+                      cJSON_IsString(e) ? ctl_txt(e->valuestring) : "?");
     }
-    if (*body) {
+    if (*body) { /* one line: the body's newlines shown as ';' */
         ns_buf_append_str(b, " body=");
-        for (const char *p = body; *p; p++) /* one line: newlines shown as ';' */
-            ns_buf_append_u8(b, *p == '\n' ? ';' : (uint8_t)*p);
+        for (const char *p = body, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {
+            nl = strchr(p, '\n');
+            if (p != body)
+                ns_buf_append_u8(b, ';');
+            ns_buf_append_escaped(b, p, nl ? (size_t)(nl - p) : strlen(p), NS_ESC_BACKSLASH);
+        }
     }
     if (*str(rec, "remark"))
-        ns_buf_printf(b, " remark=\"%s\"", str(rec, "remark"));
+        ns_buf_printf(b, " remark=\"%s\"", ctl_txt(str(rec, "remark")));
     if (cJSON_IsObject(detail)) {
         char *d = cJSON_PrintUnformatted(detail);
-        ns_buf_printf(b, " %s", d ? d : "");
+        ns_buf_printf(b, " %s", ctl_txt_json(d ? d : ""));
         free(d);
     }
     if (ns_buf_append_u8(b, '\n') != NS_OK)

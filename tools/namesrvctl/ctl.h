@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ns/buf.h"
 #include "ns/remoting.h"
@@ -57,8 +58,28 @@ int ctl_parse(const char *cmd, int argc, char **argv, const ctl_opt_t *opts, con
  * ("--json", "--ns=X"), 0 when it is none of them. */
 int ctl_common_option_arity(const char *arg);
 
-/* "namesrvctl: <message>" on stderr. */
+/* "namesrvctl: <message>" on stderr, escaped as ctl_txt_json escapes (a
+ * server's remark may quote a peer's text). */
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- text output ----
+ * Every stored string a text-mode command prints goes through one of these
+ * (ns/utf8.h), so that a stored newline, ESC, C1 control or bidi override
+ * can neither forge a line nor drive or reorder the operator's terminal;
+ * --json output stays exact (JSON's own escapes).
+ * ctl_txt: s escaped, '\\' too, so that what is shown reads back
+ * unambiguously ("\\x1b" is the four characters, "\x1b" the ESC).
+ * ctl_txt_json: JSON text shown in a text line, its backslashes left as
+ * they are (they are JSON's escapes).
+ * Both return a string that stays valid for CTL_TXT_SLOTS further calls (a
+ * ring of buffers, so that one printf can show several); NULL shows as "". */
+#define CTL_TXT_SLOTS 16
+const char *ctl_txt(const char *s);
+const char *ctl_txt_json(const char *s);
+/* Writes the n bytes of text (lines of a report, a properties file) to f
+ * line by line, each escaped as ctl_txt_json escapes, each ended by a
+ * newline. */
+void ctl_print_lines(FILE *f, const char *text, size_t n);
 /* Prints "namesrvctl <cmd>: missing --<opt>" and returns CTL_USAGE. */
 int ctl_missing(const char *cmd, const char *opt);
 

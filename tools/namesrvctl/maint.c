@@ -165,7 +165,7 @@ static int prune_all(ns_txn_t *t, ns_registry_t *reg, const empty_groups_t *eg, 
     if (rc == NS_OK) {
         int n = ns_store_verify(t, &report);
         if (n > 0) {
-            fwrite(report.data, 1, report.len, stderr);
+            ctl_print_lines(stderr, (const char *)report.data, report.len);
             ctl_err("pruning would leave %d violation(s); nothing was written", n);
             *violated = true;
         }
@@ -202,7 +202,7 @@ int ctl_cmd_prune_groups(int argc, char **argv)
     nrc = nrc ? nrc : ns_group_iter(t, find_empty_cb, &eg);
     for (size_t i = 0; nrc == NS_OK && i < eg.n; i++)
         printf("%s %s (cluster %s): no broker address\n", dry ? "would remove" : "removing",
-               eg.a[i], eg.b[i]);
+               ctl_txt(eg.a[i]), ctl_txt(eg.b[i]));
     if (nrc == NS_OK && !dry && eg.n > 0) {
         nrc = prune_all(t, reg, &eg, &n_topics, &violated);
         if (nrc == NS_OK && !violated) {

@@ -40,7 +40,7 @@ static int verify_dir(const char *dir, const char *label)
         ctl_err("verify of %s failed: %s", dir, res.detail[0] ? res.detail : ns_strerror(n));
         rc = CTL_IO;
     } else if (res.violations > 0) {
-        fwrite(report.data, 1, report.len, stdout);
+        ctl_print_lines(stdout, (const char *)report.data, report.len);
         printf("%s %s: %d violation(s)\n", label, dir, res.violations);
         rc = CTL_FAILED;
     } else {

@@ -102,11 +102,12 @@ static void print_broker_rows(const cJSON *b, const char *first_col)
     size_t n;
     cJSON **addrs = sorted_members(cJSON_GetObjectItemCaseSensitive(b, "brokerAddrs"), &n);
     for (size_t i = 0; i < n; i++)
-        printf("%-20s %-20s %-12s %-4s %s\n", first_col, jstr(b, "brokerName"), jstr(b, "zoneName"),
-               addrs[i]->string, cJSON_IsString(addrs[i]) ? addrs[i]->valuestring : "?");
+        printf("%-20s %-20s %-12s %-4s %s\n", ctl_txt(first_col), ctl_txt(jstr(b, "brokerName")),
+               ctl_txt(jstr(b, "zoneName")), ctl_txt(addrs[i]->string),
+               ctl_txt(cJSON_IsString(addrs[i]) ? addrs[i]->valuestring : "?"));
     if (n == 0)
-        printf("%-20s %-20s %-12s %-4s %s\n", first_col, jstr(b, "brokerName"), jstr(b, "zoneName"),
-               "-", "-");
+        printf("%-20s %-20s %-12s %-4s %s\n", ctl_txt(first_col), ctl_txt(jstr(b, "brokerName")),
+               ctl_txt(jstr(b, "zoneName")), "-", "-");
     free(addrs);
 }
 
@@ -131,21 +132,21 @@ static int route_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "queueDatas"))
     {
         perm_text(jnum(e, "perm"), perm);
-        printf("%-20s %-6lld %-6lld %-2lld %-7s %lld\n", jstr(e, "brokerName"),
+        printf("%-20s %-6lld %-6lld %-2lld %-7s %lld\n", ctl_txt(jstr(e, "brokerName")),
                jnum(e, "readQueueNums"), jnum(e, "writeQueueNums"), jnum(e, "perm"), perm,
                jnum(e, "topicSysFlag"));
     }
     cJSON *ord = cJSON_GetObjectItemCaseSensitive(r, "orderTopicConf");
     if (cJSON_IsString(ord))
-        printf("\norderTopicConf: %s\n", ord->valuestring);
+        printf("\norderTopicConf: %s\n", ctl_txt(ord->valuestring));
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "filterServerTable"))
     {
         char *list = cJSON_PrintUnformatted(e);
-        printf("filter servers of %s: %s\n", e->string, list ? list : "?");
+        printf("filter servers of %s: %s\n", ctl_txt(e->string), ctl_txt_json(list ? list : "?"));
         free(list);
     }
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "topicQueueMappingByBroker"))
-        printf("static mapping on %s: totalQueues %lld, epoch %lld\n", e->string,
+        printf("static mapping on %s: totalQueues %lld, epoch %lld\n", ctl_txt(e->string),
                jnum(e, "totalQueues"), jnum(e, "epoch"));
     cJSON_Delete(r);
     ns_buf_free(&norm);
@@ -200,11 +201,12 @@ static void print_live_rows(const cJSON *b, const char *cluster, const cJSON *li
     for (size_t i = 0; i < n; i++) {
         const char *a = cJSON_IsString(addrs[i]) ? addrs[i]->valuestring : "?";
         live_columns(live, a, hb, sizeof hb, state, sizeof state);
-        printf("%-16s %-16s %-4s %-21s %-38s %s\n", cluster, jstr(b, "brokerName"),
-               addrs[i]->string, a, hb, state);
+        printf("%-16s %-16s %-4s %-21s %-38s %s\n", ctl_txt(cluster),
+               ctl_txt(jstr(b, "brokerName")), ctl_txt(addrs[i]->string), ctl_txt(a), hb, state);
     }
     if (n == 0)
-        printf("%-16s %-16s %-4s %-21s %-38s %s\n", cluster, jstr(b, "brokerName"), "-", "-", "-",
+        printf("%-16s %-16s %-4s %-21s %-38s %s\n", ctl_txt(cluster),
+               ctl_txt(jstr(b, "brokerName")), "-", "-", "-",
                "no address (namesrvctl prune-groups removes it)");
     free(addrs);
 }
@@ -272,7 +274,7 @@ static int topics_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, voi
     }
     qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++)
-        puts(names[i]);
+        puts(ctl_txt(names[i]));
     free(names);
     cJSON_Delete(body);
     ns_buf_free(&norm);
@@ -317,7 +319,7 @@ static int write_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void
         printf("%.*s\n", (int)b.len, b.data ? (const char *)b.data : "");
         ns_buf_free(&b);
     } else if (count) {
-        printf("%s: OK, %s=%s\n", addr, count_key, count);
+        printf("%s: OK, %s=%s\n", addr, count_key, ctl_txt(count));
     } else {
         printf("%s: OK\n", addr);
     }
@@ -384,7 +386,7 @@ static int kv_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, voi
         ctl_print_json_result(s, addr, b.data ? (const char *)b.data : "{}", b.len);
         ns_buf_free(&b);
     } else {
-        puts(v);
+        puts(ctl_txt(v));
     }
     return CTL_OK;
 }
@@ -398,7 +400,8 @@ static int kv_list_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, vo
     size_t n;
     cJSON **kv = sorted_members(cJSON_GetObjectItemCaseSensitive(body, "table"), &n);
     for (size_t i = 0; i < n; i++)
-        printf("%s=%s\n", kv[i]->string, cJSON_IsString(kv[i]) ? kv[i]->valuestring : "");
+        printf("%s=%s\n", ctl_txt(kv[i]->string),
+               ctl_txt(cJSON_IsString(kv[i]) ? kv[i]->valuestring : ""));
     free(kv);
     cJSON_Delete(body);
     ns_buf_free(&norm);
@@ -469,7 +472,7 @@ static int props_to_json_cb(const char *key, const char *value, void *ctx)
 static int config_get_reply(session_t *s, const char *addr, const ns_cmd_t *rsp, void *ctx)
 {
     if (!s->json) {
-        printf("%.*s", (int)rsp->body_len, (const char *)rsp->body);
+        ctl_print_lines(stdout, (const char *)rsp->body, rsp->body_len);
         return CTL_OK;
     }
     cJSON *o = cJSON_CreateObject();

@@ -159,7 +159,7 @@ static int verify_before_commit(ns_txn_t *t, bool *violated)
     *violated = n > 0;
     if (n > 0) {
         ctl_err("the restored store would violate %d invariant(s); nothing was written:", n);
-        fwrite(report.data, 1, report.len, stderr);
+        ctl_print_lines(stderr, (const char *)report.data, report.len);
     }
     ns_buf_free(&report);
     return n < 0 ? n : NS_OK;

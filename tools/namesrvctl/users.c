@@ -80,9 +80,9 @@ static int print_user(const ns_user_rec_t *u, bool sealed, bool json)
         free(t);
         cJSON_Delete(o);
     } else {
-        printf("%-24s %-7s %-8s %-6s %-24s %s\n", u->access_key, ns_role_name(u->role),
+        printf("%-24s %-7s %-8s %-6s %-24s %s\n", ctl_txt(u->access_key), ns_role_name(u->role),
                u->enabled ? "enabled" : "disabled", sealed ? "sealed" : "plain",
-               *u->allow ? u->allow : "*", *u->brokers ? u->brokers : "-");
+               *u->allow ? ctl_txt(u->allow) : "*", *u->brokers ? ctl_txt(u->brokers) : "-");
     }
     return 0;
 }
@@ -123,8 +123,9 @@ static int refusal_cb(uint64_t seq, const char *json, size_t len, void *ctx)
     const char *req = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "request"));
     const char *ak = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "accessKey"));
     const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "remark"));
-    printf("%llu %s %s %s %s %s: %s\n", (unsigned long long)seq, when, peer ? peer : "?",
-           req ? req : "?", ak ? ak : "-", cls, why ? why : "?");
+    printf("%llu %s %s %s %s %s: %s\n", (unsigned long long)seq, when, ctl_txt(peer ? peer : "?"),
+           ctl_txt(req ? req : "?"), ctl_txt(ak ? ak : "-"), ctl_txt(cls),
+           ctl_txt(why ? why : "?"));
     cJSON_Delete(o);
     return 0;
 }
@@ -251,7 +252,7 @@ out:
     else if (nrc != NS_OK && rc == CTL_OK)
         ctl_err("user %s: %s", a->verb, ns_strerror(nrc));
     else if (nrc == NS_OK)
-        printf("user %s: %s done\n", a->key, a->verb);
+        printf("user %s: %s done\n", ctl_txt(a->key), a->verb);
     ns_user_rec_free(&u);
     ns_store_close(st);
     if (rc != CTL_OK)

@@ -15,6 +15,7 @@
 #include "ns/clock.h"
 #include "ns/err.h"
 #include "ns/fsutil.h"
+#include "ns/utf8.h"
 
 /* ---- command line ---- */
 
@@ -78,14 +79,52 @@ int ctl_parse(const char *cmd, int argc, char **argv, const ctl_opt_t *opts, con
     return CTL_OK;
 }
 
+/* The escaped form of s into the next slot of the ring. */
+static const char *txt(const char *s, unsigned flags)
+{
+    static ns_buf_t ring[CTL_TXT_SLOTS];
+    static unsigned next;
+    ns_buf_t *b = &ring[next++ % CTL_TXT_SLOTS];
+    ns_buf_reset(b);
+    if (s == NULL || ns_buf_append_escaped(b, s, strlen(s), flags) != NS_OK || b->data == NULL)
+        return "";
+    return (const char *)b->data;
+}
+
+const char *ctl_txt(const char *s)
+{
+    return txt(s, NS_ESC_BACKSLASH);
+}
+
+const char *ctl_txt_json(const char *s)
+{
+    return txt(s, 0);
+}
+
+void ctl_print_lines(FILE *f, const char *text, size_t n)
+{
+    const char *p = text, *end = text + n;
+    ns_buf_t line = NS_BUF_INIT;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t k = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        ns_buf_reset(&line);
+        if (ns_buf_append_escaped(&line, p, k, 0) == NS_OK)
+            fprintf(f, "%.*s\n", (int)line.len, line.data ? (const char *)line.data : "");
+        p += k + 1;
+    }
+    ns_buf_free(&line);
+}
+
 void ctl_err(const char *fmt, ...)
 {
+    ns_buf_t msg = NS_BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    fputs("namesrvctl: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int rc = ns_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "namesrvctl: %s\n", rc == NS_OK ? ctl_txt_json((const char *)msg.data) : fmt);
+    ns_buf_free(&msg);
 }
 
 int ctl_missing(const char *cmd, const char *opt)

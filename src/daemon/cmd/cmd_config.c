@@ -10,6 +10,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/strpairs.h"
+#include "ns/utf8.h"
 #include "cmd/cmd.h"
 
 typedef struct {
@@ -154,8 +155,14 @@ int ns_cmd_update_namesrv_config(ns_req_t *req)
         ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
         return NS_OK;
     }
-    int rc = ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
-    if (rc != NS_OK)
+    /* values are written to the settings file and shown (JSON too): UTF-8 */
+    const char *bad = ns_utf8_problem((const char *)req->cmd->body, req->cmd->body_len);
+    int rc =
+        bad ? NS_EINVAL
+            : ns_properties_parse((const char *)req->cmd->body, req->cmd->body_len, collect_cb, &u);
+    if (bad)
+        rc = ns_failf(req, NS_RSP_INVALID_PARAMETER, "invalid body: %s", bad);
+    else if (rc != NS_OK)
         rc = ns_remark(&req->to, NS_EINVAL, "string2Properties error");
     else if (u.blacklisted)
         rc = ns_fail(&req->to, NS_RSP_NO_PERMISSION, "Can not update config in black list.");

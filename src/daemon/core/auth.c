@@ -425,6 +425,8 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
     char ip[48];
     ns_auth_peer_ip(ns_conn_peer(conn), ip, sizeof ip);
     NS_M_INC(srv->loop.m.auth_checked);
+    if (ak != NULL && *ak == 0)
+        ak = NULL; /* names no user: what a C++ client without credentials sends */
     if (ak == NULL) {
         if (want == 0)
             return true;

@@ -43,6 +43,11 @@
  * "contains a NUL or control character", "is not valid UTF-8: ..."), or
  * NULL when it is. Static text. */
 const char *ns_name_problem(const char *s, size_t n);
+/* The rules of a stored name before the UTF-8 rule (empty, length, NUL and
+ * C0 controls), for restore and import: a dump of a store that an older
+ * namesrvd wrote may hold names that are not UTF-8 (dump encodes each such
+ * byte as \uDC80..\uDCFF), and it must restore byte for byte. */
+const char *ns_name_problem_stored(const char *s, size_t n);
 
 /* Checks every header field of cmd that carries a name (topic, clusterName,
  * brokerName, brokerAddr, cluster, namespace, key) by the name rules and

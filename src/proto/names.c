@@ -76,6 +76,18 @@ const char *ns_name_problem(const char *s, size_t n)
     return seen & SEEN_HIGH ? wide_problem(s, n) : NULL;
 }
 
+const char *ns_name_problem_stored(const char *s, size_t n)
+{
+    if (n == 0)
+        return "is empty";
+    if (n > NS_NAME_MAX_BYTES)
+        return "is longer than 255 bytes";
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return "contains a NUL or control character";
+    return NULL;
+}
+
 /* Lengths of the ext keys that carry a name (below): one test skips the
  * others. */
 #define NAME_KEY_LENS (1u << 3 | 1u << 5 | 1u << 7 | 1u << 9 | 1u << 10 | 1u << 11)

@@ -210,7 +210,7 @@ static int parse_topics(ctl_doc_t *d, const cJSON *topics)
         ctl_doc_path_key(path, sizeof path, "$.topics", t->string);
         if (t->string[0] == 0)
             return ctl_doc_bad(d, path, "empty topic name");
-        const char *why = ns_name_problem(t->string, strlen(t->string));
+        const char *why = ns_name_problem_stored(t->string, strlen(t->string));
         if (why != NULL)
             return ctl_doc_bad(d, path, "not a valid topic name: %s", why);
         if (!cJSON_IsArray(t) || t->child == NULL)
@@ -311,7 +311,7 @@ static int parse_kv(ctl_doc_t *d, const cJSON *kv, const char *base, size_t *n_n
         ctl_doc_path_key(path, sizeof path, base, ns->string);
         if (ns->string[0] == 0)
             return ctl_doc_bad(d, path, "empty namespace name");
-        const char *why = ns_name_problem(ns->string, strlen(ns->string));
+        const char *why = ns_name_problem_stored(ns->string, strlen(ns->string));
         if (why != NULL)
             return ctl_doc_bad(d, path, "not a valid namespace name: %s", why);
         if (!cJSON_IsObject(ns))
@@ -320,7 +320,7 @@ static int parse_kv(ctl_doc_t *d, const cJSON *kv, const char *base, size_t *n_n
             return CTL_INVALID;
         for (const cJSON *v = ns->child; v; v = v->next) {
             ctl_doc_path_key(kp, sizeof kp, path, v->string);
-            if ((why = ns_name_problem(v->string, strlen(v->string))) != NULL)
+            if ((why = ns_name_problem_stored(v->string, strlen(v->string))) != NULL)
                 return ctl_doc_bad(d, kp, "not a valid key: %s", why);
             if (n_null && cJSON_IsNull(v)) { /* kvConfig.json: Java drops null values */
                 (*n_null)++;

@@ -121,7 +121,7 @@ int ctl_doc_get_str(ctl_doc_t *d, const cJSON *obj, const char *base, const char
     if (!nullable && v->valuestring[0] == 0)
         return ctl_doc_bad(d, path, "must not be empty");
     if (is_name_field(key) && v->valuestring[0] != 0) {
-        const char *why = ns_name_problem(v->valuestring, strlen(v->valuestring));
+        const char *why = ns_name_problem_stored(v->valuestring, strlen(v->valuestring));
         if (why != NULL)
             return ctl_doc_bad(d, path, "not a valid name: %s", why);
     }

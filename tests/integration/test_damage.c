@@ -107,7 +107,7 @@ static const char *const tool_cmds[][8] = {
 static void every_tool(const char *dir, const char *data, int want, const char *needle,
                        const char *what)
 {
-    char kv[4300], dump[4300], outdir[4300];
+    char kv[4400], dump[4400], outdir[4400];
     snprintf(kv, sizeof kv, "%s/kv.json", dir);
     snprintf(dump, sizeof dump, "%s/dump.json", dir);
     snprintf(outdir, sizeof outdir, "%s/bk-out", dir);

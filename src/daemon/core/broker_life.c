@@ -59,6 +59,16 @@ static int unreg_done(ns_wreq_t *w, int rc)
             ns_liveness_retry(srv->liveness, e); /* the next scan tries again */
         return rc;
     }
+    ns_live_entry_t *e = op->removed ? NULL : ns_liveness_get(srv->liveness, op->cluster, op->addr);
+    if (e && e->evicting && op->evict < 0) {
+        /* the request named another broker than the one registered there:
+         * the address keeps its registration, so its deadline again */
+        ns_liveness_retry(srv->liveness, e);
+    } else if (e && e->evicting) {
+        /* an expiry or a close of what the store no longer holds: nothing
+         * left to time */
+        ns_liveness_remove(srv->liveness, op->cluster, op->addr);
+    }
     if (op->removed) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         if (op->evict >= 0)

@@ -84,6 +84,23 @@ static int unreg_done(ns_wreq_t *w, int rc)
     return NS_OK;
 }
 
+bool ns_broker_is_member(void *ctx, const char *group, const char *addr)
+{
+    ns_server_t *srv = ctx;
+    ns_txn_t *txn = NULL;
+    ns_group_rec_t g = {0};
+    bool in = false;
+    if (ns_read_begin(&srv->loop, &txn) != NS_OK)
+        return false;
+    if (ns_group_get(txn, group, &g) == NS_OK) {
+        for (size_t i = 0; i < g.n_addrs && !in; i++)
+            in = strcmp(g.addrs[i].addr, addr) == 0;
+        ns_group_rec_free(&g);
+    }
+    ns_read_end(&srv->loop);
+    return in;
+}
+
 void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change)
 {
     if (*change && srv->loop.cfg->notify_min_broker_id_changed && srv->notifier)

@@ -101,19 +101,6 @@ static ns_client_t *conn_as(const fx_t *fx, const char *ak, const char *sk)
     return c;
 }
 
-/* One request on c; its code, the remark in remark (n bytes). */
-static int call(ns_client_t *c, int code, const char *const *kv, const char *body, char *remark,
-                size_t n)
-{
-    ns_cmd_msg_t rsp;
-    ns_cmd_msg_init(&rsp);
-    nstest_call(c, code, kv, body, body ? strlen(body) : 0, NS_VERSION_V5_3_3, 10000, &rsp);
-    int got = rsp.cmd.code;
-    nstest_remark(&rsp, remark, n);
-    ns_cmd_msg_free(&rsp);
-    return got;
-}
-
 #define EXPECT_CODE(want, got, remark)                                                             \
     do {                                                                                           \
         int g_ = (got);                                                                            \
@@ -209,7 +196,7 @@ static int64_t beat_until_gone(const fx_t *fx, ns_client_t *c, int code, const c
     int64_t t0 = nstest_mono_ms();
     while (nstest_mono_ms() - t0 < limit_ms) {
         char r[256];
-        int got = call(c, code, kv, body, r, sizeof r);
+        int got = nstest_call_on(c, code, kv, body, r, sizeof r);
         /* once b is gone its address is free: any answer is right then */
         bool gone = !listed(fx, b);
         if (got != want_code && !gone)
@@ -236,8 +223,8 @@ static void test_writes_other_address(void **state)
     ns_client_t *brk = conn_as(fx, "brk1", "brokersecret");
     register_ok(adm, &B);
     const char *kv[] = BROKER_KV(&A, &B);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION, call(brk, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r),
-                r);
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                nstest_call_on(brk, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r), r);
     if (strstr(r, "broker-b") == NULL)
         fail_msg("the refusal does not say whose address it is: %s", r);
     assert_true(listed(fx, &B));
@@ -254,8 +241,10 @@ static void test_writes_other_address(void **state)
     register_ok(reg, &A);
     ns_client_t *brk2 = conn_as(fx, "brk1", "brokersecret");
     const char *own[] = BROKER_KV(&A, &A);
-    EXPECT_CODE(NS_RSP_SUCCESS, call(brk2, NS_REQ_BROKER_HEARTBEAT, own, NULL, r, sizeof r), r);
-    EXPECT_CODE(NS_RSP_SUCCESS, call(brk2, NS_REQ_UNREGISTER_BROKER, own, NULL, r, sizeof r), r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                nstest_call_on(brk2, NS_REQ_BROKER_HEARTBEAT, own, NULL, r, sizeof r), r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                nstest_call_on(brk2, NS_REQ_UNREGISTER_BROKER, own, NULL, r, sizeof r), r);
     assert_false(listed(fx, &A));
     ns_client_close(brk2);
     ns_client_close(reg);
@@ -329,10 +318,10 @@ static void test_off_other_connection(void **state)
     ns_client_t *own = conn_as(fx, NULL, NULL), *other = conn_as(fx, NULL, NULL);
     register_ok(own, &FAR);
     const char *kv[] = BROKER_KV(&FAR, &FAR);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION, call(other, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r),
-                r);
-    EXPECT_CODE(NS_RSP_NO_PERMISSION, call(other, NS_REQ_BROKER_HEARTBEAT, kv, NULL, r, sizeof r),
-                r);
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                nstest_call_on(other, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r), r);
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                nstest_call_on(other, NS_REQ_BROKER_HEARTBEAT, kv, NULL, r, sizeof r), r);
     const broker_t x_at_far = {"C1", "broker-x", FAR.addr};
     EXPECT_CODE(NS_RSP_NO_PERMISSION, register_on(other, &x_at_far, r, sizeof r), r);
     assert_true(listed(fx, &FAR));
@@ -361,7 +350,8 @@ static void test_off_same_host(void **state)
     int64_t kept = beat_until_gone(fx, other, NS_REQ_BROKER_HEARTBEAT, kv, NULL, NS_RSP_SUCCESS, &B,
                                    TIMEOUT_MS + SLACK_MS);
     assert_int_equal(kept, -1);
-    EXPECT_CODE(NS_RSP_SUCCESS, call(other, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r), r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                nstest_call_on(other, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r), r);
     assert_false(listed(fx, &B));
     ns_client_close(other);
     ns_client_close(own);
@@ -377,7 +367,8 @@ static void test_off_unregister_wrong_name(void **state)
     register_ok(own, &FAR);
     const broker_t zz = {"C1", "broker-zz", FAR.addr};
     const char *kv[] = BROKER_KV(&zz, &FAR);
-    EXPECT_CODE(NS_RSP_SUCCESS, call(own, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r), r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                nstest_call_on(own, NS_REQ_UNREGISTER_BROKER, kv, NULL, r, sizeof r), r);
     assert_true(listed(fx, &FAR));
     assert_true(routed(fx, &FAR));
     /* silent now (its connection stays open): it expires, and so does its route */

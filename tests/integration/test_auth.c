@@ -339,6 +339,29 @@ static void test_online_users(void **state)
     free(out);
     nstest_ctl_expect(0, NULL, "user", "delete", "cli2", "--ns", a, "--access-key", "admin1",
                       "--secret-key", "adminsecret", NULL);
+    /* the last enabled admin may not go while authMode is on: no lockout */
+    char r[256];
+    const char *const del[] = {"userAccessKey", "admin1", NULL};
+    const char *const off[] = {"userAccessKey", "admin1", "enabled", "false", NULL};
+    const char *const demote[] = {"userAccessKey", "admin1", "role", "client", NULL};
+    const char *const *last[] = {del, off, demote};
+    const int codes[] = {NS_REQ_NS_USER_DELETE, NS_REQ_NS_USER_UPDATE, NS_REQ_NS_USER_UPDATE};
+    for (size_t i = 0; i < 3; i++) {
+        int got = call_as(fx, "admin1", "adminsecret", codes[i], last[i], NULL, r, sizeof r);
+        if (got == NS_RSP_SUCCESS)
+            fail_msg("change %zu of the last admin was accepted", i);
+        EXPECT_IN(r, "no enabled admin");
+    }
+    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
+                call_as(fx, "admin1", "adminsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+                        r, sizeof r),
+                r);
+    /* with another admin it may */
+    nstest_ctl_expect(0, NULL, "user", "add", "adm2", "--role", "admin", "--secret", "adm2secret",
+                      "--ns", a, "--access-key", "admin1", "--secret-key", "adminsecret", NULL);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                call_as(fx, "adm2", "adm2secret", NS_REQ_NS_USER_UPDATE, off, NULL, r, sizeof r),
+                r);
 }
 
 /* off: Java's behaviour, signatures ignored, except for user management. */

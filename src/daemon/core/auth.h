@@ -33,7 +33,7 @@
  *   off: the request comes over the connection the address registered over
  *     (a Java broker sends all its requests to a name server over one
  *     channel), or from the host the address names.
- * Java checks none of this; README ("A broker acts only for itself") says
+ * Java checks none of this; docs/security.md ("A broker acts only for itself") says
  * why we do.
  *
  * Refusals answer NO_PERMISSION with a remark naming what was missing,

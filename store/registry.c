@@ -368,6 +368,24 @@ static int put_live(ns_txn_t *t, const ns_register_args_t *a, const ns_live_rec_
     return ns_live_put(t, &nr);
 }
 
+/* Removes a->addr from the group its live record names when that is not
+ * a->broker_name (the record goes too). */
+static int leave_other_group(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a)
+{
+    ns_live_rec_t lr = {0};
+    bool removed = false;
+    int rc = ns_live_get(t, a->cluster, a->addr, &lr);
+    if (rc == NS_ENOTFOUND)
+        return NS_OK;
+    if (rc == NS_OK && lr.broker_name && !str_eq(lr.broker_name, a->broker_name)) {
+        NS_LOG_INFO("broker %s: %s registered under %s before; it leaves that group",
+                    a->broker_name, a->addr, lr.broker_name);
+        rc = ns_registry_unregister(r, t, a->cluster, a->addr, lr.broker_name, -1, &removed, NULL);
+    }
+    ns_live_rec_free(&lr);
+    return rc;
+}
+
 int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
                          ns_register_result_t *res)
 {
@@ -450,6 +468,11 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
         rc = NS_OK;
         goto save_group;
     }
+    /* An address is one broker: registered under another name, it leaves
+     * that group first (its live record is written again below), so no
+     * group keeps it without a live record once it is unregistered (I5). */
+    if ((rc = leave_other_group(r, t, a)) != NS_OK)
+        goto out;
     /* the group maps the id to this address (a new id is a first registration) */
     if (old == NULL || strcmp(old, a->addr) != 0) {
         if ((rc = ns_group_set_addr(&g, a->broker_id, a->addr)) != NS_OK)

@@ -24,6 +24,11 @@ static int clear_write(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
     return ns_registry_write_perm(r, t, broker_name, false, &count);
 }
 
+static bool str_same(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
 /* True when the group maps addr under an id other than broker_id. */
 static bool moved_to_other_id(const ns_group_rec_t *g, const char *addr, int64_t broker_id)
 {
@@ -54,6 +59,24 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
         goto out;
     bool have_group = rc == NS_OK;
     rc = NS_OK;
+    /* The address belongs to what it registered: an unregister naming
+     * another broker, or a group outside the cluster named, removes
+     * nothing, so the live record and the group's address (I4, I5) go
+     * together or not at all. */
+    if (have_live && !str_same(lr.broker_name, broker_name)) {
+        NS_LOG_INFO("unregister of %s as %s in %s names another broker than the one registered "
+                    "there (%s); ignored",
+                    addr, broker_name, cluster, lr.broker_name ? lr.broker_name : "?");
+        goto out;
+    }
+    if (!have_live && have_group && (rc = ns_cluster_has(t, cluster, broker_name)) != NS_OK) {
+        if (rc == NS_ENOTFOUND) {
+            NS_LOG_INFO("unregister of %s in %s: group %s is not in that cluster; ignored", addr,
+                        cluster, broker_name);
+            rc = NS_OK;
+        }
+        goto out;
+    }
     if (have_group && broker_id >= 0 && moved_to_other_id(&g, addr, broker_id)) {
         NS_LOG_INFO("unregister of %s id %lld in %s is stale (the address registered under "
                     "another id since); ignored",

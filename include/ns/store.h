@@ -533,7 +533,10 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
 bool ns_registry_unchanged(ns_txn_t *t, const ns_register_args_t *a, ns_register_result_t *res);
 
 /* §6.5 unregistration of (cluster, addr); broker_name may be NULL (then the
- * stored record names it). Unknown brokers are a no-op. broker_id >= 0 fences
+ * stored record names it). Unknown brokers are a no-op, and so is a
+ * broker_name other than the one the address registered under, or a group
+ * not in cluster: the live record and the group's address are removed
+ * together or not at all (I4, I5). broker_id >= 0 fences
  * the removal: if the group now maps addr under another id (a slave promoted
  * to master at the same address since the unregister was decided), the
  * request is stale and nothing is removed (Apache RocketMQ #5374, #11043).

@@ -162,6 +162,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         snprintf(err, errlen, "out of memory");
         return rc;
     }
+    ns_notifier_set_member_check(srv->notifier, ns_broker_is_member, srv);
     if ((rc = ns_broker_restore(srv)) != NS_OK) {
         snprintf(err, errlen, "cannot read the stored brokers: %s", ns_strerror(rc));
         return rc;

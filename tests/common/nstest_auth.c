@@ -44,8 +44,7 @@ static int local_port(ns_client_t *c)
     return ntohs(sa.sin_port);
 }
 
-/* One request on c; the reply's code, its remark in remark (if set). */
-static int call_on(ns_client_t *c, int code, const char *const *kv, const char *body, char *remark,
+int nstest_call_on(ns_client_t *c, int code, const char *const *kv, const char *body, char *remark,
                    size_t rlen)
 {
     ns_cmd_msg_t rsp;
@@ -73,7 +72,7 @@ int nstest_call_as(const nstest_server_t *srv, const char *ak, const char *sk, i
     ns_client_t *c = connect_as(srv, ak, sk);
     if (port)
         *port = local_port(c);
-    int got = call_on(c, code, kv, body, remark, rlen);
+    int got = nstest_call_on(c, code, kv, body, remark, rlen);
     ns_client_close(c);
     return got;
 }
@@ -87,7 +86,7 @@ void nstest_expect_calls(const nstest_server_t *srv, const nstest_call_case_t *c
         if (k->kept) {
             if (*k->kept == NULL)
                 *k->kept = connect_as(srv, k->ak, k->sk);
-            got = call_on(*k->kept, k->code, k->kv, k->body, r, sizeof r);
+            got = nstest_call_on(*k->kept, k->code, k->kv, k->body, r, sizeof r);
         } else {
             got = nstest_call_as(srv, k->ak, k->sk, k->code, k->kv, k->body, r, sizeof r, NULL);
         }

@@ -24,6 +24,10 @@ void nstest_user_add(const char *data_dir, const char *ak, const char *sk, const
  * far1/farsecret (a client allowed only from 10.0.0.0/8 and ::1). */
 void nstest_users_add(const char *data_dir, bool refused_too);
 
+/* One request on c (body may be NULL); returns the reply's code, its remark
+ * in remark (rlen bytes; may be NULL). */
+int nstest_call_on(ns_client_t *c, int code, const char *const *kv, const char *body, char *remark,
+                   size_t rlen);
 /* One request on a new connection to srv, signed as ak/sk when ak is set,
  * unsigned otherwise, body (may be NULL) as its body; returns the reply's
  * code. remark (rlen bytes) gets the reply's remark and *port the local

@@ -339,6 +339,29 @@ static void test_online_users(void **state)
     free(out);
     nstest_ctl_expect(0, NULL, "user", "delete", "cli2", "--ns", a, "--access-key", "admin1",
                       "--secret-key", "adminsecret", NULL);
+    /* the last enabled admin may not go while authMode is on: no lockout */
+    char r[256];
+    const char *const del[] = {"userAccessKey", "admin1", NULL};
+    const char *const off[] = {"userAccessKey", "admin1", "enabled", "false", NULL};
+    const char *const demote[] = {"userAccessKey", "admin1", "role", "client", NULL};
+    const char *const *last[] = {del, off, demote};
+    const int codes[] = {NS_REQ_NS_USER_DELETE, NS_REQ_NS_USER_UPDATE, NS_REQ_NS_USER_UPDATE};
+    for (size_t i = 0; i < 3; i++) {
+        int got = call_as(fx, "admin1", "adminsecret", codes[i], last[i], NULL, r, sizeof r);
+        if (got == NS_RSP_SUCCESS)
+            fail_msg("change %zu of the last admin was accepted", i);
+        EXPECT_IN(r, "no enabled admin");
+    }
+    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
+                call_as(fx, "admin1", "adminsecret", NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL,
+                        r, sizeof r),
+                r);
+    /* with another admin it may */
+    nstest_ctl_expect(0, NULL, "user", "add", "adm2", "--role", "admin", "--secret", "adm2secret",
+                      "--ns", a, "--access-key", "admin1", "--secret-key", "adminsecret", NULL);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                call_as(fx, "adm2", "adm2secret", NS_REQ_NS_USER_UPDATE, off, NULL, r, sizeof r),
+                r);
 }
 
 /* off: Java's behaviour, signatures ignored, except for user management. */
@@ -377,6 +400,94 @@ static void test_bootstrap(void **state)
         {"root", "rootsecret", NS_REQ_NS_USER_ADD, a2, NULL, NS_RSP_SUCCESS, NULL, NULL},
     };
     EXPECT_CALLS(fx, calls);
+}
+
+/* No admin in the store: turning authentication on is refused, since no
+ * one could sign the request that turns it off again; once there is an
+ * enabled admin it is allowed. */
+static void test_no_lockout_online(void **state)
+{
+    fx_t *fx = *state;
+    char r[256];
+    const char *const a1[] = {"userAccessKey", "root", "userSecretKey", "rootsecret", "role",
+                              "admin",         NULL};
+    const char *const off1[] = {"userAccessKey", "root", "enabled", "false", NULL};
+    static const char *const modes[] = {"authMode=all", "authMode=writes"};
+    for (size_t i = 0; i < 2; i++) {
+        int got =
+            call_as(fx, NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, modes[i], r, sizeof r);
+        if (got == NS_RSP_SUCCESS)
+            fail_msg("%s was accepted with no admin in the store", modes[i]);
+        EXPECT_IN(r, "enabled admin");
+    }
+    /* nothing changed: unsigned requests are served */
+    EXPECT_CODE(NS_RSP_TOPIC_NOT_EXIST,
+                call_as(fx, NULL, NULL, NS_REQ_GET_ROUTEINFO_BY_TOPIC, route_kv, NULL, r, sizeof r),
+                r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                call_as(fx, NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
+    /* an admin that is disabled does not count */
+    EXPECT_CODE(NS_RSP_SUCCESS, call_as(fx, NULL, NULL, NS_REQ_NS_USER_ADD, a1, NULL, r, sizeof r),
+                r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                call_as(fx, "root", "rootsecret", NS_REQ_NS_USER_UPDATE, off1, NULL, r, sizeof r),
+                r);
+    EXPECT_CODE(NS_RSP_SYSTEM_ERROR,
+                call_as(fx, NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, modes[1], r, sizeof r),
+                r);
+    EXPECT_IN(r, "enabled admin");
+    /* with an enabled admin the switch is made */
+    const char *const a2[] = {"userAccessKey", "root2", "userSecretKey", "root2secret", "role",
+                              "admin",         NULL};
+    EXPECT_CODE(NS_RSP_SUCCESS, call_as(fx, NULL, NULL, NS_REQ_NS_USER_ADD, a2, NULL, r, sizeof r),
+                r);
+    EXPECT_CODE(NS_RSP_SUCCESS,
+                call_as(fx, NULL, NULL, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, modes[1], r, sizeof r),
+                r);
+    EXPECT_CODE(NS_RSP_NO_PERMISSION,
+                call_as(fx, NULL, NULL, NS_REQ_PUT_KV_CONFIG, kv_put, NULL, r, sizeof r), r);
+}
+
+/* The same at start-up, from a flag or from the settings file: the server
+ * does not start, and says why. */
+static void test_no_lockout_at_start(void **state)
+{
+    char *dir = nstest_tmpdir("auth-lock"), a_data[4200], a_store[4200], a_port[4200], props[4200],
+         a_c[4300];
+    snprintf(a_data, sizeof a_data, "--dataDir=%s/data", dir);
+    snprintf(a_store, sizeof a_store, "--configStorePath=%s/store.properties", dir);
+    snprintf(a_port, sizeof a_port, "--portFile=%s/port", dir);
+    snprintf(props, sizeof props, "%s/ns.properties", dir);
+    snprintf(a_c, sizeof a_c, "%s", props);
+    nstest_write_text(props, "authMode=writes\n");
+    const char *flag[] = {"--bindAddress=127.0.0.1",
+                          "--listenPort=0",
+                          a_data,
+                          a_store,
+                          a_port,
+                          "--authMode=all",
+                          NULL};
+    const char *file[] = {"-c",   a_c, "--bindAddress=127.0.0.1", "--listenPort=0", a_data,
+                          a_port, NULL};
+    const char *const *runs[] = {flag, file};
+    for (size_t i = 0; i < 2; i++) {
+        char *err = NULL;
+        int rc = nstest_run(NS_NAMESRVD_PATH, runs[i], &err, 10000);
+        if (rc <= 0 || err == NULL || strstr(err, "enabled admin") == NULL)
+            fail_msg("run %zu: exit %d, expected a refusal naming the missing admin; stderr:\n%s",
+                     i, rc, err ? err : "");
+        free(err);
+    }
+    /* with an admin in the store it starts */
+    char data[4200];
+    snprintf(data, sizeof data, "%s/data", dir);
+    nstest_user_add(data, "admin1", "adminsecret", "admin", NULL, NULL);
+    nstest_server_t s;
+    const char *ok[] = {"--authMode=all", NULL};
+    assert_int_equal(nstest_server_start(&s, dir, ok), 0);
+    nstest_server_stop(&s, SIGKILL);
+    nstest_rmtree(dir);
+    free(dir);
 }
 
 /* Repeated failures from one address are answered later and later. */
@@ -537,6 +648,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_online_users, setup_all, teardown),
         cmocka_unit_test_setup_teardown(test_off_mode, setup_off, teardown),
         cmocka_unit_test_setup_teardown(test_bootstrap, setup_empty, teardown),
+        cmocka_unit_test_setup_teardown(test_no_lockout_online, setup_empty, teardown),
+        cmocka_unit_test(test_no_lockout_at_start),
         cmocka_unit_test_setup_teardown(test_penalty, setup_writes, teardown),
         cmocka_unit_test_setup_teardown(test_dump_restore_users, setup_writes, teardown),
         cmocka_unit_test(test_sealed_secrets),

@@ -22,6 +22,7 @@
 #include "ns/err.h"
 #include "ns/httpget.h"
 #include "nstest.h"
+#include "nstest_auth.h"
 
 #define GRACE_MS 4000
 
@@ -374,9 +375,12 @@ static void test_health(void **state)
     NSTEST_EXPECT_IN(out, "httpListen");
     free(out);
 
-    char *dir = nstest_tmpdir("health-auth");
+    char *dir = nstest_tmpdir("health-auth"), data[4200];
     nstest_server_t srv;
     int port = 0;
+    snprintf(data, sizeof data, "%s/data", dir);
+    /* authMode on needs an enabled admin in the store (no lockout) */
+    nstest_user_add(data, "admin1", "adminsecret", "admin", NULL, NULL);
     const char *args[] = {"--authMode=all", NULL};
     assert_int_equal(nstest_server_start_http(&srv, dir, args, &port), 0);
     char ns[64];

@@ -15,7 +15,11 @@
  *    left;
  *  - nothing otherwise, and nothing at all with the setting off.
  * Each frame is one-way, JSON header, on a connection namesrvd closes once
- * it is written; each recipient gets one log line. */
+ * it is written; each recipient gets one log line.
+ *
+ * Where we differ from Java: the outbound connections are bounded, so a peer
+ * that registers a group at addresses of its choosing and churns its
+ * smallest id cannot make namesrvd a connection flood (test_flood_bounded). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -522,6 +526,92 @@ static void test_setting_off(void **state)
     listener_close(&s1);
 }
 
+/* Accepts (and closes at once) every connection reaching the listeners
+ * for ms; returns how many there were. */
+static int count_accepts(listener_t *l, int n, int ms)
+{
+    struct pollfd p[64];
+    int got = 0;
+    assert_true(n <= 64);
+    int64_t end = nstest_mono_ms() + ms;
+    for (int64_t left; (left = end - nstest_mono_ms()) > 0;) {
+        for (int i = 0; i < n; i++)
+            p[i] = (struct pollfd){l[i].fd, POLLIN, 0};
+        if (poll(p, (nfds_t)n, (int)left) <= 0)
+            continue;
+        for (int i = 0; i < n; i++) {
+            int c;
+            while ((p[i].revents & POLLIN) &&
+                   (c = accept4(l[i].fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+                close(c);
+                got++;
+            }
+        }
+    }
+    return got;
+}
+
+/* The attack with authMode off: an anonymous peer switches the setting on,
+ * registers a group at 50 addresses and churns its smallest id for 3 s.
+ * Java opens a connection per member per change (about 1,000 here); we at
+ * most NOTIFY_RATE_PER_S a second. */
+#define N_FLOOD 50
+#define NOTIFY_RATE_PER_S 10 /* notify.h: NS_NOTIFY_STARTS_PER_S */
+#define NOTIFY_BURST 10      /* notify.h: NS_NOTIFY_STARTS_BURST */
+static void test_flood_bounded(void **state)
+{
+    fx_t *f = *state;
+    static const char props[] = "notifyMinBrokerIdChanged=true";
+    assert_int_equal(nstest_call_code(f->admin, NS_REQ_UPDATE_NAMESRV_CONFIG, NULL, props,
+                                      sizeof props - 1, CALL_MS),
+                     NS_RSP_SUCCESS);
+    listener_t *l = calloc(N_FLOOD, sizeof *l);
+    broker_t *slaves = calloc(N_FLOOD, sizeof *slaves);
+    char(*ids)[8] = calloc(N_FLOOD, sizeof *ids);
+    assert_true(l && slaves && ids);
+    ns_client_t *conn = nstest_connect(&f->fx.srv); /* the attacker's one connection */
+    for (int i = 0; i < N_FLOOD; i++) {
+        listener_open(&l[i], false);
+        assert_int_equal(listen(l[i].fd, 128), 0);
+        assert_int_equal(fcntl(l[i].fd, F_SETFL, O_NONBLOCK), 0); /* count_accepts drains */
+        snprintf(ids[i], sizeof ids[i], "%d", i + 1);
+        /* ascending ids: no registration lowers the smallest one */
+        slaves[i] = (broker_t){"NC", "flood", l[i].addr, "127.0.0.1:13", ids[i], true, conn};
+        register_broker(f, &slaves[i]);
+    }
+    broker_t master = {"NC", "flood", M_ADDR, M_HA, "0", true, conn};
+    int64_t t0 = nstest_mono_ms();
+    int cycles = 0, got = 0;
+    while (nstest_mono_ms() - t0 < 3000) {
+        register_broker(f, &master);   /* 0 < 1: every slave is told */
+        unregister_broker(f, &master); /* the smallest goes: every slave is told */
+        cycles++;
+        got += count_accepts(l, N_FLOOD, 0);
+    }
+    int64_t attack_ms = nstest_mono_ms() - t0;
+    got += count_accepts(l, N_FLOOD, 1000);
+    int64_t window_ms = nstest_mono_ms() - t0;
+    int bound = NOTIFY_BURST + (int)(NOTIFY_RATE_PER_S * (window_ms + 999) / 1000);
+    print_message("%d cycles in %lld ms (%d changes of %d members each): %d connections "
+                  "reached the members in %lld ms (bound %d)\n",
+                  cycles, (long long)attack_ms, 2 * cycles, N_FLOOD, got, (long long)window_ms,
+                  bound);
+    if (got > bound)
+        fail_msg("%d outbound connections in %lld ms, at most %d expected", got,
+                 (long long)window_ms, bound);
+    assert_true(got > 0); /* the notifications are bounded, not off */
+    /* and the server answered all along */
+    assert_int_equal(
+        nstest_call_code(f->admin, NS_REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, 0, CALL_MS),
+        NS_RSP_SUCCESS);
+    ns_client_close(conn);
+    for (int i = 0; i < N_FLOOD; i++)
+        listener_close(&l[i]);
+    free(l);
+    free(slaves);
+    free(ids);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +622,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unreachable_recipients, setup_on, teardown),
         cmocka_unit_test_setup_teardown(test_connect_timeout_and_shutdown, setup_on, teardown),
         cmocka_unit_test_setup_teardown(test_setting_off, setup_off, teardown),
+        cmocka_unit_test_setup_teardown(test_flood_bounded, setup_off, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

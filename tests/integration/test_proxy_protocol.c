@@ -2,8 +2,10 @@
  * port, through the real namesrvd: the carried address becomes the peer in
  * the server's log lines (on whichever loop serves the request), a header
  * from a peer not in proxyProtocolTrustedAddresses or a malformed one
- * closes that connection with one line, LOCAL keeps the real peer, and a
- * preamble works in front of TLS too. */
+ * closes that connection with one line, LOCAL keeps the real peer, a
+ * preamble works in front of TLS too, and the unsigned first-admin bootstrap
+ * believes only a socket that is itself on loopback, never an address a
+ * PROXY header claims. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -233,6 +235,35 @@ static void preamble_before_tls(void **state)
     ns_client_close(c);
 }
 
+/* USER_ADD of an admin, unsigned, on c: the reply's code. */
+static int bootstrap_admin(ns_client_t *c, const char *ak)
+{
+    const char *kv[] = {"userAccessKey", ak, "userSecretKey", "bootsecret1", "role", "admin", NULL};
+    return nstest_call_code(c, NS_REQ_NS_USER_ADD, kv, NULL, 0, 10000);
+}
+
+/* A remote peer behind a trusted balancer (or one that is trusted itself)
+ * claiming 127.0.0.1 is still remote: no first admin for it. The socket of
+ * the test is on loopback, so this also shows that a connection renamed by
+ * a PROXY header never counts as local, whatever it claims. */
+static void proxied_loopback_no_bootstrap(void **state)
+{
+    fx_t *fx = *state;
+    start(fx, "*", NULL);
+    const char lo[] = "PROXY TCP4 127.0.0.1 127.0.0.1 40000 9876\r\n";
+    const char far[] = "PROXY TCP4 203.0.113.9 192.0.2.1 40001 9876\r\n";
+    ns_client_t *c = connect_with(fx, lo, sizeof lo - 1);
+    assert_int_equal(bootstrap_admin(c, "forged1"), NS_RSP_NO_PERMISSION);
+    ns_client_close(c);
+    c = connect_with(fx, far, sizeof far - 1);
+    assert_int_equal(bootstrap_admin(c, "forged2"), NS_RSP_NO_PERMISSION);
+    ns_client_close(c);
+    /* the operator on the host itself still can */
+    c = nstest_connect(&fx->srv);
+    assert_int_equal(bootstrap_admin(c, "local1"), NS_RSP_SUCCESS);
+    ns_client_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +273,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(unlisted_peer_is_refused, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(malformed_header_is_refused, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(preamble_before_tls, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(proxied_loopback_no_bootstrap, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,6 +172,25 @@ static void test_addresses(void **state)
     assert_true(ns_auth_is_loopback("127.0.0.2"));
     assert_true(ns_auth_is_loopback("::1"));
     assert_false(ns_auth_is_loopback("10.0.0.1"));
+    /* the host a broker address names, against a peer's IP */
+    static const struct {
+        const char *ip, *addr;
+        bool want;
+    } hosts[] = {
+        {"127.0.0.1", "127.0.0.1:10911", true},
+        {"127.0.0.1", "127.0.0.2:10911", false},
+        {"10.1.2.3", "10.1.2.3:1", true},
+        {"::ffff:10.1.2.3", "10.1.2.3:10911", true}, /* a v4 peer on a v6 socket */
+        {"2001:db8::7", "2001:db8::7:10911", true},
+        {"2001:db8::7", "[2001:db8::7]:10911", true},
+        {"2001:db8::7", "2001:db8::8:10911", false},
+        {"127.0.0.1", "localhost:10911", false}, /* names are not resolved */
+        {"127.0.0.1", "127.0.0.1", false},       /* no port: not a broker address */
+        {"127.0.0.1", "", false},
+    };
+    for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
+        if (ns_auth_same_host(hosts[i].ip, hosts[i].addr) != hosts[i].want)
+            fail_msg("peer %s, broker %s: expected %d", hosts[i].ip, hosts[i].addr, hosts[i].want);
 }
 
 static void test_broker_grants(void **state)

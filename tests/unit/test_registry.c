@@ -249,6 +249,67 @@ static void test_unregister_is_fenced_by_broker_id(void **state)
     assert_null(route_of(f, "TopicB"));
 }
 
+/* An unregister that names another broker than the one the address
+ * registered, or another cluster, removes nothing: the live record and the
+ * group's address go together or not at all (commit() verifies I4/I5). */
+static void test_unregister_names_the_registered_broker(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_txn_t *t = NULL;
+    bool removed = true;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    do_register(f, "broker-b", "10.0.0.2:10911", 0, &res);
+    ns_register_result_free(&res);
+    begin(f, &t);
+    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.2:10911",
+                                            "broker-a", 0, &removed, NULL),
+                     NS_OK);
+    commit(f, t);
+    assert_false(removed);
+    route_has(f, "TopicA", "10.0.0.2:10911", true);
+    begin(f, &t);
+    assert_int_equal(ns_registry_unregister(f->reg, t, "OtherCluster", "10.0.0.1:10911", "broker-a",
+                                            0, &removed, NULL),
+                     NS_OK);
+    commit(f, t);
+    assert_false(removed);
+    route_has(f, "TopicA", "10.0.0.1:10911", true);
+    /* named right, it goes */
+    begin(f, &t);
+    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.2:10911",
+                                            "broker-b", 0, &removed, NULL),
+                     NS_OK);
+    commit(f, t);
+    assert_true(removed);
+    route_has(f, "TopicA", "10.0.0.2:10911", false);
+}
+
+/* An address registered under another broker name leaves its old group:
+ * one address is one broker, and when it is unregistered no group keeps it
+ * without a live record (I5). */
+static void test_address_moves_to_another_group(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_txn_t *t = NULL;
+    bool removed = false;
+    do_register(f, "broker-a", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    do_register(f, "broker-b", "10.0.0.1:10911", 0, &res);
+    ns_register_result_free(&res);
+    route_has(f, "TopicA", "\"brokerName\":\"broker-a\"", false);
+    route_has(f, "TopicA", "\"brokerName\":\"broker-b\"", true);
+    begin(f, &t);
+    assert_int_equal(ns_registry_unregister(f->reg, t, "DefaultCluster", "10.0.0.1:10911",
+                                            "broker-b", 0, &removed, NULL),
+                     NS_OK);
+    commit(f, t);
+    assert_true(removed);
+    assert_null(route_of(f, "TopicA"));
+}
+
 static void test_delete_and_register_topic(void **state)
 {
     fx_t *f = *state;
@@ -483,6 +544,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unchanged_and_slave, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_perm_counts_and_reencodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unregister_is_fenced_by_broker_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unregister_names_the_registered_broker, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_address_moves_to_another_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_and_register_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_then_mark_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_min_broker_id_changes, setup, teardown),

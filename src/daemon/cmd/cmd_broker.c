@@ -401,7 +401,7 @@ int ns_cmd_query_data_version(ns_req_t *req)
         return rc;
     bool known = rc == NS_OK;
     bool changed = !known || !have_body || !ns_dataversion_equal(&rec.dv, &dv);
-    if (known) {
+    if (known && req->speaks_for) { /* only the broker itself keeps it alive (auth.h) */
         ns_liveness_heartbeat(req->loop->main->liveness, cluster, addr, ns_now_ms(req->loop));
         NS_M_INC(req->loop->m.heartbeats);
     }

@@ -12,6 +12,7 @@
 #include "ns/strpairs.h"
 #include "ns/utf8.h"
 #include "cmd/cmd.h"
+#include "core/auth.h"
 
 typedef struct {
     const ns_config_t *cfg;
@@ -115,6 +116,10 @@ static int validate(ns_req_t *req, const update_t *u)
         if (rc == NS_OK)
             rc = ns_config_check_runtime(u->kv.a[i], u->kv.b[i], err, sizeof err);
         ns_config_free(&probe);
+        ns_auth_mode_t mode;
+        if (rc == NS_OK && strcmp(u->kv.a[i], "authMode") == 0 &&
+            ns_auth_mode_parse(u->kv.b[i], &mode) == NS_OK)
+            rc = ns_auth_may_enable(req->loop->main, mode, err, sizeof err); /* no lockout */
         if (rc != NS_OK)
             return ns_remarkf(req, NS_EINVAL, "%s", err);
     }

@@ -11,7 +11,9 @@
  *                          never the secret
  * With authKeyFile the new secret is sealed before it is stored.
  * Errors: INVALID_PARAMETER (bad field, with why), SYSTEM_ERROR "user
- * exists" / "no such user" (only an admin gets this far).
+ * exists" / "no such user" (only an admin gets this far), and, while
+ * authMode is on, SYSTEM_ERROR LAST_ADMIN for a change that would leave no
+ * enabled admin (no one could sign in again: auth.h, no lockout).
  * The secret travels in the request: in the clear without TLS (docs/security.md). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +34,31 @@ typedef struct {
     ns_user_rec_t rec;
     bool create;
     bool has_secret, has_role, has_enabled, has_allow, has_brokers;
-    int outcome;   /* NS_OK, NS_EEXIST, NS_ENOTFOUND, NS_EINVAL (writer -> reply) */
+    int outcome;   /* NS_OK, NS_EEXIST, NS_ENOTFOUND, NS_EINVAL, NS_EPERM (writer -> reply) */
     char err[128]; /* why, for NS_EINVAL */
 } user_change_t;
+
+#define LAST_ADMIN                                                                                 \
+    "this would leave no enabled admin user while authMode is on (no one could sign in again): "   \
+    "add another admin first, or turn authMode off"
+
+/* Stops the walk at an enabled admin other than the access key ctx. */
+static int other_admin_cb(const ns_user_rec_t *u, void *ctx)
+{
+    return u->role == NS_ROLE_ADMIN && u->enabled && strcmp(u->access_key, ctx) != 0 ? 1 : 0;
+}
+
+/* Whether taking the enabled admin ak away (deleted, disabled or another
+ * role) would leave none, with authMode on: *last; the store's error. */
+static int last_admin(ns_txn_t *txn, const char *ak, bool *last)
+{
+    *last = false;
+    if (ns_auth_mode() == NS_AUTH_OFF)
+        return NS_OK;
+    int rc = ns_user_iter(txn, other_admin_cb, (void *)ak);
+    *last = rc == NS_OK;
+    return rc == 1 ? NS_OK : rc;
+}
 
 static void change_free(void *p)
 {
@@ -118,14 +142,19 @@ static int change_run(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
         u.created_ms = now;
     }
     u.updated_ms = now;
+    bool last = false;
     rc = ns_user_validate(&u, c->err, sizeof c->err);
-    if (rc == NS_OK)
-        rc = ns_user_put(txn, &u);
-    else
+    if (rc != NS_OK)
         c->outcome = NS_EINVAL;
+    else if (exists && cur.role == NS_ROLE_ADMIN && cur.enabled &&
+             !(u.role == NS_ROLE_ADMIN && u.enabled) &&
+             ((rc = last_admin(txn, u.access_key, &last)) != NS_OK || last))
+        c->outcome = rc == NS_OK ? NS_EPERM : c->outcome;
+    else
+        rc = ns_user_put(txn, &u);
     if (exists)
         ns_user_rec_free(&cur);
-    return c->outcome == NS_EINVAL ? NS_OK : rc;
+    return c->outcome == NS_EINVAL || c->outcome == NS_EPERM ? NS_OK : rc;
 }
 
 static int change_reply(ns_wreq_t *w, int rc)
@@ -143,6 +172,8 @@ static int change_reply(ns_wreq_t *w, int rc)
         return ns_remark(&w->to, NS_EEXIST, "user exists");
     case NS_ENOTFOUND:
         return ns_remark(&w->to, NS_ENOTFOUND, "no such user");
+    case NS_EPERM:
+        return ns_remark(&w->to, NS_EPERM, LAST_ADMIN);
     default:
         return ns_fail(&w->to, NS_RSP_INVALID_PARAMETER, c->err);
     }
@@ -177,6 +208,7 @@ int ns_cmd_user_update(ns_req_t *req)
 typedef struct {
     char *ak;
     bool deleted;
+    bool last; /* refused: the last enabled admin */
 } user_delete_t;
 
 static void delete_free(void *p)
@@ -187,7 +219,19 @@ static void delete_free(void *p)
 static int delete_run(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     user_delete_t *d = (user_delete_t *)w->payload;
-    int rc = ns_user_del(txn, d->ak);
+    ns_user_rec_t cur;
+    d->deleted = d->last = false;
+    int rc = ns_user_get(txn, d->ak, &cur);
+    if (rc == NS_ENOTFOUND)
+        return NS_OK;
+    if (rc != NS_OK)
+        return rc;
+    if (cur.role == NS_ROLE_ADMIN && cur.enabled)
+        rc = last_admin(txn, d->ak, &d->last);
+    ns_user_rec_free(&cur);
+    if (rc != NS_OK || d->last)
+        return rc;
+    rc = ns_user_del(txn, d->ak);
     d->deleted = rc == NS_OK;
     return rc == NS_ENOTFOUND ? NS_OK : rc;
 }
@@ -197,6 +241,8 @@ static int delete_reply(ns_wreq_t *w, int rc)
     user_delete_t *d = (user_delete_t *)w->payload;
     if (rc != NS_OK)
         return rc;
+    if (d->last)
+        return ns_remark(&w->to, NS_EPERM, LAST_ADMIN);
     if (!d->deleted)
         return ns_remark(&w->to, NS_ENOTFOUND, "no such user");
     NS_LOG_INFO("auth: user '%s' deleted over the wire", d->ak);

@@ -4,7 +4,9 @@
  * The wrapper does the cross-cutting work: unknown codes, who may send the
  * request (authMode: the row's auth column, auth.h), required header
  * fields, the read transaction, mapping a handler's NS_E* to the RocketMQ
- * reply, the admin-trail record of the rows that write one (NS_ROW_TRAIL:
+ * reply, whether the caller speaks for the broker address a row names
+ * (NS_ROW_SELF_*, in every authMode), the admin-trail record of the rows
+ * that write one (NS_ROW_TRAIL:
  * the handler's write takes it, ns_req_submit; a refusal gets its own),
  * timing and slow-request logging; and, for write operations, holding the
  * reply target until the writer committed.
@@ -34,6 +36,14 @@
 #define NS_ROW_TRAIL_SHIFT 2
 #define NS_ROW_TRAIL ((unsigned)NS_REQ_TRAIL_FIELDS << NS_ROW_TRAIL_SHIFT)
 #define NS_ROW_TRAIL_BODY ((unsigned)NS_REQ_TRAIL_BODY << NS_ROW_TRAIL_SHIFT)
+/* Names a broker address (clusterName, brokerAddr) that only a caller
+ * speaking for it may act for (a broker acts only for itself): two bits
+ * holding the ns_auth_self_t the auth check applies (auth.h). */
+#define NS_ROW_SELF_SHIFT 4
+#define NS_ROW_SELF_ACT ((unsigned)NS_SELF_ACT << NS_ROW_SELF_SHIFT)
+#define NS_ROW_SELF_REFRESH ((unsigned)NS_SELF_REFRESH << NS_ROW_SELF_SHIFT)
+#define NS_ROW_SELF_CLAIM ((unsigned)NS_SELF_CLAIM << NS_ROW_SELF_SHIFT)
+#define NS_ROW_SELF_MASK (3u << NS_ROW_SELF_SHIFT)
 
 struct ns_cmd_row {
     int code;
@@ -75,11 +85,11 @@ static const ns_cmd_row_t cmd_table[] = {
         "namespace", "key"),
     ROW(DELETE_KV_CONFIG, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, delete_kv_config,
         "namespace or key is null", "namespace", "key"),
-    ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT, BROKER_NAMED, register_broker,
-        "register broker failed: header field %s is missing", "clusterName", "brokerAddr",
-        "brokerName"),
-    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, BROKER_NAMED, unregister_broker,
-        "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
+    ROW(REGISTER_BROKER, NS_CMD_WRITE, NS_ROW_EXT | NS_ROW_SELF_CLAIM, BROKER_NAMED,
+        register_broker, "register broker failed: header field %s is missing", "clusterName",
+        "brokerAddr", "brokerName"),
+    ROW(UNREGISTER_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL | NS_ROW_SELF_ACT, BROKER_NAMED,
+        unregister_broker, "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
     ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
     ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, wipe_write_perm_of_broker,
         "brokerName is null", "brokerName"),
@@ -100,13 +110,13 @@ static const ns_cmd_row_t cmd_table[] = {
     ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, NS_ROW_TRAIL_BODY, ADMIN, update_namesrv_config, NULL,
         NONE),
     ROW(GET_NAMESRV_CONFIG, NS_CMD_ADMIN, 0, READ, get_namesrv_config, NULL, NONE),
-    ROW(QUERY_DATA_VERSION, NS_CMD_READ, 0, READ, query_data_version, JAVA_NULL_KEY_REMARK,
-        "clusterName", "brokerAddr"),
+    ROW(QUERY_DATA_VERSION, NS_CMD_READ, NS_ROW_SELF_REFRESH, READ, query_data_version,
+        JAVA_NULL_KEY_REMARK, "clusterName", "brokerAddr"),
     ROW(ADD_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, add_write_perm_of_broker,
         "brokerName is null", "brokerName"),
     ROW(GET_BROKER_MEMBER_GROUP, NS_CMD_READ, 0, READ, get_broker_member_group, NULL, NONE),
-    ROW(BROKER_HEARTBEAT, NS_CMD_READ, 0, BROKER_NAMED, broker_heartbeat, JAVA_NULL_KEY_REMARK,
-        "clusterName", "brokerAddr"),
+    ROW(BROKER_HEARTBEAT, NS_CMD_READ, NS_ROW_SELF_ACT, BROKER_NAMED, broker_heartbeat,
+        JAVA_NULL_KEY_REMARK, "clusterName", "brokerAddr"),
     ROW(NS_USER_ADD, NS_CMD_WRITE, NS_ROW_TRAIL, USERS, user_add, "userAccessKey is missing",
         "userAccessKey"),
     ROW(NS_USER_UPDATE, NS_CMD_WRITE, NS_ROW_TRAIL, USERS, user_update, "userAccessKey is missing",
@@ -182,10 +192,13 @@ static void trail_refusal(ns_req_t *req, int rc)
 static void call(const ns_cmd_row_t *row, ns_req_t *req)
 {
     /* who may send it (authMode, auth.h): before anything else is said;
-     * with authMode off only the user rows are checked (ns_auth_check says
-     * yes to the others: not called, its frame costs more than the test) */
-    if ((row->auth == NS_NEED_USERS || ns_auth_mode() != NS_AUTH_OFF) &&
-        !ns_auth_check(req, row->name, row->auth))
+     * with authMode off only the user rows and those naming a broker
+     * address are checked (ns_auth_check says yes to the others: not
+     * called, its frame costs more than the test) */
+    if ((row->auth == NS_NEED_USERS || (row->flags & NS_ROW_SELF_MASK) ||
+         ns_auth_mode() != NS_AUTH_OFF) &&
+        !ns_auth_check(req, row->name, row->auth,
+                       (ns_auth_self_t)((row->flags & NS_ROW_SELF_MASK) >> NS_ROW_SELF_SHIFT)))
         return;
     const char *missing = missing_field(row, req);
     int rc = NS_OK;

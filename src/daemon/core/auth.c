@@ -27,6 +27,7 @@
 #include <openssl/crypto.h>
 
 #include "core/auth.h"
+#include "core/liveness.h"
 #include "ns/body.h"
 #include "ns/codes.h"
 #include "ns/err.h"
@@ -87,6 +88,10 @@ ns_auth_mode_t ns_auth_mode(void)
 
 int ns_auth_init(ns_server_t *srv, char *err, size_t errlen)
 {
+    /* the mode from the flags or the file: not one that locks everyone out */
+    int rc = ns_auth_may_enable(srv, ns_auth_mode(), err, errlen);
+    if (rc != NS_OK)
+        return rc;
     srv->auth = calloc(1, sizeof *srv->auth);
     if (srv->auth == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -101,7 +106,7 @@ int ns_auth_init(ns_server_t *srv, char *err, size_t errlen)
     }
     const char *kf = srv->loop.cfg->auth_key_file;
     if (kf && *kf) {
-        int rc = ns_seal_key_load(kf, srv->auth->seal_key, err, errlen);
+        rc = ns_seal_key_load(kf, srv->auth->seal_key, err, errlen);
         if (rc != NS_OK) {
             free(srv->auth->late);
             free(srv->auth);
@@ -391,12 +396,14 @@ static const char *body_broker_not_granted(const ns_cmd_t *cmd, const char *gran
     return bad;
 }
 
-/* True while no enabled admin user exists (online bootstrap). */
+/* Stops the walk at the first enabled admin user. */
 static int admin_cb(const ns_user_rec_t *u, void *ctx)
 {
     return u->role == NS_ROLE_ADMIN && u->enabled ? 1 : 0;
 }
 
+/* True while no enabled admin user exists (online bootstrap); false when
+ * the store cannot tell. */
 static bool no_admin_yet(ns_server_t *srv)
 {
     ns_txn_t *txn = NULL;
@@ -407,18 +414,90 @@ static bool no_admin_yet(ns_server_t *srv)
     return rc == NS_OK;
 }
 
-bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
+int ns_auth_may_enable(ns_server_t *srv, ns_auth_mode_t mode, char *err, size_t errlen)
+{
+    ns_txn_t *txn = NULL;
+    if (mode == NS_AUTH_OFF)
+        return NS_OK;
+    /* its own transaction: this also runs at start, before the loop reads */
+    int rc = ns_txn_begin(srv->loop.store, false, &txn);
+    if (rc == NS_OK) {
+        rc = ns_user_iter(txn, admin_cb, NULL);
+        ns_txn_abort(txn);
+    }
+    if (rc == 1)
+        return NS_OK;
+    if (rc == NS_OK) {
+        snprintf(err, errlen,
+                 "authMode=%s needs an enabled admin user in the store (none could sign the "
+                 "request that turns it off again): add one first, e.g. namesrvctl user add "
+                 "NAME --role admin --secret SECRET, online from this host while authMode is "
+                 "off, or offline with --data-dir",
+                 ns_auth_mode_name(mode));
+        return NS_EPERM;
+    }
+    snprintf(err, errlen, "authMode=%s: cannot read the users from the store: %s",
+             ns_auth_mode_name(mode), ns_strerror(rc));
+    return rc;
+}
+
+/* Whether the caller speaks for the broker address req names (auth.h);
+ * u is the verified user, NULL for an unsigned request (or authMode off,
+ * where signatures are not looked at). Refuses the request (and returns
+ * false) when `self` asks for it; sets req->speaks_for either way. */
+static bool check_self(ns_req_t *req, const char *name, const char *ak, const ns_user_rec_t *u,
+                       ns_auth_self_t self, ns_auth_mode_t mode)
+{
+    const ns_cmd_t *cmd = req->cmd;
+    const char *cluster = ns_cmd_ext_get(cmd, "clusterName");
+    const char *addr = ns_cmd_ext_get(cmd, "brokerAddr");
+    req->speaks_for = true;
+    /* a missing field is the dispatcher's answer; an address nobody
+     * registered has nothing to protect */
+    ns_live_entry_t *e =
+        cluster && addr ? ns_liveness_get(req->loop->main->liveness, cluster, addr) : NULL;
+    if (e == NULL)
+        return true;
+    const char *bname = ns_cmd_ext_get(cmd, "brokerName");
+    if (self == NS_SELF_CLAIM && bname && e->broker_name && strcmp(bname, e->broker_name) == 0)
+        return true;
+    bool ok;
+    if (mode == NS_AUTH_OFF) {
+        char ip[48];
+        ns_auth_peer_ip(ns_conn_peer(req->conn), ip, sizeof ip);
+        ok = (req->conn && e->conn == req->conn) || ns_auth_same_host(ip, e->addr);
+    } else {
+        ok = u && (u->role == NS_ROLE_ADMIN ||
+                   (u->role == NS_ROLE_BROKER &&
+                    ns_auth_broker_granted(u->brokers, e->cluster, e->broker_name)));
+    }
+    req->speaks_for = ok;
+    if (ok || self == NS_SELF_REFRESH)
+        return true;
+    char why[320];
+    snprintf(why, sizeof why,
+             "broker address %.60s in cluster '%.40s' is registered by broker "
+             "'%.60s'; %s",
+             e->addr, e->cluster, e->broker_name ? e->broker_name : "",
+             mode == NS_AUTH_OFF ? "this connection did not register it and is not on its host"
+             : u                 ? "this AccessKey is not granted that broker"
+                 : "only a signed request of a user granted that broker speaks for it");
+    refuse(req, name, ak, why, NS_M_AUTH_BROKER_ADDRESS);
+    return false;
+}
+
+bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need, ns_auth_self_t self)
 {
     ns_conn_t *conn = req->conn;
     const ns_cmd_t *cmd = req->cmd;
     ns_auth_mode_t mode = ns_auth_mode();
-    if (mode == NS_AUTH_OFF && need != NS_NEED_USERS)
-        return true;
     /* An I/O loop (no auth state) serves only route lookups it took while
      * the mode was off; one that raced the switch is let through. */
     ns_server_t *srv = ns_server_at(req->loop);
     if (srv == NULL || srv->auth == NULL)
         return true;
+    if (mode == NS_AUTH_OFF && need != NS_NEED_USERS)
+        return self == NS_SELF_NONE || check_self(req, name, NULL, NULL, self, mode);
     ns_role_t want = ns_auth_required_role(mode, need);
     const char *ak = ns_cmd_ext_get(cmd, NS_SIGN_ACCESS_KEY);
     char why[200];
@@ -429,8 +508,10 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
         ak = NULL; /* names no user: what a C++ client without credentials sends */
     if (ak == NULL) {
         if (want == 0)
-            return true;
-        if (need == NS_NEED_USERS && ns_auth_is_loopback(ip) && no_admin_yet(srv))
+            return self == NS_SELF_NONE || check_self(req, name, NULL, NULL, self, mode);
+        /* the socket's own peer only: a PROXY header's claim is never local */
+        if (need == NS_NEED_USERS && !ns_conn_peer_claimed(conn) && ns_auth_is_loopback(ip) &&
+            no_admin_yet(srv))
             return true;
         snprintf(why, sizeof why,
                  "%s needs a signed request (AccessKey and Signature) of a user with role %s", name,
@@ -471,7 +552,7 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need)
                  broker ? broker : "", cluster ? cluster : "");
         refuse(req, name, ak, why, NS_M_AUTH_BROKER_NAME);
     } else {
-        ok = true;
+        ok = self == NS_SELF_NONE || check_self(req, name, ak, &u, self, mode);
     }
     ns_user_rec_free(&u);
     return ok;

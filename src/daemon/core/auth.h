@@ -16,8 +16,25 @@
  * where none is needed: a bad signature is refused, not ignored.
  * The user-management requests (NS_REQ_NSUSER_*) need an admin in every
  * mode; the one exception is bootstrapping: while the store holds no
- * enabled admin user, an unsigned request from a loopback address may add
- * users.
+ * enabled admin user, an unsigned request over a socket whose own peer is
+ * on loopback may add users (never one renamed by a PROXY header: a
+ * balancer on this host forwards remote clients, and a header claims what
+ * its sender likes).
+ * Turning authMode on (at start, or UPDATE_NAMESRV_CONFIG) needs an enabled
+ * admin user in the store: without one, no one could sign the request that
+ * turns it off again (ns_auth_may_enable).
+ *
+ * A broker acts only for itself (ns_auth_self_t, in every mode): a request
+ * naming a broker address (clusterName, brokerAddr) that is registered
+ * speaks for it only when
+ *   writes/all: the caller is an admin, or a broker user granted the broker
+ *     name and cluster the address registered under (not merely the names
+ *     the request carries);
+ *   off: the request comes over the connection the address registered over
+ *     (a Java broker sends all its requests to a name server over one
+ *     channel), or from the host the address names.
+ * Java checks none of this; docs/security.md ("A broker acts only for itself") says
+ * why we do.
  *
  * Refusals answer NO_PERMISSION with a remark naming what was missing,
  * never the secret and never whether the access key exists; they are
@@ -50,6 +67,21 @@ typedef enum {
     NS_NEED_USERS,        /* admin in every mode (bootstrap exception) */
 } ns_auth_need_t;
 
+/* What a row that names a broker address asks of its caller, besides its
+ * role (a column of the dispatch table; "speaks for" as above). */
+typedef enum {
+    NS_SELF_NONE = 0, /* names no broker address */
+    NS_SELF_ACT,      /* refused unless the caller speaks for the address
+                         (UNREGISTER_BROKER, BROKER_HEARTBEAT) */
+    NS_SELF_REFRESH,  /* answered either way; req->speaks_for tells whether
+                         it may refresh the address's liveness
+                         (QUERY_DATA_VERSION) */
+    NS_SELF_CLAIM,    /* refused when the address registered under another
+                         broker name and the caller does not speak for it
+                         (REGISTER_BROKER: a broker re-registering under its
+                         own name over a new connection is let through) */
+} ns_auth_self_t;
+
 /* ---- pure policy (auth_policy.c) ---- */
 
 /* "off" | "writes" | "all" -> mode; NS_EINVAL otherwise. */
@@ -70,6 +102,10 @@ bool ns_auth_addr_allowed(const char *allow, const char *ip);
 bool ns_auth_broker_granted(const char *grants, const char *cluster, const char *name);
 /* The IP part of a peer name "ip:port" (conn.c) into out. */
 void ns_auth_peer_ip(const char *peer, char *out, size_t outlen);
+/* True when the broker address addr ("ip:port", "[v6]:port") names the
+ * host ip (numeric, no port; IPv4-mapped peers match IPv4 addresses).
+ * Host names are not resolved: false. */
+bool ns_auth_same_host(const char *ip, const char *addr);
 /* True for 127.0.0.0/8, ::1 and ::ffff:127.x. */
 bool ns_auth_is_loopback(const char *ip);
 /* Reply delay for the n-th failure in a row from one address, ms: none
@@ -84,8 +120,10 @@ typedef struct ns_auth ns_auth_t;
 void ns_auth_set_mode(ns_auth_mode_t m);
 ns_auth_mode_t ns_auth_mode(void);
 
-/* Allocates srv->auth (main loop) and loads authKeyFile when set. NS_OK,
- * NS_ENOMEM, or the key file's error (NS_EIO, NS_EINVAL) with why in err. */
+/* Allocates srv->auth (main loop) and loads authKeyFile when set, after
+ * checking that the mode in force may be on (ns_auth_may_enable). NS_OK,
+ * NS_ENOMEM, NS_EPERM, the store's or the key file's error (NS_EIO,
+ * NS_EINVAL) with why in err. */
 int ns_auth_init(ns_server_t *srv, char *err, size_t errlen);
 /* The key secrets are sealed with (include/ns/seal.h), or NULL when
  * authKeyFile is not set. */
@@ -95,9 +133,15 @@ const uint8_t *ns_auth_seal_key(const ns_server_t *srv);
 void ns_auth_stop(ns_server_t *srv);
 void ns_auth_free(ns_server_t *srv);
 
-/* The one check of the dispatcher, for the request req of row `name`.
- * True: go on with the handler. False: the request was refused and
- * answered (or will be, after the penalty). */
-bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need);
+/* NS_OK when authMode may be `mode`: off always, writes and all only while
+ * the store holds an enabled admin user; NS_EPERM otherwise, or the store's
+ * error, with why in err. Main loop (or before the loops run). */
+int ns_auth_may_enable(ns_server_t *srv, ns_auth_mode_t mode, char *err, size_t errlen);
+
+/* The one check of the dispatcher, for the request req of row `name`: the
+ * role `need` asks in the mode in force, and what `self` asks (in every
+ * mode; sets req->speaks_for). True: go on with the handler. False: the
+ * request was refused and answered (or will be, after the penalty). */
+bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need, ns_auth_self_t self);
 
 #endif

@@ -195,6 +195,21 @@ bool ns_auth_is_loopback(const char *ip)
     return (is_v4(a) && a[12] == 127) || memcmp(a, v6lo, 16) == 0;
 }
 
+bool ns_auth_same_host(const char *ip, const char *addr)
+{
+    uint8_t a[16], b[16];
+    const char *colon = addr ? strrchr(addr, ':') : NULL;
+    if (ip == NULL || colon == NULL || !parse_ip(ip, strlen(ip), a))
+        return false;
+    const char *h = addr;
+    size_t n = (size_t)(colon - addr);
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') { /* "[v6]:port" */
+        h++;
+        n -= 2;
+    }
+    return parse_ip(h, n, b) && memcmp(a, b, 16) == 0;
+}
+
 uint64_t ns_auth_penalty_ms(uint32_t failures, uint64_t max_ms)
 {
     /* Three free tries (a mistyped secret), then 100 ms doubling to max. */

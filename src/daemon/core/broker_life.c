@@ -59,6 +59,16 @@ static int unreg_done(ns_wreq_t *w, int rc)
             ns_liveness_retry(srv->liveness, e); /* the next scan tries again */
         return rc;
     }
+    ns_live_entry_t *e = op->removed ? NULL : ns_liveness_get(srv->liveness, op->cluster, op->addr);
+    if (e && e->evicting && op->evict < 0) {
+        /* the request named another broker than the one registered there:
+         * the address keeps its registration, so its deadline again */
+        ns_liveness_retry(srv->liveness, e);
+    } else if (e && e->evicting) {
+        /* an expiry or a close of what the store no longer holds: nothing
+         * left to time */
+        ns_liveness_remove(srv->liveness, op->cluster, op->addr);
+    }
     if (op->removed) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         if (op->evict >= 0)
@@ -72,6 +82,23 @@ static int unreg_done(ns_wreq_t *w, int rc)
     ns_reply_code(&w->to, NS_RSP_SUCCESS, NULL);
     ns_broker_notify_minid(srv, &op->change);
     return NS_OK;
+}
+
+bool ns_broker_is_member(void *ctx, const char *group, const char *addr)
+{
+    ns_server_t *srv = ctx;
+    ns_txn_t *txn = NULL;
+    ns_group_rec_t g = {0};
+    bool in = false;
+    if (ns_read_begin(&srv->loop, &txn) != NS_OK)
+        return false;
+    if (ns_group_get(txn, group, &g) == NS_OK) {
+        for (size_t i = 0; i < g.n_addrs && !in; i++)
+            in = strcmp(g.addrs[i].addr, addr) == 0;
+        ns_group_rec_free(&g);
+    }
+    ns_read_end(&srv->loop);
+    return in;
 }
 
 void ns_broker_notify_minid(ns_server_t *srv, ns_minid_change_t **change)

@@ -24,6 +24,9 @@ void ns_broker_unregister(ns_server_t *srv, ns_live_entry_t *e, const char *why,
  * when out of memory (logged). */
 ns_wreq_t *ns_broker_unregister_new(const char *cluster, const char *addr, const char *broker_name,
                                     int64_t broker_id, const char *why, int evict);
+/* The notifier's member check (notify.h): whether the store's group
+ * `group` maps some id to addr now. ctx is the main loop's server. */
+bool ns_broker_is_member(void *ctx, const char *group, const char *addr);
 /* Hands a change of a group's smallest broker id to the notifier when
  * notifyMinBrokerIdChanged is on (Java reads the setting at the same point:
  * after the tables changed); *change is taken either way and set to NULL. */

@@ -4,8 +4,13 @@
  * Each recipient is one job: parse its address, connect (timer armed with
  * the connect timeout), write the one-way frame (timer re-armed with the
  * write deadline), close. At most NS_NOTIFY_MAX_INFLIGHT jobs hold a socket;
- * the rest wait in FIFO order, at most NS_NOTIFY_MAX_QUEUED of them. A job
- * ends exactly once (job_end), which logs its outcome and closes its two
+ * the rest wait in FIFO order, at most NS_NOTIFY_MAX_QUEUED of them, one per
+ * (group, recipient): a newer change of the group replaces what a waiting
+ * job sends. A job leaves the queue when it is still a member's (the
+ * owner's check) and the start credit allows: a token bucket refilled at
+ * NS_NOTIFY_STARTS_PER_S, NS_NOTIFY_STARTS_BURST at most, in thousandths
+ * of a start; when it is empty the pace timer starts the next one later. A
+ * job ends exactly once (job_end), which logs its outcome and closes its two
  * handles; it is freed when both close callbacks have run. Everything runs on
  * the main loop: nothing here waits. */
 #define _GNU_SOURCE /* asprintf */
@@ -31,12 +36,15 @@ struct job {
     uv_connect_t connect_req;
     uv_write_t write_req;
     ns_buf_t frame;
+    char *group;      /* the broker group the change is of */
     char *to;         /* recipient address */
     char *what;       /* the notification, for the log line */
     int open_handles; /* handles still to close */
     bool ended;
     bool connected;
 };
+
+#define CREDIT_PER_START 1000 /* the bucket counts thousandths of a start */
 
 struct ns_notifier {
     uv_loop_t *loop;
@@ -45,6 +53,13 @@ struct ns_notifier {
     size_t queued, inflight;
     int32_t next_opaque;
     bool stopped;
+    ns_notify_member_fn is_member;
+    void *member_ctx;
+    uv_timer_t pace; /* starts the next job once the credit allows */
+    bool pace_init;
+    uint64_t credit, credit_ms; /* start credit, and when it was last refilled */
+    /* notifications not tried, for the summary line (at most one a second) */
+    uint64_t superseded, over_cap, full, summary_ms;
 };
 
 int ns_notify_encode(const ns_minid_change_t *c, int32_t opaque, ns_buf_t *out)
@@ -76,13 +91,22 @@ int ns_notifier_new(uv_loop_t *loop, ns_notifier_t **out)
         return NS_ENOMEM;
     n->loop = loop;
     n->next_opaque = 1;
+    n->credit = (uint64_t)NS_NOTIFY_STARTS_BURST * CREDIT_PER_START;
+    n->credit_ms = uv_now(loop);
     *out = n;
     return NS_OK;
+}
+
+void ns_notifier_set_member_check(ns_notifier_t *n, ns_notify_member_fn fn, void *ctx)
+{
+    n->is_member = fn;
+    n->member_ctx = ctx;
 }
 
 static void job_free(job_t *j)
 {
     ns_buf_free(&j->frame);
+    free(j->group);
     free(j->to);
     free(j->what);
     free(j);
@@ -200,16 +224,89 @@ static void job_start(job_t *j)
         job_end(j, "connect failed", rc);
 }
 
+static void drop(const char *to, const char *what, const char *why)
+{
+    NS_LOG_WARN("NOTIFY_MIN_BROKER_ID_CHANGE to %s not sent (%s): %s", to, why,
+                what ? what : "(out of memory)");
+}
+
+/* One line for the notifications that were never tried, at most one a
+ * second (a flood of changes must not become a flood of log lines). */
+static void summary(ns_notifier_t *n)
+{
+    uint64_t now = uv_now(n->loop);
+    if ((n->superseded | n->over_cap | n->full) == 0 ||
+        (n->summary_ms != 0 && now - n->summary_ms < 1000))
+        return;
+    NS_LOG_WARN("NOTIFY_MIN_BROKER_ID_CHANGE: %llu superseded by a newer change of their group "
+                "before they were sent, %llu recipients past the %d of a change, %llu dropped "
+                "with %d waiting",
+                (unsigned long long)n->superseded, (unsigned long long)n->over_cap,
+                NS_NOTIFY_MAX_PER_CHANGE, (unsigned long long)n->full, NS_NOTIFY_MAX_QUEUED);
+    n->superseded = n->over_cap = n->full = 0;
+    n->summary_ms = now;
+}
+
+/* Takes the credit of one start when the bucket holds it. */
+static bool take_credit(ns_notifier_t *n)
+{
+    uint64_t now = uv_now(n->loop), cap = (uint64_t)NS_NOTIFY_STARTS_BURST * CREDIT_PER_START;
+    n->credit += (now - n->credit_ms) * NS_NOTIFY_STARTS_PER_S;
+    if (n->credit > cap)
+        n->credit = cap;
+    n->credit_ms = now;
+    if (n->credit < CREDIT_PER_START)
+        return false;
+    n->credit -= CREDIT_PER_START;
+    return true;
+}
+
+static void pace_cb(uv_timer_t *t)
+{
+    start_next(t->data);
+}
+
+/* Arms the pace timer for when the bucket holds one start again. */
+static void pace_later(ns_notifier_t *n)
+{
+    if (!n->pace_init) {
+        uv_timer_init(n->loop, &n->pace);
+        n->pace.data = n;
+        n->pace_init = true;
+    }
+    if (uv_is_active((uv_handle_t *)&n->pace))
+        return;
+    uint64_t missing = CREDIT_PER_START - n->credit;
+    uv_timer_start(&n->pace, pace_cb,
+                   (missing + NS_NOTIFY_STARTS_PER_S - 1) / NS_NOTIFY_STARTS_PER_S, 0);
+}
+
+static job_t *pop(ns_notifier_t *n)
+{
+    job_t *j = n->head;
+    n->head = j->next;
+    if (n->head == NULL)
+        n->tail = NULL;
+    n->queued--;
+    return j;
+}
+
 static void start_next(ns_notifier_t *n)
 {
     while (!n->stopped && n->head && n->inflight < NS_NOTIFY_MAX_INFLIGHT) {
         job_t *j = n->head;
-        n->head = j->next;
-        if (n->head == NULL)
-            n->tail = NULL;
-        n->queued--;
-        job_start(j);
+        if (n->is_member && !n->is_member(n->member_ctx, j->group, j->to)) {
+            drop(j->to, j->what, "no longer a broker of that group");
+            job_free(pop(n));
+            continue;
+        }
+        if (!take_credit(n)) {
+            pace_later(n);
+            break;
+        }
+        job_start(pop(n));
     }
+    summary(n);
 }
 
 static char *describe(const ns_minid_change_t *c)
@@ -225,27 +322,56 @@ static char *describe(const ns_minid_change_t *c)
     return len < 0 ? NULL : s;
 }
 
-static void drop(const char *to, const char *what, const char *why)
+/* The waiting job of group for recipient to, or NULL. */
+static job_t *waiting(ns_notifier_t *n, const char *group, const char *to)
 {
-    NS_LOG_WARN("NOTIFY_MIN_BROKER_ID_CHANGE to %s not sent (%s): %s", to, why,
-                what ? what : "(out of memory)");
+    for (job_t *j = n->head; j; j = j->next)
+        if (strcmp(j->to, to) == 0 && strcmp(j->group, group) == 0)
+            return j;
+    return NULL;
+}
+
+/* Makes the waiting job j send c instead (what: c's description). */
+static void supersede(ns_notifier_t *n, job_t *j, const ns_minid_change_t *c, const char *what)
+{
+    char *w = what ? strdup(what) : NULL;
+    ns_buf_t frame = NS_BUF_INIT;
+    if (w == NULL || ns_notify_encode(c, n->next_opaque++, &frame) != NS_OK) {
+        free(w); /* out of memory: the older notification goes out */
+        ns_buf_free(&frame);
+        return;
+    }
+    free(j->what);
+    j->what = w;
+    ns_buf_free(&j->frame);
+    j->frame = frame;
+    n->superseded++;
 }
 
 void ns_notifier_send(ns_notifier_t *n, ns_minid_change_t *c)
 {
     char *what = describe(c);
     for (size_t i = 0; i < c->to.n; i++) {
+        job_t *j = NULL;
         if (n->stopped) {
             drop(c->to.v[i], what, "shutting down");
             continue;
         }
-        if (n->queued >= NS_NOTIFY_MAX_QUEUED) {
-            drop(c->to.v[i], what, "too many notifications waiting");
+        if (i >= NS_NOTIFY_MAX_PER_CHANGE) { /* the members with the smallest ids come first */
+            n->over_cap++;
             continue;
         }
-        job_t *j = calloc(1, sizeof *j);
+        if ((j = waiting(n, c->broker_name, c->to.v[i])) != NULL) {
+            supersede(n, j, c, what);
+            continue;
+        }
+        if (n->queued >= NS_NOTIFY_MAX_QUEUED) {
+            n->full++;
+            continue;
+        }
+        j = calloc(1, sizeof *j);
         if (j == NULL || what == NULL || (j->what = strdup(what)) == NULL ||
-            (j->to = strdup(c->to.v[i])) == NULL ||
+            (j->to = strdup(c->to.v[i])) == NULL || (j->group = strdup(c->broker_name)) == NULL ||
             ns_notify_encode(c, n->next_opaque++, &j->frame) != NS_OK) {
             if (j)
                 job_free(j);
@@ -278,6 +404,10 @@ void ns_notifier_stop(ns_notifier_t *n)
     }
     n->tail = NULL;
     n->queued = 0;
+    n->summary_ms = 0;
+    summary(n);
+    if (n->pace_init)
+        uv_close((uv_handle_t *)&n->pace, NULL);
     for (job_t *j = n->live; j; j = j->next)
         job_end(j, "shutting down", 0); /* frees nothing yet: close callbacks do */
 }

@@ -52,6 +52,9 @@ typedef struct {
     uint8_t trail;            /* ns_req_trail_t of the row */
     bool trail_made;          /* its record was made (handed to a write or refused) */
     const char *trail_detail; /* ns_req_trail_detail's, borrowed until ns_req_submit */
+    /* the caller speaks for the broker address the request names (auth.h,
+     * NS_SELF_*; set by the dispatcher's check, false for other rows) */
+    bool speaks_for;
 } ns_req_t;
 
 /* A response to send: code, remark, extFields and body (all borrowed). */

@@ -103,6 +103,12 @@ void ns_conn_clear_filter(ns_conn_t *c)
 void ns_conn_set_peer(ns_conn_t *c, const char *peer)
 {
     snprintf(c->peer, sizeof c->peer, "%s", peer);
+    c->peer_claimed = true;
+}
+
+bool ns_conn_peer_claimed(const ns_conn_t *c)
+{
+    return c->peer_claimed;
 }
 
 #define BUDGET_GRAIN ((size_t)4096)

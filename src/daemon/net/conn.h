@@ -61,6 +61,9 @@ void ns_conn_clear_filter(ns_conn_t *c);
 /* On c's loop, before its first frame: the peer as a trusted PROXY header
  * names it (ns_conn_peer returns it from then on). */
 void ns_conn_set_peer(ns_conn_t *c, const char *peer);
+/* True once ns_conn_set_peer renamed the peer: ns_conn_peer is then what a
+ * PROXY header claims, not the socket's own peer. Any thread. */
+bool ns_conn_peer_claimed(const ns_conn_t *c);
 /* Asks for a flush of c at the end of this loop iteration even when no reply
  * is queued (a filter that has bytes of its own to send). */
 void ns_conn_want_flush(ns_conn_t *c);

@@ -32,6 +32,7 @@ struct ns_conn {
     ns_conn_t *dirty_next;
     ns_conn_t *paused_next;
     char peer[64];
+    bool peer_claimed; /* peer is a PROXY header's claim (ns_conn_set_peer) */
 };
 
 static inline bool ns_conn_on_own_loop(const ns_conn_t *c)

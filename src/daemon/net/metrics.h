@@ -108,12 +108,13 @@ enum {
  * reason label of namesrv_auth_refusals_total and the "auth" field of the
  * refusal's admin trail record. */
 #define NS_M_AUTH_REFUSAL_MAP(X)                                                                   \
-    X(UNSIGNED, "unsigned")           /* no AccessKey where one was needed */                      \
-    X(BAD_SIGNATURE, "bad_signature") /* unknown key, wrong secret or disabled user */             \
-    X(STORE_ERROR, "store_error")     /* the user could not be read: refused unchecked */          \
-    X(ADDRESS, "address")             /* source address not in the user's allowlist */             \
-    X(ROLE, "role")                   /* the user's role is too low for the request */             \
-    X(BROKER_NAME, "broker_name")     /* a broker name the user is not granted */
+    X(UNSIGNED, "unsigned")             /* no AccessKey where one was needed */                    \
+    X(BAD_SIGNATURE, "bad_signature")   /* unknown key, wrong secret or disabled user */           \
+    X(STORE_ERROR, "store_error")       /* the user could not be read: refused unchecked */        \
+    X(ADDRESS, "address")               /* source address not in the user's allowlist */           \
+    X(ROLE, "role")                     /* the user's role is too low for the request */           \
+    X(BROKER_NAME, "broker_name")       /* a broker name the user is not granted */                \
+    X(BROKER_ADDRESS, "broker_address") /* a broker address the caller does not speak for */
 enum {
 #define NS_M_AUTH_ENUM(name, label) NS_M_AUTH_##name,
     NS_M_AUTH_REFUSAL_MAP(NS_M_AUTH_ENUM)

@@ -46,8 +46,10 @@ static int filter_read(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_
         return NS_ECONN;
     }
     const char *proxied = ns_wire_proxied_peer(w);
-    if (proxied && strcmp(proxied, ns_conn_peer(c)) != 0) {
-        NS_LOG_INFO("conn %s: PROXY header names the client %s", ns_conn_peer(c), proxied);
+    if (proxied && !ns_conn_peer_claimed(c)) {
+        /* a claim even when it repeats the socket's peer (auth.h: bootstrap) */
+        if (strcmp(proxied, ns_conn_peer(c)) != 0)
+            NS_LOG_INFO("conn %s: PROXY header names the client %s", ns_conn_peer(c), proxied);
         ns_conn_set_peer(c, proxied);
     }
     if (ns_wire_pending(w)->len > 0)

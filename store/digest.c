@@ -54,11 +54,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns/fleet.h"
 #include "ns/hash.h"
 #include "ns/log.h"
 #include "internal.h"
 
-#define DEPTH_ITEM 5
+#define DEPTH_ITEM NS_FLEET_ITEM_DEPTH
 #define NODE_VAL_LEN 24
 
 /* Fixed keys: every server must hash alike (not ns_hash's random key). */

@@ -376,6 +376,12 @@ typedef int (*ns_digest_leaf_cb)(const char *name, const ns_digest_sum_t *hash, 
                                  size_t json_len, void *ctx);
 int ns_digest_leaves(ns_txn_t *t, const char *const *path, size_t depth, ns_digest_leaf_cb cb,
                      void *ctx);
+/* The FLEET_DIGEST reply body (include/ns/fleet.h) for paths[0..n),
+ * appended to out: each node with its children or, for an item, its
+ * leaves. NS_EINVAL for a path that names no node of the tree (too deep,
+ * an item outside its buckets); a node without leaves is answered empty. */
+struct ns_fleet_path;
+int ns_digest_reply(ns_txn_t *t, const struct ns_fleet_path *paths, size_t n, ns_buf_t *out);
 /* Recomputes the digest from the data and compares it with the stored
  * nodes: one line per difference in report; returns their number (>= 0)
  * or an NS_E* error. Part of ns_store_verify (invariant I9). */

@@ -16,6 +16,7 @@
 #include "nstest.h"
 #include "nstest_store.h"
 #include "ns/err.h"
+#include "ns/fleet.h"
 #include "ns/store.h"
 #include "store/internal.h"
 
@@ -557,6 +558,130 @@ static void test_migration_computes_it(void **state)
     assert_true(same(r0, root(f->s[1])));
 }
 
+/* Serves the FLEET_DIGEST reply of store i, as a server would. */
+static int fetch_store(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const char **why)
+{
+    fx_t *f = ctx;
+    ns_fleet_path_t paths[NS_FLEET_MAX_PATHS];
+    size_t n = 0;
+    char *names = NULL;
+    ns_txn_t *t = NULL;
+    if (i >= 2) {
+        *why = "connection refused";
+        return NS_ECONN;
+    }
+    int rc = ns_fleet_paths_decode(req->data, req->len, paths, &n, &names);
+    rc = rc ? rc : ns_txn_begin(f->s[i], false, &t);
+    rc = rc ? rc : ns_digest_reply(t, paths, n, resp);
+    ns_txn_abort(t);
+    free(names);
+    return rc;
+}
+
+static const ns_fleet_diff_t *find_diff(const ns_fleet_report_t *r, const char *item,
+                                        const char *leaf)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->d[i].item, item) == 0 && strcmp(r->d[i].leaf, leaf) == 0)
+            return &r->d[i];
+    return NULL;
+}
+
+/* The diff over two stores names exactly what differs and where: a broker
+ * group on one only, a topic's queue numbers, a KV value; equal stores
+ * agree after one request each; a third server that cannot be reached is
+ * left out and said so. */
+static void test_diff_names_what_differs(void **state)
+{
+    fx_t *f = *state;
+    reg_t a = reg_default("broker-a", "10.0.0.1:10911");
+    do_register(f, f->s[0], &a);
+    do_register(f, f->s[1], &a);
+    kv(f->s[0], "ORDER_TOPIC_CONFIG", "TopicA", "broker-a:4");
+    kv(f->s[1], "ORDER_TOPIC_CONFIG", "TopicA", "broker-a:4");
+    ns_fleet_report_t r;
+    assert_int_equal(ns_fleet_diff(fetch_store, f, 2, 100, &r), NS_OK);
+    assert_true(ns_fleet_agree(&r));
+    assert_int_equal(r.requests, 2); /* the roots only */
+    assert_string_equal(r.root[0], r.root[1]);
+    ns_fleet_report_free(&r);
+
+    reg_t b = reg_default("broker-b", "10.0.0.2:10911");
+    do_register(f, f->s[1], &b); /* TopicA and TopicB */
+    reg_t a2 = a;
+    a2.dv.counter++;
+    a2.topics[1].write_queue_nums = 16;
+    do_register(f, f->s[0], &a2);
+    kv(f->s[1], "ORDER_TOPIC_CONFIG", "TopicA", "broker-a:8");
+    assert_int_equal(ns_fleet_diff(fetch_store, f, 3, 100, &r), NS_OK);
+    assert_false(ns_fleet_agree(&r));
+    assert_true(r.reached[0] && r.reached[1] && !r.reached[2]);
+    assert_string_equal(r.error[2], "connection refused");
+    const ns_fleet_diff_t *d = find_diff(&r, "DefaultCluster/broker-b", "member");
+    assert_non_null(d);
+    assert_null(d->values[0]);
+    assert_string_equal(d->values[1], "{}");
+    assert_non_null(find_diff(&r, "DefaultCluster/broker-b", "group"));
+    assert_non_null(find_diff(&r, "DefaultCluster/broker-b", "addr 10.0.0.2:10911"));
+    d = find_diff(&r, "DefaultCluster/broker-a", "addr 10.0.0.1:10911");
+    assert_non_null(d); /* its data version */
+    assert_non_null(strstr(d->values[0], "\"counter\":2"));
+    assert_non_null(strstr(d->values[1], "\"counter\":1"));
+    d = find_diff(&r, "TopicA", "queue broker-b"); /* broker-b's topic, on one only */
+    assert_non_null(d);
+    assert_null(d->values[0]);
+    d = find_diff(&r, "TopicB", "queue broker-a");
+    assert_non_null(d);
+    assert_non_null(strstr(d->values[0], "\"writeQueueNums\":16"));
+    assert_non_null(strstr(d->values[1], "\"writeQueueNums\":8"));
+    d = find_diff(&r, "ORDER_TOPIC_CONFIG/TopicA", "value");
+    assert_non_null(d);
+    assert_string_equal(d->values[0], "\"broker-a:4\"");
+    assert_string_equal(d->values[1], "\"broker-a:8\"");
+    assert_int_equal(r.items[NS_FLEET_BROKER], 2);
+    assert_int_equal(r.items[NS_FLEET_TOPIC], 2);
+    assert_int_equal(r.items[NS_FLEET_KV], 1);
+    assert_non_null(find_diff(&r, "TopicB", "queue broker-b"));
+    assert_int_equal(r.n, 8);
+    ns_buf_t json = NS_BUF_INIT;
+    const char *names[3] = {"s0", "s1", "s2"};
+    assert_int_equal(ns_fleet_report_json(&r, names, &json), NS_OK);
+    assert_non_null(strstr((const char *)json.data, "\"agree\":false"));
+    ns_buf_free(&json);
+    ns_fleet_report_free(&r);
+}
+
+/* Request bodies: what a server accepts and what it refuses. */
+static void test_paths_decode(void **state)
+{
+    (void)state;
+    ns_fleet_path_t p[NS_FLEET_MAX_PATHS];
+    size_t n = 0;
+    char *names = NULL;
+    assert_int_equal(ns_fleet_paths_decode(NULL, 0, p, &n, &names), NS_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].depth, 0);
+    const char *ok = "{\"paths\":[[],[\"t\",\"3\"]]}";
+    assert_int_equal(ns_fleet_paths_decode((const uint8_t *)ok, strlen(ok), p, &n, &names), NS_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[1].depth, 2);
+    assert_string_equal(p[1].v[1], "3");
+    free(names);
+    const char *bad[] = {"{", "{\"paths\":1}", "{\"paths\":[[1]]}", "{\"paths\":[[\"\"]]}",
+                         "{\"paths\":[[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\"]]}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(
+            ns_fleet_paths_decode((const uint8_t *)bad[i], strlen(bad[i]), p, &n, &names),
+            NS_EINVAL);
+    ns_buf_t many = NS_BUF_INIT;
+    ns_buf_append_str(&many, "{\"paths\":[[]");
+    for (int i = 0; i < NS_FLEET_MAX_PATHS; i++)
+        ns_buf_append_str(&many, ",[]");
+    ns_buf_append_str(&many, "]}");
+    assert_int_equal(ns_fleet_paths_decode(many.data, many.len, p, &n, &names), NS_EINVAL);
+    ns_buf_free(&many);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -566,6 +691,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_item_leaves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify_catches_drift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_computes_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_diff_names_what_differs, setup, teardown),
+        cmocka_unit_test(test_paths_decode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

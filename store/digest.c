@@ -27,7 +27,7 @@
  *                                read/write queue numbers, sysflag)
  *   KV item       "value"        the value
  *
- * Hashes. A leaf's hash is 128 bits (two SipHash-2-4 under fixed keys) of
+ * Hashes. A leaf's hash is 128 bits (SipHash128-1-3 under a fixed key) of
  * its canonical encoding: a kind byte, its names and its fields, integers
  * little-endian and strings length-prefixed, so the same leaf hashes the
  * same on every server and architecture. A node's hash is the sum modulo
@@ -45,12 +45,17 @@
  * namespace appears with its first key); the history, the admin trail and
  * the users (local records and credentials, not a view served to clients).
  *
- * Storage: table digest, key [u8 depth] name \0 name ... (depth names),
- * value [u64 lo][u64 hi][u64 count] little-endian; a node exists iff its
- * count is not 0. The children of a node are one prefix walk of the next
- * depth. Changes are summed in memory per node during a write transaction
- * (ns_digest_*) and written once per node when it commits (ns_digest_flush),
- * so a registration of 10,000 topics writes each node it touches once. */
+ * Storage: table digest, key [u8 depth] name \0 name ... (depth names).
+ * An interior node's value is [u64 lo][u64 hi][u64 count] little-endian,
+ * and it exists iff its count is not 0. An item is an entry with an empty
+ * value, there iff the item has leaves: its hash is summed from its leaves
+ * when asked for (a few records), so a change of a topic's queue data
+ * rewrites the four buckets above it but no per-topic record. The
+ * children of a node are one prefix walk of the next depth. Changes are
+ * appended in memory during a write transaction (ns_digest_*) and, when it
+ * commits, sorted, summed per node and written once per node
+ * (ns_digest_flush): a registration that changes 10,000 topics writes at
+ * most 4,096 + 256 + 16 + 2 nodes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,8 +68,7 @@
 #define NODE_VAL_LEN 24
 
 /* Fixed keys: every server must hash alike (not ns_hash's random key). */
-static const uint8_t leaf_key_lo[16] = "nsfleet-leaf-lo1";
-static const uint8_t leaf_key_hi[16] = "nsfleet-leaf-hi1";
+static const uint8_t leaf_key[16] = "nsfleet-leaf-v1.";
 static const uint8_t bucket_key[16] = "nsfleet-bucket-1";
 
 /* ---- 128-bit sums ---- */
@@ -128,23 +132,34 @@ static int node_decode(const uint8_t *v, size_t n, ns_digest_sum_t *s)
     return NS_OK;
 }
 
-/* ---- the per-transaction sums: node key -> delta (open addressing) ---- */
+/* ---- the per-transaction changes: item key -> delta, appended ----
+ * A change appends (item key, delta); nothing is hashed or looked up while
+ * the transaction runs. When it commits, the changes are sorted by key and
+ * summed (finalize): equal items merge, and since every ancestor of an item
+ * is a prefix of its key, the ancestors' sums come out of one pass over
+ * the sorted items. */
 
 typedef struct {
     size_t off; /* key bytes in keys */
     uint32_t len;
-    uint64_t h;
+    uint64_t pfx; /* the key's first 8 bytes, big-endian: most comparisons end here */
     ns_digest_sum_t d;
 } acc_ent_t;
+
+static uint64_t key_prefix(const uint8_t *k, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (i < n ? k[i] : 0);
+    return v;
+}
 
 struct ns_digest_acc {
     ns_buf_t keys;
     acc_ent_t *ents;
     size_t n;
-    uint32_t *slots; /* entry index + 1; 0 = empty */
-    size_t cap;      /* power of two */
-    ns_buf_t leaf;   /* scratch: the leaf being encoded */
-    ns_buf_t path;   /* scratch: the node key being built */
+    ns_buf_t leaf; /* scratch: the leaf being encoded */
+    ns_buf_t path; /* scratch: the item key being built */
 };
 
 ns_digest_acc_t *ns_digest_acc_new(void)
@@ -160,7 +175,6 @@ void ns_digest_acc_free(ns_digest_acc_t *a)
     ns_buf_free(&a->leaf);
     ns_buf_free(&a->path);
     free(a->ents);
-    free(a->slots);
     free(a);
 }
 
@@ -168,43 +182,12 @@ static void acc_reset(ns_digest_acc_t *a)
 {
     ns_buf_reset(&a->keys);
     a->n = 0;
-    if (a->slots)
-        memset(a->slots, 0, a->cap * sizeof *a->slots);
 }
 
-static int acc_rehash(ns_digest_acc_t *a)
-{
-    size_t cap = a->cap ? a->cap * 2 : 64;
-    uint32_t *slots = calloc(cap, sizeof *slots);
-    if (slots == NULL)
-        return NS_ENOMEM;
-    for (size_t i = 0; i < a->n; i++) {
-        size_t j = a->ents[i].h & (cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = (uint32_t)(i + 1);
-    }
-    free(a->slots);
-    a->slots = slots;
-    a->cap = cap;
-    return NS_OK;
-}
-
-/* Adds d (sign +1/-1) to the node whose key is [k, k+n). */
+/* Appends (key [k, k+n), d with sign) to a. */
 static int acc_add(ns_digest_acc_t *a, const uint8_t *k, size_t n, const ns_digest_sum_t *d,
                    int sign)
 {
-    if ((a->n + 1) * 2 > a->cap && acc_rehash(a) != NS_OK)
-        return NS_ENOMEM;
-    uint64_t h = ns_hash(k, n);
-    size_t j = h & (a->cap - 1);
-    for (; a->slots[j]; j = (j + 1) & (a->cap - 1)) {
-        acc_ent_t *e = &a->ents[a->slots[j] - 1];
-        if (e->h == h && e->len == n && memcmp(a->keys.data + e->off, k, n) == 0) {
-            sum_add(&e->d, d, sign);
-            return NS_OK;
-        }
-    }
     acc_ent_t *ents = ns_array_grow(a->ents, a->n, sizeof *ents);
     if (ents == NULL)
         return NS_ENOMEM;
@@ -212,16 +195,15 @@ static int acc_add(ns_digest_acc_t *a, const uint8_t *k, size_t n, const ns_dige
     acc_ent_t *e = &a->ents[a->n];
     e->off = a->keys.len;
     e->len = (uint32_t)n;
-    e->h = h;
+    e->pfx = key_prefix(k, n);
     memset(&e->d, 0, sizeof e->d);
     if (ns_buf_append(&a->keys, k, n) != NS_OK)
         return NS_ENOMEM;
     sum_add(&e->d, d, sign);
-    a->slots[j] = (uint32_t)(++a->n);
+    a->n++;
     return NS_OK;
 }
 
-/* Builds the key of the node at depth `depth` of path into b. */
 static int node_key(ns_buf_t *b, const char *const *path, size_t depth)
 {
     ns_buf_reset(b);
@@ -243,7 +225,7 @@ typedef struct {
 
 static void item_path(item_path_t *p, const char *top, const char *sub, const char *name)
 {
-    uint64_t h = ns_siphash(bucket_key, 2, 4, name, strlen(name));
+    uint64_t h = ns_siphash(bucket_key, 1, 3, name, strlen(name));
     static const char hx[] = "0123456789abcdef";
     for (int i = 0; i < 3; i++) {
         p->digit[i][0] = hx[(h >> (60 - 4 * i)) & 15];
@@ -260,15 +242,12 @@ static void item_path(item_path_t *p, const char *top, const char *sub, const ch
     p->v[n] = name;
 }
 
-/* Adds a leaf of hash d (sign +1 or -1) to every node from the item up. */
+/* Adds a leaf of hash d (sign +1 or -1) to its item (and so, when the
+ * changes are finalized, to every node above it). */
 static int acc_leaf(ns_digest_acc_t *a, const item_path_t *p, const ns_digest_sum_t *d, int sign)
 {
-    int rc = NS_OK;
-    for (size_t depth = 0; rc == NS_OK && depth <= DEPTH_ITEM; depth++) {
-        rc = node_key(&a->path, p->v, depth);
-        rc = rc ? rc : acc_add(a, a->path.data, a->path.len, d, sign);
-    }
-    return rc;
+    int rc = node_key(&a->path, p->v, DEPTH_ITEM);
+    return rc ? rc : acc_add(a, a->path.data, a->path.len, d, sign);
 }
 
 /* ---- canonical leaf encodings ---- */
@@ -301,8 +280,10 @@ static int enc_i64(ns_buf_t *b, int64_t v)
 
 static void leaf_hash(const ns_buf_t *b, ns_digest_sum_t *out)
 {
-    out->lo = ns_siphash(leaf_key_lo, 2, 4, b->data, b->len);
-    out->hi = ns_siphash(leaf_key_hi, 2, 4, b->data, b->len);
+    uint64_t h[2];
+    ns_siphash128(leaf_key, 1, 3, b->data, b->len, h);
+    out->lo = h[0];
+    out->hi = h[1];
     out->count = 1;
 }
 
@@ -407,16 +388,26 @@ static int add_live(ns_digest_acc_t *a, const ns_live_rec_t *r, int sign)
     return acc_leaf(a, &p, &h, sign);
 }
 
-static int add_queue(ns_digest_acc_t *a, const char *topic, const ns_queue_data_t *q, int sign)
+/* One change of a topic's queue data, from had to q (either NULL): one
+ * entry, the difference of the two leaves' hashes. */
+static int add_queue(ns_digest_acc_t *a, const char *topic, const ns_queue_data_t *had,
+                     const ns_queue_data_t *q)
 {
     item_path_t p;
-    ns_digest_sum_t h;
-    int rc = queue_leaf(&a->leaf, topic, q);
+    ns_digest_sum_t d = {0, 0, 0}, h;
+    int rc = NS_OK;
+    if (had && (rc = queue_leaf(&a->leaf, topic, had)) == NS_OK) {
+        leaf_hash(&a->leaf, &h);
+        sum_add(&d, &h, -1);
+    }
+    if (rc == NS_OK && q && (rc = queue_leaf(&a->leaf, topic, q)) == NS_OK) {
+        leaf_hash(&a->leaf, &h);
+        sum_add(&d, &h, 1);
+    }
     if (rc != NS_OK)
         return rc;
-    leaf_hash(&a->leaf, &h);
     item_path(&p, "t", NULL, topic);
-    return acc_leaf(a, &p, &h, sign);
+    return acc_leaf(a, &p, &d, 1);
 }
 
 static int add_kv(ns_digest_acc_t *a, const char *ns, const char *key, const uint8_t *v, size_t n,
@@ -473,9 +464,10 @@ int ns_digest_live(ns_txn_t *t, const ns_live_rec_t *r, int sign)
     WITH_ACC(t, add_live(acc_, r, sign));
 }
 
-int ns_digest_queue(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, int sign)
+int ns_digest_queue(ns_txn_t *t, const char *topic, const ns_queue_data_t *had,
+                    const ns_queue_data_t *q)
 {
-    WITH_ACC(t, add_queue(acc_, topic, q, sign));
+    WITH_ACC(t, add_queue(acc_, topic, had, q));
 }
 
 int ns_digest_kv(ns_txn_t *t, const char *ns, const char *key, const uint8_t *v, size_t n, int sign)
@@ -495,22 +487,61 @@ static int cmp_ent(const void *x, const void *y)
 {
     const acc_ent_t *a = &sort_acc->ents[*(const uint32_t *)x];
     const acc_ent_t *b = &sort_acc->ents[*(const uint32_t *)y];
+    if (a->pfx != b->pfx)
+        return a->pfx < b->pfx ? -1 : 1;
     size_t n = a->len < b->len ? a->len : b->len;
     int c = memcmp(sort_acc->keys.data + a->off, sort_acc->keys.data + b->off, n);
     return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-/* Applies the sums of a to the stored nodes in key order (neighbouring
- * nodes share pages), through one cursor: a node's delta is added to what
- * is stored, and a node left with no leaf is deleted. */
-static int acc_apply(ns_txn_t *t, ns_digest_acc_t *a)
+/* Every node a's changes touch, in key order (so depth by depth, the
+ * items last): sums of the changes below each. Keys in keys. */
+typedef struct {
+    ns_buf_t keys;
+    acc_ent_t *v;
+    size_t n;
+} nodes_t;
+
+static void nodes_free(nodes_t *o)
 {
-    MDB_dbi dbi;
-    MDB_cursor *cur = NULL;
+    ns_buf_free(&o->keys);
+    free(o->v);
+}
+
+static int nodes_add(nodes_t *o, const uint8_t *k, size_t n, const ns_digest_sum_t *d)
+{
+    acc_ent_t *v = ns_array_grow(o->v, o->n, sizeof *v);
+    if (v == NULL)
+        return NS_ENOMEM;
+    o->v = v;
+    o->v[o->n] = (acc_ent_t){o->keys.len, (uint32_t)n, 0, *d};
+    if (ns_buf_append(&o->keys, k, n) != NS_OK)
+        return NS_ENOMEM;
+    o->n++;
+    return NS_OK;
+}
+
+/* Bytes of the first `depth` names of an item key (after its depth byte). */
+static size_t prefix_len(const uint8_t *k, size_t n, size_t depth)
+{
+    size_t i = 1, seen = 0;
+    if (depth == 0)
+        return 0;
+    for (; i < n; i++)
+        if (k[i] == 0 && ++seen == depth)
+            break;
+    return i - 1;
+}
+
+static int finalize(ns_digest_acc_t *a, nodes_t *out)
+{
     uint32_t *order = NULL;
-    int rc = ns_dbi(t, NS_DB_DIGEST, &dbi);
-    if (rc != NS_OK || a->n == 0)
-        return rc;
+    nodes_t items = {NS_BUF_INIT, NULL, 0};
+    ns_buf_t key = NS_BUF_INIT;
+    int rc = NS_OK;
+    memset(out, 0, sizeof *out);
+    if (a->n == 0)
+        return NS_OK;
     if ((order = malloc(a->n * sizeof *order)) == NULL)
         return NS_ENOMEM;
     for (size_t i = 0; i < a->n; i++)
@@ -518,13 +549,87 @@ static int acc_apply(ns_txn_t *t, ns_digest_acc_t *a)
     sort_acc = a;
     qsort(order, a->n, sizeof *order, cmp_ent);
     sort_acc = NULL;
+    /* equal items merged */
+    for (size_t i = 0; i < a->n && rc == NS_OK;) {
+        const acc_ent_t *e = &a->ents[order[i]];
+        ns_digest_sum_t d = e->d;
+        size_t j = i + 1;
+        for (; j < a->n; j++) {
+            const acc_ent_t *f = &a->ents[order[j]];
+            if (f->len != e->len || memcmp(a->keys.data + f->off, a->keys.data + e->off, e->len))
+                break;
+            sum_add(&d, &f->d, 1);
+        }
+        if (d.lo || d.hi || d.count)
+            rc = nodes_add(&items, a->keys.data + e->off, e->len, &d);
+        i = j;
+    }
+    /* the ancestors, depth by depth: runs of items sharing a prefix */
+    for (size_t depth = 0; depth < DEPTH_ITEM && rc == NS_OK; depth++) {
+        for (size_t i = 0; i < items.n && rc == NS_OK;) {
+            const uint8_t *k = items.keys.data + items.v[i].off;
+            size_t pl = prefix_len(k, items.v[i].len, depth);
+            ns_digest_sum_t d = items.v[i].d;
+            size_t j = i + 1;
+            for (; j < items.n; j++) {
+                const uint8_t *k2 = items.keys.data + items.v[j].off;
+                if (prefix_len(k2, items.v[j].len, depth) != pl || memcmp(k2 + 1, k + 1, pl) != 0)
+                    break;
+                sum_add(&d, &items.v[j].d, 1);
+            }
+            ns_buf_reset(&key);
+            rc = ns_buf_append_u8(&key, (uint8_t)depth);
+            rc = rc ? rc : ns_buf_append(&key, k + 1, pl);
+            if (rc == NS_OK && (d.lo || d.hi || d.count))
+                rc = nodes_add(out, key.data, key.len, &d);
+            i = j;
+        }
+    }
+    for (size_t i = 0; i < items.n && rc == NS_OK; i++)
+        rc = nodes_add(out, items.keys.data + items.v[i].off, items.v[i].len, &items.v[i].d);
+    free(order);
+    nodes_free(&items);
+    ns_buf_free(&key);
+    if (rc != NS_OK)
+        nodes_free(out);
+    return rc;
+}
+
+static int item_count(ns_txn_t *t, const uint8_t *k, size_t n, int64_t *count);
+
+/* Applies the changes to the stored nodes in key order (neighbouring nodes
+ * share pages), through one cursor: an interior node gets its delta added
+ * (and goes when no leaf is left below it); an item, whose hash is read
+ * from its leaves when asked for, is only an entry in its bucket: put when
+ * it gained leaves, deleted when it lost them and has none left. */
+static int acc_apply(ns_txn_t *t, ns_digest_acc_t *a)
+{
+    MDB_dbi dbi;
+    MDB_cursor *cur = NULL;
+    nodes_t nodes;
+    int rc = ns_dbi(t, NS_DB_DIGEST, &dbi);
+    if (rc != NS_OK || a->n == 0)
+        return rc;
+    if ((rc = finalize(a, &nodes)) != NS_OK)
+        return rc;
     if ((rc = ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur))) != NS_OK)
         goto out;
-    for (size_t i = 0; i < a->n && rc == NS_OK; i++) {
-        acc_ent_t *e = &a->ents[order[i]];
-        if (e->d.lo == 0 && e->d.hi == 0 && e->d.count == 0)
-            continue; /* a change undone in the same transaction */
-        MDB_val k = ns_val(a->keys.data + e->off, e->len), v;
+    for (size_t i = 0; i < nodes.n && rc == NS_OK; i++) {
+        const acc_ent_t *e = &nodes.v[i];
+        const uint8_t *kp = nodes.keys.data + e->off;
+        MDB_val k = ns_val(kp, e->len), v;
+        if (kp[0] == DEPTH_ITEM) {
+            int64_t left = 1;
+            if (e->d.count > 0) {
+                v = ns_val("", 0);
+                int prc = mdb_cursor_put(cur, &k, &v, MDB_NOOVERWRITE);
+                rc = prc == MDB_KEYEXIST ? NS_OK : ns_lmdb_error(prc);
+            } else if (e->d.count < 0 && (rc = item_count(t, kp, e->len, &left)) == NS_OK &&
+                       left == 0 && mdb_cursor_get(cur, &k, &v, MDB_SET_KEY) == 0) {
+                rc = ns_lmdb_error(mdb_cursor_del(cur, 0));
+            }
+            continue;
+        }
         ns_digest_sum_t s = {0, 0, 0};
         int found = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
         if (found == 0)
@@ -538,20 +643,20 @@ static int acc_apply(ns_txn_t *t, ns_digest_acc_t *a)
             if (s.count < 0 || s.lo || s.hi)
                 NS_LOG_WARN("fleet digest: node of depth %u left with count %lld; removed "
                             "(verify recomputes the digest)",
-                            (unsigned)*(a->keys.data + e->off), (long long)s.count);
+                            (unsigned)kp[0], (long long)s.count);
             rc = found == 0 ? ns_lmdb_error(mdb_cursor_del(cur, 0)) : NS_OK;
             continue;
         }
         uint8_t buf[NODE_VAL_LEN];
         node_encode(&s, buf);
         v = ns_val(buf, sizeof buf);
-        k = ns_val(a->keys.data + e->off, e->len);
+        k = ns_val(kp, e->len);
         rc = ns_lmdb_error(mdb_cursor_put(cur, &k, &v, found == 0 ? MDB_CURRENT : 0));
     }
 out:
     if (cur)
         mdb_cursor_close(cur);
-    free(order);
+    nodes_free(&nodes);
     return rc;
 }
 
@@ -589,7 +694,7 @@ static int walk_queue_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl,
         return 0; /* a malformed key is left to verify's own checks */
     ns_queue_decode(v, vl, &q);
     q.broker_name = ks + tl + 1;
-    return add_queue(ctx, ks, &q, 1);
+    return add_queue(ctx, ks, NULL, &q);
 }
 
 static int walk_kv_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
@@ -637,31 +742,21 @@ static void report_path(ns_buf_t *report, const uint8_t *k, size_t n)
     ns_buf_append_str(report, "]");
 }
 
-struct stored_walk {
-    ns_digest_acc_t *want;
-    ns_buf_t *report;
-    int bad;
-};
-
-static const acc_ent_t *acc_find(const ns_digest_acc_t *a, const uint8_t *k, size_t n)
+static int cmp_key(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
-    if (a->cap == 0)
-        return NULL;
-    uint64_t h = ns_hash(k, n);
-    for (size_t j = h & (a->cap - 1); a->slots[j]; j = (j + 1) & (a->cap - 1)) {
-        const acc_ent_t *e = &a->ents[a->slots[j] - 1];
-        if (e->h == h && e->len == n && memcmp(a->keys.data + e->off, k, n) == 0)
-            return e;
-    }
-    return NULL;
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
 }
 
+/* Walks the stored nodes and the computed ones side by side (both in key
+ * order): interior nodes must hold the computed sums, items must be
+ * entries exactly where the data has leaves. */
 int ns_digest_verify(ns_txn_t *t, ns_buf_t *report)
 {
     MDB_dbi dbi;
     MDB_cursor *cur = NULL;
     ns_digest_acc_t *want = NULL;
-    size_t present = 0, want_nodes = 0;
+    nodes_t nodes = {NS_BUF_INIT, NULL, 0};
     int bad = 0;
     if (ns_dbi(t, NS_DB_DIGEST, &dbi) != NS_OK)
         return 0; /* a schema without the digest has nothing to check */
@@ -673,45 +768,59 @@ int ns_digest_verify(ns_txn_t *t, ns_buf_t *report)
     if ((want = ns_digest_acc_new()) == NULL)
         return NS_ENOMEM;
     rc = compute_all(t, want);
-    if (rc == NS_OK)
-        rc = ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur));
+    rc = rc ? rc : finalize(want, &nodes);
+    rc = rc ? rc : ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur));
     MDB_val k, v;
-    for (int g = rc == NS_OK ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : MDB_NOTFOUND; g == 0;
-         g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    size_t i = 0;
+    int g = rc == NS_OK ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : MDB_NOTFOUND;
+    while (rc == NS_OK && (g == 0 || i < nodes.n)) {
+        const acc_ent_t *e = i < nodes.n ? &nodes.v[i] : NULL;
+        const uint8_t *ek = e ? nodes.keys.data + e->off : NULL;
+        int c = g != 0 ? 1 : e == NULL ? -1 : cmp_key(k.mv_data, k.mv_size, ek, e->len);
         ns_digest_sum_t s;
-        const acc_ent_t *e = acc_find(want, k.mv_data, k.mv_size);
-        if (e != NULL && e->d.count != 0)
-            present++;
-        if (node_decode(v.mv_data, v.mv_size, &s) != NS_OK || e == NULL ||
-            !ns_digest_sum_eq(&s, &e->d)) {
+        if (c < 0) {
             bad++;
             report_path(report, k.mv_data, k.mv_size);
-            ns_buf_printf(report, " digest: stored node %s the data\n",
-                          e == NULL ? "has no leaf in" : "differs from");
+            ns_buf_append_str(report, " digest: stored node has no leaf in the data\n");
+        } else if (c > 0) {
+            bad++;
+            report_path(report, ek, e->len);
+            ns_buf_append_str(report, " digest: node of the data is not stored\n");
+        } else if (ek[0] == DEPTH_ITEM ? v.mv_size != 0
+                                       : node_decode(v.mv_data, v.mv_size, &s) != NS_OK ||
+                                             !ns_digest_sum_eq(&s, &e->d)) {
+            bad++;
+            report_path(report, ek, e->len);
+            ns_buf_append_str(report, " digest: stored node differs from the data\n");
         }
+        if (c <= 0)
+            g = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        if (c >= 0)
+            i++;
     }
-    for (size_t i = 0; want && i < want->n; i++)
-        if (want->ents[i].d.count != 0)
-            want_nodes++;
-    if (rc == NS_OK && present < want_nodes) {
-        bad += (int)(want_nodes - present);
-        ns_buf_printf(report, "digest: %zu node(s) of the data are not stored\n",
-                      want_nodes - present);
-    }
+    if (rc == NS_OK && g != 0 && g != MDB_NOTFOUND)
+        rc = ns_lmdb_error(g);
     if (cur)
         mdb_cursor_close(cur);
+    nodes_free(&nodes);
     ns_digest_acc_free(want);
     return rc == NS_OK ? bad : rc;
 }
 
 /* ---- reading ---- */
 
+static int item_sum(ns_txn_t *t, const char *const *path, ns_digest_sum_t *out);
+
 int ns_digest_get(ns_txn_t *t, const char *const *path, size_t depth, ns_digest_sum_t *out)
 {
     ns_buf_t k = NS_BUF_INIT;
     ns_slice_t v;
     memset(out, 0, sizeof *out);
-    int rc = depth <= DEPTH_ITEM ? node_key(&k, path, depth) : NS_EINVAL;
+    if (depth == DEPTH_ITEM) {
+        int rc = item_sum(t, path, out);
+        return rc == NS_OK && out->count == 0 ? NS_ENOTFOUND : rc;
+    }
+    int rc = depth < DEPTH_ITEM ? node_key(&k, path, depth) : NS_EINVAL;
     rc = rc ? rc : ns_db_get(t, NS_DB_DIGEST, &k, &v);
     rc = rc ? rc : node_decode(v.ptr, v.len, out);
     ns_buf_free(&k);
@@ -719,15 +828,28 @@ int ns_digest_get(ns_txn_t *t, const char *const *path, size_t depth, ns_digest_
 }
 
 struct child_walk {
+    ns_txn_t *t;
     ns_digest_child_cb cb;
     void *ctx;
+    const char *const *path; /* the bucket: its items' hashes are computed */
+    size_t depth;
 };
 
 static int child_walk_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     struct child_walk *w = ctx;
     ns_digest_sum_t s;
-    int rc = node_decode(v, vl, &s);
+    int rc;
+    if (w->depth + 1 == DEPTH_ITEM) {
+        const char *item[DEPTH_ITEM];
+        memcpy(item, w->path, w->depth * sizeof *item);
+        item[w->depth] = ks;
+        rc = item_sum(w->t, item, &s);
+        if (rc == NS_OK && s.count == 0)
+            return 0; /* an entry with no leaf left: verify reports it */
+    } else {
+        rc = node_decode(v, vl, &s);
+    }
     return rc ? rc : w->cb(ks, &s, w->ctx);
 }
 
@@ -735,7 +857,7 @@ int ns_digest_children(ns_txn_t *t, const char *const *path, size_t depth, ns_di
                        void *ctx)
 {
     ns_buf_t k = NS_BUF_INIT;
-    struct child_walk w = {cb, ctx};
+    struct child_walk w = {t, cb, ctx, path, depth};
     if (depth >= DEPTH_ITEM)
         return NS_EINVAL;
     int rc = node_key(&k, path, depth);
@@ -928,5 +1050,43 @@ int ns_digest_leaves(ns_txn_t *t, const char *const *path, size_t depth, ns_dige
     ns_buf_free(&c.enc);
     ns_buf_free(&c.name);
     ns_buf_free(&c.json);
+    return rc;
+}
+
+/* ---- an item's sum, from its leaves ---- */
+
+static int sum_leaf_cb(const char *name, const ns_digest_sum_t *h, const char *json, size_t len,
+                       void *ctx)
+{
+    sum_add(ctx, h, 1);
+    return 0;
+}
+
+static int item_sum(ns_txn_t *t, const char *const *path, ns_digest_sum_t *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = ns_digest_leaves(t, path, DEPTH_ITEM, sum_leaf_cb, out);
+    return rc == NS_EINVAL ? NS_OK : rc; /* not an item where it says: no leaf */
+}
+
+/* The leaves an item key [k, k+n) has in the data. */
+static int item_count(ns_txn_t *t, const uint8_t *k, size_t n, int64_t *count)
+{
+    char buf[5 * (NS_FLEET_MAX_NAME + 1)];
+    const char *path[DEPTH_ITEM];
+    size_t d = 0;
+    ns_digest_sum_t s;
+    if (n > sizeof buf)
+        return NS_EINVAL;
+    memcpy(buf, k + 1, n - 1);
+    buf[n - 1] = 0;
+    path[d++] = buf;
+    for (size_t i = 0; i + 1 < n && d < DEPTH_ITEM; i++)
+        if (buf[i] == 0)
+            path[d++] = buf + i + 1;
+    if (d != DEPTH_ITEM)
+        return NS_EINVAL;
+    int rc = item_sum(t, path, &s);
+    *count = s.count;
     return rc;
 }

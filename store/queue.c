@@ -44,14 +44,13 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
             had->broker_name = q->broker_name;
             if (mv.mv_size != sizeof v || memcmp(mv.mv_data, v, sizeof v) != 0) {
                 mv = ns_val(v, sizeof v);
-                rc = ns_digest_queue(t, topic, had, -1);
-                rc = rc ? rc : ns_digest_queue(t, topic, q, 1);
+                rc = ns_digest_queue(t, topic, had, q);
                 rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
                 *wrote = rc == NS_OK;
             }
         } else if (found == MDB_NOTFOUND) {
             mv = ns_val(v, sizeof v);
-            rc = ns_digest_queue(t, topic, q, 1);
+            rc = ns_digest_queue(t, topic, NULL, q);
             rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
             rc = rc ? rc : index_key(&k, q->broker_name, topic);
             rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
@@ -93,7 +92,7 @@ int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name)
     int rc = NS_OK;
     if (ns_digest_kept(t)) {
         rc = ns_queue_get(t, topic, broker_name, &had);
-        rc = rc == NS_OK ? ns_digest_queue(t, topic, &had, -1) : rc == NS_ENOTFOUND ? NS_OK : rc;
+        rc = rc == NS_OK ? ns_digest_queue(t, topic, &had, NULL) : rc == NS_ENOTFOUND ? NS_OK : rc;
     }
     rc = rc ? rc : ns_key2(&k, topic, broker_name);
     rc = rc ? rc : ns_db_del(t, NS_DB_QUEUES, &k);

@@ -35,7 +35,7 @@ static int fetch(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const
     if (f->failed[i])
         return NS_ECONN;
     if (f->c[i] == NULL && (rc = ctl_connect(s, s->addrs[i], &f->c[i], &cwhy)) != NS_OK) {
-        snprintf(f->why[i], sizeof f->why[i], "%s%s%s", ns_strerror(rc), cwhy ? ": " : "",
+        snprintf(f->why[i], sizeof f->why[i], "%s%s%s", ns_strerror(rc), cwhy && *cwhy ? ": " : "",
                  cwhy ? cwhy : "");
         goto fail;
     }

@@ -14,6 +14,7 @@
 #include "core/auth.h"
 #include "net/budget.h"
 #include "ops/http_int.h"
+#include "ops/peers.h"
 
 #ifndef NS_VERSION
 #define NS_VERSION "unknown"
@@ -324,4 +325,5 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     writer(h, out);
     store(h, s, out);
     process(h, out);
+    ns_peers_render(h->peers, out);
 }

@@ -48,6 +48,13 @@ int ns_fleet_paths_decode(const uint8_t *body, size_t len, ns_fleet_path_t *path
 /* Appends the request body for paths[0..n) to out. */
 int ns_fleet_paths_encode(ns_buf_t *out, const ns_fleet_path_t *paths, size_t n);
 
+/* Sends one FLEET_DIGEST with body req over c and appends the reply body
+ * to resp. NS_OK; the client's error; NS_EREFUSED when the server answered
+ * something else than SUCCESS. why (whylen bytes) says what went wrong. */
+struct ns_client;
+int ns_fleet_call(struct ns_client *c, const ns_buf_t *req, int timeout_ms, ns_buf_t *resp,
+                  char *why, size_t whylen);
+
 /* ---- the diff ---- */
 
 /* Sends one request body to server i and leaves the reply body in resp

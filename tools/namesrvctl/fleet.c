@@ -29,7 +29,6 @@ static int fetch(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const
 {
     fleet_ctx_t *f = ctx;
     session_t *s = f->s;
-    ns_cmd_msg_t rsp;
     int rc = NS_OK;
     const char *cwhy = NULL;
     if (f->failed[i])
@@ -39,26 +38,7 @@ static int fetch(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const
                  cwhy ? cwhy : "");
         goto fail;
     }
-    ns_cmd_t cmd;
-    ns_cmd_request_init(&cmd, NS_REQ_NS_FLEET_DIGEST, NULL, 0);
-    cmd.body = req->data;
-    cmd.body_len = req->len;
-    ns_cmd_msg_init(&rsp);
-    rc = ns_client_call(f->c[i], &cmd, s->timeout_ms, &rsp);
-    if (rc != NS_OK) {
-        snprintf(f->why[i], sizeof f->why[i], "%s", ns_strerror(rc));
-    } else if (rsp.cmd.code != NS_RSP_SUCCESS) {
-        const char *name = ns_response_code_name(rsp.cmd.code);
-        snprintf(f->why[i], sizeof f->why[i], "answered %s (%d)%s%.*s", name ? name : "error",
-                 rsp.cmd.code, rsp.cmd.remark ? ": " : "",
-                 rsp.cmd.remark ? (int)rsp.cmd.remark_len : 0,
-                 rsp.cmd.remark ? rsp.cmd.remark : "");
-        rc = NS_EREFUSED;
-    } else {
-        rc = ns_buf_append(resp, rsp.cmd.body ? rsp.cmd.body : (const uint8_t *)"",
-                           rsp.cmd.body_len);
-    }
-    ns_cmd_msg_free(&rsp);
+    rc = ns_fleet_call(f->c[i], req, s->timeout_ms, resp, f->why[i], sizeof f->why[i]);
     if (rc == NS_OK)
         return NS_OK;
 fail:

@@ -281,25 +281,7 @@ static int fetch(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const
             goto fail;
         }
     }
-    ns_cmd_t cmd;
-    ns_cmd_msg_t rsp;
-    ns_cmd_request_init(&cmd, NS_REQ_NS_FLEET_DIGEST, NULL, 0);
-    cmd.body = req->data;
-    cmd.body_len = req->len;
-    ns_cmd_msg_init(&rsp);
-    rc = ns_client_call(p->c, &cmd, (int)ps->o.timeout_ms, &rsp);
-    if (rc != NS_OK) {
-        snprintf(c->why, sizeof c->why, "%s", ns_strerror(rc));
-    } else if (rsp.cmd.code != NS_RSP_SUCCESS) {
-        snprintf(c->why, sizeof c->why, "answered %d%s%.*s", rsp.cmd.code,
-                 rsp.cmd.remark ? ": " : "", rsp.cmd.remark ? (int)rsp.cmd.remark_len : 0,
-                 rsp.cmd.remark ? rsp.cmd.remark : "");
-        rc = NS_EREFUSED;
-    } else {
-        rc = ns_buf_append(resp, rsp.cmd.body ? rsp.cmd.body : (const uint8_t *)"",
-                           rsp.cmd.body_len);
-    }
-    ns_cmd_msg_free(&rsp);
+    rc = ns_fleet_call(p->c, req, (int)ps->o.timeout_ms, resp, c->why, sizeof c->why);
     if (rc == NS_OK)
         return NS_OK;
 fail:

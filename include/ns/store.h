@@ -547,12 +547,27 @@ typedef struct {
     const char *zone_name; /* NULL when the header has no __ZONE_NAME */
     int64_t heartbeat_timeout_ms;
     bool enable_acting_master;
-    bool old_version;          /* no enableActingMaster header: a 4.x broker */
-    bool delete_absent_topics; /* deleteTopicWithBrokerRegistration */
-    int64_t now_ms;            /* wall clock, for the audit history */
-    int64_t audit_retention;   /* history records kept in all */
+    bool old_version;               /* no enableActingMaster header: a 4.x broker */
+    bool delete_absent_topics;      /* deleteTopicWithBrokerRegistration */
+    bool reject_identity_conflicts; /* brokerConflict=reject: refuse them (see below) */
+    int64_t now_ms;                 /* wall clock, for the audit history */
+    int64_t audit_retention;        /* history records kept in all */
     const ns_regbody_t *body;
 } ns_register_args_t;
+
+/* Broker identity conflicts a registration can run into (RocketMQ keeps the
+ * last writer, silently): its brokerName already in another cluster, its
+ * address registered in its cluster under another brokerName, or its
+ * brokerName/brokerId held by another address. */
+typedef enum {
+    NS_IDENTITY_OK = 0,
+    NS_IDENTITY_NAME_IN_OTHER_CLUSTER,
+    NS_IDENTITY_ADDR_UNDER_OTHER_NAME,
+    NS_IDENTITY_ID_AT_OTHER_ADDR,
+    NS_IDENTITY_KINDS
+} ns_identity_conflict_t;
+/* "name_in_other_cluster", ... (static). */
+const char *ns_identity_conflict_name(ns_identity_conflict_t k);
 
 typedef struct {
     bool failed;   /* an increment for an unknown id: answer "register broker failed" */
@@ -564,6 +579,13 @@ typedef struct {
      * would send (registerBroker: brokerId < the smallest id before; to
      * every other member, or to the only one). NULL when not. */
     ns_minid_change_t *minid_change;
+    /* The first identity conflict found (NS_IDENTITY_OK: none), with both
+     * sides as a JSON object text (heap, NULL when none), and whether the
+     * registration was refused for it (reject_identity_conflicts: then
+     * nothing was written). */
+    ns_identity_conflict_t identity;
+    char *identity_detail;
+    bool identity_rejected;
 } ns_register_result_t;
 
 void ns_register_result_free(ns_register_result_t *res);

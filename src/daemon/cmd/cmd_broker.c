@@ -312,7 +312,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
-        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha, NULL};
+        ns_register_result_t same = {.master_addr = e->fp_master, .ha_addr = e->fp_ha};
         NS_M_INC(srv->loop.m.reg_unchanged);
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,

@@ -529,6 +529,24 @@ static void test_verify_catches_drift(void **state)
     assert_int_equal(ns_digest_rebuild(t), NS_OK);
     assert_int_equal(ns_txn_commit(t), NS_OK);
     assert_true(same(root(f->s[0]), good));
+    /* an item entry with no data behind it, and a node of the data missing:
+     * the "t" node (depth 1) deleted */
+    assert_int_equal(ns_txn_begin(f->s[0], true, &t), NS_OK);
+    uint8_t stale[] = "\005t\0000\0000\0000\000NoSuchTopic";
+    MDB_val sk = {sizeof stale - 1, stale}, sv = {0, (void *)""};
+    uint8_t top[] = "\001t";
+    MDB_val tk = {sizeof top - 1, top};
+    assert_int_equal(mdb_put(t->txn, t->s->dbi[NS_DB_DIGEST], &sk, &sv, 0), 0);
+    assert_int_equal(mdb_del(t->txn, t->s->dbi[NS_DB_DIGEST], &tk, NULL), 0);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    assert_int_equal(ns_txn_begin(f->s[0], false, &t), NS_OK);
+    assert_int_equal(ns_store_verify(t, &report), 2);
+    assert_non_null(strstr((const char *)report.data, "[t/0/0/0/NoSuchTopic] digest: stored node "
+                                                      "has no leaf in the data"));
+    assert_non_null(
+        strstr((const char *)report.data, "[t] digest: node of the data is not stored"));
+    ns_txn_abort(t);
+    ns_buf_free(&report);
 }
 
 /* A store written before the digest existed gets, when it migrates, the

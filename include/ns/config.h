@@ -93,6 +93,7 @@ typedef struct {
     int64_t log_file_max_bytes;    /* logFileMaxBytes, 100 MiB; 0 = no rotation (ours) */
     int64_t log_file_keep;         /* logFileKeep, 10 rotated files (ours) */
     int64_t admin_audit_retention; /* adminAuditRetention, 100000 admin records (ours) */
+    char *broker_conflict;         /* brokerConflict: warn | reject (ours) */
     /* the fleet: peers compared by their digests (src/daemon/ops/peers.h; ours) */
     char *peers;                      /* peers: "host:port;host:port", "" = none */
     int64_t peer_check_interval_ms;   /* peerCheckIntervalMillis, 10000 */

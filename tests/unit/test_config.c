@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 76
+#define NKEYS 77
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -87,6 +87,7 @@ static const char *const all_keys[NKEYS] = {
     "backupIntervalSeconds",
     "backupDir",
     "backupKeep",
+    "brokerConflict",
     /* the fleet */
     "peers",
     "peerCheckIntervalMillis",
@@ -283,7 +284,8 @@ static void test_keys_and_mutability(void **state)
                                                "authMode",
                                                "authPenaltyMaxMillis",
                                                "configStoreBackups",
-                                               "peers"};
+                                               "peers",
+                                               "brokerConflict"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "mapGrowPercent", "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",

@@ -57,6 +57,7 @@ static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL}
 static const char *const tls_modes[] = {"disabled", "permissive", "enforcing", NULL};
 static const char *const tls_auths[] = {"none", "optional", "require", NULL};
 static const char *const auth_modes[] = {"off", "writes", "all", NULL};
+static const char *const broker_conflicts[] = {"warn", "reject", NULL};
 
 const ns_cfg_entry_t ns_config_table[] = {
     /* network */
@@ -221,6 +222,11 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_INT("adminAuditRetention", admin_audit_retention, "100000", 0, INT64_MAX,
             NS_CFG_OURS | NS_CFG_MUTABLE,
             "admin audit trail records kept (oldest dropped first); 0 = no trail"),
+    ROW_ENUM("brokerConflict", broker_conflict, "warn", broker_conflicts,
+             NS_CFG_OURS | NS_CFG_MUTABLE,
+             "a registration whose brokerName is in another cluster, whose address is under "
+             "another brokerName, or whose brokerName/brokerId another address holds: warn "
+             "(log, count, admin trail; registered as Java would) or reject (refused)"),
     /* the fleet (src/daemon/ops/peers.h); peers' apply hook is the server's */
     ROW_STR("peers", peers, "", NS_CFG_OURS | NS_CFG_MUTABLE,
             "the other NameServers, host:port;host:port (a namesrvAddr list: this server is "

@@ -31,7 +31,7 @@ typedef struct {
     char *addr;
     /* the check thread's own */
     ns_client_t *c;
-    int self;              /* -1 unknown, 0 no, 1 this server (skipped) */
+    int self;              /* -1 unknown, 0 no, 1 this server (skipped); set under mu */
     bool episode;          /* differences seen since the last agreement */
     int64_t first_diff_ms; /* monotonic, first check of the episode */
     int checks_differing;  /* in the episode */
@@ -365,8 +365,11 @@ static void check_one(ns_peers_t *ps, peer_t *p)
     if (port == 0)
         return; /* not listening yet */
     if (p->self < 0) {
-        p->self = is_self(p->addr, port);
-        if (p->self)
+        int self = is_self(p->addr, port);
+        pthread_mutex_lock(&ps->mu); /* render reads it */
+        p->self = self;
+        pthread_mutex_unlock(&ps->mu);
+        if (self)
             NS_LOG_INFO("fleet: peer %s is this server; skipped", p->addr);
     }
     if (p->self)

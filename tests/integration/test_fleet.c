@@ -22,6 +22,7 @@
 
 #include "nstest.h"
 #include "nstest_admin.h"
+#include "nstest_auth.h"
 #include "ns/client.h"
 #include "ns/codes.h"
 
@@ -240,6 +241,44 @@ static void test_unreachable_peer(void **state)
     free(body);
 }
 
+/* A peer under authMode=all answers a server that signs its checks
+ * (peerAccessKey/peerSecretKey of a client user) and refuses one that
+ * does not; fleet diff likewise, with and without keys. */
+static void test_signed_peers(void **state)
+{
+    (void)state;
+    char *dir[3], data[4200], peers[64], addr_b[32];
+    nstest_server_t srv[3];
+    int http[3];
+    for (int i = 0; i < 3; i++)
+        dir[i] = nstest_tmpdir("fleet-auth");
+    snprintf(data, sizeof data, "%s/data", dir[1]);
+    nstest_users_add(data, false);
+    const char *b_args[] = {"--authMode=all", "--authPenaltyMaxMillis=0", NULL};
+    assert_int_equal(nstest_server_start_http(&srv[1], dir[1], b_args, &http[1]), 0);
+    snprintf(addr_b, sizeof addr_b, "127.0.0.1:%d", srv[1].port);
+    snprintf(peers, sizeof peers, "--peers=%s", addr_b);
+    const char *signed_args[] = {peers, "--peerCheckIntervalMillis=200", "--peerAccessKey=cli1",
+                                 "--peerSecretKey=clientsecret", NULL};
+    const char *unsigned_args[] = {peers, "--peerCheckIntervalMillis=200", NULL};
+    assert_int_equal(nstest_server_start_http(&srv[0], dir[0], signed_args, &http[0]), 0);
+    assert_int_equal(nstest_server_start_http(&srv[2], dir[2], unsigned_args, &http[2]), 0);
+    char up[96], in_sync[96];
+    snprintf(up, sizeof up, "namesrv_peer_up{peer=\"%s\"}", addr_b);
+    snprintf(in_sync, sizeof in_sync, "namesrv_peer_in_sync{peer=\"%s\"}", addr_b);
+    assert_true(nstest_metric_wait_ge(http[0], in_sync, 1, 5000));
+    assert_true(nstest_metric(http[0], up) == 1);
+    assert_true(nstest_log_wait(&srv[2], "cannot be compared: answered NO_PERMISSION", 5000));
+    assert_true(nstest_metric(http[2], up) == 0);
+    char both[64];
+    snprintf(both, sizeof both, "127.0.0.1:%d;%s", srv[0].port, addr_b);
+    nstest_ctl_expect(5, "NO_PERMISSION", "fleet", "diff", "--ns", both, NULL);
+    nstest_ctl_expect(0, "all agree", "fleet", "diff", "--ns", both, "--access-key", "cli1",
+                      "--secret-key", "clientsecret", NULL);
+    for (int i = 0; i < 3; i++)
+        nstest_server_close(&srv[i], dir[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +286,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_broker_on_one_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transient_difference_no_alarm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_peer, setup, teardown),
+        cmocka_unit_test(test_signed_peers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

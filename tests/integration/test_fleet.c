@@ -23,6 +23,7 @@
 #include "nstest.h"
 #include "nstest_admin.h"
 #include "nstest_auth.h"
+#include "nstest_tls.h"
 #include "ns/client.h"
 #include "ns/codes.h"
 
@@ -279,6 +280,40 @@ static void test_signed_peers(void **state)
         nstest_server_close(&srv[i], dir[i]);
 }
 
+/* A peer that takes TLS only (tls.server.mode=enforcing) answers the
+ * server with peerTls and its CA (tls.client.trustCertPath), not the one
+ * without TLS. */
+static void test_tls_peers(void **state)
+{
+    (void)state;
+    char *dir[3], peers[64], addr_b[32], cert[4200], key[4200], ca[4200];
+    nstest_server_t srv[3];
+    int http[3];
+    for (int i = 0; i < 3; i++)
+        dir[i] = nstest_tmpdir("fleet-tls");
+    assert_int_equal(nstest_make_certs(dir[1]), 0);
+    snprintf(cert, sizeof cert, "--tls.server.certPath=%s/srv.pem", dir[1]);
+    snprintf(key, sizeof key, "--tls.server.keyPath=%s/srv.key", dir[1]);
+    snprintf(ca, sizeof ca, "--tls.client.trustCertPath=%s/ca.pem", dir[1]);
+    const char *b_args[] = {"--tls.server.mode=enforcing", cert, key, NULL};
+    assert_int_equal(nstest_server_start_http(&srv[1], dir[1], b_args, &http[1]), 0);
+    snprintf(addr_b, sizeof addr_b, "127.0.0.1:%d", srv[1].port);
+    snprintf(peers, sizeof peers, "--peers=%s", addr_b);
+    const char *tls_args[] = {peers, "--peerCheckIntervalMillis=200", "--peerTls=true", ca, NULL};
+    const char *plain_args[] = {peers, "--peerCheckIntervalMillis=200", NULL};
+    assert_int_equal(nstest_server_start_http(&srv[0], dir[0], tls_args, &http[0]), 0);
+    assert_int_equal(nstest_server_start_http(&srv[2], dir[2], plain_args, &http[2]), 0);
+    char up[96], in_sync[96];
+    snprintf(up, sizeof up, "namesrv_peer_up{peer=\"%s\"}", addr_b);
+    snprintf(in_sync, sizeof in_sync, "namesrv_peer_in_sync{peer=\"%s\"}", addr_b);
+    assert_true(nstest_metric_wait_ge(http[0], in_sync, 1, 5000));
+    assert_true(nstest_metric(http[0], up) == 1);
+    assert_true(nstest_log_wait(&srv[2], "cannot be compared", 5000));
+    assert_true(nstest_metric(http[2], up) == 0);
+    for (int i = 0; i < 3; i++)
+        nstest_server_close(&srv[i], dir[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +322,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_transient_difference_no_alarm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_peer, setup, teardown),
         cmocka_unit_test(test_signed_peers),
+        cmocka_unit_test(test_tls_peers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -669,6 +669,44 @@ static void test_diff_names_what_differs(void **state)
     ns_fleet_report_free(&r);
 }
 
+/* Server 0 is store 0; server 1 answers whatever garbage[which] says. */
+static const char *garbage_reply;
+static int fetch_garbage(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const char **why)
+{
+    if (i == 0)
+        return fetch_store(ctx, 0, req, resp, why);
+    return ns_buf_append_str(resp, garbage_reply);
+}
+
+/* A server that answers something that is not a digest (not JSON, the
+ * wrong number of nodes, nodes of the wrong shape) is left out, not
+ * believed: the diff names it unreachable and compares nothing with it. */
+static void test_diff_garbage_peer(void **state)
+{
+    fx_t *f = *state;
+    reg_t a = reg_default("broker-a", "10.0.0.1:10911");
+    do_register(f, f->s[0], &a);
+    static const char *const replies[] = {
+        "not json", "{\"nodes\":[]}", "{\"nodes\":[1,2]}", "{\"nodes\":7}",
+        "{\"nodes\":[{\"path\":[],\"hash\":5,\"children\":{\"x\":1}}]}"};
+    for (size_t k = 0; k < sizeof replies / sizeof replies[0]; k++) {
+        ns_fleet_report_t r;
+        garbage_reply = replies[k];
+        assert_int_equal(ns_fleet_diff(fetch_garbage, f, 2, 100, &r), NS_OK);
+        if (k < 4) {
+            assert_false(r.reached[1]);
+            assert_non_null(r.error[1]);
+        } else {
+            /* a node that decodes but holds nothing usable: no children
+             * to compare, so what store 0 has is all "absent" there */
+            assert_true(r.reached[1]);
+            assert_true(r.n == 0 || r.d[0].values[1] == NULL);
+        }
+        assert_true(r.reached[0]);
+        ns_fleet_report_free(&r);
+    }
+}
+
 /* Request bodies: what a server accepts and what it refuses. */
 static void test_paths_decode(void **state)
 {
@@ -711,6 +749,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migration_computes_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_diff_names_what_differs, setup, teardown),
         cmocka_unit_test(test_paths_decode),
+        cmocka_unit_test_setup_teardown(test_diff_garbage_peer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

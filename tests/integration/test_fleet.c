@@ -242,42 +242,65 @@ static void test_unreachable_peer(void **state)
     free(body);
 }
 
+/* Three servers: B, with b_args, which only some peers may reach; A with
+ * a_extra, and C with neither, both checking B every 200 ms. */
+typedef struct {
+    char *dir[3];
+    nstest_server_t srv[3];
+    int http[3];
+    char addr_b[32], up[96], in_sync[96];
+} trio_t;
+
+static void trio_start(trio_t *t, const char *const *b_args, const char *a_extra1,
+                       const char *a_extra2)
+{
+    char peers[64];
+    assert_int_equal(nstest_server_start_http(&t->srv[1], t->dir[1], b_args, &t->http[1]), 0);
+    snprintf(t->addr_b, sizeof t->addr_b, "127.0.0.1:%d", t->srv[1].port);
+    snprintf(peers, sizeof peers, "--peers=%s", t->addr_b);
+    const char *a_args[] = {peers, "--peerCheckIntervalMillis=200", a_extra1, a_extra2, NULL};
+    const char *c_args[] = {peers, "--peerCheckIntervalMillis=200", NULL};
+    assert_int_equal(nstest_server_start_http(&t->srv[0], t->dir[0], a_args, &t->http[0]), 0);
+    assert_int_equal(nstest_server_start_http(&t->srv[2], t->dir[2], c_args, &t->http[2]), 0);
+    snprintf(t->up, sizeof t->up, "namesrv_peer_up{peer=\"%s\"}", t->addr_b);
+    snprintf(t->in_sync, sizeof t->in_sync, "namesrv_peer_in_sync{peer=\"%s\"}", t->addr_b);
+}
+
+/* A compares with B and finds it in sync; C cannot, for why. */
+static void trio_expect(trio_t *t, const char *why)
+{
+    assert_true(nstest_metric_wait_ge(t->http[0], t->in_sync, 1, 5000));
+    assert_true(nstest_metric(t->http[0], t->up) == 1);
+    assert_true(nstest_log_wait(&t->srv[2], why, 5000));
+    assert_true(nstest_metric(t->http[2], t->up) == 0);
+}
+
+static void trio_close(trio_t *t)
+{
+    for (int i = 0; i < 3; i++)
+        nstest_server_close(&t->srv[i], t->dir[i]);
+}
+
 /* A peer under authMode=all answers a server that signs its checks
  * (peerAccessKey/peerSecretKey of a client user) and refuses one that
  * does not; fleet diff likewise, with and without keys. */
 static void test_signed_peers(void **state)
 {
     (void)state;
-    char *dir[3], data[4200], peers[64], addr_b[32];
-    nstest_server_t srv[3];
-    int http[3];
+    trio_t t;
+    char data[4200], both[64];
     for (int i = 0; i < 3; i++)
-        dir[i] = nstest_tmpdir("fleet-auth");
-    snprintf(data, sizeof data, "%s/data", dir[1]);
+        t.dir[i] = nstest_tmpdir("fleet-auth");
+    snprintf(data, sizeof data, "%s/data", t.dir[1]);
     nstest_users_add(data, false);
     const char *b_args[] = {"--authMode=all", "--authPenaltyMaxMillis=0", NULL};
-    assert_int_equal(nstest_server_start_http(&srv[1], dir[1], b_args, &http[1]), 0);
-    snprintf(addr_b, sizeof addr_b, "127.0.0.1:%d", srv[1].port);
-    snprintf(peers, sizeof peers, "--peers=%s", addr_b);
-    const char *signed_args[] = {peers, "--peerCheckIntervalMillis=200", "--peerAccessKey=cli1",
-                                 "--peerSecretKey=clientsecret", NULL};
-    const char *unsigned_args[] = {peers, "--peerCheckIntervalMillis=200", NULL};
-    assert_int_equal(nstest_server_start_http(&srv[0], dir[0], signed_args, &http[0]), 0);
-    assert_int_equal(nstest_server_start_http(&srv[2], dir[2], unsigned_args, &http[2]), 0);
-    char up[96], in_sync[96];
-    snprintf(up, sizeof up, "namesrv_peer_up{peer=\"%s\"}", addr_b);
-    snprintf(in_sync, sizeof in_sync, "namesrv_peer_in_sync{peer=\"%s\"}", addr_b);
-    assert_true(nstest_metric_wait_ge(http[0], in_sync, 1, 5000));
-    assert_true(nstest_metric(http[0], up) == 1);
-    assert_true(nstest_log_wait(&srv[2], "cannot be compared: answered NO_PERMISSION", 5000));
-    assert_true(nstest_metric(http[2], up) == 0);
-    char both[64];
-    snprintf(both, sizeof both, "127.0.0.1:%d;%s", srv[0].port, addr_b);
+    trio_start(&t, b_args, "--peerAccessKey=cli1", "--peerSecretKey=clientsecret");
+    trio_expect(&t, "cannot be compared: answered NO_PERMISSION");
+    snprintf(both, sizeof both, "127.0.0.1:%d;%s", t.srv[0].port, t.addr_b);
     nstest_ctl_expect(5, "NO_PERMISSION", "fleet", "diff", "--ns", both, NULL);
     nstest_ctl_expect(0, "all agree", "fleet", "diff", "--ns", both, "--access-key", "cli1",
                       "--secret-key", "clientsecret", NULL);
-    for (int i = 0; i < 3; i++)
-        nstest_server_close(&srv[i], dir[i]);
+    trio_close(&t);
 }
 
 /* A peer that takes TLS only (tls.server.mode=enforcing) answers the
@@ -286,32 +309,18 @@ static void test_signed_peers(void **state)
 static void test_tls_peers(void **state)
 {
     (void)state;
-    char *dir[3], peers[64], addr_b[32], cert[4200], key[4200], ca[4200];
-    nstest_server_t srv[3];
-    int http[3];
+    trio_t t;
+    char cert[4200], key[4200], ca[4200];
     for (int i = 0; i < 3; i++)
-        dir[i] = nstest_tmpdir("fleet-tls");
-    assert_int_equal(nstest_make_certs(dir[1]), 0);
-    snprintf(cert, sizeof cert, "--tls.server.certPath=%s/srv.pem", dir[1]);
-    snprintf(key, sizeof key, "--tls.server.keyPath=%s/srv.key", dir[1]);
-    snprintf(ca, sizeof ca, "--tls.client.trustCertPath=%s/ca.pem", dir[1]);
+        t.dir[i] = nstest_tmpdir("fleet-tls");
+    assert_int_equal(nstest_make_certs(t.dir[1]), 0);
+    snprintf(cert, sizeof cert, "--tls.server.certPath=%s/srv.pem", t.dir[1]);
+    snprintf(key, sizeof key, "--tls.server.keyPath=%s/srv.key", t.dir[1]);
+    snprintf(ca, sizeof ca, "--tls.client.trustCertPath=%s/ca.pem", t.dir[1]);
     const char *b_args[] = {"--tls.server.mode=enforcing", cert, key, NULL};
-    assert_int_equal(nstest_server_start_http(&srv[1], dir[1], b_args, &http[1]), 0);
-    snprintf(addr_b, sizeof addr_b, "127.0.0.1:%d", srv[1].port);
-    snprintf(peers, sizeof peers, "--peers=%s", addr_b);
-    const char *tls_args[] = {peers, "--peerCheckIntervalMillis=200", "--peerTls=true", ca, NULL};
-    const char *plain_args[] = {peers, "--peerCheckIntervalMillis=200", NULL};
-    assert_int_equal(nstest_server_start_http(&srv[0], dir[0], tls_args, &http[0]), 0);
-    assert_int_equal(nstest_server_start_http(&srv[2], dir[2], plain_args, &http[2]), 0);
-    char up[96], in_sync[96];
-    snprintf(up, sizeof up, "namesrv_peer_up{peer=\"%s\"}", addr_b);
-    snprintf(in_sync, sizeof in_sync, "namesrv_peer_in_sync{peer=\"%s\"}", addr_b);
-    assert_true(nstest_metric_wait_ge(http[0], in_sync, 1, 5000));
-    assert_true(nstest_metric(http[0], up) == 1);
-    assert_true(nstest_log_wait(&srv[2], "cannot be compared", 5000));
-    assert_true(nstest_metric(http[2], up) == 0);
-    for (int i = 0; i < 3; i++)
-        nstest_server_close(&srv[i], dir[i]);
+    trio_start(&t, b_args, "--peerTls=true", ca);
+    trio_expect(&t, "cannot be compared");
+    trio_close(&t);
 }
 
 int main(void)

@@ -440,8 +440,7 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         goto fail;
     }
     if (!s->read_only && (rc = digest_catch_up(s)) != NS_OK) {
-        snprintf(err, errlen, "cannot compute the fleet digest of %s: %s", s->dir,
-                 ns_strerror(rc));
+        snprintf(err, errlen, "cannot compute the fleet digest of %s: %s", s->dir, ns_strerror(rc));
         goto fail;
     }
     /* headroom from the start: a store that comes (or migrated) near the

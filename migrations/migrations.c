@@ -13,6 +13,7 @@ const ns_migration_t ns_migrations[] = {
      * store/env.c runs whatever steps lie above a store's version, gaps and all. */
     {8, "authentication refusals move into the admin audit trail",
      ns_migration_0008_auth_refusals_to_trail},
+    {9, "fleet digest: a tree of hashes over the served state", ns_migration_0009_fleet_digest},
 };
 
 const size_t ns_migrations_count = sizeof ns_migrations / sizeof ns_migrations[0];

@@ -8,6 +8,7 @@ int ns_store_clear(ns_txn_t *t)
 {
     if (!t->write)
         return NS_EINVAL;
+    ns_digest_forget(t); /* the digest table is emptied with the rest */
     for (int i = 0; i < NS_DB_COUNT; i++) {
         MDB_dbi dbi;
         if (i == NS_DB_META || i == NS_DB_ADMIN_AUDIT || ns_dbi(t, i, &dbi) != NS_OK)

@@ -7,6 +7,10 @@ int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, cluster, broker_name);
+    if (rc == NS_OK && ns_digest_kept(t)) {
+        rc = ns_db_get(t, NS_DB_CLUSTERS, &k, NULL);
+        rc = rc == NS_ENOTFOUND ? ns_digest_member(t, cluster, broker_name, 1) : rc;
+    }
     if (rc == NS_OK)
         rc = ns_db_put(t, NS_DB_CLUSTERS, &k, "", 0);
     ns_buf_free(&k);
@@ -17,6 +21,12 @@ int ns_cluster_del(ns_txn_t *t, const char *cluster, const char *broker_name)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, cluster, broker_name);
+    if (rc == NS_OK && ns_digest_kept(t)) {
+        rc = ns_db_get(t, NS_DB_CLUSTERS, &k, NULL);
+        rc = rc == NS_OK          ? ns_digest_member(t, cluster, broker_name, -1)
+             : rc == NS_ENOTFOUND ? NS_OK
+                                  : rc;
+    }
     if (rc == NS_OK)
         rc = ns_db_del(t, NS_DB_CLUSTERS, &k);
     ns_buf_free(&k);

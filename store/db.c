@@ -223,6 +223,12 @@ int ns_meta_get_u64(ns_txn_t *t, const char *key, uint64_t *out)
     return rc;
 }
 
+int ns_meta_del(ns_txn_t *t, const char *key)
+{
+    ns_buf_t k = ns_key_view(key);
+    return ns_db_del(t, NS_DB_META, &k);
+}
+
 int ns_meta_put_u64(ns_txn_t *t, const char *key, uint64_t v)
 {
     ns_buf_t k = NS_BUF_INIT;

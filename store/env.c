@@ -17,7 +17,7 @@
 
 const char *const ns_db_names[NS_DB_COUNT] = {
     "meta",          "kvns",   "kv",       "clusters", "groups",      "live",  "queues",
-    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users",
+    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users", "digest",
 };
 
 /* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */
@@ -298,6 +298,37 @@ static int open_dbis(ns_store_t *s)
     return ns_lmdb_error(rc);
 }
 
+/* Computes the digest a migration left stale (meta "digest_stale"), in one
+ * write transaction that also clears the mark; a crash before the commit
+ * leaves the mark for the next open. Grows the map as the writer would. */
+static int digest_catch_up(ns_store_t *s)
+{
+    uint64_t stale = 0;
+    ns_txn_t *t = NULL;
+    int rc;
+    for (;;) {
+        if ((rc = ns_txn_begin(s, true, &t)) != NS_OK)
+            return rc;
+        rc = ns_meta_get_u64(t, "digest_stale", &stale);
+        if (rc == NS_ENOTFOUND) {
+            ns_txn_abort(t);
+            return NS_OK;
+        }
+        rc = rc ? rc : ns_digest_rebuild(t);
+        rc = rc ? rc : ns_meta_del(t, "digest_stale");
+        if (rc == NS_OK)
+            rc = ns_txn_commit(t);
+        else
+            ns_txn_abort(t);
+        t = NULL;
+        if (rc != NS_EMAPFULL || (rc = ns_store_grow(s)) != NS_OK)
+            break;
+    }
+    if (rc == NS_OK)
+        NS_LOG_INFO("store %s: fleet digest computed from the data", s->dir);
+    return rc;
+}
+
 /* Creates and opens s->env with flags; a map size already recorded in the
  * file wins over a smaller configured one. */
 static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
@@ -406,6 +437,10 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         goto fail;
     if ((rc = open_dbis(s)) != NS_OK) {
         snprintf(err, errlen, "cannot open tables in %s: %s", s->dir, ns_strerror(rc));
+        goto fail;
+    }
+    if (!s->read_only && (rc = digest_catch_up(s)) != NS_OK) {
+        snprintf(err, errlen, "cannot compute the fleet digest of %s: %s", s->dir, ns_strerror(rc));
         goto fail;
     }
     /* headroom from the start: a store that comes (or migrated) near the
@@ -530,6 +565,7 @@ int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out)
 
 static void txn_release(ns_txn_t *t)
 {
+    ns_digest_acc_free(t->digest);
     if (t->holds_resize_lock)
         pthread_rwlock_unlock(&t->s->resize_lock);
     free(t);
@@ -553,6 +589,12 @@ static int commit_error(const ns_store_t *s, int rc)
 int ns_txn_commit(ns_txn_t *t)
 {
     ns_store_t *s = t->s;
+    /* the digest's nodes are written last, once each (store/digest.c) */
+    int drc = t->write ? ns_digest_flush(t) : NS_OK;
+    if (drc != NS_OK) {
+        ns_txn_abort(t);
+        return drc;
+    }
     int rc = t->txn ? mdb_txn_commit(t->txn) : 0;
     if (rc == 0 && t->write && t->parent == NULL) /* visible to new readers now */
         atomic_fetch_add_explicit(&s->read_epoch, 2, memory_order_release);

@@ -57,6 +57,23 @@ int ns_group_get(ns_txn_t *t, const char *broker_name, ns_group_rec_t *out)
     return rc;
 }
 
+/* The digest loses the stored group broker_name (if any) and gains g (if
+ * not NULL). */
+static int digest_replace(ns_txn_t *t, const char *broker_name, const ns_group_rec_t *g)
+{
+    ns_group_rec_t old;
+    if (!ns_digest_kept(t))
+        return NS_OK;
+    int rc = ns_group_get(t, broker_name, &old);
+    if (rc == NS_OK) {
+        rc = ns_digest_group(t, &old, -1);
+        ns_group_rec_free(&old);
+    } else if (rc == NS_ENOTFOUND) {
+        rc = NS_OK;
+    }
+    return rc == NS_OK && g ? ns_digest_group(t, g, 1) : rc;
+}
+
 int ns_group_put(ns_txn_t *t, const ns_group_rec_t *g)
 {
     ns_buf_t k = NS_BUF_INIT, v = NS_BUF_INIT;
@@ -69,6 +86,7 @@ int ns_group_put(ns_txn_t *t, const ns_group_rec_t *g)
         rc = ns_pack_i64(&v, g->addrs[i].id);
         rc = rc ? rc : ns_pack_str(&v, g->addrs[i].addr);
     }
+    rc = rc ? rc : digest_replace(t, g->broker_name, g);
     if (rc == NS_OK)
         rc = ns_db_put(t, NS_DB_GROUPS, &k, v.data, v.len);
     ns_buf_free(&k);
@@ -80,6 +98,7 @@ int ns_group_del(ns_txn_t *t, const char *broker_name)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_buf_append_str(&k, broker_name);
+    rc = rc ? rc : digest_replace(t, broker_name, NULL);
     if (rc == NS_OK)
         rc = ns_db_del(t, NS_DB_GROUPS, &k);
     ns_buf_free(&k);

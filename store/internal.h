@@ -32,12 +32,15 @@ struct ns_store {
     bool warned_at_max;     /* ns_store_keep_headroom said the map is at map_max */
 };
 
+typedef struct ns_digest_acc ns_digest_acc_t;
+
 struct ns_txn {
     MDB_txn *txn;
     ns_store_t *s;
     bool write;
     bool holds_resize_lock;
     ns_txn_t *parent;
+    ns_digest_acc_t *digest; /* this write transaction's digest changes (digest.c) */
 };
 
 /* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last
@@ -115,5 +118,31 @@ int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json
 int ns_seqlog_iter(ns_txn_t *t, int db, uint64_t from_seq, ns_audit_cb cb, void *ctx);
 int ns_seqlog_del(ns_txn_t *t, int db, uint64_t seq);
 int ns_seqlog_trim(ns_txn_t *t, int db, uint64_t keep_from);
+
+/* QueueData from its stored value (queue.c). */
+void ns_queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out);
+
+/* The fleet digest's side of every table change (digest.c). Each adds
+ * (sign +1) or takes away (sign -1) one leaf in write transaction t; the
+ * table functions call them with the record before and after a change, so
+ * the digest follows whatever writes the tables. No-ops (NS_OK) when the
+ * digest is not kept (ns_digest_kept: a schema without the table). The
+ * changes are written when t commits (ns_digest_flush, from ns_txn_commit)
+ * and dropped with t when it aborts; ns_digest_forget drops them earlier
+ * (ns_store_clear). */
+bool ns_digest_kept(ns_txn_t *t);
+int ns_digest_member(ns_txn_t *t, const char *cluster, const char *broker_name, int sign);
+int ns_digest_group(ns_txn_t *t, const ns_group_rec_t *g, int sign);
+int ns_digest_live(ns_txn_t *t, const ns_live_rec_t *r, int sign);
+/* A topic's queue data for one broker changes from had to q (either NULL:
+ * added, removed); one entry for both. */
+int ns_digest_queue(ns_txn_t *t, const char *topic, const ns_queue_data_t *had,
+                    const ns_queue_data_t *q);
+int ns_digest_kv(ns_txn_t *t, const char *ns, const char *key, const uint8_t *v, size_t n,
+                 int sign);
+int ns_digest_flush(ns_txn_t *t);
+void ns_digest_forget(ns_txn_t *t);
+ns_digest_acc_t *ns_digest_acc_new(void);
+void ns_digest_acc_free(ns_digest_acc_t *a);
 
 #endif

@@ -28,6 +28,10 @@
  *                                 [i64 created_ms][i64 updated_ms]         (v6)
  *   (auth_refusals, v6-v7: refused requests; v8 moved them into admin_audit,
  *                  where authentication refusals are recorded since)
+ *   digest         [u8 depth] name \0 name ... -> [u64 lo][u64 hi][u64 count] LE:
+ *                  the fleet digest's nodes (v9; the tree and what is in it
+ *                  at the top of store/digest.c). meta "digest_stale" -> u64
+ *                  while the table waits for its first computation.
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -41,6 +45,8 @@
  *   I7 routes: a topic has a route iff it has queue data for at least one
  *      existing group; the route names exactly those groups.
  *   I8 a topic exists iff it has at least one queues entry (no empty topics).
+ *   I9 digest: every node holds the sum and count of the leaves below it
+ *      that the tables above give, and no other node is stored.
  *
  * Writers keep these in one write transaction: the registration, unregister,
  * eviction, permission and topic operations (store/registry.c,
@@ -72,6 +78,7 @@ enum {
     NS_DB_AUDIT,
     NS_DB_ADMIN_AUDIT,
     NS_DB_USERS,
+    NS_DB_DIGEST,
     NS_DB_COUNT
 };
 

@@ -19,12 +19,29 @@ bool ns_kv_ns_exists(ns_txn_t *t, const char *ns)
     return ns_db_get(t, NS_DB_KVNS, &k, NULL) == NS_OK;
 }
 
+/* The digest loses the stored value of k = (ns, key), if any, and gains val
+ * (if not NULL). */
+static int digest_replace(ns_txn_t *t, const char *ns, const char *key, const ns_buf_t *k,
+                          const char *val)
+{
+    ns_slice_t old;
+    if (!ns_digest_kept(t))
+        return NS_OK;
+    int rc = ns_db_get(t, NS_DB_KV, k, &old);
+    if (rc == NS_OK)
+        rc = ns_digest_kv(t, ns, key, old.ptr, old.len, -1);
+    else if (rc == NS_ENOTFOUND)
+        rc = NS_OK;
+    return rc == NS_OK && val ? ns_digest_kv(t, ns, key, (const uint8_t *)val, strlen(val), 1) : rc;
+}
+
 int ns_kv_put(ns_txn_t *t, const char *ns, const char *key, const char *val)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_kv_ns_create(t, ns);
     if (rc == NS_OK)
         rc = ns_key2(&k, ns, key);
+    rc = rc ? rc : digest_replace(t, ns, key, &k, val);
     if (rc == NS_OK)
         rc = ns_db_put(t, NS_DB_KV, &k, val, strlen(val));
     ns_buf_free(&k);
@@ -45,6 +62,7 @@ int ns_kv_del(ns_txn_t *t, const char *ns, const char *key)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, ns, key);
+    rc = rc ? rc : digest_replace(t, ns, key, &k, NULL);
     if (rc == NS_OK)
         rc = ns_db_del(t, NS_DB_KV, &k);
     ns_buf_free(&k);

@@ -68,6 +68,24 @@ int ns_live_get(ns_txn_t *t, const char *cluster, const char *addr, ns_live_rec_
     return rc;
 }
 
+/* The digest loses the stored record (cluster, addr) if any and gains r
+ * (if not NULL). */
+static int digest_replace(ns_txn_t *t, const char *cluster, const char *addr,
+                          const ns_live_rec_t *r)
+{
+    ns_live_rec_t old;
+    if (!ns_digest_kept(t))
+        return NS_OK;
+    int rc = ns_live_get(t, cluster, addr, &old);
+    if (rc == NS_OK) {
+        rc = ns_digest_live(t, &old, -1);
+        ns_live_rec_free(&old);
+    } else if (rc == NS_ENOTFOUND) {
+        rc = NS_OK;
+    }
+    return rc == NS_OK && r ? ns_digest_live(t, r, 1) : rc;
+}
+
 int ns_live_put(ns_txn_t *t, const ns_live_rec_t *r)
 {
     ns_buf_t k = NS_BUF_INIT, v = NS_BUF_INIT;
@@ -83,6 +101,7 @@ int ns_live_put(ns_txn_t *t, const ns_live_rec_t *r)
     rc = rc ? rc : ns_pack_i64(&v, (int64_t)r->n_filter_servers);
     for (size_t i = 0; rc == NS_OK && i < r->n_filter_servers; i++)
         rc = ns_pack_str(&v, r->filter_servers[i]);
+    rc = rc ? rc : digest_replace(t, r->cluster, r->addr, r);
     if (rc == NS_OK)
         rc = ns_db_put(t, NS_DB_LIVE, &k, v.data, v.len);
     ns_buf_free(&k);
@@ -94,6 +113,7 @@ int ns_live_del(ns_txn_t *t, const char *cluster, const char *addr)
 {
     ns_buf_t k = NS_BUF_INIT;
     int rc = ns_key2(&k, cluster, addr);
+    rc = rc ? rc : digest_replace(t, cluster, addr, NULL);
     if (rc == NS_OK)
         rc = ns_db_del(t, NS_DB_LIVE, &k);
     ns_buf_free(&k);

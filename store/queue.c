@@ -11,7 +11,7 @@ static int index_key(ns_buf_t *k, const char *broker_name, const char *topic)
     return ns_key2(k, broker_name, topic);
 }
 
-static void queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
+void ns_queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
 {
     int32_t f[4] = {0, 0, 0, 0};
     memcpy(f, v, vl < sizeof f ? vl : sizeof f);
@@ -40,16 +40,18 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
         int found = mdb_cursor_get(cur, &mk, &mv, MDB_SET_KEY);
         if (found == 0) {
             *existed = true;
-            queue_decode(mv.mv_data, mv.mv_size, had);
+            ns_queue_decode(mv.mv_data, mv.mv_size, had);
             had->broker_name = q->broker_name;
             if (mv.mv_size != sizeof v || memcmp(mv.mv_data, v, sizeof v) != 0) {
                 mv = ns_val(v, sizeof v);
-                rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
+                rc = ns_digest_queue(t, topic, had, q);
+                rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
                 *wrote = rc == NS_OK;
             }
         } else if (found == MDB_NOTFOUND) {
             mv = ns_val(v, sizeof v);
-            rc = ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
+            rc = ns_digest_queue(t, topic, NULL, q);
+            rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
             rc = rc ? rc : index_key(&k, q->broker_name, topic);
             rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
             *wrote = rc == NS_OK;
@@ -76,7 +78,7 @@ int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_que
     int rc = ns_skey2(&k, topic, broker_name);
     rc = rc ? rc : ns_db_get(t, NS_DB_QUEUES, &k.buf, &v);
     if (rc == NS_OK) {
-        queue_decode(v.ptr, v.len, out);
+        ns_queue_decode(v.ptr, v.len, out);
         out->broker_name = broker_name;
     }
     ns_skey_free(&k);
@@ -86,7 +88,13 @@ int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_que
 int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name)
 {
     ns_buf_t k = NS_BUF_INIT;
-    int rc = ns_key2(&k, topic, broker_name);
+    ns_queue_data_t had;
+    int rc = NS_OK;
+    if (ns_digest_kept(t)) {
+        rc = ns_queue_get(t, topic, broker_name, &had);
+        rc = rc == NS_OK ? ns_digest_queue(t, topic, &had, NULL) : rc == NS_ENOTFOUND ? NS_OK : rc;
+    }
+    rc = rc ? rc : ns_key2(&k, topic, broker_name);
     rc = rc ? rc : ns_db_del(t, NS_DB_QUEUES, &k);
     rc = rc ? rc : index_key(&k, broker_name, topic);
     rc = rc ? rc : ns_db_del(t, NS_DB_BROKER_TOPICS, &k);
@@ -107,7 +115,7 @@ static int topic_queue_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl
     struct queue_walk *w = ctx;
     ns_queue_data_t q;
     q.broker_name = ks;
-    queue_decode(v, vl, &q);
+    ns_queue_decode(v, vl, &q);
     return w->cb(w->topic, &q, w->ctx);
 }
 
@@ -149,7 +157,7 @@ static int all_topics_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl,
     if (ns_buf_append(&w->last, ks, tlen) != NS_OK || ns_buf_append_u8(&w->last, 0) != NS_OK)
         return NS_ENOMEM;
     ns_queue_data_t q;
-    queue_decode(v, vl, &q);
+    ns_queue_decode(v, vl, &q);
     q.broker_name = ks + tlen + 1;
     return w->cb((const char *)w->last.data, &q, w->ctx);
 }

@@ -141,7 +141,8 @@ void ns_register_result_free(ns_register_result_t *res)
 {
     free(res->master_addr);
     free(res->ha_addr);
-    res->master_addr = res->ha_addr = NULL;
+    free(res->identity_detail);
+    res->master_addr = res->ha_addr = res->identity_detail = NULL;
     ns_minid_change_free(res->minid_change);
     res->minid_change = NULL;
 }
@@ -386,6 +387,75 @@ static int leave_other_group(ns_registry_t *r, ns_txn_t *t, const ns_register_ar
     return rc;
 }
 
+const char *ns_identity_conflict_name(ns_identity_conflict_t k)
+{
+    static const char *const names[NS_IDENTITY_KINDS] = {
+        "none", "name_in_other_cluster", "addr_under_other_name", "id_at_other_addr"};
+    return k < NS_IDENTITY_KINDS ? names[k] : "?";
+}
+
+/* The JSON object of a conflict: what this registration claims and what
+ * the store holds (the other side, under held_key). */
+static int identity_detail(const ns_register_args_t *a, ns_identity_conflict_t k,
+                           const char *held_key, const char *held, char **out)
+{
+    ns_buf_t b = NS_BUF_INIT;
+    const char *kind = ns_identity_conflict_name(k);
+    int rc = ns_buf_append_str(&b, "{\"conflict\":");
+    rc = rc ? rc : ns_buf_append_json_str(&b, kind, strlen(kind), true);
+    rc = rc ? rc : ns_buf_append_str(&b, ",\"clusterName\":");
+    rc = rc ? rc : ns_buf_append_json_str(&b, a->cluster, strlen(a->cluster), true);
+    rc = rc ? rc : ns_buf_append_str(&b, ",\"brokerName\":");
+    rc = rc ? rc : ns_buf_append_json_str(&b, a->broker_name, strlen(a->broker_name), true);
+    rc = rc ? rc : ns_buf_printf(&b, ",\"brokerId\":%lld,\"brokerAddr\":", (long long)a->broker_id);
+    rc = rc ? rc : ns_buf_append_json_str(&b, a->addr, strlen(a->addr), true);
+    rc = rc ? rc : ns_buf_printf(&b, ",\"%s\":", held_key);
+    rc = rc ? rc : ns_buf_append_json_str(&b, held, strlen(held), true);
+    rc = rc ? rc : ns_buf_append_str(&b, "}");
+    if (rc == NS_OK && (*out = ns_buf_strdup(&b)) == NULL)
+        rc = NS_ENOMEM;
+    ns_buf_free(&b);
+    return rc;
+}
+
+/* Looks for the identity conflicts of ns_identity_conflict_t, in that
+ * order, before anything is written; the first found goes to res. */
+static int find_identity_conflict(ns_txn_t *t, const ns_register_args_t *a,
+                                  ns_register_result_t *res)
+{
+    ns_group_rec_t g = {0};
+    ns_live_rec_t lr = {0};
+    const char *held = NULL;
+    int rc = ns_group_get(t, a->broker_name, &g);
+    if (rc == NS_OK && strcmp(g.cluster, a->cluster) != 0) {
+        res->identity = NS_IDENTITY_NAME_IN_OTHER_CLUSTER;
+        rc = identity_detail(a, res->identity, "heldByCluster", g.cluster, &res->identity_detail);
+        goto out;
+    }
+    if (rc == NS_OK)
+        held = ns_group_addr_of(&g, a->broker_id);
+    else if (rc != NS_ENOTFOUND)
+        goto out;
+    rc = ns_live_get(t, a->cluster, a->addr, &lr);
+    if (rc == NS_OK && strcmp(lr.broker_name, a->broker_name) != 0) {
+        res->identity = NS_IDENTITY_ADDR_UNDER_OTHER_NAME;
+        rc = identity_detail(a, res->identity, "heldByBrokerName", lr.broker_name,
+                             &res->identity_detail);
+        goto out;
+    }
+    if (rc != NS_OK && rc != NS_ENOTFOUND)
+        goto out;
+    rc = NS_OK;
+    if (held && strcmp(held, a->addr) != 0) {
+        res->identity = NS_IDENTITY_ID_AT_OTHER_ADDR;
+        rc = identity_detail(a, res->identity, "heldByAddr", held, &res->identity_detail);
+    }
+out:
+    ns_group_rec_free(&g);
+    ns_live_rec_free(&lr);
+    return rc;
+}
+
 int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t *a,
                          ns_register_result_t *res)
 {
@@ -396,6 +466,13 @@ int ns_registry_register(ns_registry_t *r, ns_txn_t *t, const ns_register_args_t
     int rc;
     memset(res, 0, sizeof *res);
 
+    /* identity conflicts: found first, refused before any write */
+    if ((rc = find_identity_conflict(t, a, res)) != NS_OK)
+        goto out;
+    if (res->identity != NS_IDENTITY_OK && a->reject_identity_conflicts) {
+        res->identity_rejected = true;
+        goto out;
+    }
     /* the broker's name is a member of its cluster */
     rc = ns_cluster_has(t, a->cluster, a->broker_name);
     if (rc == NS_ENOTFOUND)

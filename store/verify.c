@@ -187,6 +187,8 @@ int ns_store_verify(ns_txn_t *t, ns_buf_t *report)
     rc = rc ? rc : ns_topic_iter(t, topic_cb, &v);
     rc = rc ? rc : ns_db_walk(t, NS_DB_BROKER_TOPICS, NULL, index_cb, &v);
     rc = rc ? rc : ns_db_walk(t, NS_DB_ROUTES, NULL, route_cb, &v);
+    /* I9: the fleet digest is what the data sums to (store/digest.c) */
+    int bad = rc == NS_OK ? ns_digest_verify(t, report) : 0;
     ns_buf_free(&v.k);
-    return rc != NS_OK ? rc : v.n;
+    return rc != NS_OK ? rc : bad < 0 ? bad : v.n + bad;
 }

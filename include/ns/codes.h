@@ -6,8 +6,9 @@
 #include <stddef.h>
 
 /* Request codes the NameServer serves (docs/protocol.md §3.1). X(name, value)
- * 9700..9703 are ours (user management, src/daemon/cmd/cmd_users.c): a range
- * no RocketMQ RequestCode uses (its highest are 3xxx and 2000xx). */
+ * 9700..9703 are ours (user management, src/daemon/cmd/cmd_users.c), and
+ * 9710 (the fleet digest, include/ns/fleet.h): a range no RocketMQ
+ * RequestCode uses (its highest are 3xxx and 2000xx). */
 #define NS_REQUEST_CODE_MAP(X)                                                                     \
     X(PUT_KV_CONFIG, 100)                                                                          \
     X(GET_KV_CONFIG, 101)                                                                          \
@@ -36,7 +37,8 @@
     X(NS_USER_ADD, 9700)                                                                           \
     X(NS_USER_UPDATE, 9701)                                                                        \
     X(NS_USER_DELETE, 9702)                                                                        \
-    X(NS_USER_LIST, 9703)
+    X(NS_USER_LIST, 9703)                                                                          \
+    X(NS_FLEET_DIGEST, 9710)
 
 enum {
 #define NS_REQ_ENUM(name, value) NS_REQ_##name = value,

@@ -17,6 +17,10 @@
 
 /* SipHash-c-d of [p, p+n) under key (16 bytes, little-endian k0, k1). */
 uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const void *p, size_t n);
+/* The 128-bit output variant (SipHash128: v1 ^= 0xee at the start, two
+ * finalisations), one pass over the data: out[0] the first 64 bits. */
+void ns_siphash128(const uint8_t key[16], int c_rounds, int d_rounds, const void *p, size_t n,
+                   uint64_t out[2]);
 /* SipHash-1-3 of [p, p+n) under this process's random key. */
 uint64_t ns_hash(const void *p, size_t n);
 /* ns_hash of a NUL-terminated string (without the NUL). */

@@ -175,6 +175,7 @@ int ns_store_write(ns_store_t *s, ns_write_fn fn, void *ctx);
 /* ---- meta ---- */
 int ns_meta_get_u64(ns_txn_t *t, const char *key, uint64_t *out); /* NS_ENOTFOUND */
 int ns_meta_put_u64(ns_txn_t *t, const char *key, uint64_t v);
+int ns_meta_del(ns_txn_t *t, const char *key); /* NS_OK when absent */
 
 /* ---- KV config: namespace -> key -> value ---- */
 int ns_kv_put(ns_txn_t *t, const char *ns, const char *key, const char *val);
@@ -342,6 +343,53 @@ const char *ns_role_name(ns_role_t r);
 int ns_user_validate(const ns_user_rec_t *u, char *err, size_t errlen);
 int ns_role_parse(const char *s, ns_role_t *out); /* NS_OK, NS_EINVAL */
 
+/* ---- the fleet digest (store/digest.c, v9) ----
+ * A tree of hashes over clusters, broker groups and their addresses, topics'
+ * queue data and KV entries, kept by every write transaction that changes
+ * them; the tree and what it leaves out are at the top of store/digest.c.
+ * A node is a path of names (root: depth 0; items at ns_digest_item_depth());
+ * its hash is the sum modulo 2^128 of its leaves' hashes and count their
+ * number, so equal state gives equal nodes in any order of writes. */
+typedef struct {
+    uint64_t lo, hi;
+    int64_t count; /* leaves below the node */
+} ns_digest_sum_t;
+bool ns_digest_sum_eq(const ns_digest_sum_t *a, const ns_digest_sum_t *b);
+/* 32 lowercase hex digits, hi then lo. */
+void ns_digest_hex(const ns_digest_sum_t *s, char out[33]);
+size_t ns_digest_item_depth(void);
+/* The node at path[0..depth): NS_ENOTFOUND when it has no leaf (*out zero),
+ * NS_ECORRUPT on a schema without the digest. One mdb_get. */
+int ns_digest_get(ns_txn_t *t, const char *const *path, size_t depth, ns_digest_sum_t *out);
+/* Children of an interior node (depth < item depth) in name order, from
+ * the stored nodes (at most 16 but at the top and the clusters' and KV
+ * namespaces' level); name and sum borrowed for the call. NS_EINVAL for
+ * an item's depth. */
+typedef int (*ns_digest_child_cb)(const char *name, const ns_digest_sum_t *sum, void *ctx);
+int ns_digest_children(ns_txn_t *t, const char *const *path, size_t depth, ns_digest_child_cb cb,
+                       void *ctx);
+/* Leaves of an item, read from the data tables: name ("queue <broker>",
+ * "member", "group", "addr <addr>", "value"), hash (count 1) and the value
+ * as a JSON text, all borrowed for the call. NS_EINVAL when path is not an
+ * item where its buckets say; NS_OK with no call when it has no leaf. */
+typedef int (*ns_digest_leaf_cb)(const char *name, const ns_digest_sum_t *hash, const char *json,
+                                 size_t json_len, void *ctx);
+int ns_digest_leaves(ns_txn_t *t, const char *const *path, size_t depth, ns_digest_leaf_cb cb,
+                     void *ctx);
+/* The FLEET_DIGEST reply body (include/ns/fleet.h) for paths[0..n),
+ * appended to out: each node with its children or, for an item, its
+ * leaves. NS_EINVAL for a path that names no node of the tree (too deep,
+ * an item outside its buckets); a node without leaves is answered empty. */
+struct ns_fleet_path;
+int ns_digest_reply(ns_txn_t *t, const struct ns_fleet_path *paths, size_t n, ns_buf_t *out);
+/* Recomputes the digest from the data and compares it with the stored
+ * nodes: one line per difference in report; returns their number (>= 0)
+ * or an NS_E* error. Part of ns_store_verify (invariant I9). */
+int ns_digest_verify(ns_txn_t *t, ns_buf_t *report);
+/* Recomputes the whole digest from the data in write transaction t (after
+ * the migration that adds it). */
+int ns_digest_rebuild(ns_txn_t *t);
+
 /* ---- emptying (store/clear.c) ----
  * Empties every table but meta (schema version and audit sequence stay) in
  * write transaction t; NS_EINVAL for a read transaction. Used by
@@ -499,12 +547,27 @@ typedef struct {
     const char *zone_name; /* NULL when the header has no __ZONE_NAME */
     int64_t heartbeat_timeout_ms;
     bool enable_acting_master;
-    bool old_version;          /* no enableActingMaster header: a 4.x broker */
-    bool delete_absent_topics; /* deleteTopicWithBrokerRegistration */
-    int64_t now_ms;            /* wall clock, for the audit history */
-    int64_t audit_retention;   /* history records kept in all */
+    bool old_version;               /* no enableActingMaster header: a 4.x broker */
+    bool delete_absent_topics;      /* deleteTopicWithBrokerRegistration */
+    bool reject_identity_conflicts; /* brokerConflict=reject: refuse them (see below) */
+    int64_t now_ms;                 /* wall clock, for the audit history */
+    int64_t audit_retention;        /* history records kept in all */
     const ns_regbody_t *body;
 } ns_register_args_t;
+
+/* Broker identity conflicts a registration can run into (RocketMQ keeps the
+ * last writer, silently): its brokerName already in another cluster, its
+ * address registered in its cluster under another brokerName, or its
+ * brokerName/brokerId held by another address. */
+typedef enum {
+    NS_IDENTITY_OK = 0,
+    NS_IDENTITY_NAME_IN_OTHER_CLUSTER,
+    NS_IDENTITY_ADDR_UNDER_OTHER_NAME,
+    NS_IDENTITY_ID_AT_OTHER_ADDR,
+    NS_IDENTITY_KINDS
+} ns_identity_conflict_t;
+/* "name_in_other_cluster", ... (static). */
+const char *ns_identity_conflict_name(ns_identity_conflict_t k);
 
 typedef struct {
     bool failed;   /* an increment for an unknown id: answer "register broker failed" */
@@ -516,6 +579,13 @@ typedef struct {
      * would send (registerBroker: brokerId < the smallest id before; to
      * every other member, or to the only one). NULL when not. */
     ns_minid_change_t *minid_change;
+    /* The first identity conflict found (NS_IDENTITY_OK: none), with both
+     * sides as a JSON object text (heap, NULL when none), and whether the
+     * registration was refused for it (reject_identity_conflicts: then
+     * nothing was written). */
+    ns_identity_conflict_t identity;
+    char *identity_detail;
+    bool identity_rejected;
 } ns_register_result_t;
 
 void ns_register_result_free(ns_register_result_t *res);

@@ -2,6 +2,7 @@
 #include "ns/hash.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -36,12 +37,17 @@ static inline void sip_round(uint64_t v[4])
     v[2] = ROTL(v[2], 32);
 }
 
-uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n)
+/* The state after key setup and compression of [data, data+n); wide: the
+ * 128-bit variant's initial v1. */
+static void sip_absorb(uint64_t v[4], const uint8_t key[16], bool wide, int c_rounds,
+                       const void *data, size_t n)
 {
     const uint8_t *p = data;
     uint64_t k0 = le64(key), k1 = le64(key + 8);
-    uint64_t v[4] = {0x736f6d6570736575ull ^ k0, 0x646f72616e646f6dull ^ k1,
-                     0x6c7967656e657261ull ^ k0, 0x7465646279746573ull ^ k1};
+    v[0] = 0x736f6d6570736575ull ^ k0;
+    v[1] = 0x646f72616e646f6dull ^ k1 ^ (wide ? 0xee : 0);
+    v[2] = 0x6c7967656e657261ull ^ k0;
+    v[3] = 0x7465646279746573ull ^ k1;
     size_t blocks = n / 8;
     for (size_t j = 0; j < blocks; j++) {
         uint64_t m = le64(p + 8 * j);
@@ -57,10 +63,31 @@ uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const voi
     for (int i = 0; i < c_rounds; i++)
         sip_round(v);
     v[0] ^= b;
+}
+
+uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n)
+{
+    uint64_t v[4];
+    sip_absorb(v, key, false, c_rounds, data, n);
     v[2] ^= 0xff;
     for (int i = 0; i < d_rounds; i++)
         sip_round(v);
     return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+void ns_siphash128(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n,
+                   uint64_t out[2])
+{
+    uint64_t v[4];
+    sip_absorb(v, key, true, c_rounds, data, n);
+    v[2] ^= 0xee;
+    for (int i = 0; i < d_rounds; i++)
+        sip_round(v);
+    out[0] = v[0] ^ v[1] ^ v[2] ^ v[3];
+    v[1] ^= 0xdd;
+    for (int i = 0; i < d_rounds; i++)
+        sip_round(v);
+    out[1] = v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
 uint64_t ns_hash(const void *p, size_t n)

@@ -26,6 +26,7 @@
 #include "net/conn.h"
 #include "net/secure.h"
 #include "ops/http.h"
+#include "ops/peers.h"
 #include "ops/service.h"
 #include "ops/startcheck.h"
 #include "accept.h"
@@ -201,12 +202,14 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         snprintf(err, errlen, "cannot start the backups: %s", ns_strerror(rc));
         return rc;
     }
-    if ((rc = start_http(srv, err, errlen)) != NS_OK)
+    if ((rc = ns_peers_server_start(srv, err, errlen)) != NS_OK ||
+        (rc = start_http(srv, err, errlen)) != NS_OK)
         return rc;
     /* listen last: everything a request needs is ready */
     if ((rc = ns_accept_listen(srv, err, errlen)) != NS_OK)
         return rc;
     ns_http_listening(srv);
+    ns_peers_set_listen_port(srv->peers, srv->bound_port);
     if (cfg->port_file && *cfg->port_file &&
         ns_port_file_write(cfg->port_file, srv->bound_port) != NS_OK)
         NS_LOG_WARN("cannot write portFile %s", cfg->port_file);
@@ -228,6 +231,7 @@ void ns_server_stop(ns_server_t *srv)
     ns_read_release(&srv->loop); /* the writer may need the resize lock to finish */
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
+    ns_peers_server_stop(srv); /* a check in progress ends within peerTimeoutMillis */
     ns_service_stopping(srv);
     ns_start_check_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay

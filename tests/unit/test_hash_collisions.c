@@ -141,6 +141,22 @@ static void test_siphash_reference(void **state)
         msg[i] = (uint8_t)i;
     assert_true(ns_siphash(key, 2, 4, msg, sizeof msg) == 0xa129ca6149be45e5ull);
     assert_true(ns_hash_str("topic") == ns_hash("topic", 5));
+    /* SipHash128-2-4 (the fleet digest's leaves), the reference's 128-bit
+     * vectors for the empty message and for bytes 0..14, as bytes */
+    static const uint8_t want0[16] = {0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6,
+                                      0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55, 0x02, 0x93};
+    static const uint8_t want15[16] = {0x54, 0x93, 0xe9, 0x99, 0x33, 0xb0, 0xa8, 0x11,
+                                       0x7e, 0x08, 0xec, 0x0f, 0x97, 0xcf, 0xc3, 0xd9};
+    for (int len = 0; len <= 15; len += 15) {
+        uint64_t o[2];
+        uint8_t got[16];
+        ns_siphash128(key, 2, 4, msg, (size_t)len, o);
+        for (int i = 0; i < 8; i++) {
+            got[i] = (uint8_t)(o[0] >> (8 * i));
+            got[8 + i] = (uint8_t)(o[1] >> (8 * i));
+        }
+        assert_memory_equal(got, len ? want15 : want0, 16);
+    }
 }
 
 static double strmap_cost(char (*keys)[16])

@@ -169,6 +169,10 @@ typedef int (*reply_fn)(session_t *s, const char *addr, const ns_cmd_t *rsp, voi
 int ctl_session_init(session_t *s, const char *cmd, int argc, char **argv, const ctl_opt_t *extra,
                      const char **pos, int min_pos, int max_pos, int *n_pos);
 void ctl_session_free(session_t *s);
+/* Connects to addr with the session's TLS settings and, when keys are
+ * set, signing. NS_OK with *c (ns_client_close), or the client's error
+ * (*why: the TLS failure, or NULL). */
+int ctl_connect(session_t *s, const char *addr, ns_client_t **c, const char **why);
 /* Both ask every server in turn. fn gets each SUCCESS reply; error answers
  * and unreachable servers are printed. ctl_ask_one is for reads: with more
  * than one server (and no --json) a "== host:port" line precedes each
@@ -200,6 +204,7 @@ int ctl_cmd_config(int argc, char **argv);
 int ctl_cmd_export_kvconfig(int argc, char **argv); /* maint.c */
 int ctl_cmd_prune_groups(int argc, char **argv);    /* maint.c */
 int ctl_cmd_user(int argc, char **argv);            /* users.c: offline (--data-dir) or online */
+int ctl_cmd_fleet(int argc, char **argv);           /* fleet.c: fleet diff */
 /* top.c: the live view of a server's /metrics */
 int ctl_cmd_top(int argc, char **argv);
 int ctl_cmd_health(int argc, char **argv);

@@ -95,6 +95,12 @@ static const ctl_command_t commands[] = {
      "TOPIC [--cluster C]\n      remove a topic's route (everywhere or in one cluster)", true},
     {"config", ctl_cmd_config,
      "get | set KEY VALUE\n      the server's settings (set: UPDATE_NAMESRV_CONFIG)", true},
+    {"fleet", ctl_cmd_fleet,
+     "diff [--max N]\n"
+     "      compare the servers' digests and show what differs, and where: brokers,\n"
+     "      addresses, data versions, topic queues and permissions, KV entries (exit 0\n"
+     "      when all agree, 1 when they differ, 5 when a server cannot be reached)",
+     true},
     {"top", ctl_cmd_top,
      "[--http HOST:PORT] [--interval MS] [--count N | --once]\n"
      "      live view of a server's /metrics (default $NAMESRV_HTTP_ADDR, else 127.0.0.1:9877)",

@@ -128,6 +128,15 @@ static const char *call_hint(const session_t *s, int rc)
     return "";
 }
 
+int ctl_connect(session_t *s, const char *addr, ns_client_t **c, const char **why)
+{
+    *why = NULL;
+    int rc = ns_client_connect_addr_tls(addr, s->timeout_ms, s->use_tls ? &s->tls : NULL, c, why);
+    if (rc == NS_OK && s->access_key && *s->access_key)
+        rc = ns_client_set_credentials(*c, s->access_key, s->secret_key ? s->secret_key : "");
+    return rc;
+}
+
 /* One request to one server. CTL_OK with the response in *rsp (valid until
  * the client is closed), CTL_IO when the server cannot be reached (said on
  * stderr, adding that the next server is tried when try_next). */

@@ -37,6 +37,7 @@ NS_HANDLER_DECL(user_add)
 NS_HANDLER_DECL(user_update)
 NS_HANDLER_DECL(user_delete)
 NS_HANDLER_DECL(user_list)
+NS_HANDLER_DECL(fleet_digest)
 #undef NS_HANDLER_DECL
 
 /* A SUCCESS reply carrying body when rc is NS_OK; returns rc either way, for

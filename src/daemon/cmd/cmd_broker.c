@@ -57,6 +57,9 @@ typedef struct {
     char peer[64];     /* for the log line */
     const char *kind;  /* "new", "re-registered after restart", "known" */
     char dropped[200]; /* topics left out for their names (ns/names.h), or "" */
+    /* the admin trail record of an identity conflict, if the writer finds
+     * one (NULL: adminAuditRetention 0); written only then */
+    ns_trail_t *conflict_trail;
 } reg_op_t;
 
 /* The INFO line of a registration that changed the store. */
@@ -127,6 +130,7 @@ static void reg_op_free(void *p)
     ns_regbody_free(&op->body);
     ns_register_result_free(&op->res);
     free(op->raw);
+    ns_trail_free(op->conflict_trail);
     if (op->prev_conn)
         ns_conn_unref(op->prev_conn);
 }
@@ -200,14 +204,35 @@ static int reg_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
     }
     if (op->remark[0])
         return NS_OK;
-    return ns_registry_register(reg, txn, &op->args, &op->res);
+    int rc = ns_registry_register(reg, txn, &op->args, &op->res);
+    /* an identity conflict is recorded with the registration's effect */
+    if (rc == NS_OK && op->res.identity != NS_IDENTITY_OK)
+        rc = ns_trail_write(txn, op->conflict_trail, op->res.identity_rejected ? "refused" : "ok",
+                            op->res.identity_rejected ? NS_RSP_SYSTEM_ERROR : NS_RSP_SUCCESS,
+                            "broker identity conflict", op->res.identity_detail);
+    return rc;
+}
+
+_Static_assert(NS_IDENTITY_KINDS <= NS_M_IDENTITY_KINDS, "raise NS_M_IDENTITY_KINDS");
+
+/* Main loop: an identity conflict the registration ran into, logged with
+ * both sides and counted; with brokerConflict=reject it was refused. */
+static void note_identity(ns_server_t *srv, const reg_op_t *op)
+{
+    NS_M_INC(srv->loop.m.identity_conflicts[op->res.identity]);
+    NS_LOG_WARN("conn %s: REGISTER_BROKER %s (%s, %s, id %lld): broker identity conflict %s%s: %s",
+                op->peer, op->broker_name, op->addr, op->cluster, (long long)op->args.broker_id,
+                ns_identity_conflict_name(op->res.identity),
+                op->res.identity_rejected ? ", refused (brokerConflict=reject)"
+                                          : ", registered as Java would (brokerConflict=warn)",
+                op->res.identity_detail ? op->res.identity_detail : "");
 }
 
 static int reg_done(ns_wreq_t *w, int rc)
 {
     reg_op_t *op = (reg_op_t *)w->payload;
     ns_server_t *srv = w->srv;
-    bool refused = rc != NS_OK || op->res.failed || op->remark[0];
+    bool refused = rc != NS_OK || op->res.failed || op->remark[0] || op->res.identity_rejected;
     if (op->took_conn && refused) {
         /* refused: the broker stays bound to its previous connection */
         ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
@@ -230,6 +255,11 @@ static int reg_done(ns_wreq_t *w, int rc)
                     op->peer, op->broker_name, op->addr);
         return ns_remark(&w->to, NS_EINVAL, "register broker failed");
     }
+    if (op->res.identity != NS_IDENTITY_OK)
+        note_identity(srv, op);
+    if (op->res.identity_rejected)
+        return ns_remark(&w->to, NS_EINVAL,
+                         "broker identity conflict: refused (brokerConflict=reject)");
     if (op->res.conflict) {
         ns_liveness_remove(srv->liveness, op->cluster, op->addr);
         reply_registered(srv, &w->to, &op->res, NULL, op->dropped);
@@ -285,6 +315,7 @@ static int reg_header(ns_req_t *req, reg_op_t *op)
     a->old_version = ns_req_str(req, "enableActingMaster") == NULL;
     a->enable_acting_master = ns_req_bool(req, "enableActingMaster");
     a->delete_absent_topics = req->loop->cfg->delete_topic_with_broker_registration;
+    a->reject_identity_conflicts = strcmp(req->loop->cfg->broker_conflict, "reject") == 0;
     a->audit_retention = req->loop->cfg->audit_retention;
     a->now_ms = ns_wall_ms();
     a->body = &op->body;
@@ -312,7 +343,7 @@ int ns_cmd_register_broker(ns_req_t *req)
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {
         /* the very request that changed nothing, and nothing changed since */
-        ns_register_result_t same = {false, false, false, e->fp_master, e->fp_ha, NULL};
+        ns_register_result_t same = {.master_addr = e->fp_master, .ha_addr = e->fp_ha};
         NS_M_INC(srv->loop.m.reg_unchanged);
         ns_liveness_register(srv->liveness, op->cluster, op->addr, op->broker_name,
                              op->args.broker_id, op->args.heartbeat_timeout_ms, req->conn,
@@ -367,6 +398,10 @@ int ns_cmd_register_broker(ns_req_t *req)
         ns_liveness_heartbeat(srv->liveness, op->cluster, op->addr, ns_now_ms(&srv->loop));
     }
     w->op.bytes = sizeof *op + cmd->body_len; /* writerQueueMaxBytes (budget.h) */
+    /* REGISTER_BROKER's row keeps no trail record: one is made here for
+     * the identity conflict the writer may find, written only then */
+    op->conflict_trail =
+        ns_trail_new(cmd, ns_req_peer(req), srv->loop.cfg->admin_audit_retention, false);
     ns_req_submit(req, w);
     return NS_OK;
 drop:

@@ -124,6 +124,7 @@ static const ns_cmd_row_t cmd_table[] = {
     ROW(NS_USER_DELETE, NS_CMD_WRITE, NS_ROW_TRAIL, USERS, user_delete, "userAccessKey is missing",
         "userAccessKey"),
     ROW(NS_USER_LIST, NS_CMD_READ, 0, USERS, user_list, NULL, NONE),
+    ROW(NS_FLEET_DIGEST, NS_CMD_READ, 0, READ, fleet_digest, NULL, NONE),
 };
 
 #define SLOW_REQUEST_MS 100

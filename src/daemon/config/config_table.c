@@ -57,6 +57,7 @@ static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL}
 static const char *const tls_modes[] = {"disabled", "permissive", "enforcing", NULL};
 static const char *const tls_auths[] = {"none", "optional", "require", NULL};
 static const char *const auth_modes[] = {"off", "writes", "all", NULL};
+static const char *const broker_conflicts[] = {"warn", "reject", NULL};
 
 const ns_cfg_entry_t ns_config_table[] = {
     /* network */
@@ -221,6 +222,36 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_INT("adminAuditRetention", admin_audit_retention, "100000", 0, INT64_MAX,
             NS_CFG_OURS | NS_CFG_MUTABLE,
             "admin audit trail records kept (oldest dropped first); 0 = no trail"),
+    ROW_ENUM("brokerConflict", broker_conflict, "warn", broker_conflicts,
+             NS_CFG_OURS | NS_CFG_MUTABLE,
+             "a registration whose brokerName is in another cluster, whose address is under "
+             "another brokerName, or whose brokerName/brokerId another address holds: warn "
+             "(log, count, admin trail; registered as Java would) or reject (refused)"),
+    /* the fleet (src/daemon/ops/peers.h); peers' apply hook is the server's */
+    ROW_STR("peers", peers, "", NS_CFG_OURS | NS_CFG_MUTABLE,
+            "the other NameServers, host:port;host:port (a namesrvAddr list: this server is "
+            "recognised and skipped); each is compared with this one by digest; empty = none"),
+    ROW_INT("peerCheckIntervalMillis", peer_check_interval_ms, "10000", 100, 86400000, NS_CFG_OURS,
+            "how often each peer's digest is compared with this server's, ms"),
+    ROW_INT("peerDivergenceMillis", peer_divergence_ms, "30000", 0, 86400000, NS_CFG_OURS,
+            "a difference with a peer is divergent (alert) once seen by two checks in a row, "
+            "the first at least this long ago, ms (30 s: a broker's registration period)"),
+    ROW_INT("peerTimeoutMillis", peer_timeout_ms, "3000", 100, 600000, NS_CFG_OURS,
+            "connect and answer time allowed to a peer per request, ms"),
+    ROW_BOOL("peerTls", peer_tls, "false", NS_CFG_OURS,
+             "reach the peers over TLS (tls.client.* below)"),
+    ROW_STR("tls.client.trustCertPath", tls_client_trust_cert_path, "", 0,
+            "CA bundle the peers' certificates are checked with; empty = not checked (Java's "
+            "default)"),
+    ROW_STR("tls.client.certPath", tls_client_cert_path, "", 0,
+            "certificate chain shown to peers that ask for one (mutual TLS)"),
+    ROW_STR("tls.client.keyPath", tls_client_key_path, "", 0, "its private key"),
+    ROW_STR("tls.client.keyPassword", tls_client_key_password, "", NS_CFG_SECRET,
+            "password of an encrypted tls.client.keyPath"),
+    ROW_STR("peerAccessKey", peer_access_key, "", NS_CFG_OURS,
+            "AccessKey the peer requests are signed with (a client user of the peers, for their "
+            "authMode=all); empty = unsigned"),
+    ROW_STR("peerSecretKey", peer_secret_key, "", NS_CFG_OURS | NS_CFG_SECRET, "its secret"),
 };
 
 #define N_ENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])

@@ -22,6 +22,7 @@
 typedef struct ns_writer ns_writer_t;     /* writer.h */
 typedef struct ns_liveness ns_liveness_t; /* liveness.h */
 typedef struct ns_notifier ns_notifier_t; /* notify.h: outbound 905 notifications */
+typedef struct ns_peers ns_peers_t;       /* ops/peers.h: the fleet's peer checks */
 
 struct ns_server {
     ns_loop_t loop; /* the main loop's own state, as every loop has it */
@@ -47,6 +48,7 @@ struct ns_server {
     struct ns_backup *backup;         /* periodic hot backups (backup.c), or NULL */
     struct ns_startcheck *startcheck; /* verifyOnStart's walk while serving, or NULL */
     struct ns_http *http;             /* the HTTP endpoint (http.h); NULL when off */
+    ns_peers_t *peers;                /* the peer checks' thread (ops/peers.h) */
     int exit_status;                  /* namesrvd's exit status once the loop ends */
 };
 

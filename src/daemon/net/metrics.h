@@ -123,6 +123,7 @@ enum {
 };
 
 enum { NS_M_EVICT_TIMEOUT, NS_M_EVICT_CONN_CLOSED, NS_M_EVICT_N };
+#define NS_M_IDENTITY_KINDS 4
 enum { NS_M_LAT_READ, NS_M_LAT_WRITE, NS_M_LAT_N };
 
 /* One event loop's counters (embedded in its ns_loop_t). The broker ones
@@ -134,6 +135,9 @@ typedef struct {
     ns_counter_t conn_accepted, conn_closed;
     ns_counter_t refused[NS_M_REFUSE_N];
     ns_counter_t reg_changed, reg_unchanged, heartbeats, unregistrations;
+    /* registrations with a broker identity conflict, by ns_identity_conflict_t
+     * (ns/store.h: NS_IDENTITY_KINDS of them, checked in cmd_broker.c) */
+    ns_counter_t identity_conflicts[NS_M_IDENTITY_KINDS];
     ns_counter_t evictions[NS_M_EVICT_N];
     /* authentication (auth.c): they move on the main loop only */
     ns_counter_t auth_checked;              /* requests checked (authMode writes/all) */

@@ -7,6 +7,8 @@
  * every scrape, so the request loops never run HTTP code.
  *
  *   GET /metrics   Prometheus text format 0.0.4 (http_text.c)
+ *   GET /fleet/digest[?path=...]  a node of the fleet digest as JSON
+ *                  (docs/protocol.md, NS_FLEET_DIGEST), read in its own txn
  *   GET /healthz   200 "ok" while the process runs and the store is readable
  *   GET /readyz    200 once listening and the store verified, else 503; the
  *                  JSON body says which, and whether the grace window runs
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "ns/err.h"
+#include "ns/fleet.h"
 #include "ns/log.h"
 #include "cmd/dispatch.h"
 #include "core/writer.h"
@@ -74,6 +77,51 @@ static unsigned readyz(ns_http_t *h, const ns_snap_t *s, uint64_t now, ns_buf_t 
     return ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
 }
 
+/* GET /fleet/digest[?path=a/b/c | ?path=["a","b/c"]]: the FLEET_DIGEST
+ * reply for that one node (docs/protocol.md §3.15), from a read
+ * transaction of this thread's own. */
+static unsigned fleet_digest(ns_http_t *h, const char *path, ns_buf_t *out)
+{
+    ns_buf_t body = NS_BUF_INIT;
+    ns_fleet_path_t p[NS_FLEET_MAX_PATHS];
+    size_t n = 0;
+    char *names = NULL, *copy = NULL;
+    ns_txn_t *t = NULL;
+    int rc = NS_OK;
+    if (path && path[0] == '[') {
+        rc = ns_buf_printf(&body, "{\"paths\":[%s]}", path);
+    } else if (path && *path) {
+        ns_fleet_path_t one = {{NULL}, 0};
+        copy = strdup(path);
+        rc = copy ? NS_OK : NS_ENOMEM;
+        for (char *save = NULL, *c = copy ? strtok_r(copy, "/", &save) : NULL; c && rc == NS_OK;
+             c = strtok_r(NULL, "/", &save))
+            if (one.depth < NS_FLEET_ITEM_DEPTH)
+                one.v[one.depth++] = c;
+            else
+                rc = NS_EINVAL;
+        rc = rc ? rc : ns_fleet_paths_encode(&body, &one, 1);
+    }
+    rc = rc ? rc : ns_fleet_paths_decode(body.data, body.len, p, &n, &names);
+    rc = rc ? rc : n == 1 ? NS_OK : NS_EINVAL;
+    rc = rc ? rc : ns_txn_begin(h->store, false, &t);
+    rc = rc ? rc : ns_digest_reply(t, p, n, out);
+    ns_txn_abort(t);
+    free(names);
+    free(copy);
+    ns_buf_free(&body);
+    if (rc == NS_OK) {
+        ns_buf_append_str(out, "\n");
+        return MHD_HTTP_OK;
+    }
+    ns_buf_reset(out);
+    ns_buf_printf(out, "%s\n",
+                  rc == NS_EINVAL ? "path: names separated by '/', or a JSON array of at most 5 "
+                                    "names, of a node of the digest"
+                                  : ns_strerror(rc));
+    return rc == NS_EINVAL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_INTERNAL_SERVER_ERROR;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -100,10 +148,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         status = readyz(h, s, now, &out);
     } else if (strcmp(url, "/brokers") == 0) {
         ns_http_brokers_json(s, now, &out);
+    } else if (strcmp(url, "/fleet/digest") == 0) {
+        status =
+            fleet_digest(h, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path"), &out);
+        if (status != MHD_HTTP_OK)
+            type = "text/plain";
     } else {
         type = "text/plain";
         status = MHD_HTTP_NOT_FOUND;
-        ns_buf_append_str(&out, "not found: try /metrics, /healthz, /readyz, /brokers\n");
+        ns_buf_append_str(&out,
+                          "not found: try /metrics, /healthz, /readyz, /brokers, /fleet/digest\n");
     }
     ns_snap_unref(s);
     enum MHD_Result r = send_buf(conn, status, type, &out);
@@ -210,6 +264,8 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
     h->fsync = strcmp(cfg->sync_mode, "nosync") != 0;
     h->io_loops = (int)cfg->io_threads;
     h->writer = ns_writer_metrics(srv->writer);
+    h->store = srv->loop.store;
+    h->peers = srv->peers;
     atomic_store(&h->store_check, ns_start_check_running(srv) ? 0 : 1);
     ns_http_refresh(srv); /* the first snapshot, before any scrape */
     h->daemon =

@@ -62,6 +62,10 @@ struct ns_http {
     atomic_int store_check; /* verifyOnStart's walk: 0 running, 1 passed or off, -1 damaged */
     pthread_t verify_thread;
     bool verify_started;
+    /* fixed at start: the store (/fleet/digest reads it in its own read
+     * transaction) and the peer checks (/metrics renders their state) */
+    ns_store_t *store;
+    ns_peers_t *peers;
     /* the main loop's snapshot */
     pthread_mutex_t mu;
     ns_snap_t *snap;

@@ -14,6 +14,7 @@
 #include "core/auth.h"
 #include "net/budget.h"
 #include "ops/http_int.h"
+#include "ops/peers.h"
 
 #ifndef NS_VERSION
 #define NS_VERSION "unknown"
@@ -147,6 +148,12 @@ static void brokers(ns_http_t *h, const ns_snap_t *s, uint64_t now, ns_buf_t *ou
                   (unsigned long long)SUM(h, reg_changed));
     ns_buf_printf(out, "namesrv_broker_registrations_total{data_version=\"unchanged\"} %llu\n",
                   (unsigned long long)SUM(h, reg_unchanged));
+    head(out, "namesrv_broker_identity_conflicts_total", "counter",
+         "Registrations that ran into a broker identity conflict (brokerConflict), by kind.");
+    for (int k = 1; k < NS_IDENTITY_KINDS; k++)
+        ns_buf_printf(out, "namesrv_broker_identity_conflicts_total{kind=\"%s\"} %llu\n",
+                      ns_identity_conflict_name((ns_identity_conflict_t)k),
+                      (unsigned long long)SUM(h, identity_conflicts[k]));
     one(out, "namesrv_broker_heartbeats_total", "counter",
         "BROKER_HEARTBEAT and QUERY_DATA_VERSION requests of known brokers.",
         (double)SUM(h, heartbeats));
@@ -324,4 +331,5 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     writer(h, out);
     store(h, s, out);
     process(h, out);
+    ns_peers_render(h->peers, out);
 }

@@ -204,14 +204,36 @@ static int acc_add(ns_digest_acc_t *a, const uint8_t *k, size_t n, const ns_dige
     return NS_OK;
 }
 
+/* LMDB's largest key (MDB_MAXKEYSIZE as Debian builds it). Two names of up
+ * to 255 bytes (a cluster and a broker, a namespace and a key) with the
+ * bucket digits pass it, so in a path that would, every name longer than
+ * DIGEST_NAME_KEEP is stored as "#" and 32 hex digits of a fixed hash of it:
+ * the same on every server, so digests still compare; fleet diff shows such
+ * a name by that hash. */
+#define DIGEST_KEY_MAX 511
+#define DIGEST_NAME_KEEP 64
+
+static int append_name(ns_buf_t *b, const char *name, bool shorten)
+{
+    size_t n = strlen(name);
+    if (!shorten || n <= DIGEST_NAME_KEEP)
+        return ns_buf_append(b, name, n);
+    uint64_t h[2];
+    ns_siphash128(bucket_key, 1, 3, name, n, h);
+    return ns_buf_printf(b, "#%016llx%016llx", (unsigned long long)h[0], (unsigned long long)h[1]);
+}
+
 static int node_key(ns_buf_t *b, const char *const *path, size_t depth)
 {
+    size_t total = 1;
+    for (size_t i = 0; i < depth; i++)
+        total += strlen(path[i]) + (i > 0);
     ns_buf_reset(b);
     int rc = ns_buf_append_u8(b, (uint8_t)depth);
     for (size_t i = 0; rc == NS_OK && i < depth; i++) {
         if (i > 0)
             rc = ns_buf_append_u8(b, 0);
-        rc = rc ? rc : ns_buf_append_str(b, path[i]);
+        rc = rc ? rc : append_name(b, path[i], total > DIGEST_KEY_MAX);
     }
     return rc;
 }

@@ -8,7 +8,8 @@
  *   - 40 connections each holding 15 MiB of an unfinished 16 MiB frame
  *     (before: ~600 MiB);
  *   - 12 connections pipelining 30 requests for a ~1 MiB reply each and
- *     reading none (before: ~360 MiB, each under its own 64 MiB cap).
+ *     reading none (before: ~360 MiB, each under its own 64 MiB cap; now
+ *     each stops being read once 1 MiB of its replies is unread).
  *   - 20 connections kept open after one request with an 8 MiB header each
  *     (before: ~500 MiB of decode buffers kept).
  * The writer-queue flood needs a slow disk and lives in test_faults.c. */
@@ -238,8 +239,11 @@ static void test_unsent_replies_flood(void **state)
         fds[i] = nstest_raw_connect(fx->srv.port, 4096, 3); /* reads nothing, takes little */
         (void)send_all(fds[i], frames.data, frames.len);
     }
-    /* the server encodes replies as fast as it can (~5 ms each here) */
-    bool said = nstest_log_wait(&fx->srv, "maxUnsentReplyBytes", 20000);
+    /* each connection gets the replies its peer takes and then stops being
+     * read (1 MiB unread: conn_int.h), far below maxUnsentReplyBytes;
+     * before, the server built all 360 replies and closed the connections
+     * holding the most once the sum passed the budget */
+    bool said = nstest_log_wait(&fx->srv, "reading stopped until the peer takes", 20000);
     nstest_sleep_ms(1000);
     report_rss(fx, "12 connections x 30 unread 1 MiB replies");
     /* tighter than the common bound: the budget (64 MiB) plus what a server

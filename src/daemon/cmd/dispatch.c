@@ -255,6 +255,16 @@ static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_
             ns_reply_error(&req.to, NS_EINTERNAL);
             return;
         }
+        /* a request forwarded by the I/O loop of a connection whose peer
+         * does not read its replies is not run: nothing more is built for
+         * it while others wait (on its own loop it stops reading, conn.c) */
+        if (ns_conn_backed_up(conn)) {
+            ns_refusal(ns_conn_peer(conn), NS_REFUSE_UNSENT,
+                       "%s refused: the peer has not read its earlier replies", row->name);
+            ns_reply_code(&req.to, NS_RSP_SYSTEM_BUSY,
+                          "the connection has not read its earlier replies; read them first");
+            return;
+        }
         /* rows that write records are main-loop rows (they write) */
         req.trail = (uint8_t)((row->flags >> NS_ROW_TRAIL_SHIFT) & 3u);
     }

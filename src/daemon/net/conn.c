@@ -161,7 +161,9 @@ void ns_conn_account(ns_conn_t *c)
     /* in whole BUDGET_GRAIN units: an ordinary reply (a route is a few
      * hundred bytes) moves no shared counter; what goes uncounted is below
      * BUDGET_GRAIN per connection (16 MiB at maxConnections 4096) */
-    size_t unsent = (c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0)) & ~(BUDGET_GRAIN - 1);
+    size_t held = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
+    __atomic_store_n(&c->queued, held, __ATOMIC_RELAXED);
+    size_t unsent = held & ~(BUDGET_GRAIN - 1);
     if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)
         return; /* the common case: nothing moved */
     if (ns_budget_account(&c->bud, c->rbuf.cap, unsent) || c->bud.enforce) {
@@ -277,6 +279,25 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
         c->bud.enforce = true;
 }
 
+bool ns_conn_backed_up(const ns_conn_t *c)
+{
+    return __atomic_load_n(&c->queued, __ATOMIC_RELAXED) +
+               __atomic_load_n(&c->mailed, __ATOMIC_RELAXED) >=
+           NS_CONN_STOP_READING_BYTES;
+}
+
+/* c's peer does not take its replies: stop reading (and running what it
+ * sent) until it does (ns_conn_writes_drained). The frames already read
+ * wait in c->rbuf. */
+static void stop_reading(ns_conn_t *c)
+{
+    c->wstopped = true;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    ns_refusal(c->peer, NS_REFUSE_UNSENT,
+               "reading stopped until the peer takes the %zu reply bytes it has not read",
+               c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0));
+}
+
 /* on_request refused a frame for now: stop reading until ns_conn_resume_all. */
 static void pause_reading(ns_conn_t *c)
 {
@@ -351,6 +372,10 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     if (reading)
         ns_conn_gather_begin(c); /* replies from the snapshot: not copied */
     while (!c->closing && !c->paused) {
+        if (ns_conn_backed_up(c)) {
+            stop_reading(c);
+            break;
+        }
         size_t flen = 0;
         int rc = ns_frame_peek(data + off, len - off, max, &flen);
         if (rc == NS_EAGAIN)
@@ -439,17 +464,36 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     process_rbuf(c);
 }
 
+/* Reads what waits in c's buffer and starts reading its socket again,
+ * unless that stops it again. */
+static void read_again(ns_conn_t *c)
+{
+    ns_loop_t *loop = c->loop;
+    c->last_active_ms = uv_now(loop->uv);
+    process_rbuf(c);
+    if (!c->closing && !c->paused && !c->wstopped &&
+        uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        ns_conn_close_here(c, "read start failed");
+}
+
+void ns_conn_writes_drained(ns_conn_t *c)
+{
+    if (!c->wstopped || c->closing || ns_conn_backed_up(c))
+        return;
+    c->wstopped = false;
+    NS_LOG_DEBUG("conn %s: its peer reads again: reading again", c->peer);
+    if (!c->paused) /* else ns_conn_resume_all reads it */
+        read_again(c);
+    ns_read_release(c->loop); /* not from a read: the loop may block next */
+}
+
 void ns_conn_resume_all(ns_loop_t *loop)
 {
     ns_conn_t *c;
     while ((c = paused_pop(loop)) != NULL) {
-        if (!c->closing) {
+        if (!c->closing && !c->wstopped) {
             NS_LOG_DEBUG("conn %s: reading again", c->peer);
-            c->last_active_ms = uv_now(loop->uv);
-            process_rbuf(c);
-            if (!c->closing && !c->paused &&
-                uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
-                ns_conn_close_here(c, "read start failed");
+            read_again(c);
         }
         bool full_again = c->paused;
         ns_conn_unref(c);

@@ -87,6 +87,10 @@ ns_loop_t *ns_conn_loop(const ns_conn_t *c);
 /* Closes the connection (idempotent); reason is logged. From another loop
  * the request travels to the connection's loop. */
 void ns_conn_close(ns_conn_t *c, const char *reason);
+/* Any thread: true while c holds NS_CONN_STOP_READING_BYTES or more of
+ * reply bytes its peer has not taken (conn_int.h): a request of c is then
+ * not run (nothing more is built for a peer that does not read). */
+bool ns_conn_backed_up(const ns_conn_t *c);
 /* Queues one response; it is encoded here and written at the end of the
  * loop iteration together with the others for this connection. From
  * another loop the encoded bytes travel to the connection's loop. */

@@ -9,6 +9,14 @@
 #include "ns/wqueue.h"
 
 #define NS_CONN_MAX_PENDING_OUT (64u * 1024 * 1024)
+/* A connection holding this many reply bytes its peer has not taken (queued
+ * on its loop, or on their way there from another loop) is not served any
+ * more until the peer takes them: its reading stops, and a request already
+ * forwarded to the main loop is answered SYSTEM_BUSY without being run. So
+ * a peer that does not read costs at most one large reply, and the replies
+ * it asks for next are never built while others wait. Far above what
+ * ordinary pipelined lookups leave unsent (a route is a few hundred bytes). */
+#define NS_CONN_STOP_READING_BYTES (1024u * 1024)
 
 struct ns_conn {
     uv_tcp_t tcp;     /* first member: the handle's data points back at us */
@@ -18,7 +26,10 @@ struct ns_conn {
     bool close_asked; /* atomic: another loop posted close_mail */
     bool in_dirty;
     bool paused;
-    int brokers; /* main loop only: registrations seen on this connection */
+    bool wstopped; /* reading stopped: its peer does not take its replies */
+    size_t queued; /* atomic: reply bytes on its loop the peer has not taken */
+    size_t mailed; /* atomic: reply bytes other loops posted to it, not delivered */
+    int brokers;   /* main loop only: registrations seen on this connection */
     uint64_t last_active_ms;
     uint64_t handshake_seen_ms; /* the sweep first saw the filter not ready; 0 = not */
     ns_buf_t rbuf;              /* the tail of a frame that has not fully arrived (plain bytes) */
@@ -44,6 +55,9 @@ static inline bool ns_conn_on_own_loop(const ns_conn_t *c)
 void ns_conn_close_here(ns_conn_t *c, const char *reason);
 /* Puts c on its loop's list of connections to flush at the loop's check. */
 void ns_conn_mark_dirty(ns_conn_t *c);
+/* On c's loop: its peer took enough of its replies for c to be served again
+ * (write_cb): reading starts again. */
+void ns_conn_writes_drained(ns_conn_t *c);
 /* Re-accounts c's buffers against the server-wide budgets (budget.c). */
 void ns_conn_account(ns_conn_t *c);
 /* conn_write.c: the replies of one read are gathered between these two,

@@ -44,6 +44,7 @@ static int queue_out(ns_conn_t *c)
 
 void ns_conn_deliver(ns_conn_t *c, ns_buf_t *bytes)
 {
+    __atomic_sub_fetch(&c->mailed, bytes->len, __ATOMIC_RELAXED); /* counted in queued next */
     if (c->closing)
         return;
     if (gather.conn == c)
@@ -89,8 +90,13 @@ int ns_conn_send(ns_conn_t *c, const ns_cmd_t *rsp)
         return NS_ENOMEM;
     int rc = encode_reply(&m->bytes, rsp);
     ns_conn_ref(c); /* the mail's */
-    if (rc == NS_OK && !ns_loop_post(c->loop, m))
+    size_t n = m->bytes.len;
+    if (rc == NS_OK) /* before the post: its delivery takes them off */
+        __atomic_add_fetch(&c->mailed, n, __ATOMIC_RELAXED);
+    if (rc == NS_OK && !ns_loop_post(c->loop, m)) {
+        __atomic_sub_fetch(&c->mailed, n, __ATOMIC_RELAXED);
         rc = NS_ECONN;
+    }
     if (rc != NS_OK) {
         ns_mail_free(m);
         ns_conn_unref(c);
@@ -250,6 +256,8 @@ static void write_cb(uv_write_t *req, int status)
         c->last_active_ms = uv_now(c->loop->uv);
         if (c->wq.out.len > 0)
             conn_flush(c);
+        if (c->wstopped)
+            ns_conn_writes_drained(c);
     }
     ns_conn_unref(c);
 }
@@ -280,6 +288,8 @@ static void conn_flush(ns_conn_t *c)
         gather_settle(c);
     int rc = conn_bytes_out(c);
     ns_conn_account(c);
+    if (c->wstopped) /* the socket may have taken it all at once */
+        ns_conn_writes_drained(c);
     if (rc == NS_WQ_SENT)
         c->last_active_ms = uv_now(c->loop->uv);
     else if (rc == NS_WQ_QUEUED)

@@ -1,0 +1,186 @@
+/* test_reply_floods.c - floods that used to stall every client, not only
+ * the attacker, through the real namesrvd:
+ *   - 16 connections each pipelining 10 requests for a topic list of
+ *     TOPICS topics and reading nothing: every reply was built, one after
+ *     another, before a route lookup of another client was read (8.4 s at
+ *     200k topics). A connection whose peer does not read its replies now
+ *     stops being served (its reading stops until the peer takes them), so
+ *     a lookup meanwhile waits for at most one reply per connection.
+ * Each test states the lookup latency it saw and the server's peak RSS. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "nstest_admin.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/model.h"
+
+#define MiB (1024L * 1024L)
+
+enum { TOPICS = 200000, CONNS = 16, REQS = 10 };
+
+/* Sends n bytes; false once the server has closed the connection. */
+static bool send_all(int fd, const void *p, size_t n)
+{
+    const char *q = p;
+    while (n > 0) {
+        ssize_t k = send(fd, q, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return false;
+        q += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* Registers broker `name` at addr with n topics "<prefix>NNNNNN" over c. */
+static void register_n(ns_client_t *c, const char *name, const char *addr, const char *prefix,
+                       int n)
+{
+    char(*names)[32] = calloc((size_t)n, sizeof *names);
+    const char **name_of = calloc((size_t)n, sizeof *name_of);
+    assert_non_null(names);
+    assert_non_null(name_of);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s%06d", prefix, i);
+        name_of[i] = names[i];
+    }
+    ns_buf_t body = NS_BUF_INIT;
+    nstest_regbody_names(&body, name_of, (size_t)n);
+    char crc[16];
+    snprintf(crc, sizeof crc, "%u", ns_body_crc32(body.data, body.len));
+    const char *kv[] = {"bodyCrc32",  crc,  "brokerAddr",  addr,    "brokerId",     "0",
+                        "brokerName", name, "clusterName", "Flood", "haServerAddr", addr,
+                        NULL};
+    assert_int_equal(nstest_call_code(c, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 120000),
+                     NS_RSP_SUCCESS);
+    ns_buf_free(&body);
+    free(name_of);
+    free(names);
+}
+
+/* TOPICS topics over 4 brokers (one registration of them all would be
+ * over maxFrameBytes); "t000007" is one of them. */
+static void register_many(ns_client_t *c)
+{
+    static const char *const prefixes[] = {"t", "u", "v", "w"};
+    for (int i = 0; i < 4; i++) {
+        char name[32], addr[32];
+        snprintf(name, sizeof name, "flood-%d", i);
+        snprintf(addr, sizeof addr, "10.0.8.%d:10911", i + 1);
+        register_n(c, name, addr, prefixes[i], TOPICS / 4);
+    }
+}
+
+/* Milliseconds one route lookup of a fresh client takes (it must succeed). */
+static int64_t lookup_ms(const nstest_fx_t *fx, const char *topic)
+{
+    ns_client_t *c = nstest_connect(&fx->srv);
+    const char *kv[] = {"topic", topic, NULL};
+    int64_t t0 = nstest_mono_ms();
+    assert_int_equal(nstest_call_code(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, 0, 120000),
+                     NS_RSP_SUCCESS);
+    int64_t dt = nstest_mono_ms() - t0;
+    ns_client_close(c);
+    return dt;
+}
+
+static void report_rss(const nstest_fx_t *fx, const char *what)
+{
+    long hwm = nstest_proc_status_kib(fx->srv.pid, "VmHWM:");
+    printf("# %s: namesrvd peak RSS (VmHWM) %ld MiB\n", what, hwm / 1024);
+    assert_true(hwm > 0);
+}
+
+/* ---- replies nobody reads ---- */
+
+/* Opens CONNS connections that each send REQS requests of code and read
+ * nothing (fds filled). */
+static void flood_unread(const nstest_fx_t *fx, int code, const char *const *kv, int *fds)
+{
+    ns_cmd_t req;
+    ns_ext_field_t ext[8];
+    nstest_cmd(&req, ext, code, kv);
+    ns_buf_t frames = NS_BUF_INIT;
+    for (int i = 0; i < REQS; i++) {
+        req.opaque = i + 1;
+        assert_int_equal(ns_remoting_encode(&frames, &req), NS_OK);
+    }
+    for (int i = 0; i < CONNS; i++) {
+        fds[i] = nstest_raw_connect(fx->srv.port, 4096, 3); /* reads nothing, takes little */
+        (void)send_all(fds[i], frames.data, frames.len);
+    }
+    ns_buf_free(&frames);
+}
+
+/* The worst of 20 lookups made while the flood's connections stay open. */
+static int64_t worst_lookup_during(const nstest_fx_t *fx)
+{
+    int64_t worst = 0;
+    for (int i = 0; i < 20; i++) {
+        int64_t dt = lookup_ms(fx, "t000007");
+        if (dt > worst)
+            worst = dt;
+        nstest_sleep_ms(50);
+    }
+    return worst;
+}
+
+static void test_unread_topic_lists(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *broker = nstest_connect(&fx->srv);
+    register_many(broker);
+    int64_t quiet = lookup_ms(fx, "t000007");
+    int64_t t0 = nstest_mono_ms();
+    int64_t one = -1;
+    {
+        ns_client_t *c = nstest_connect(&fx->srv);
+        ns_cmd_msg_t rsp =
+            nstest_call_msg(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, 120000);
+        one = nstest_mono_ms() - t0;
+        printf("# one topic list: %zu bytes in %lld ms\n", rsp.cmd.body_len, (long long)one);
+        ns_cmd_msg_free(&rsp);
+        ns_client_close(c);
+    }
+    int fds[CONNS];
+    flood_unread(fx, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, fds);
+    int64_t worst = worst_lookup_during(fx);
+    printf("# lookup: %lld ms quiet, worst %lld ms under %d unread x %d topic lists\n",
+           (long long)quiet, (long long)worst, CONNS, REQS);
+    report_rss(fx, "unread topic lists");
+    /* before: every pipelined list was built before the lookup was read
+     * (CONNS x REQS lists); now at most one per connection is */
+    if (worst > (CONNS * REQS / 4) * one + 1000)
+        fail_msg("a lookup took %lld ms while %d connections did not read (one list: %lld ms)",
+                 (long long)worst, CONNS, (long long)one);
+    assert_true(nstest_log_wait(&fx->srv, "reading stopped until the peer takes", 5000));
+    for (int i = 0; i < CONNS; i++)
+        close(fds[i]);
+    ns_client_close(broker);
+}
+
+static int setup_default(void **state)
+{
+    return nstest_fx_setup(state, "reply-floods", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_unread_topic_lists, setup_default, nstest_fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

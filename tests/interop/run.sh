@@ -23,14 +23,26 @@ set -uo pipefail
 
 IT_DEFAULT_VERSION=5.3.3
 IT_RMQ_VERSION=${NS_INTEROP_VERSION:-$IT_DEFAULT_VERSION}
+# --version may stand anywhere on the line; the other arguments are patterns
+IT_PATTERNS=()
 while [ $# -gt 0 ]; do
     case $1 in
-    --version) [ $# -ge 2 ] || { echo "interop: --version needs a value" >&2; exit 2; }
-        IT_RMQ_VERSION=$2; shift 2 ;;
-    --version=*) IT_RMQ_VERSION=${1#--version=}; shift ;;
-    *) break ;;
+    --version)
+        [ $# -ge 2 ] || { echo "interop: --version needs a value" >&2; exit 2; }
+        IT_RMQ_VERSION=$2
+        shift 2
+        ;;
+    --version=*)
+        IT_RMQ_VERSION=${1#--version=}
+        shift
+        ;;
+    *)
+        IT_PATTERNS+=("$1")
+        shift
+        ;;
     esac
 done
+set -- "${IT_PATTERNS[@]}"
 [[ $IT_RMQ_VERSION =~ ^[45]\.[0-9]+\.[0-9]+$ ]] ||
     { echo "interop: RocketMQ version '$IT_RMQ_VERSION' is not 4.x.y or 5.x.y" >&2; exit 2; }
 # the major version picks what differs between 4.x and 5.x peers (log lines,
@@ -138,6 +150,7 @@ run_scenario() {
         [ -n "$san" ] && echo "sanitizer report in $(basename "$san")" >>"$dir/failure"
         if [ "$rc" = 0 ] && [ ! -s "$dir/failure" ]; then
             status=PASS
+            [ -s "$dir/note" ] && reason=$(paste -s -d ';' "$dir/note")
         else
             status=FAIL
             reason=$(head -1 "$dir/failure" 2>/dev/null)

@@ -42,7 +42,7 @@ packages="$packages prometheus jq gnuplot-nox openssl"
 # tools Maven Central serves (5.5.1's client, tools and parent POM are not
 # there), 4.9.7 the newest 4.9.x (4.9.8 has no broker artifact there)
 interop_versions="5.5.0 4.9.7"
-interop_version_scenarios="01 02 03 07 12"
+interop_version_scenarios="01 02 03 07 13"
 
 install_missing() {
     local missing=()

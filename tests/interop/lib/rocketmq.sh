@@ -12,11 +12,11 @@ IT_JVM_SMALL="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -XX:-UsePerf
 IT_JVM_BROKER="-Xms256m -Xmx384m -XX:MaxDirectMemorySize=256m $IT_JVM_SMALL"
 IT_JVM_CLIENT="-Xms32m -Xmx128m $IT_JVM_SMALL"
 # 4.x was built for Java 8: on Java 17 its store unmaps files through
-# DirectByteBuffer's cleaner by reflection, which the module system refuses
-# unless java.nio (and sun.nio.ch for the buffer classes) are opened to it.
+# DirectByteBuffer's cleaner by reflection (MappedFile: setAccessible on
+# "attachment"/"viewedBuffer"/"cleaner"), which the module system refuses
+# unless java.nio (and sun.nio.ch, where DirectBuffer lives) are opened to it.
 if [ "${IT_RMQ_MAJOR:-5}" = 4 ]; then
     IT_JVM_OPENS="--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
-    IT_JVM_OPENS="$IT_JVM_OPENS --add-opens=java.base/java.lang=ALL-UNNAMED"
     IT_JVM_BROKER="$IT_JVM_BROKER $IT_JVM_OPENS"
     IT_JVM_CLIENT="$IT_JVM_CLIENT $IT_JVM_OPENS"
 fi

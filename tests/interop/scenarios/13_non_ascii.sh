@@ -1,18 +1,19 @@
-# Scenario 12: names and values outside ASCII, end to end. RocketMQ 5.5
+# Scenario 13: names and values outside ASCII, end to end. RocketMQ 5.5
 # serialises with fastjson2, which writes non-ASCII as raw UTF-8 where 5.3.3
 # and 4.x (fastjson 1) escaped it as \uXXXX; namesrvd must take both from
 # brokers and mqadmin and give clients what their parser reads back. A
-# broker of cluster "cü" named "bä漢" registers (names in the request header
-# and the JSON body); mqadmin's clusterList shows both names; an order conf
-# "bä漢:2" put by mqadmin (a KV value, sent in a request header) is read back
-# by mqadmin (the value in a response header) and in the route; a KV value
-# "wert-€漢" is stored as sent; a real producer, routed only by namesrvd,
-# sends to the broker "bä漢" (the client matched the route body's broker
-# name with its address table).
+# broker of cluster "cü" named "bä漢😀" registers (names in the request
+# header and the JSON body; the last character is outside the BMP, a
+# surrogate pair when escaped); mqadmin's clusterList shows both names; an
+# order conf "bä漢😀:2" put by mqadmin (a KV value, sent in a request
+# header) is read back by mqadmin (the value in a response header) and in
+# the route; a KV value "wert-€漢😀" is stored as sent; a real producer,
+# routed only by namesrvd, sends to the broker "bä漢😀" (the client matched
+# the route body's broker name with its address table).
 IT_NEEDS="java"
 
 scenario() {
-    local cluster="cü" bname="bä漢" kvval="wert-€漢" n=20
+    local cluster="cü" bname="bä漢😀" kvval="wert-€漢😀" n=20
     ns_start ns --orderMessageEnable=true
     local ns b out
     ns=$(ns_addr ns)
@@ -22,11 +23,11 @@ scenario() {
     export LC_ALL=C.UTF-8
     IT_JVM_CLIENT="$IT_JVM_CLIENT -Dfile.encoding=UTF-8"
     mqadmin_shell_start # reads its commands as UTF-8 whatever the locale
-    broker_start b1 "$ns" c1 b1 0 'brokerClusterName=c\u00fc' 'brokerName=b\u00e4\u6f22'
+    broker_start b1 "$ns" c1 b1 0 'brokerClusterName=c\u00fc' 'brokerName=b\u00e4\u6f22\ud83d\ude00'
     b=$(br_addr b1)
 
     nsctl clusters --ns "$ns" --json >"$SDIR/clusters.json" 2>&1 || it_fail "namesrvctl clusters failed"
-    grep -q -F "$bname" "$SDIR/clusters.json" || grep -q -F '\u00e4\u6f22' "$SDIR/clusters.json" ||
+    grep -q -F "$bname" "$SDIR/clusters.json" || grep -q -F '\u00e4\u6f22\ud83d\ude00' "$SDIR/clusters.json" ||
         it_fail "namesrvd did not store the broker name $bname (clusters.json)"
 
     out=$(mqadmin clusterList clusterList -n "$ns")

@@ -13,10 +13,13 @@ IT_JVM_BROKER="-Xms256m -Xmx384m -XX:MaxDirectMemorySize=256m $IT_JVM_SMALL"
 IT_JVM_CLIENT="-Xms32m -Xmx128m $IT_JVM_SMALL"
 # 4.x was built for Java 8: on Java 17 its store unmaps files through
 # DirectByteBuffer's cleaner by reflection (MappedFile: setAccessible on
-# "attachment"/"viewedBuffer"/"cleaner"), which the module system refuses
-# unless java.nio (and sun.nio.ch, where DirectBuffer lives) are opened to it.
+# "attachment"/"viewedBuffer"/"cleaner", then jdk.internal.ref.Cleaner.clean),
+# which the module system refuses unless those packages are opened to it.
+# Without them the broker's shutdown hook dies in the store's shutdown,
+# before it unregisters (scenario 05 sees that).
 if [ "${IT_RMQ_MAJOR:-5}" = 4 ]; then
     IT_JVM_OPENS="--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
+    IT_JVM_OPENS="$IT_JVM_OPENS --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED"
     IT_JVM_BROKER="$IT_JVM_BROKER $IT_JVM_OPENS"
     IT_JVM_CLIENT="$IT_JVM_CLIENT $IT_JVM_OPENS"
 fi

@@ -17,6 +17,14 @@ it_fail() {
     exit 1
 }
 
+# it_note TEXT - a remark run.sh shows beside a PASS in its table: what part of
+# the scenario did not apply to this RocketMQ version, so that it is not
+# passed silently.
+it_note() {
+    printf '%s\n' "$*" >>"$SDIR/note"
+    it_log "NOTE: $*"
+}
+
 # it_spawn NAME LOGFILE CMD... - starts CMD as the leader of a new process
 # group with stdout+stderr to LOGFILE; sets IT_PID to its pid (= its pgid).
 # Not in $(...): the process must be a child of the scenario's shell.

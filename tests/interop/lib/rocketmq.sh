@@ -1,7 +1,8 @@
 # tests/interop/lib/rocketmq.sh - namesrvd, Apache RocketMQ brokers, mqadmin
 # and our client programs, as used by the scenarios. Sourced by run.sh after
 # common.sh. Needs from run.sh: IT_BIN (namesrvd, namesrvctl), IT_CP (Java
-# classpath: RocketMQ 5.3.3 jars and our classes), IT_GO (our Go program).
+# classpath: the RocketMQ $IT_RMQ_VERSION jars and our classes), IT_GO (our
+# Go program), IT_RMQ_MAJOR (4 or 5: what differs between the two lines).
 #
 # Every process logs to $SDIR/<name>.*; see README.md for the layout.
 
@@ -10,6 +11,27 @@ declare -gA NS_PORT NS_PID BR_PORT BR_PID BR_REGS BR_NS
 IT_JVM_SMALL="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -XX:-UsePerfData"
 IT_JVM_BROKER="-Xms256m -Xmx384m -XX:MaxDirectMemorySize=256m $IT_JVM_SMALL"
 IT_JVM_CLIENT="-Xms32m -Xmx128m $IT_JVM_SMALL"
+# 4.x was built for Java 8: on Java 17 its store unmaps files through
+# DirectByteBuffer's cleaner by reflection (MappedFile: setAccessible on
+# "attachment"/"viewedBuffer"/"cleaner", then jdk.internal.ref.Cleaner.clean),
+# which the module system refuses unless those packages are opened to it.
+# Without them the broker's shutdown hook dies in the store's shutdown,
+# before it unregisters (scenario 05 sees that).
+if [ "${IT_RMQ_MAJOR:-5}" = 4 ]; then
+    IT_JVM_OPENS="--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
+    IT_JVM_OPENS="$IT_JVM_OPENS --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED"
+    IT_JVM_BROKER="$IT_JVM_BROKER $IT_JVM_OPENS"
+    IT_JVM_CLIENT="$IT_JVM_CLIENT $IT_JVM_OPENS"
+fi
+
+# rmq_home DIR - makes DIR a ROCKETMQ_HOME for a broker or mqadmin: a 4.x
+# one reads its logback configuration from DIR/conf (tests/interop/java/conf-4);
+# 5.x ones carry theirs in the jars.
+rmq_home() {
+    mkdir -p "$1/conf"
+    [ "${IT_RMQ_MAJOR:-5}" = 4 ] && cp "$IT_HERE/java/conf-4/"logback_*.xml "$1/conf/"
+    return 0
+}
 
 # ---- namesrvd ------------------------------------------------------------
 
@@ -54,16 +76,17 @@ nsctl() { "$IT_BIN/namesrvctl" "$@"; }
 # ---- brokers -------------------------------------------------------------
 
 # broker_start NAME NSLIST CLUSTER BROKERNAME BROKERID [key=value ...]
-# Starts an Apache RocketMQ 5.3.3 broker in its own JVM (BrokerStartup from
+# Starts an Apache RocketMQ broker ($IT_RMQ_VERSION) in its own JVM (BrokerStartup from
 # the Maven jars) with a generated broker.conf: loopback, free ports, its
 # store in $SDIR/NAME.store, small files. Extra key=value lines go to the
 # conf (they override the defaults below). A restart of NAME keeps its ports,
 # store and conf unless new key=value pairs are given. Waits for "boot
 # success" and then for a completed registration with every name server in
-# NSLIST (IT_REG_WAIT=0: don't). The 5.3.3 broker's registration at start
+# NSLIST (IT_REG_WAIT=0: don't). A 5.x broker's registration at start
 # goes nowhere (its list of reachable name servers is filled by a scan that
 # has not run yet), so the first one that arrives is the periodic one, 10 s
-# after start, with the Java NameServer as with namesrvd.
+# after start, with the Java NameServer as with namesrvd; a 4.x broker's
+# arrives at once.
 #
 # broker_launch (same arguments) only starts the JVM, and broker_ready NAME
 # does the waiting: several brokers then boot side by side.
@@ -76,7 +99,7 @@ broker_launch() {
     local name=$1 nslist=$2 cluster=$3 bname=$4 bid=$5
     shift 5
     local conf="$SDIR/$name.conf" home="$SDIR/$name.home"
-    mkdir -p "$home"
+    rmq_home "$home"
     if [ -z "${BR_PORT[$name]:-}" ]; then
         it_free_ports 2
         BR_PORT[$name]=$IT_PORT
@@ -190,9 +213,13 @@ broker_stop() { it_stop "${BR_PID[$1]}" 60; }
 broker_kill9() { it_kill9 "${BR_PID[$1]}"; }
 
 # br_registrations NAME NSADDR - how many registrations the broker logged
-# as completed with that name server.
+# as completed with that name server (4.x and 5.x word the line differently).
 br_registrations() {
-    it_grep_count "$(br_log "$1")" "Registering current broker to name server completed. TargetHost=$2\$"
+    if [ "${IT_RMQ_MAJOR:-5}" = 4 ]; then
+        it_grep_count "$(br_log "$1")" "register broker\[[0-9]+\]to name server $2 OK\$"
+    else
+        it_grep_count "$(br_log "$1")" "Registering current broker to name server completed. TargetHost=$2\$"
+    fi
 }
 
 # ---- mqadmin and our programs ----------------------------------------------
@@ -210,6 +237,7 @@ mqadmin_run() {
     local log="$SDIR/mqadmin.$label.log"
     mkdir -p "$SDIR/client.home"
     echo "\$ mqadmin $*" >"$log"
+    rmq_home "$SDIR/client.home"
     if [ "$IT_MQ_NEW_JVM" = 0 ] && [ -n "${IT_MQSHELL_PID:-}" ] && it_alive "$IT_MQSHELL_PID"; then
         mqadmin_shell "$log" "$@"
     else
@@ -224,7 +252,7 @@ mqadmin_run() {
 # scenario (nsinterop.MqadminShell: MQAdminStartup.main per command); after
 # it, mqadmin calls go to that JVM instead of a new one each.
 mqadmin_shell_start() {
-    mkdir -p "$SDIR/client.home"
+    rmq_home "$SDIR/client.home"
     coproc MQSHELL { ROCKETMQ_HOME="$SDIR/client.home" exec java $IT_JVM_CLIENT -Duser.home="$SDIR/client.home" \
         -cp "$IT_CP" nsinterop.MqadminShell 2>"$SDIR/mqadmin-shell.err"; }
     IT_MQSHELL_PID=$MQSHELL_PID

@@ -50,8 +50,31 @@ scenario() {
         "namesrvd logged b1's unregistration"
     nsctl route --ns "$ns" b1 >/dev/null 2>&1 && it_fail "topic b1 still routed after b1 left"
 
-    # c. hung broker (connection open, no heartbeats): evicted after 3 s, not before
-    local stopped took
+    # c. needs a broker that sends its own heartbeat timeout (5.x with
+    # enableSlaveActingMaster); a 4.x broker sends none, so the fixed 120 s
+    # applies, and part c is noted as not run
+    if [ "$IT_RMQ_MAJOR" = 4 ]; then
+        it_note "part c (hung broker evicted after its own heartbeat timeout) not on 4.x: its brokers send no heartbeatTimeoutMillis"
+    else
+        hung_broker_evicted
+    fi
+    # d. kill -9: evicted at once
+    broker_kill9 b2
+    it_wait 10 "killed b2 evicted" grep -q "broker b2 .* unregistered: its registration connection closed" \
+        "$SDIR/ns.log"
+    clusters_have "$(br_addr b2)" && it_fail "b2 still in the cluster info after kill -9"
+    return 0
+}
+
+clusters_have() { nsctl clusters --ns "$(ns_addr ns)" --json 2>/dev/null | grep -q "\"$1\""; }
+audit_count() { nsctl audit --data-dir "$(ns_datadir ns)" --json | grep -c . || true; }
+expired_logged() { grep -q "broker $1 .* expired" "$SDIR/ns.log"; }
+
+# c. hung broker (connection open, no heartbeats): evicted after 3 s, not
+# before; then it wakes up and registers again
+hung_broker_evicted() {
+    local ns stopped took
+    ns=$(ns_addr ns)
     stopped=$(it_ms)
     kill -STOP -- "-${BR_PID[b2]}"
     it_wait 30 "hung b2 evicted" expired_logged b2
@@ -69,18 +92,9 @@ scenario() {
     clusters_have "$(br_addr b2)" && it_fail "b2 still in the cluster info after its eviction"
     it_log "hung b2 evicted $took ms after SIGSTOP"
 
-    # d. the broker wakes up, registers again, and is killed with kill -9
+    # the broker wakes up and registers again (killed with kill -9 in d.)
     BR_REGS[b2@$ns]=$(br_registrations b2 "$ns")
     kill -CONT -- "-${BR_PID[b2]}"
     broker_wait_registered b2 "$ns"
     it_wait 10 "b2 back in the cluster info" clusters_have "$(br_addr b2)"
-    broker_kill9 b2
-    it_wait 10 "killed b2 evicted" grep -q "broker b2 .* unregistered: its registration connection closed" \
-        "$SDIR/ns.log"
-    clusters_have "$(br_addr b2)" && it_fail "b2 still in the cluster info after kill -9"
-    return 0
 }
-
-clusters_have() { nsctl clusters --ns "$(ns_addr ns)" --json 2>/dev/null | grep -q "\"$1\""; }
-audit_count() { nsctl audit --data-dir "$(ns_datadir ns)" --json | grep -c . || true; }
-expired_logged() { grep -q "broker $1 .* expired" "$SDIR/ns.log"; }

@@ -28,8 +28,8 @@ scenario() {
     grep -q -E "^c1 +b1 +0 +$m " <<<"$out" || it_fail "clusterList lacks the master b1/0 at $m"
     grep -q -E "^c1 +b1 +1 +$s " <<<"$out" || it_fail "clusterList lacks the slave b1/1 at $s"
     out=$(mqadmin topicRoute topicRoute -n "$ns" -t IT_MS)
-    grep -q -E "[{,]\"?0\"? *: *\"$m\"" <<<"$out" || it_fail "route of IT_MS lacks the master"
-    grep -q -E "[{,]\"?1\"? *: *\"$s\"" <<<"$out" || it_fail "route of IT_MS lacks the slave"
+    grep -q -E "(^|[{,])[[:space:]]*\"?0\"? *: *\"$m\"" <<<"$out" || it_fail "route of IT_MS lacks the master"
+    grep -q -E "(^|[{,])[[:space:]]*\"?1\"? *: *\"$s\"" <<<"$out" || it_fail "route of IT_MS lacks the slave"
 
     java_prog producer Produce "$ns" IT_MS m6 "$n"
     it_wait_exit "$IT_PID" 120 "producer"

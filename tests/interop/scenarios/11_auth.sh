@@ -11,6 +11,9 @@
 # settings, with a client key it is refused. Every refusal is in the admin
 # audit trail with the peer address, and /metrics counts them by reason.
 IT_NEEDS="java"
+# the RocketMQ versions it cannot apply to (a glob) and why
+IT_SKIP_VERSION="4.*"
+IT_SKIP_WHY="it signs brokers with 5.x authentication settings (innerClientAuthenticationCredentials, authenticationMetadataProvider), which 4.x brokers do not have"
 
 # it_http_get PORT PATH - the body of http://127.0.0.1:PORT/PATH (HTTP/1.0).
 it_http_get() {

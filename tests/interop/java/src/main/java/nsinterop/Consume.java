@@ -10,7 +10,7 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /**
- * A real RocketMQ 5.3.3 push consumer: subscribes GROUP to TOPIC from the
+ * A real RocketMQ push consumer (of the version the suite runs): subscribes GROUP to TOPIC from the
  * first offset and waits until it has received every body PREFIX-0 ..
  * PREFIX-(COUNT-1). Prints GOT lines (body, queue, the broker that served the
  * pull is not exposed, so the store host), then "RECEIVED n of COUNT"; exits

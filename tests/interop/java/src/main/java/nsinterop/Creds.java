@@ -7,7 +7,7 @@ import org.apache.rocketmq.remoting.RPCHook;
 /**
  * The credentials our client programs sign with, from the system properties
  * nsinterop.accessKey and nsinterop.secretKey: RocketMQ's own
- * AclClientRPCHook (rocketmq-client 5.3.3), what applications pass to their
+ * AclClientRPCHook (in rocketmq-client in 5.x, rocketmq-acl in 4.x), what applications pass to their
  * producers and consumers. Null (no signing) when they are not set.
  */
 final class Creds {

@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.rocketmq.tools.command.MQAdminStartup;
 
 /**
- * Runs real mqadmin commands (MQAdminStartup.main of rocketmq-tools 5.3.3,
+ * Runs real mqadmin commands (MQAdminStartup.main of rocketmq-tools of the version the suite runs,
  * exactly what the mqadmin script runs) one after another in one JVM, so
  * that a scenario does not pay a JVM start per command on a busy 2-core
  * machine. Reads lines "OUTFILE<TAB>arg<TAB>arg..." on stdin; runs

@@ -6,7 +6,7 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.message.Message;
 
 /**
- * A real RocketMQ 5.3.3 producer: sends COUNT messages with bodies PREFIX-i
+ * A real RocketMQ producer (of the version the suite runs): sends COUNT messages with bodies PREFIX-i
  * (key PREFIX-i) to TOPIC, one every INTERVAL_MS, through the name servers
  * NAMESRV ("a:p;b:p"). Prints one line per message (SENT or FAILED with the
  * reason) and a SUMMARY line; exits 0 only if every send succeeded. With

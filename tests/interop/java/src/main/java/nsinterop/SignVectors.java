@@ -5,13 +5,15 @@ import java.util.TreeMap;
 import org.apache.rocketmq.acl.common.AclClientRPCHook;
 import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
-import org.apache.rocketmq.remoting.protocol.header.namesrv.GetRouteInfoRequestHeader;
 
 /**
- * The signatures the real AclClientRPCHook (rocketmq-client 5.3.3) puts on
- * the fixed requests of tests/unit/test_auth.c, cases A-C: one line
- * "CASE SIGNATURE" each (A also prints the signed fields). The interop
- * scenario 11_auth compares them with the values our unit test expects.
+ * The signatures the real AclClientRPCHook (of the RocketMQ version the suite
+ * runs) puts on the fixed requests of tests/unit/test_auth.c, cases A-C: one
+ * line "CASE SIGNATURE" each (A also prints the signed fields). The interop
+ * scenario 11_auth compares them with the values our unit test expects. The
+ * route request's topic is set as the ext field its header would put there:
+ * GetRouteInfoRequestHeader lives in another package in 4.x, and its other
+ * fields are null, which the hook leaves out.
  */
 public final class SignVectors {
     static String sign(RemotingCommand cmd, SessionCredentials c) {
@@ -20,9 +22,8 @@ public final class SignVectors {
     }
 
     public static void main(String[] args) {
-        GetRouteInfoRequestHeader h = new GetRouteInfoRequestHeader();
-        h.setTopic("TopicTest");
-        RemotingCommand a = RemotingCommand.createRequestCommand(105, h);
+        RemotingCommand a = RemotingCommand.createRequestCommand(105, null);
+        a.addExtField("topic", "TopicTest");
         String sa = sign(a, new SessionCredentials("rocketmq2", "12345678"));
         System.out.println("A " + sa + " fields=" + new TreeMap<>(a.getExtFields()));
 

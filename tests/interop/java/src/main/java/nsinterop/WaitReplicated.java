@@ -1,6 +1,5 @@
 package nsinterop;
 
-import org.apache.rocketmq.remoting.protocol.body.KVTable;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /**
@@ -39,8 +38,8 @@ public final class WaitReplicated {
         System.exit(ok ? 0 : 1);
     }
 
+    // KVTable is not named: its package differs between 4.x and 5.x
     private static String offset(DefaultMQAdminExt admin, String addr) throws Exception {
-        KVTable t = admin.fetchBrokerRuntimeStats(addr);
-        return t.getTable().get("commitLogMaxOffset");
+        return admin.fetchBrokerRuntimeStats(addr).getTable().get("commitLogMaxOffset");
     }
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,42 @@ static int digest_catch_up(ns_store_t *s)
     return rc;
 }
 
+/* fsyncs the directory at path, so that the names created in it survive a
+ * power cut (fsync(2): a file's own fsync does not make its directory entry
+ * durable). A file system that cannot sync a directory (EINVAL) is not an
+ * error. */
+static int fsync_dir(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = fd < 0 ? -1 : fsync(fd);
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0 && e != EINVAL) {
+        snprintf(err, errlen, "cannot sync directory %s: %s", path, strerror(e));
+        return NS_EIO;
+    }
+    return NS_OK;
+}
+
+/* Makes the store's names durable: data.mdb, lock.mdb and LOCK in s->dir
+ * and, when this open created s->dir, its name in its parent. Before the
+ * first commit that is acknowledged: a power cut may otherwise take away
+ * the whole store LMDB had fdatasync'ed (the simulated power cuts of
+ * tests/powercut found it so). */
+static int sync_names(const ns_store_t *s, bool created_dir, char *err, size_t errlen)
+{
+    int rc = fsync_dir(s->dir, err, errlen);
+    if (rc != NS_OK || !created_dir)
+        return rc;
+    char *copy = strdup(s->dir);
+    if (copy == NULL)
+        return NS_ENOMEM;
+    rc = fsync_dir(dirname(copy), err, errlen);
+    free(copy);
+    return rc;
+}
+
 /* Creates and opens s->env with flags; a map size already recorded in the
  * file wins over a smaller configured one. */
 static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
@@ -386,7 +423,8 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         rc = NS_ENOMEM;
         goto fail;
     }
-    if (!opts->read_only && mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+    bool created_dir = !opts->read_only && mkdir(s->dir, 0700) == 0;
+    if (!opts->read_only && !created_dir && errno != EEXIST) {
         snprintf(err, errlen, "cannot create data directory %s: %s", s->dir, strerror(errno));
         rc = NS_EIO;
         goto fail;
@@ -427,6 +465,8 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
      * write batches (writerBatchMax) give anyway; it would also resize a
      * file that turns out not to be a store. */
     if ((rc = env_open(s, flags, err, errlen)) != NS_OK)
+        goto fail;
+    if (!opts->read_only && (rc = sync_names(s, created_dir, err, errlen)) != NS_OK)
         goto fail;
     int dead = 0;
     mdb_reader_check(s->env, &dead);

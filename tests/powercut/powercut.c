@@ -1,0 +1,823 @@
+/* powercut.c - simulated power cuts: namesrvd loses exactly what a power cut
+ * loses, and what it acknowledged must still be there.
+ *
+ * Each cut: namesrvd runs under the power-cut shim (tests/faults/
+ * nspowercut.c), which journals an undo record of every write to the store's
+ * files and what each sync made durable. A client streams writes (PUT_KV_
+ * CONFIG, DELETE_KV_CONFIG, REGISTER_BROKER of one topic, DELETE_TOPIC_IN_
+ * NAMESRV, up to WINDOW in flight) and records which were acknowledged; the
+ * server dies by SIGKILL, either from the shim at the n-th write or sync of
+ * the store (every point of a commit is reached) or from the harness after a
+ * random delay. Then pc_power_cut() (pc_disk.c) turns the files into one of
+ * the states a disk may hold after a power cut at that moment (unsynced
+ * writes lost, torn per 512-byte sector, reordered, sizes and new directory
+ * entries lost), `namesrvctl verify` must pass, and the next start of
+ * namesrvd must serve every acknowledged write:
+ *   every slot (a KV key or a topic) holds the effect of its last
+ *   acknowledged op, or of the one op in flight on it at the cut - never an
+ *   older state, never one that was not sent (values derive from the op's
+ *   sequence number and are compared whole).
+ * The state found becomes the next cut's baseline; now and then a cut starts
+ * from an empty store (its creation is in the window too), and one cut in
+ * ten is taken while namesrvd starts.
+ *
+ * Usage: powercut [--cuts N] [--seed S] [--sync-mode full|nometasync|nosync]
+ *                 [--ignore-sync] [--expect-loss] [--verbose]
+ *   --ignore-sync  the shim records no sync as durable (a disk that lies
+ *                  about flushes): the harness must then report losses
+ *   --expect-loss  pass only if some loss or unopenable store was found
+ *                  (the harness's own test, and the modes that promise less)
+ * Without --expect-loss it passes only with no loss and no unopenable store.
+ * Each cut prints its seed; with --seed S --cuts N the same op streams, cut
+ * points and disk states are drawn (timing still varies). A failing cut's
+ * files before the cut, its journal and its seed are kept for replay. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <cmocka.h>
+
+#include "nstest.h"
+#include "ns/body.h"
+#include "ns/client.h"
+#include "ns/codes.h"
+#include "ns/err.h"
+#include "pc_disk.h"
+
+#define NKV 32
+#define NTOPIC 16
+#define NSLOTS (NKV + NTOPIC)
+#define WINDOW 8
+#define NSPACE "PC"
+#define BROKER "pcb"
+#define BROKER_ADDR "127.0.0.1:10911"
+#define CLUSTER "PCCluster"
+#define ANCHOR_TOPIC "pc_anchor"
+
+enum { OP_NONE, OP_PUT, OP_DEL };
+
+typedef struct {
+    bool topic;
+    char name[24];
+    /* the acknowledged state: what a check must find unless the op in
+     * flight took effect */
+    bool present;
+    uint32_t seq;
+    /* the op in flight (one at most per slot: its order against the
+     * acknowledged one is then certain) */
+    uint8_t fl_type;
+    uint32_t fl_seq;
+    int32_t fl_opaque;
+    bool acked_since_check;
+} slot_t;
+
+typedef struct {
+    long cuts;
+    unsigned long seed;
+    const char *sync_mode;
+    bool ignore_sync, expect_loss, verbose;
+} opts_t;
+
+typedef struct {
+    uint64_t cuts, shim_cuts, startup_cuts, timer_cuts, fresh_stores;
+    uint64_t sent, acked, acked_slots_checked, slots_checked, unacked_applied;
+    uint64_t losses, unopenable, refused_start, error_replies, store_gone;
+    uint64_t strategies[PC_STRATEGIES], reverted_sectors, pending_writes;
+} totals_t;
+
+static opts_t g_opts = {1000, 0, "full", false, false, false};
+
+typedef struct {
+    char *dir;       /* the test's temp directory (server log, port file) */
+    char data[4096]; /* the store: dir/data */
+    char journal[4096], arm[4096], precut[4096];
+    nstest_server_t srv;
+    ns_client_t *c;
+    slot_t slots[NSLOTS];
+    uint32_t next_seq;
+    uint64_t rng;
+    int n_fl;
+    unsigned long prev_seed; /* the seed of the cut whose state is to be checked */
+    totals_t t;
+    bool kept_failure;
+} pc_t;
+
+/* The value a put of seq stores under key: a header naming both, a filler
+ * whose length (8..1207 bytes, one in eight 3000..5999: overflow pages) and
+ * bytes depend on seq, and a trailer. */
+static char *make_value(const char *key, uint32_t seq)
+{
+    uint32_t h32 = seq * UINT32_C(2654435761);
+    size_t fill = h32 % 8 == 0 ? 3000 + h32 % 3000 : 8 + h32 % 1200;
+    char head[64];
+    int h = snprintf(head, sizeof head, "%s#%u#", key, seq);
+    char *v = malloc((size_t)h + fill + 5);
+    assert_non_null(v);
+    memcpy(v, head, (size_t)h);
+    for (size_t i = 0; i < fill; i++)
+        v[(size_t)h + i] = (char)('a' + (seq + i * 7) % 26);
+    memcpy(v + (size_t)h + fill, "#END", 5);
+    return v;
+}
+
+/* The queue numbers registration seq gives its topic. */
+static int32_t read_queues(uint32_t seq)
+{
+    return 1 + (int32_t)(seq % 8);
+}
+static int32_t write_queues(uint32_t seq)
+{
+    return 1 + (int32_t)((seq / 8) % 8);
+}
+
+static void reset_model(pc_t *x)
+{
+    for (int i = 0; i < NSLOTS; i++) {
+        slot_t *s = &x->slots[i];
+        s->topic = i >= NKV;
+        snprintf(s->name, sizeof s->name, s->topic ? "pc_topic_%02d" : "pc_key_%02d",
+                 s->topic ? i - NKV : i);
+        s->present = false;
+        s->seq = 0;
+        s->fl_type = OP_NONE;
+        s->acked_since_check = false;
+    }
+}
+
+/* REGISTER_BROKER of broker BROKER with slot s's topic and ANCHOR_TOPIC
+ * (a broker's first registration of one topic alone is refused as an
+ * increment); the broker's other topics stay (deleteTopicWithBroker-
+ * Registration=false). DataVersion counter seq. */
+static int send_register(pc_t *x, slot_t *s, uint32_t seq, int32_t opaque)
+{
+    ns_topic_config_t tc[2] = {{s->name, read_queues(seq), write_queues(seq), 6, 0},
+                               {ANCHOR_TOPIC, 1, 1, 6, 0}};
+    ns_regbody_t body = {0};
+    body.data_version.counter = seq;
+    body.data_version.timestamp = 1700000000000LL + seq;
+    body.topics = tc;
+    body.n_topics = 2;
+    body.has_filter_server_list = true;
+    ns_buf_t enc = NS_BUF_INIT;
+    assert_int_equal(ns_regbody_encode_json(&enc, &body), NS_OK);
+    char crc[16];
+    snprintf(crc, sizeof crc, "%u", ns_body_crc32(enc.data, enc.len));
+    /* clang-format off */
+    const char *kv[] = {
+        "brokerName", BROKER, "brokerAddr", BROKER_ADDR, "clusterName", CLUSTER,
+        "haServerAddr", BROKER_ADDR, "brokerId", "0", "compressed", "false",
+        "bodyCrc32", crc, "heartbeatTimeoutMillis", "600000", NULL};
+    /* clang-format on */
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    nstest_cmd(&cmd, ext, NS_REQ_REGISTER_BROKER, kv);
+    cmd.opaque = opaque;
+    cmd.body = enc.data;
+    cmd.body_len = enc.len;
+    int rc = ns_client_send(x->c, &cmd);
+    ns_buf_free(&enc);
+    return rc;
+}
+
+/* Sends one op on a slot with nothing in flight. false: the connection is
+ * gone. */
+static bool send_op(pc_t *x)
+{
+    slot_t *s = NULL;
+    for (int tries = 0; tries < 16 && s == NULL; tries++) {
+        slot_t *c = &x->slots[pc_rand(&x->rng) % NSLOTS];
+        if (c->fl_type == OP_NONE)
+            s = c;
+    }
+    if (s == NULL)
+        return true;
+    uint8_t type = pc_rand(&x->rng) % 5 == 0 ? OP_DEL : OP_PUT;
+    uint32_t seq = ++x->next_seq;
+    int32_t opaque = ns_client_next_opaque(x->c);
+    /* recorded before sending: a request that may have reached the server
+     * counts as in flight even if the send fails */
+    s->fl_type = type;
+    s->fl_seq = seq;
+    s->fl_opaque = opaque;
+    x->n_fl++;
+    x->t.sent++;
+    int rc;
+    if (s->topic && type == OP_PUT) {
+        rc = send_register(x, s, seq, opaque);
+    } else {
+        char *val = type == OP_PUT ? make_value(s->name, seq) : NULL;
+        const char *kv_put[] = {"namespace", NSPACE, "key", s->name, "value", val, NULL};
+        const char *kv_del[] = {"namespace", NSPACE, "key", s->name, NULL};
+        const char *kv_topic[] = {"topic", s->name, NULL};
+        int code = s->topic         ? NS_REQ_DELETE_TOPIC_IN_NAMESRV
+                   : type == OP_PUT ? NS_REQ_PUT_KV_CONFIG
+                                    : NS_REQ_DELETE_KV_CONFIG;
+        ns_cmd_t cmd;
+        ns_ext_field_t ext[16];
+        nstest_cmd(&cmd, ext, code, s->topic ? kv_topic : type == OP_PUT ? kv_put : kv_del);
+        cmd.opaque = opaque;
+        rc = ns_client_send(x->c, &cmd);
+        free(val);
+    }
+    return rc == NS_OK;
+}
+
+static void on_reply(pc_t *x, const ns_cmd_t *rsp)
+{
+    for (int i = 0; i < NSLOTS; i++) {
+        slot_t *s = &x->slots[i];
+        if (s->fl_type == OP_NONE || s->fl_opaque != rsp->opaque)
+            continue;
+        if (rsp->code == NS_RSP_SUCCESS) {
+            s->present = s->fl_type == OP_PUT;
+            s->seq = s->present ? s->fl_seq : 0;
+            s->acked_since_check = true;
+            x->t.acked++;
+        } else {
+            x->t.error_replies++; /* not applied: the state stays */
+            print_error("reply %d to %s of %s\n", rsp->code,
+                        s->fl_type == OP_PUT ? "put" : "delete", s->name);
+        }
+        s->fl_type = OP_NONE;
+        x->n_fl--;
+        return;
+    }
+    fail_msg("reply with unknown opaque %d", rsp->opaque);
+}
+
+/* Reads the replies available (waiting wait_ms for the first). false: the
+ * connection is gone. */
+static bool drain(pc_t *x, int wait_ms)
+{
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    bool alive = true;
+    for (;;) {
+        int rc = ns_client_recv(x->c, wait_ms, &rsp);
+        if (rc == NS_ETIMEDOUT)
+            break;
+        if (rc != NS_OK) {
+            alive = false;
+            break;
+        }
+        on_reply(x, &rsp.cmd);
+        wait_ms = 0;
+    }
+    ns_cmd_msg_free(&rsp);
+    return alive;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Streams ops until the server dies (the shim's cut) or until kill_at_ms
+ * (monotonic), when the harness kills it; then collects the replies sent
+ * before the death. */
+static void stream_until_cut(pc_t *x, double kill_at_ms)
+{
+    bool alive = true;
+    while (alive && now_ms() < kill_at_ms) {
+        while (alive && x->n_fl < WINDOW)
+            alive = send_op(x);
+        struct pollfd p = {ns_client_fd(x->c), POLLIN, 0};
+        if (alive && poll(&p, 1, 2) > 0)
+            alive = drain(x, 0);
+    }
+    nstest_server_stop(&x->srv, SIGKILL);
+    /* replies already on their way were sent after their commit: they count */
+    if (alive)
+        drain(x, 100);
+    ns_client_close(x->c);
+    x->c = NULL;
+    /* whatever is still in flight stays so: its op may or may not have
+     * taken effect */
+}
+
+static bool value_is(const char *got, const char *key, uint32_t seq)
+{
+    char *want = make_value(key, seq);
+    bool eq = strcmp(got, want) == 0;
+    free(want);
+    return eq;
+}
+
+/* Reads slot s on the server: *present, and *what describes what is there.
+ * Returns 1 when the answer is well-formed, 0 when not, -1 when there was
+ * no answer. */
+static int observe(pc_t *x, slot_t *s, ns_cmd_msg_t *rsp, bool *present, char *what, size_t n)
+{
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    const char *kv_get[] = {"namespace", NSPACE, "key", s->name, NULL};
+    const char *kv_topic[] = {"topic", s->name, NULL};
+    nstest_cmd(&cmd, ext, s->topic ? NS_REQ_GET_ROUTEINFO_BY_TOPIC : NS_REQ_GET_KV_CONFIG,
+               s->topic ? kv_topic : kv_get);
+    if (ns_client_call(x->c, &cmd, 30000, rsp) != NS_OK)
+        return -1; /* the server died (a cut while it started) */
+    int absent_code = s->topic ? NS_RSP_TOPIC_NOT_EXIST : NS_RSP_QUERY_NOT_FOUND;
+    *present = rsp->cmd.code == NS_RSP_SUCCESS;
+    if (!*present) {
+        snprintf(what, n, "(absent)");
+        return rsp->cmd.code == absent_code;
+    }
+    if (!s->topic) {
+        const char *v = ns_cmd_ext_get(&rsp->cmd, "value");
+        snprintf(what, n, "%.60s", v ? v : "(no value)");
+        return v != NULL;
+    }
+    cJSON *doc = cJSON_ParseWithLength((const char *)rsp->cmd.body, rsp->cmd.body_len);
+    cJSON *qd = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "queueDatas"), 0);
+    cJSON *rq = cJSON_GetObjectItemCaseSensitive(qd, "readQueueNums");
+    cJSON *wq = cJSON_GetObjectItemCaseSensitive(qd, "writeQueueNums");
+    bool ok = cJSON_IsNumber(rq) && cJSON_IsNumber(wq);
+    snprintf(what, n, "route with queues %d/%d", ok ? rq->valueint : -1, ok ? wq->valueint : -1);
+    cJSON_Delete(doc);
+    return ok;
+}
+
+static bool matches(const slot_t *s, bool present, const ns_cmd_msg_t *rsp, const char *what,
+                    bool want_present, uint32_t seq)
+{
+    if (present != want_present)
+        return false;
+    if (!present)
+        return true;
+    if (!s->topic)
+        return value_is(ns_cmd_ext_get(&rsp->cmd, "value"), s->name, seq);
+    if (seq == 0)
+        return true; /* a route after a loss: what it holds is not known */
+    char want[64];
+    snprintf(want, sizeof want, "route with queues %d/%d", read_queues(seq), write_queues(seq));
+    return strcmp(what, want) == 0;
+}
+
+/* Checks every slot on the running server against the model; the state
+ * found becomes the baseline. Returns the number of slots lost, or -1 when
+ * the server went away before all were read (nothing is changed then). */
+static int check(pc_t *x, long cut, unsigned long cut_seed)
+{
+    ns_cmd_msg_t rsp;
+    ns_cmd_msg_init(&rsp);
+    int lost = 0;
+    bool present[NSLOTS];
+    char what[NSLOTS][96];
+    int ok[NSLOTS];
+    ns_cmd_msg_t got[NSLOTS];
+    for (int i = 0; i < NSLOTS; i++)
+        ns_cmd_msg_init(&got[i]);
+    for (int i = 0; i < NSLOTS; i++) {
+        ok[i] = observe(x, &x->slots[i], &got[i], &present[i], what[i], sizeof what[i]);
+        if (ok[i] < 0) {
+            for (int j = 0; j <= i; j++)
+                ns_cmd_msg_free(&got[j]);
+            return -1;
+        }
+    }
+    for (int i = 0; i < NSLOTS; i++) {
+        slot_t *s = &x->slots[i];
+        rsp = got[i];
+        ns_cmd_msg_init(&got[i]);
+        bool ok_i = ok[i] == 1, present_i = present[i];
+        char *what_i = what[i];
+        x->t.slots_checked++;
+        x->t.acked_slots_checked += s->acked_since_check;
+        if (ok_i && matches(s, present_i, &rsp, what_i, s->present, s->seq)) {
+            /* the acknowledged state */
+        } else if (ok_i && s->fl_type != OP_NONE &&
+                   matches(s, present_i, &rsp, what_i, s->fl_type == OP_PUT, s->fl_seq)) {
+            x->t.unacked_applied++; /* committed, its reply lost in the cut */
+            s->present = present_i;
+            s->seq = present_i ? s->fl_seq : 0;
+        } else {
+            lost++;
+            print_error("LOST: cut %ld (seed %lu): %s %s holds %s; acknowledged: %s seq %u; "
+                        "in flight: %s seq %u\n",
+                        cut, cut_seed, s->topic ? "topic" : "key", s->name, what_i,
+                        s->present ? "present" : "absent", s->seq,
+                        s->fl_type == OP_NONE  ? "none"
+                        : s->fl_type == OP_PUT ? "put"
+                                               : "delete",
+                        s->fl_seq);
+            /* the next cut starts from what is there */
+            s->present = present_i;
+            s->seq = 0;
+            if (present_i && !s->topic) {
+                const char *v = ns_cmd_ext_get(&rsp.cmd, "value");
+                const char *h = v ? strchr(v, '#') : NULL;
+                s->seq = h ? (uint32_t)strtoul(h + 1, NULL, 10) : 0;
+            } else if (present_i) {
+                /* unknown queue numbers: the next check accepts only what
+                 * a later acknowledged op wrote */
+                s->present = true;
+                s->seq = 0;
+            }
+        }
+        s->fl_type = OP_NONE;
+        s->acked_since_check = false;
+        ns_cmd_msg_free(&rsp);
+    }
+    x->n_fl = 0;
+    return lost;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    uint8_t *b = NULL;
+    size_t n = 0;
+    if (nstest_read_file(from, &b, &n) != 0)
+        return;
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        if (write(fd, b, n) != (ssize_t)n)
+            print_error("cannot copy %s to %s\n", from, to);
+        close(fd);
+    }
+    free(b);
+}
+
+static const char *const store_files[] = {"data.mdb", "lock.mdb", "LOCK", NULL};
+
+/* Copies the store's files (and with_journal, the journal) from directory
+ * `from` to directory `to`. */
+static void copy_store(const char *from, const char *to, const char *with_journal)
+{
+    mkdir(to, 0700);
+    char a[4200], b[4200];
+    for (int i = 0; store_files[i]; i++) {
+        snprintf(a, sizeof a, "%s/%s", from, store_files[i]);
+        snprintf(b, sizeof b, "%s/%s", to, store_files[i]);
+        unlink(b);
+        copy_file(a, b);
+    }
+    if (with_journal) {
+        snprintf(b, sizeof b, "%s/journal", to);
+        copy_file(with_journal, b);
+    }
+}
+
+/* Keeps a failing cut's files from before the cut, its journal and seed. */
+static void keep_failure(pc_t *x, long cut, unsigned long cut_seed, const char *why)
+{
+    char to[4200];
+    snprintf(to, sizeof to, "%s/failed-cut-%ld", x->dir, cut);
+    char journal[4200];
+    snprintf(journal, sizeof journal, "%s/journal", x->precut);
+    copy_store(x->precut, to, journal);
+    char note[4400];
+    snprintf(note, sizeof note, "%s/README", to);
+    FILE *f = fopen(note, "w");
+    if (f) {
+        fprintf(f,
+                "cut %ld, seed %lu (pc_power_cut seed), syncMode %s: %s\n"
+                "files: the store as the process left it; journal: the shim's records\n",
+                cut, cut_seed, g_opts.sync_mode, why);
+        fclose(f);
+    }
+    print_error("kept the failing cut's files in %s\n", to);
+    x->kept_failure = true;
+}
+
+static void fresh_store(pc_t *x)
+{
+    nstest_rmtree(x->data);
+    assert_int_equal(mkdir(x->data, 0700), 0);
+    /* the directory itself is the operator's (the package makes it): its
+     * entry is made durable here, the shim watches what is inside */
+    int fd = open(x->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0 && fsync(fd) == 0);
+    close(fd);
+    reset_model(x);
+    x->t.fresh_stores++;
+}
+
+/* Starts namesrvd under the shim; returns nstest_server_start's result. */
+static int start_under_shim(pc_t *x, long cut_at)
+{
+    char at[32];
+    snprintf(at, sizeof at, "%ld", cut_at);
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *saved = asan ? strdup(asan) : NULL, aopts[1024];
+    snprintf(aopts, sizeof aopts, "%s%sverify_asan_link_order=0", asan ? asan : "",
+             asan && *asan ? ":" : "");
+    setenv("ASAN_OPTIONS", aopts, 1);
+    setenv("LD_PRELOAD", NS_POWERCUT_LIB, 1);
+    setenv("NSPC_DIR", x->data, 1);
+    setenv("NSPC_JOURNAL", x->journal, 1);
+    setenv("NSPC_ARM", x->arm, 1);
+    setenv("NSPC_CUT_AT", at, 1);
+    if (g_opts.ignore_sync)
+        setenv("NSPC_IGNORE_SYNC", "1", 1);
+    char sync_arg[64];
+    snprintf(sync_arg, sizeof sync_arg, "--syncMode=%s", g_opts.sync_mode);
+    const char *args[] = {sync_arg, "--backupIntervalSeconds=0",
+                          "--deleteTopicWithBrokerRegistration=false", NULL};
+    int rc = nstest_server_start(&x->srv, x->dir, args);
+    unsetenv("LD_PRELOAD");
+    unsetenv("NSPC_DIR");
+    unsetenv("NSPC_JOURNAL");
+    unsetenv("NSPC_ARM");
+    unsetenv("NSPC_CUT_AT");
+    unsetenv("NSPC_IGNORE_SYNC");
+    if (saved) {
+        setenv("ASAN_OPTIONS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ASAN_OPTIONS");
+    }
+    return rc;
+}
+
+static int verify_store(pc_t *x, char **out)
+{
+    const char *args[] = {"verify", "--data-dir", x->data, NULL};
+    return nstest_run(NS_NAMESRVCTL_PATH, args, out, 60000);
+}
+
+/* The last lines of the server log (for a start that failed). */
+static void print_log_tail(pc_t *x)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/namesrvd.log", x->dir);
+    char *log = nstest_read_text(path);
+    if (log) {
+        size_t n = strlen(log);
+        print_error("namesrvd.log (end):\n%s\n", n > 1500 ? log + n - 1500 : log);
+        free(log);
+    }
+}
+
+static void touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Counts a check's result; keeps the first failing cut's files. */
+static void count_check(pc_t *x, long cut, int lost)
+{
+    if (lost <= 0)
+        return;
+    x->t.losses += (uint64_t)lost;
+    if (!x->kept_failure)
+        keep_failure(x, cut, x->prev_seed, "acknowledged writes lost");
+}
+
+/* Checks the last cut's state on a server started without the shim. */
+static void check_on_plain_server(pc_t *x, long cut)
+{
+    const char *args[] = {"--backupIntervalSeconds=0", "--deleteTopicWithBrokerRegistration=false",
+                          NULL};
+    if (nstest_server_start(&x->srv, x->dir, args) != 0) {
+        x->t.unopenable++;
+        x->t.refused_start++;
+        print_error("UNOPENABLE: cut %ld (seed %lu): namesrvd refused to start\n", cut,
+                    x->prev_seed);
+        print_log_tail(x);
+        return;
+    }
+    x->c = nstest_connect(&x->srv);
+    int lost = check(x, cut, x->prev_seed);
+    if (lost < 0)
+        fail_msg("namesrvd went away during the check of cut %ld", cut);
+    count_check(x, cut, lost);
+    ns_client_close(x->c);
+    x->c = NULL;
+    assert_int_equal(nstest_server_stop(&x->srv, SIGTERM), 0);
+}
+
+/* One cut. check_due: the previous cut's state is still to be checked. */
+static void one_cut(pc_t *x, long cut, unsigned long cut_seed, bool *check_due)
+{
+    x->rng = cut_seed;
+    bool fresh = cut == 0 || pc_rand(&x->rng) % 40 == 0;
+    if (fresh && *check_due) { /* what the last cut left is checked first */
+        check_on_plain_server(x, cut - 1);
+        *check_due = false;
+    }
+    if (fresh)
+        fresh_store(x);
+    bool by_shim = pc_rand(&x->rng) % 4 != 0;
+    bool at_start = by_shim && pc_rand(&x->rng) % 10 == 0;
+    long cut_at = by_shim ? 1 + (long)(pc_rand(&x->rng) % (at_start ? 40 : 150)) : 0;
+    int delay = 2 + (int)(pc_rand(&x->rng) % 60);
+    uint64_t disk_seed = pc_rand(&x->rng);
+    unlink(x->journal);
+    unlink(x->arm);
+    if (at_start)
+        touch(x->arm);
+    uint64_t acked0 = x->t.acked;
+    int rc = start_under_shim(x, cut_at);
+    if (rc == 0 && ns_client_connect("127.0.0.1", x->srv.port, 5000, &x->c) != NS_OK)
+        x->c = NULL; /* died at once: a cut while starting (the journal says) */
+    if (rc == 0 && x->c != NULL && *check_due) {
+        int lost = check(x, cut - 1, x->prev_seed);
+        if (lost >= 0) {
+            count_check(x, cut - 1, lost);
+            *check_due = false;
+        }
+    }
+    if (rc == 0 && x->c != NULL) {
+        touch(x->arm);
+        stream_until_cut(x, now_ms() + (by_shim ? 3000 : delay));
+    } else if (rc == 0) {
+        nstest_server_stop(&x->srv, SIGKILL);
+    }
+    /* (a start the shim killed before its port file was reaped by
+     * nstest_server_start) */
+    copy_store(x->data, x->precut, x->journal);
+    pc_stats_t st;
+    char err[512], why[256] = "";
+    if (pc_power_cut(x->journal, x->data, disk_seed, &st, err, sizeof err) != 0)
+        fail_msg("cut %ld (seed %lu): cannot simulate: %s", cut, cut_seed, err);
+    if (rc != 0 && !st.cut_by_shim) {
+        /* the server would not start on the store the last cut left */
+        x->t.refused_start++;
+        x->t.unopenable++;
+        snprintf(why, sizeof why, "namesrvd refused to start on the store of cut %ld", cut - 1);
+        print_error("UNOPENABLE: cut %ld (seed %lu): %s\n", cut - 1, x->prev_seed, why);
+        print_log_tail(x);
+        if (!x->kept_failure)
+            keep_failure(x, cut, cut_seed, why);
+    }
+    x->t.cuts++;
+    x->t.shim_cuts += st.cut_by_shim;
+    x->t.startup_cuts += st.cut_by_shim && at_start;
+    x->t.timer_cuts += !st.cut_by_shim && rc == 0;
+    x->t.strategies[st.strategy]++;
+    x->t.reverted_sectors += st.reverted;
+    x->t.pending_writes += st.pending;
+    char *out = NULL, mdb[4200];
+    snprintf(mdb, sizeof mdb, "%s/data.mdb", x->data);
+    /* no data.mdb: the cut took its directory entry (the next start makes
+     * an empty store, and the check finds what that loses) */
+    bool gone = access(mdb, F_OK) != 0;
+    x->t.store_gone += gone;
+    int vrc = why[0] || gone ? 0 : verify_store(x, &out);
+    if (vrc != 0) {
+        x->t.unopenable++;
+        snprintf(why, sizeof why, "namesrvctl verify exited %d", vrc);
+        print_error("UNOPENABLE: cut %ld (seed %lu): %s:\n%s\n", cut, cut_seed, why,
+                    out ? out : "");
+        if (!x->kept_failure)
+            keep_failure(x, cut, cut_seed, why);
+    }
+    free(out);
+    if (g_opts.verbose || why[0] || cut % 100 == 0)
+        printf("# cut %ld seed %lu: %s%s at %s %ld, %llu acked, %s: %u pending, %u durable, "
+               "%u sectors, %u reverted, %u resized, %u removed, lock %u%s\n",
+               cut, cut_seed, fresh ? "fresh store, " : "",
+               st.cut_by_shim ? "shim cut" : "harness kill", st.cut_by_shim ? "event" : "ms",
+               st.cut_by_shim ? cut_at : (long)delay, (unsigned long long)(x->t.acked - acked0),
+               pc_strategy_name(st.strategy), st.pending, st.durable, st.sectors, st.reverted,
+               st.resized, st.removed, st.lock_mode, why[0] ? " - FAILED" : "");
+    fflush(stdout);
+    if (why[0]) {
+        /* an unopenable store: what it held is lost; start over */
+        fresh_store(x);
+        *check_due = false;
+    } else {
+        x->prev_seed = cut_seed;
+        *check_due = true;
+    }
+}
+
+static void test_power_cuts(void **state)
+{
+    pc_t *x = *state;
+    unsigned long seed = g_opts.seed;
+    if (seed == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = ((unsigned long)ts.tv_sec * 1000003ul ^ (unsigned long)ts.tv_nsec ^
+                (unsigned long)getpid()) &
+               0x7fffffffUL;
+    }
+    printf("# power cuts: %ld under syncMode=%s%s, seed %lu (--seed %lu to replay)\n", g_opts.cuts,
+           g_opts.sync_mode, g_opts.ignore_sync ? " with syncs ignored" : "", seed, seed);
+    fflush(stdout);
+    double t0 = now_ms();
+    bool check_due = false;
+    uint64_t run = seed;
+    for (long cut = 0; cut < g_opts.cuts; cut++) {
+        unsigned long cut_seed = (unsigned long)(pc_rand(&run) & 0x7fffffffffffULL);
+        one_cut(x, cut, cut_seed, &check_due);
+    }
+    if (check_due) /* the last cut's state */
+        check_on_plain_server(x, g_opts.cuts - 1);
+    totals_t *t = &x->t;
+    printf("# totals (syncMode=%s%s, seed %lu): %llu cuts (%llu by the shim at a write or sync, "
+           "%llu of them while starting; %llu by a timed kill), %llu fresh stores; %llu ops "
+           "sent, %llu acknowledged, %llu error replies; %llu slot checks, %llu of them of a "
+           "slot acknowledged since the last check, %llu unacknowledged ops found applied; "
+           "%llu pending writes, %llu sectors reverted, %llu stores gone; disk states: lose-all "
+           "%llu, keep-all "
+           "%llu, by-write %llu, by-sector %llu, prefix %llu; LOSSES %llu, UNOPENABLE %llu "
+           "(%llu refused by namesrvd); %.1f s\n",
+           g_opts.sync_mode, g_opts.ignore_sync ? ", syncs ignored" : "", seed,
+           (unsigned long long)t->cuts, (unsigned long long)t->shim_cuts,
+           (unsigned long long)t->startup_cuts, (unsigned long long)t->timer_cuts,
+           (unsigned long long)t->fresh_stores, (unsigned long long)t->sent,
+           (unsigned long long)t->acked, (unsigned long long)t->error_replies,
+           (unsigned long long)t->slots_checked, (unsigned long long)t->acked_slots_checked,
+           (unsigned long long)t->unacked_applied, (unsigned long long)t->pending_writes,
+           (unsigned long long)t->reverted_sectors, (unsigned long long)t->store_gone,
+           (unsigned long long)t->strategies[0], (unsigned long long)t->strategies[1],
+           (unsigned long long)t->strategies[2], (unsigned long long)t->strategies[3],
+           (unsigned long long)t->strategies[4], (unsigned long long)t->losses,
+           (unsigned long long)t->unopenable, (unsigned long long)t->refused_start,
+           (now_ms() - t0) / 1e3);
+    fflush(stdout);
+    assert_true(t->acked > 0);
+    assert_int_equal(t->error_replies, 0);
+    if (g_opts.expect_loss) {
+        if (t->losses + t->unopenable == 0)
+            fail_msg("expected the harness to find losses (--expect-loss), found none");
+    } else {
+        assert_int_equal(t->losses, 0);
+        assert_int_equal(t->unopenable, 0);
+    }
+}
+
+static int setup(void **state)
+{
+    pc_t *x = calloc(1, sizeof *x);
+    if (x == NULL || (x->dir = nstest_tmpdir("powercut")) == NULL) {
+        free(x);
+        return -1;
+    }
+    snprintf(x->data, sizeof x->data, "%s/data", x->dir);
+    snprintf(x->journal, sizeof x->journal, "%s/journal", x->dir);
+    snprintf(x->arm, sizeof x->arm, "%s/armed", x->dir);
+    snprintf(x->precut, sizeof x->precut, "%s/precut", x->dir);
+    x->srv.pid = -1;
+    reset_model(x);
+    *state = x;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pc_t *x = *state;
+    if (x->srv.pid > 0)
+        nstest_server_stop(&x->srv, SIGKILL);
+    ns_client_close(x->c);
+    if (x->kept_failure)
+        print_error("kept %s for inspection\n", x->dir);
+    else
+        nstest_rmtree(x->dir);
+    free(x->dir);
+    free(x);
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: powercut [--cuts N] [--seed S] [--sync-mode full|nometasync|nosync] "
+                    "[--ignore-sync] [--expect-loss] [--verbose]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--cuts") == 0 && i + 1 < argc)
+            g_opts.cuts = strtol(argv[++i], NULL, 10);
+        else if (strcmp(a, "--seed") == 0 && i + 1 < argc)
+            g_opts.seed = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(a, "--sync-mode") == 0 && i + 1 < argc)
+            g_opts.sync_mode = argv[++i];
+        else if (strcmp(a, "--ignore-sync") == 0)
+            g_opts.ignore_sync = true;
+        else if (strcmp(a, "--expect-loss") == 0)
+            g_opts.expect_loss = true;
+        else if (strcmp(a, "--verbose") == 0)
+            g_opts.verbose = true;
+        else
+            usage();
+    }
+    if (g_opts.cuts < 1)
+        usage();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_power_cuts, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

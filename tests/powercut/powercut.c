@@ -82,6 +82,7 @@ typedef struct {
     uint32_t fl_seq;
     int32_t fl_opaque;
     bool acked_since_check;
+    uint32_t acked_seq; /* the last acknowledged op's seq (put or delete) */
 } slot_t;
 
 typedef struct {
@@ -95,6 +96,11 @@ typedef struct {
     uint64_t cuts, shim_cuts, startup_cuts, timer_cuts, fresh_stores;
     uint64_t sent, acked, acked_slots_checked, slots_checked, unacked_applied;
     uint64_t losses, unopenable, refused_start, error_replies, store_gone;
+    /* how the losses look: checks that found some, the most acknowledged
+     * writes one check found lost, and checks that found an acknowledged
+     * write lost while one acknowledged after it was kept (a hole, not just
+     * "the last ones") */
+    uint64_t lossy_cuts, max_lost, holes;
     uint64_t strategies[PC_STRATEGIES], reverted_sectors, pending_writes;
 } totals_t;
 
@@ -145,6 +151,7 @@ static int32_t write_queues(uint32_t seq)
 
 static void reset_model(pc_t *x)
 {
+    x->n_fl = 0;
     for (int i = 0; i < NSLOTS; i++) {
         slot_t *s = &x->slots[i];
         s->topic = i >= NKV;
@@ -245,6 +252,7 @@ static void on_reply(pc_t *x, const ns_cmd_t *rsp)
             s->present = s->fl_type == OP_PUT;
             s->seq = s->present ? s->fl_seq : 0;
             s->acked_since_check = true;
+            s->acked_seq = s->fl_seq;
             x->t.acked++;
         } else {
             x->t.error_replies++; /* not applied: the state stays */
@@ -390,6 +398,7 @@ static int check(pc_t *x, long cut, unsigned long cut_seed)
             return -1;
         }
     }
+    bool lost_slot[NSLOTS] = {false};
     for (int i = 0; i < NSLOTS; i++) {
         slot_t *s = &x->slots[i];
         rsp = got[i];
@@ -407,6 +416,7 @@ static int check(pc_t *x, long cut, unsigned long cut_seed)
             s->seq = present_i ? s->fl_seq : 0;
         } else {
             lost++;
+            lost_slot[i] = s->acked_since_check;
             print_error("LOST: cut %ld (seed %lu): %s %s holds %s; acknowledged: %s seq %u; "
                         "in flight: %s seq %u\n",
                         cut, cut_seed, s->topic ? "topic" : "key", s->name, what_i,
@@ -429,9 +439,29 @@ static int check(pc_t *x, long cut, unsigned long cut_seed)
                 s->seq = 0;
             }
         }
-        s->fl_type = OP_NONE;
-        s->acked_since_check = false;
         ns_cmd_msg_free(&rsp);
+    }
+    if (lost > 0) {
+        uint32_t oldest_lost = UINT32_MAX;
+        for (int i = 0; i < NSLOTS; i++)
+            if (lost_slot[i] && x->slots[i].acked_seq < oldest_lost)
+                oldest_lost = x->slots[i].acked_seq;
+        /* evidence of a newer write kept: a key holding the value of a put
+         * acknowledged after the oldest lost write (a delete or a topic's
+         * queue numbers may equal the state before them) */
+        bool hole = false;
+        for (int i = 0; i < NSLOTS; i++) {
+            const slot_t *k = &x->slots[i];
+            hole = hole || (k->acked_since_check && !lost_slot[i] && !k->topic && k->present &&
+                            k->seq == k->acked_seq && k->acked_seq > oldest_lost);
+        }
+        x->t.lossy_cuts++;
+        x->t.holes += hole;
+        x->t.max_lost = (uint64_t)lost > x->t.max_lost ? (uint64_t)lost : x->t.max_lost;
+    }
+    for (int i = 0; i < NSLOTS; i++) {
+        x->slots[i].fl_type = OP_NONE;
+        x->slots[i].acked_since_check = false;
     }
     x->n_fl = 0;
     return lost;
@@ -607,6 +637,7 @@ static void check_on_plain_server(pc_t *x, long cut)
 static void one_cut(pc_t *x, long cut, unsigned long cut_seed, bool *check_due)
 {
     x->rng = cut_seed;
+    double t_start = now_ms();
     bool fresh = cut == 0 || pc_rand(&x->rng) % 40 == 0;
     if (fresh && *check_due) { /* what the last cut left is checked first */
         check_on_plain_server(x, cut - 1);
@@ -616,8 +647,8 @@ static void one_cut(pc_t *x, long cut, unsigned long cut_seed, bool *check_due)
         fresh_store(x);
     bool by_shim = pc_rand(&x->rng) % 4 != 0;
     bool at_start = by_shim && pc_rand(&x->rng) % 10 == 0;
-    long cut_at = by_shim ? 1 + (long)(pc_rand(&x->rng) % (at_start ? 40 : 150)) : 0;
-    int delay = 2 + (int)(pc_rand(&x->rng) % 60);
+    long cut_at = by_shim ? 1 + (long)(pc_rand(&x->rng) % (at_start ? 40 : 100)) : 0;
+    int delay = 2 + (int)(pc_rand(&x->rng) % 50);
     uint64_t disk_seed = pc_rand(&x->rng);
     unlink(x->journal);
     unlink(x->arm);
@@ -682,12 +713,12 @@ static void one_cut(pc_t *x, long cut, unsigned long cut_seed, bool *check_due)
     free(out);
     if (g_opts.verbose || why[0] || cut % 100 == 0)
         printf("# cut %ld seed %lu: %s%s at %s %ld, %llu acked, %s: %u pending, %u durable, "
-               "%u sectors, %u reverted, %u resized, %u removed, lock %u%s\n",
+               "%u sectors, %u reverted, %u resized, %u removed, lock %u, %.0f ms%s\n",
                cut, cut_seed, fresh ? "fresh store, " : "",
                st.cut_by_shim ? "shim cut" : "harness kill", st.cut_by_shim ? "event" : "ms",
                st.cut_by_shim ? cut_at : (long)delay, (unsigned long long)(x->t.acked - acked0),
                pc_strategy_name(st.strategy), st.pending, st.durable, st.sectors, st.reverted,
-               st.resized, st.removed, st.lock_mode, why[0] ? " - FAILED" : "");
+               st.resized, st.removed, st.lock_mode, now_ms() - t_start, why[0] ? " - FAILED" : "");
     fflush(stdout);
     if (why[0]) {
         /* an unopenable store: what it held is lost; start over */
@@ -723,27 +754,24 @@ static void test_power_cuts(void **state)
     if (check_due) /* the last cut's state */
         check_on_plain_server(x, g_opts.cuts - 1);
     totals_t *t = &x->t;
-    printf("# totals (syncMode=%s%s, seed %lu): %llu cuts (%llu by the shim at a write or sync, "
-           "%llu of them while starting; %llu by a timed kill), %llu fresh stores; %llu ops "
-           "sent, %llu acknowledged, %llu error replies; %llu slot checks, %llu of them of a "
-           "slot acknowledged since the last check, %llu unacknowledged ops found applied; "
-           "%llu pending writes, %llu sectors reverted, %llu stores gone; disk states: lose-all "
-           "%llu, keep-all "
-           "%llu, by-write %llu, by-sector %llu, prefix %llu; LOSSES %llu, UNOPENABLE %llu "
-           "(%llu refused by namesrvd); %.1f s\n",
-           g_opts.sync_mode, g_opts.ignore_sync ? ", syncs ignored" : "", seed,
-           (unsigned long long)t->cuts, (unsigned long long)t->shim_cuts,
-           (unsigned long long)t->startup_cuts, (unsigned long long)t->timer_cuts,
-           (unsigned long long)t->fresh_stores, (unsigned long long)t->sent,
-           (unsigned long long)t->acked, (unsigned long long)t->error_replies,
-           (unsigned long long)t->slots_checked, (unsigned long long)t->acked_slots_checked,
-           (unsigned long long)t->unacked_applied, (unsigned long long)t->pending_writes,
-           (unsigned long long)t->reverted_sectors, (unsigned long long)t->store_gone,
-           (unsigned long long)t->strategies[0], (unsigned long long)t->strategies[1],
-           (unsigned long long)t->strategies[2], (unsigned long long)t->strategies[3],
-           (unsigned long long)t->strategies[4], (unsigned long long)t->losses,
-           (unsigned long long)t->unopenable, (unsigned long long)t->refused_start,
-           (now_ms() - t0) / 1e3);
+#define U(v) ((unsigned long long)(v))
+    printf("# totals, syncMode=%s%s, seed %lu, %.1f s:\n"
+           "#   %llu cuts: %llu by the shim at a write or sync (%llu while starting), %llu by a "
+           "timed kill; %llu fresh stores\n"
+           "#   %llu ops sent, %llu acknowledged, %llu error replies; %llu slot checks, %llu of a "
+           "slot acknowledged since its last check; %llu unacknowledged ops found applied\n"
+           "#   %llu writes pending at the cuts, %llu sectors set back, %llu stores gone; disk "
+           "states: lose-all %llu, keep-all %llu, by-write %llu, by-sector %llu, prefix %llu\n"
+           "#   LOSSES %llu (in %llu checks, at most %llu in one, %llu checks with a newer "
+           "acknowledged write kept); UNOPENABLE %llu (%llu refused by namesrvd)\n",
+           g_opts.sync_mode, g_opts.ignore_sync ? " (syncs ignored)" : "", seed,
+           (now_ms() - t0) / 1e3, U(t->cuts), U(t->shim_cuts), U(t->startup_cuts), U(t->timer_cuts),
+           U(t->fresh_stores), U(t->sent), U(t->acked), U(t->error_replies), U(t->slots_checked),
+           U(t->acked_slots_checked), U(t->unacked_applied), U(t->pending_writes),
+           U(t->reverted_sectors), U(t->store_gone), U(t->strategies[0]), U(t->strategies[1]),
+           U(t->strategies[2]), U(t->strategies[3]), U(t->strategies[4]), U(t->losses),
+           U(t->lossy_cuts), U(t->max_lost), U(t->holes), U(t->unopenable), U(t->refused_start));
+#undef U
     fflush(stdout);
     assert_true(t->acked > 0);
     assert_int_equal(t->error_replies, 0);

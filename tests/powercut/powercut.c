@@ -417,14 +417,14 @@ static int check(pc_t *x, long cut, unsigned long cut_seed)
         } else {
             lost++;
             lost_slot[i] = s->acked_since_check;
-            print_error("LOST: cut %ld (seed %lu): %s %s holds %s; acknowledged: %s seq %u; "
-                        "in flight: %s seq %u\n",
+            print_error("LOST: cut %ld (seed %lu): %s %s holds %s; acknowledged: %s (op seq %u); "
+                        "in flight: %s (op seq %u)\n",
                         cut, cut_seed, s->topic ? "topic" : "key", s->name, what_i,
-                        s->present ? "present" : "absent", s->seq,
+                        s->present ? "present" : "absent", s->acked_seq,
                         s->fl_type == OP_NONE  ? "none"
                         : s->fl_type == OP_PUT ? "put"
                                                : "delete",
-                        s->fl_seq);
+                        s->fl_type == OP_NONE ? 0 : s->fl_seq);
             /* the next cut starts from what is there */
             s->present = present_i;
             s->seq = 0;

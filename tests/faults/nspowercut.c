@@ -320,47 +320,6 @@ static size_t iov_len(const struct iovec *iov, int n)
     return t;
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    init_once();
-    REAL(pwrite, "pwrite");
-    bool dsync = false;
-    int file = watched(fd, &dsync);
-    if (file < 0)
-        return real.pwrite(fd, buf, n, off);
-    pthread_mutex_lock(&g_mu);
-    uint64_t seq = undo_record(fd, file, PC_REC_WRITE, (uint64_t)off, n);
-    ssize_t rc = real.pwrite(fd, buf, n, off);
-    int e = errno;
-    write_done(file, dsync, seq, rc);
-    count_event();
-    pthread_mutex_unlock(&g_mu);
-    errno = e;
-    return rc;
-}
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) __attribute__((alias("pwrite")));
-
-ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-    init_once();
-    REAL(pwritev, "pwritev");
-    bool dsync = false;
-    int file = watched(fd, &dsync);
-    if (file < 0)
-        return real.pwritev(fd, iov, cnt, off);
-    pthread_mutex_lock(&g_mu);
-    uint64_t seq = undo_record(fd, file, PC_REC_WRITE, (uint64_t)off, iov_len(iov, cnt));
-    ssize_t rc = real.pwritev(fd, iov, cnt, off);
-    int e = errno;
-    write_done(file, dsync, seq, rc);
-    count_event();
-    pthread_mutex_unlock(&g_mu);
-    errno = e;
-    return rc;
-}
-ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
-    __attribute__((alias("pwritev")));
-
 /* write and writev go to the descriptor's offset (or the end, O_APPEND). */
 static uint64_t write_offset(int fd)
 {
@@ -373,16 +332,51 @@ static uint64_t write_offset(int fd)
     return o < 0 ? 0 : (uint64_t)o;
 }
 
-ssize_t write(int fd, const void *buf, size_t n)
+/* One call of the write family: buf/n or iov/cnt, at off when positional. */
+typedef enum { W_WRITE, W_PWRITE, W_WRITEV, W_PWRITEV } wkind_t;
+typedef struct {
+    wkind_t kind;
+    int fd;
+    const void *buf;
+    size_t n;
+    const struct iovec *iov;
+    int cnt;
+    off_t off;
+} wcall_t;
+
+static ssize_t real_write_call(const wcall_t *c)
+{
+    switch (c->kind) {
+    case W_WRITE:
+        return real.write(c->fd, c->buf, c->n);
+    case W_PWRITE:
+        return real.pwrite(c->fd, c->buf, c->n, c->off);
+    case W_WRITEV:
+        return real.writev(c->fd, c->iov, c->cnt);
+    default:
+        return real.pwritev(c->fd, c->iov, c->cnt, c->off);
+    }
+}
+
+/* The write family: straight through for other files; for a watched one,
+ * the undo record first, then the write, then its durability and the cut
+ * count, all under g_mu. */
+static ssize_t tracked_write(const wcall_t *c)
 {
     init_once();
+    REAL(pwrite, "pwrite");
+    REAL(writev, "writev");
+    REAL(pwritev, "pwritev");
     bool dsync = false;
-    int file = watched(fd, &dsync);
+    int file = watched(c->fd, &dsync);
     if (file < 0)
-        return real.write(fd, buf, n);
+        return real_write_call(c);
     pthread_mutex_lock(&g_mu);
-    uint64_t seq = undo_record(fd, file, PC_REC_WRITE, write_offset(fd), n);
-    ssize_t rc = real.write(fd, buf, n);
+    bool positional = c->kind == W_PWRITE || c->kind == W_PWRITEV;
+    uint64_t off = positional ? (uint64_t)c->off : write_offset(c->fd);
+    size_t len = c->iov ? iov_len(c->iov, c->cnt) : c->n;
+    uint64_t seq = undo_record(c->fd, file, PC_REC_WRITE, off, len);
+    ssize_t rc = real_write_call(c);
     int e = errno;
     write_done(file, dsync, seq, rc);
     count_event();
@@ -391,23 +385,27 @@ ssize_t write(int fd, const void *buf, size_t n)
     return rc;
 }
 
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    return tracked_write(&(wcall_t){W_PWRITE, fd, buf, n, NULL, 0, off});
+}
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) __attribute__((alias("pwrite")));
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    return tracked_write(&(wcall_t){W_PWRITEV, fd, NULL, 0, iov, cnt, off});
+}
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
+    __attribute__((alias("pwritev")));
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    return tracked_write(&(wcall_t){W_WRITE, fd, buf, n, NULL, 0, 0});
+}
+
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-    init_once();
-    REAL(writev, "writev");
-    bool dsync = false;
-    int file = watched(fd, &dsync);
-    if (file < 0)
-        return real.writev(fd, iov, cnt);
-    pthread_mutex_lock(&g_mu);
-    uint64_t seq = undo_record(fd, file, PC_REC_WRITE, write_offset(fd), iov_len(iov, cnt));
-    ssize_t rc = real.writev(fd, iov, cnt);
-    int e = errno;
-    write_done(file, dsync, seq, rc);
-    count_event();
-    pthread_mutex_unlock(&g_mu);
-    errno = e;
-    return rc;
+    return tracked_write(&(wcall_t){W_WRITEV, fd, NULL, 0, iov, cnt, 0});
 }
 
 int ftruncate(int fd, off_t len)
@@ -525,68 +523,68 @@ int close(int fd)
 
 /* ---- opens: every way glibc callers reach open(2) ---- */
 
-static int open_common(open_fn fn, const char *path, int flags, mode_t mode)
+/* Before an open of path: what it names (*kind) and whether it exists. */
+static bool before_open(const char *path, int *kind)
 {
-    int kind = classify(path);
-    bool existed = kind < 0 || access(path, F_OK) == 0;
-    int fd = (flags & (O_CREAT | O_TMPFILE)) ? fn(path, flags, mode) : fn(path, flags);
+    *kind = classify(path);
+    return *kind < 0 || access(path, F_OK) == 0;
+}
+
+/* After it: records the descriptor; errno as the open left it. */
+static int after_open(int fd, int flags, int kind, bool existed)
+{
     int e = errno;
     opened(fd, flags, kind, existed);
     errno = e;
     return fd;
 }
 
+static mode_t open_mode(int flags, va_list ap)
+{
+    return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+}
+
 int open(const char *path, int flags, ...)
 {
     init_once();
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
-    return open_common(real.open, path, flags, mode);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    int kind;
+    bool existed = before_open(path, &kind);
+    return after_open(real.open(path, flags, mode), flags, kind, existed);
 }
 
 int open64(const char *path, int flags, ...)
 {
     init_once();
     REAL(open64, "open64");
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
-    return open_common(real.open64, path, flags, mode);
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    int kind;
+    bool existed = before_open(path, &kind);
+    return after_open(real.open64(path, flags, mode), flags, kind, existed);
 }
 
 int __open_2(const char *path, int flags)
 {
     init_once();
     REAL(open_2, "__open_2");
-    int kind = classify(path);
-    bool existed = kind < 0 || access(path, F_OK) == 0;
-    int fd = real.open_2(path, flags);
-    int e = errno;
-    opened(fd, flags, kind, existed);
-    errno = e;
-    return fd;
+    int kind;
+    bool existed = before_open(path, &kind);
+    return after_open(real.open_2(path, flags), flags, kind, existed);
 }
 
 int __open64_2(const char *path, int flags)
 {
     init_once();
     REAL(open64_2, "__open64_2");
-    int kind = classify(path);
-    bool existed = kind < 0 || access(path, F_OK) == 0;
-    int fd = real.open64_2(path, flags);
-    int e = errno;
-    opened(fd, flags, kind, existed);
-    errno = e;
-    return fd;
+    int kind;
+    bool existed = before_open(path, &kind);
+    return after_open(real.open64_2(path, flags), flags, kind, existed);
 }
 
 /* openat with an absolute path (the only form the store uses). */
@@ -594,19 +592,12 @@ int openat(int dirfd, const char *path, int flags, ...)
 {
     init_once();
     REAL(openat, "openat");
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
-    int kind = path[0] == '/' ? classify(path) : PC_NO_FILE;
-    bool existed = kind < 0 || access(path, F_OK) == 0;
-    int fd = real.openat(dirfd, path, flags, mode);
-    int e = errno;
-    opened(fd, flags, kind, existed);
-    errno = e;
-    return fd;
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = open_mode(flags, ap);
+    va_end(ap);
+    int kind = PC_NO_FILE;
+    bool existed = path[0] == '/' ? before_open(path, &kind) : true;
+    return after_open(real.openat(dirfd, path, flags, mode), flags, kind, existed);
 }
 int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));

@@ -51,6 +51,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_admin.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -121,24 +122,6 @@ typedef struct {
     bool kept_failure;
 } pc_t;
 
-/* The value a put of seq stores under key: a header naming both, a filler
- * whose length (8..1207 bytes, one in eight 3000..5999: overflow pages) and
- * bytes depend on seq, and a trailer. */
-static char *make_value(const char *key, uint32_t seq)
-{
-    uint32_t h32 = seq * UINT32_C(2654435761);
-    size_t fill = h32 % 8 == 0 ? 3000 + h32 % 3000 : 8 + h32 % 1200;
-    char head[64];
-    int h = snprintf(head, sizeof head, "%s#%u#", key, seq);
-    char *v = malloc((size_t)h + fill + 5);
-    assert_non_null(v);
-    memcpy(v, head, (size_t)h);
-    for (size_t i = 0; i < fill; i++)
-        v[(size_t)h + i] = (char)('a' + (seq + i * 7) % 26);
-    memcpy(v + (size_t)h + fill, "#END", 5);
-    return v;
-}
-
 /* The queue numbers registration seq gives its topic. */
 static int32_t read_queues(uint32_t seq)
 {
@@ -172,14 +155,8 @@ static int send_register(pc_t *x, slot_t *s, uint32_t seq, int32_t opaque)
 {
     ns_topic_config_t tc[2] = {{s->name, read_queues(seq), write_queues(seq), 6, 0},
                                {ANCHOR_TOPIC, 1, 1, 6, 0}};
-    ns_regbody_t body = {0};
-    body.data_version.counter = seq;
-    body.data_version.timestamp = 1700000000000LL + seq;
-    body.topics = tc;
-    body.n_topics = 2;
-    body.has_filter_server_list = true;
     ns_buf_t enc = NS_BUF_INIT;
-    assert_int_equal(ns_regbody_encode_json(&enc, &body), NS_OK);
+    nstest_regbody_version(&enc, tc, 2, seq, 1700000000000LL + seq);
     char crc[16];
     snprintf(crc, sizeof crc, "%u", ns_body_crc32(enc.data, enc.len));
     /* clang-format off */
@@ -225,7 +202,7 @@ static bool send_op(pc_t *x)
     if (s->topic && type == OP_PUT) {
         rc = send_register(x, s, seq, opaque);
     } else {
-        char *val = type == OP_PUT ? make_value(s->name, seq) : NULL;
+        char *val = type == OP_PUT ? nstest_kv_value(s->name, seq) : NULL;
         const char *kv_put[] = {"namespace", NSPACE, "key", s->name, "value", val, NULL};
         const char *kv_del[] = {"namespace", NSPACE, "key", s->name, NULL};
         const char *kv_topic[] = {"topic", s->name, NULL};
@@ -320,7 +297,7 @@ static void stream_until_cut(pc_t *x, double kill_at_ms)
 
 static bool value_is(const char *got, const char *key, uint32_t seq)
 {
-    char *want = make_value(key, seq);
+    char *want = nstest_kv_value(key, seq);
     bool eq = strcmp(got, want) == 0;
     free(want);
     return eq;
@@ -540,38 +517,23 @@ static void fresh_store(pc_t *x)
 /* Starts namesrvd under the shim; returns nstest_server_start's result. */
 static int start_under_shim(pc_t *x, long cut_at)
 {
-    char at[32];
+    char at[32], sync_arg[64];
     snprintf(at, sizeof at, "%ld", cut_at);
-    const char *asan = getenv("ASAN_OPTIONS");
-    char *saved = asan ? strdup(asan) : NULL, aopts[1024];
-    snprintf(aopts, sizeof aopts, "%s%sverify_asan_link_order=0", asan ? asan : "",
-             asan && *asan ? ":" : "");
-    setenv("ASAN_OPTIONS", aopts, 1);
-    setenv("LD_PRELOAD", NS_POWERCUT_LIB, 1);
-    setenv("NSPC_DIR", x->data, 1);
-    setenv("NSPC_JOURNAL", x->journal, 1);
-    setenv("NSPC_ARM", x->arm, 1);
-    setenv("NSPC_CUT_AT", at, 1);
-    if (g_opts.ignore_sync)
-        setenv("NSPC_IGNORE_SYNC", "1", 1);
-    char sync_arg[64];
     snprintf(sync_arg, sizeof sync_arg, "--syncMode=%s", g_opts.sync_mode);
+    const char *env[] = {"NSPC_DIR",
+                         x->data,
+                         "NSPC_JOURNAL",
+                         x->journal,
+                         "NSPC_ARM",
+                         x->arm,
+                         "NSPC_CUT_AT",
+                         at,
+                         "NSPC_IGNORE_SYNC",
+                         g_opts.ignore_sync ? "1" : "0",
+                         NULL};
     const char *args[] = {sync_arg, "--backupIntervalSeconds=0",
                           "--deleteTopicWithBrokerRegistration=false", NULL};
-    int rc = nstest_server_start(&x->srv, x->dir, args);
-    unsetenv("LD_PRELOAD");
-    unsetenv("NSPC_DIR");
-    unsetenv("NSPC_JOURNAL");
-    unsetenv("NSPC_ARM");
-    unsetenv("NSPC_CUT_AT");
-    unsetenv("NSPC_IGNORE_SYNC");
-    if (saved) {
-        setenv("ASAN_OPTIONS", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("ASAN_OPTIONS");
-    }
-    return rc;
+    return nstest_server_start_preloaded(&x->srv, x->dir, args, NS_POWERCUT_LIB, env);
 }
 
 static int verify_store(pc_t *x, char **out)

@@ -99,7 +99,7 @@ static struct {
     ftruncate_fn ftruncate;
     mmap_fn mmap;
     sync_fn sync;
-    open_fn open, open64;
+    open_fn open;
     open2_fn open_2, open64_2;
     openat_fn openat, openat64;
 } real;
@@ -134,10 +134,26 @@ static void init_body(void)
     g_ready = g_journal >= 0;
 }
 
+extern char **environ;
+
+/* Reads the environment, once it can be read: a sanitizer's runtime maps
+ * memory (through this mmap) before libc has set environ, and a call made
+ * while the shim initialises itself (dlsym, open) passes straight through. */
 static void init_once(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, init_body);
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static atomic_bool done;
+    static __thread bool in_init;
+    if (atomic_load_explicit(&done, memory_order_acquire) || in_init || environ == NULL)
+        return;
+    in_init = true;
+    pthread_mutex_lock(&mu);
+    if (!atomic_load_explicit(&done, memory_order_relaxed)) {
+        init_body();
+        atomic_store_explicit(&done, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&mu);
+    in_init = false;
 }
 
 /* Appends n bytes to the journal; a short journal would make the harness
@@ -364,6 +380,7 @@ static ssize_t real_write_call(const wcall_t *c)
 static ssize_t tracked_write(const wcall_t *c)
 {
     init_once();
+    REAL(write, "write");
     REAL(pwrite, "pwrite");
     REAL(writev, "writev");
     REAL(pwritev, "pwritev");
@@ -547,6 +564,7 @@ static mode_t open_mode(int flags, va_list ap)
 int open(const char *path, int flags, ...)
 {
     init_once();
+    REAL(open, "open");
     va_list ap;
     va_start(ap, flags);
     mode_t mode = open_mode(flags, ap);
@@ -556,18 +574,10 @@ int open(const char *path, int flags, ...)
     return after_open(real.open(path, flags, mode), flags, kind, existed);
 }
 
-int open64(const char *path, int flags, ...)
-{
-    init_once();
-    REAL(open64, "open64");
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = open_mode(flags, ap);
-    va_end(ap);
-    int kind;
-    bool existed = before_open(path, &kind);
-    return after_open(real.open64(path, flags, mode), flags, kind, existed);
-}
+/* Where off_t is 64 bits, open64 is open (glibc makes one an alias of the
+ * other), so the shim is too. */
+_Static_assert(sizeof(off_t) == 8, "open64 differs from open here");
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 int __open_2(const char *path, int flags)
 {

@@ -265,7 +265,10 @@ static int cut_file(const journal_t *j, int f, const char *path, pc_strategy_t s
         }
     }
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    if (ff.mapped && strcmp(base, "lock.mdb") != 0)
+    size_t blen = strlen(base);
+    bool lock_file = strcmp(base, "lock.mdb") == 0 || /* or a MDB_NOSUBDIR one */
+                     (blen > 5 && strcmp(base + blen - 5, "-lock") == 0);
+    if (ff.mapped && !lock_file)
         return fail(err, errlen,
                     "%s was mapped shared and writable (MDB_WRITEMAP?): its writes bypass the "
                     "shim and cannot be simulated",

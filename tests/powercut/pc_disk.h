@@ -14,9 +14,11 @@
  *     durable one (bytes of a sector that never reached the disk inside
  *     that size read as zeros);
  *   - a file created since the directory was last synced may be gone;
- *   - a file mapped shared and writable (lock.mdb) may hold what the
- *     process left, zeros, or nothing at all; any other mapped file cannot
- *     be simulated (its writes bypass the shim) and is an error.
+ *   - a file mapped shared and writable (lock.mdb, or name-lock) may hold
+ *     what the process left, zeros, or nothing at all; any other mapped file
+ *     cannot be simulated (its writes bypass the shim) and is an error;
+ *   - renames are not modelled (a rename not yet made durable by a sync of
+ *     the directory is kept).
  * The seed picks the state: a strategy (all lost, all kept, per write, per
  * sector, a prefix in time) and then the choices it leaves. */
 #ifndef NS_PC_DISK_H

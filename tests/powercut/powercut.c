@@ -193,7 +193,7 @@ static bool send_op(pc_t *x)
     uint32_t seq = ++x->next_seq;
     int32_t opaque = ns_client_next_opaque(x->c);
     /* recorded before sending: a request that may have reached the server
-     * counts as in flight even if the send fails */
+     * counts as in flight */
     s->fl_type = type;
     s->fl_seq = seq;
     s->fl_opaque = opaque;
@@ -216,6 +216,13 @@ static bool send_op(pc_t *x)
         cmd.opaque = opaque;
         rc = ns_client_send(x->c, &cmd);
         free(val);
+    }
+    if (rc != NS_OK) {
+        /* the server was gone already: the op never reached it (kept in
+         * flight, a delete would excuse a lost key) */
+        s->fl_type = OP_NONE;
+        x->n_fl--;
+        x->t.sent--;
     }
     return rc == NS_OK;
 }
@@ -625,18 +632,22 @@ static void one_cut(pc_t *x, long cut, unsigned long cut_seed, bool *check_due)
     int rc = start_under_shim(x, cut_at);
     if (rc == 0 && ns_client_connect("127.0.0.1", x->srv.port, 5000, &x->c) != NS_OK)
         x->c = NULL; /* died at once: a cut while starting (the journal says) */
+    bool checked = true;
     if (rc == 0 && x->c != NULL && *check_due) {
         int lost = check(x, cut - 1, x->prev_seed);
-        if (lost >= 0) {
+        checked = lost >= 0; /* else the shim cut namesrvd while it started */
+        if (checked) {
             count_check(x, cut - 1, lost);
             *check_due = false;
         }
     }
-    if (rc == 0 && x->c != NULL) {
+    if (rc == 0 && x->c != NULL && checked) {
         touch(x->arm);
         stream_until_cut(x, now_ms() + (by_shim ? 3000 : delay));
     } else if (rc == 0) {
         nstest_server_stop(&x->srv, SIGKILL);
+        ns_client_close(x->c);
+        x->c = NULL;
     }
     /* (a start the shim killed before its port file was reaped by
      * nstest_server_start) */

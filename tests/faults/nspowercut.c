@@ -33,6 +33,9 @@
  *                     anything durable: a disk whose write cache lies about
  *                     flushes (the harness must then report losses)
  *
+ * Only the process itself is journaled, not its children (the store's
+ * checks read it from a child; none writes it).
+ *
  * Writes are serialised by one mutex, held across the read of the old bytes,
  * the journal record and the real write, so that a sync's record covers
  * exactly the writes completed before it (LMDB has one writer anyway). */
@@ -110,8 +113,17 @@ static struct {
             *(void **)&real.name = dlsym(RTLD_NEXT, sym);                                          \
     } while (0)
 
+/* A child of the watched process (the store's read-only checks run in
+ * one) is not journaled: its file indexes would clash with the parent's in
+ * the one journal. */
+static void forked_child(void)
+{
+    g_ready = false;
+}
+
 static void init_body(void)
 {
+    pthread_atfork(NULL, NULL, forked_child);
     REAL(write, "write");
     REAL(open, "open");
     for (int i = 0; i < MAX_FDS; i++)

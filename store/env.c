@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,81 @@ static int digest_catch_up(ns_store_t *s)
     return rc;
 }
 
+/* fsyncs the directory at path, so that the names created in it survive a
+ * power cut (fsync(2): a file's own fsync does not make its directory entry
+ * durable). A file system that cannot sync a directory (EINVAL) is not an
+ * error. */
+static int fsync_dir(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = fd < 0 ? -1 : fsync(fd);
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0 && e != EINVAL) {
+        snprintf(err, errlen, "cannot sync directory %s: %s", path, strerror(e));
+        return NS_EIO;
+    }
+    return NS_OK;
+}
+
+/* Makes the store's names durable: lock.mdb and LOCK in s->dir (data.mdb is
+ * when the store is made) and, when this open created s->dir, its name in
+ * its parent. Before the first commit that is acknowledged: a power cut may
+ * otherwise take away the whole store LMDB had fdatasync'ed (the simulated
+ * power cuts of tests/powercut found it so). */
+static int sync_names(const ns_store_t *s, bool created_dir, char *err, size_t errlen)
+{
+    int rc = fsync_dir(s->dir, err, errlen);
+    if (rc != NS_OK || !created_dir)
+        return rc;
+    char *copy = strdup(s->dir);
+    if (copy == NULL)
+        return NS_ENOMEM;
+    rc = fsync_dir(dirname(copy), err, errlen);
+    free(copy);
+    return rc;
+}
+
+/* Creates an empty store in s->dir whose data.mdb is never seen half
+ * written: LMDB writes a new file's meta pages without syncing them, and a
+ * power cut before the first commit's fdatasync left a data.mdb (empty, or
+ * with torn meta pages) that every later open refuses as damaged. So the
+ * environment is made as data.mdb.new (and its lock file), synced, then
+ * renamed to data.mdb and the directory synced: after a cut, data.mdb is
+ * either whole or absent (made again at the next start). */
+static int create_store(const ns_store_t *s, char *err, size_t errlen)
+{
+    char tmp[4096], lock[4200], final[4096];
+    snprintf(tmp, sizeof tmp, "%s/data.mdb.new", s->dir);
+    snprintf(lock, sizeof lock, "%s-lock", tmp);
+    snprintf(final, sizeof final, "%s/data.mdb", s->dir);
+    unlink(tmp); /* what a cut left of an earlier try */
+    unlink(lock);
+    MDB_env *env = NULL;
+    int rc = mdb_env_create(&env);
+    if (rc == 0)
+        rc = mdb_env_set_mapsize(env, s->map_size);
+    if (rc == 0)
+        rc = mdb_env_open(env, tmp, MDB_NOSUBDIR | MDB_NOTLS, 0600);
+    if (rc == 0)
+        rc = mdb_env_sync(env, 1);
+    if (env)
+        mdb_env_close(env);
+    unlink(lock);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot create store in %s: %s", s->dir, mdb_strerror(rc));
+        unlink(tmp);
+        return ns_lmdb_error(rc);
+    }
+    if (rename(tmp, final) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s", final, strerror(errno));
+        unlink(tmp);
+        return NS_EIO;
+    }
+    return fsync_dir(s->dir, err, errlen);
+}
+
 /* Creates and opens s->env with flags; a map size already recorded in the
  * file wins over a smaller configured one. */
 static int env_open(ns_store_t *s, unsigned flags, char *err, size_t errlen)
@@ -386,7 +462,8 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         rc = NS_ENOMEM;
         goto fail;
     }
-    if (!opts->read_only && mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+    bool created_dir = !opts->read_only && mkdir(s->dir, 0700) == 0;
+    if (!opts->read_only && !created_dir && errno != EEXIST) {
         snprintf(err, errlen, "cannot create data directory %s: %s", s->dir, strerror(errno));
         rc = NS_EIO;
         goto fail;
@@ -426,7 +503,12 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
      * faults and msync of the whole mapping) for a gain in heap that small
      * write batches (writerBatchMax) give anyway; it would also resize a
      * file that turns out not to be a store. */
+    if (!opts->read_only && access(datafile, F_OK) != 0 &&
+        (rc = create_store(s, err, errlen)) != NS_OK)
+        goto fail;
     if ((rc = env_open(s, flags, err, errlen)) != NS_OK)
+        goto fail;
+    if (!opts->read_only && (rc = sync_names(s, created_dir, err, errlen)) != NS_OK)
         goto fail;
     int dead = 0;
     mdb_reader_check(s->env, &dead);

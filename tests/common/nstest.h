@@ -37,6 +37,11 @@ void nstest_write_text(const char *path, const char *text);
 /* Fails the test, printing text, unless it holds every one of needles
  * (NULL-terminated). Needs cmocka. */
 void nstest_expect_all(const char *text, const char *const *needles);
+/* The value a crash test's put of seq stores under key: a header naming
+ * both, a filler whose length (8 .. 6007 bytes: small values and overflow
+ * pages) and bytes depend on seq, and a trailer; compared whole, a torn or
+ * stale value shows. Caller frees; fails the test when out of memory. */
+char *nstest_kv_value(const char *key, uint32_t seq);
 /* Occurrences of needle in the file (0 when it cannot be read). */
 int nstest_count_in_file(const char *path, const char *needle);
 /* A blocking TCP socket connected to 127.0.0.1:port (nstest_sock.c), with
@@ -80,6 +85,13 @@ typedef struct {
 } nstest_server_t;
 
 int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *extra_args);
+/* The same with the shared library lib preloaded (LD_PRELOAD: a fault shim
+ * of tests/faults) and env pairs "NAME", "value", ..., NULL (may be NULL)
+ * set for the server only; a sanitized namesrvd is told to accept the
+ * library ahead of its runtime. */
+int nstest_server_start_preloaded(nstest_server_t *s, const char *dir,
+                                  const char *const *extra_args, const char *lib,
+                                  const char *const *env);
 /* Sends sig (SIGKILL, SIGTERM) and waits; returns the exit status as from
  * waitpid (use WIFEXITED/WEXITSTATUS), or -1. */
 int nstest_server_stop(nstest_server_t *s, int sig);

@@ -116,10 +116,16 @@ void nstest_put_keys(ns_client_t *c, const char *ns, const char *prefix, int wid
 
 void nstest_regbody_json(ns_buf_t *out, ns_topic_config_t *topics, size_t n)
 {
+    nstest_regbody_version(out, topics, n, 1, 1700000000000LL);
+}
+
+void nstest_regbody_version(ns_buf_t *out, ns_topic_config_t *topics, size_t n, int64_t counter,
+                            int64_t timestamp)
+{
     ns_regbody_t b;
     memset(&b, 0, sizeof b);
-    b.data_version.counter = 1;
-    b.data_version.timestamp = 1700000000000LL;
+    b.data_version.counter = counter;
+    b.data_version.timestamp = timestamp;
     b.topics = topics;
     b.n_topics = n;
     b.has_filter_server_list = true;

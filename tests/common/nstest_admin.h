@@ -41,6 +41,9 @@ void nstest_put_keys(ns_client_t *c, const char *ns, const char *prefix, int wid
  * {1, 0, 1700000000000} and an empty filter-server list, into out (reset
  * first); fails the test on error. */
 void nstest_regbody_json(ns_buf_t *out, ns_topic_config_t *topics, size_t n);
+/* The same with DataVersion {counter, 0, timestamp}. */
+void nstest_regbody_version(ns_buf_t *out, ns_topic_config_t *topics, size_t n, int64_t counter,
+                            int64_t timestamp);
 /* The same for topics named names, each with 4/4 queues and perm 6. */
 void nstest_regbody_names(ns_buf_t *out, const char *const *names, size_t n);
 /* GET_ROUTEINFO_BY_TOPIC of topic on a new connection to srv: the reply's

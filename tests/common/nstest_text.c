@@ -50,3 +50,20 @@ void nstest_expect_all(const char *text, const char *const *needles)
         if (text == NULL || strstr(text, needles[i]) == NULL)
             fail_msg("expected '%s' in:\n%s", needles[i], text ? text : "(null)");
 }
+
+/* The value of a put is a function of (key, seq): a header naming both, a
+ * filler whose length (8 .. 6007 bytes: small values and overflow pages)
+ * and bytes depend on seq, and a trailer. */
+char *nstest_kv_value(const char *key, uint32_t seq)
+{
+    size_t fill = 8 + (size_t)((seq * UINT32_C(2654435761)) % 6000u);
+    char head[64];
+    int h = snprintf(head, sizeof head, "%s#%u#", key, seq);
+    char *v = malloc((size_t)h + fill + 5);
+    assert_non_null(v);
+    memcpy(v, head, (size_t)h);
+    for (size_t i = 0; i < fill; i++)
+        v[(size_t)h + i] = (char)('a' + (seq + i * 7) % 26);
+    memcpy(v + (size_t)h + fill, "#END", 5);
+    return v;
+}

@@ -49,7 +49,7 @@ enum { OP_PUT = 1, OP_DEL = 2 };
 
 typedef struct {
     uint8_t type;
-    uint32_t seq; /* OP_PUT: the value is make_value(key, seq) */
+    uint32_t seq; /* OP_PUT: the value is nstest_kv_value(key, seq) */
 } op_t;
 
 typedef struct {
@@ -109,23 +109,6 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The value of a put is a function of (key, seq): a header naming both, a
- * filler whose length (8 .. 6007 bytes: small values and overflow pages)
- * and bytes depend on seq, and a trailer. */
-static char *make_value(const char *key, uint32_t seq)
-{
-    size_t fill = 8 + (size_t)((seq * UINT32_C(2654435761)) % 6000u);
-    char head[64];
-    int h = snprintf(head, sizeof head, "%s#%u#", key, seq);
-    char *v = malloc((size_t)h + fill + 5);
-    assert_non_null(v);
-    memcpy(v, head, (size_t)h);
-    for (size_t i = 0; i < fill; i++)
-        v[(size_t)h + i] = (char)('a' + (seq + i * 7) % 26);
-    memcpy(v + (size_t)h + fill, "#END", 5);
-    return v;
-}
-
 static void key_push(crash_key_t *k, uint8_t type, uint32_t seq)
 {
     if (k->n_ops == k->cap_ops) {
@@ -148,7 +131,7 @@ static void send_op(crash_t *x, int ci)
     crash_key_t *k = &x->keys[ki];
     uint8_t type = rnd(x) % 5 == 0 ? OP_DEL : OP_PUT;
     uint32_t seq = ++x->next_seq;
-    char *val = type == OP_PUT ? make_value(k->name, seq) : NULL;
+    char *val = type == OP_PUT ? nstest_kv_value(k->name, seq) : NULL;
     ns_cmd_t cmd;
     ns_ext_field_t ext[16];
     const char *kv[] = {"namespace", NSPACE, "key", k->name, "value", val, NULL};
@@ -260,7 +243,7 @@ static int stream_and_kill(crash_t *x, nstest_server_t *srv, double kill_at_ms)
 
 static bool value_is(const char *got, const char *key, uint32_t seq)
 {
-    char *want = make_value(key, seq);
+    char *want = nstest_kv_value(key, seq);
     bool eq = strcmp(got, want) == 0;
     free(want);
     return eq;

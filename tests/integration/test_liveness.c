@@ -619,6 +619,272 @@ static void test_silent_broker_evicted(void **state)
     ns_client_close(q);
 }
 
+/* ---- (d') a broker that only asks for its data version is alive ---- */
+
+/* QUERY_DATA_VERSION for b with the DataVersion register_broker_crc sent for
+ * counter (what a 5.3.3 broker with forceRegister=false sends instead of
+ * registering); returns whether the server answered changed=false. */
+static bool query_unchanged(ns_client_t *c, const broker_t *b, int64_t counter)
+{
+    char dv[128];
+    snprintf(dv, sizeof dv, "{\"counter\":%lld,\"stateVersion\":0,\"timestamp\":%lld}",
+             (long long)counter, 1700000000000LL + (long long)counter);
+    const char *kv[] = {"brokerName", b->name,    "brokerAddr", b->addr, "clusterName",
+                        b->cluster,   "brokerId", "0",          NULL};
+    ns_cmd_msg_t m = nstest_call_msg(c, NS_REQ_QUERY_DATA_VERSION, kv, dv, strlen(dv), 5000);
+    assert_int_equal(m.cmd.code, NS_RSP_SUCCESS);
+    const char *changed = ns_cmd_ext_get(&m.cmd, "changed");
+    bool same = changed != NULL && strcmp(changed, "false") == 0;
+    ns_cmd_msg_free(&m);
+    return same;
+}
+
+static const broker_t BQ = {"LvCluster", "lv-asks", "127.0.0.1:23911", 0, TIMEOUT_MS};
+static const broker_t BN = {"LvCluster", "lv-mute", "127.0.0.1:23912", 0, TIMEOUT_MS};
+
+/* After a restart, a broker whose data version did not change only asks
+ * (QUERY_DATA_VERSION, told "not changed", so it never registers): it stays
+ * routed past the grace window and its own heartbeat timeout, while a stored
+ * broker that says nothing is dropped once the grace window is over. */
+static void test_query_only_broker_stays(void **state)
+{
+    fx_t *fx = *state;
+    const char *tq[] = {"LV_Q", "LV_Q2"}, *tn[] = {"LV_N", "LV_N2"};
+    ns_client_t *c = nstest_connect(&fx->srv);
+    register_ok(c, &BQ, 3, tq, 2);
+    register_ok(c, &BN, 4, tn, 2);
+    int64_t spawn;
+    kill_and_restart(fx, &spawn); /* before the close, which would unregister both */
+    ns_client_close(c);
+    int64_t t0 = nstest_mono_ms(); /* the grace window started shortly before this */
+    ns_client_t *q = nstest_connect(&fx->srv), *a = nstest_connect(&fx->srv);
+    int64_t hold = GRACE_MS + TIMEOUT_MS + 1000, mute_gone = -1, last_ask = 0;
+    while (nstest_mono_ms() - t0 < hold) {
+        if (nstest_mono_ms() - last_ask >= HEARTBEAT_EVERY_MS) {
+            assert_true(query_unchanged(a, &BQ, 3));
+            last_ask = nstest_mono_ms();
+        }
+        assert_true(cluster_has(q, &BQ));
+        bool has = false;
+        assert_int_equal(route(q, "LV_Q", BQ.name, &has), NS_RSP_SUCCESS);
+        assert_true(has);
+        if (mute_gone < 0 && !cluster_has(q, &BN))
+            mute_gone = nstest_mono_ms() - t0;
+        nstest_sleep_ms(POLL_MS);
+    }
+    print_message("lv-asks routed for %lld ms after the restart on queries alone; lv-mute gone "
+                  "after %lld ms (grace %d ms, timeout %d ms)\n",
+                  (long long)hold, (long long)mute_gone, GRACE_MS, TIMEOUT_MS);
+    assert_true(mute_gone >= GRACE_MS - 200); /* never before the grace window ends */
+    assert_true(mute_gone <= GRACE_MS + SCAN_MS + SLACK_MS);
+    assert_int_equal(route(q, "LV_N", NULL, NULL), NS_RSP_TOPIC_NOT_EXIST);
+    /* and once it stops asking, its own timeout drops it */
+    int64_t t1 = nstest_mono_ms();
+    int64_t gone = poll_gone(q, &BQ, t1, TIMEOUT_MS + SCAN_MS + SLACK_MS, NULL, NULL);
+    assert_true(gone >= 0);
+    ns_client_close(a);
+    ns_client_close(q);
+}
+
+/* ---- (d'') a pause of the whole server is not the death of its brokers ----
+ *
+ * The server is stopped (SIGSTOP, as a VM pause or a swap storm would) while
+ * its brokers go on heartbeating: their heartbeats wait in the sockets.
+ * Right after SIGCONT the overdue scan must not evict them: they were alive
+ * all along. A broker that went silent when the pause began (hung, its
+ * connection open) is still evicted, once the grace window after the pause
+ * is over.
+ *
+ * In CI: a 10 s pause, scan every second, brokers heartbeating every second
+ * with a 4 s timeout, a 5 s grace window. tools/pause_test.sh runs only this
+ * test with NSTEST_PAUSE_MS (the pause) and NSTEST_PAUSE_DEFAULTS=1 (the
+ * server's defaults: scan 5 s, grace 120 s, the 120 s heartbeat timeout,
+ * idle connections closed after 120 s; brokers heartbeating every 5 s). */
+
+typedef struct {
+    int64_t pause_ms, scan_ms, grace_ms, timeout_ms, every_ms;
+    const char *const *args;
+} pause_plan_t;
+
+enum { PAUSE_LIVE = 5 };
+
+static const char *const pause_args[] = {"--scanNotActiveBrokerInterval=1000",
+                                         "--brokerGraceWindowMillis=5000", NULL};
+
+static pause_plan_t pause_plan(void)
+{
+    pause_plan_t p = {10000, 1000, 5000, 4000, 1000, pause_args};
+    const char *ms = getenv("NSTEST_PAUSE_MS"), *defaults = getenv("NSTEST_PAUSE_DEFAULTS");
+    if (ms && *ms)
+        p.pause_ms = atoll(ms);
+    if (defaults && strcmp(defaults, "1") == 0)
+        p = (pause_plan_t){p.pause_ms, 5000, 120000, 120000, 5000, NULL};
+    return p;
+}
+
+static int setup_dir(void **state)
+{
+    return nstest_fx_setup_dir(state, "pause");
+}
+
+/* BROKER_HEARTBEAT sent without waiting for its answer: the server is
+ * stopped, the kernel keeps it in the socket as it would a real broker's
+ * one-way heartbeat. */
+static void heartbeat_send(ns_client_t *c, const broker_t *b)
+{
+    const char *kv[] = {"brokerName", b->name,    "brokerAddr", b->addr, "clusterName",
+                        b->cluster,   "brokerId", "0",          NULL};
+    ns_cmd_t cmd;
+    ns_ext_field_t ext[16];
+    nstest_cmd(&cmd, ext, NS_REQ_BROKER_HEARTBEAT, kv);
+    assert_int_equal(ns_client_send(c, &cmd), NS_OK);
+}
+
+/* Prints the lines of the server's log that say how liveness saw the pause. */
+static void print_pause_log(const fx_t *fx)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/namesrvd.log", fx->dir);
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "stalled") || strstr(line, "expired") || strstr(line, "unregistered") ||
+            strstr(line, "idle timeout"))
+            print_message("  namesrvd: %s", line);
+    if (f)
+        fclose(f);
+}
+
+static void test_pause_is_not_death(void **state)
+{
+    fx_t *fx = *state;
+    pause_plan_t p = pause_plan();
+    /* the timeout a broker registers; 0 = the server's default */
+    int64_t reg_timeout = p.args ? p.timeout_ms : 0;
+    assert_int_equal(nstest_server_start(&fx->srv, fx->dir, p.args), 0);
+    broker_t live[PAUSE_LIVE], dead = {"LvCluster", "lv-p-dead", "127.0.0.1:25920", 0, reg_timeout};
+    char names[PAUSE_LIVE][16], addrs[PAUSE_LIVE][32], topics[PAUSE_LIVE][2][16];
+    ns_client_t *lc[PAUSE_LIVE], *dc = nstest_connect(&fx->srv), *q = nstest_connect(&fx->srv);
+    const char *td[] = {"LV_PD", "LV_PD2"};
+    register_ok(dc, &dead, 1, td, 2);
+    for (int i = 0; i < PAUSE_LIVE; i++) {
+        snprintf(names[i], sizeof names[i], "lv-p%d", i);
+        snprintf(addrs[i], sizeof addrs[i], "127.0.0.1:%d", 25910 + i);
+        snprintf(topics[i][0], sizeof topics[i][0], "LV_P%d", i);
+        snprintf(topics[i][1], sizeof topics[i][1], "LV_P%d_2", i);
+        live[i] = (broker_t){"LvCluster", names[i], addrs[i], 0, reg_timeout};
+        lc[i] = nstest_connect(&fx->srv);
+        const char *t[] = {topics[i][0], topics[i][1]};
+        register_ok(lc[i], &live[i], 1, t, 2);
+    }
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < PAUSE_LIVE; i++)
+            heartbeat(lc[i], &live[i]);
+        heartbeat(dc, &dead);
+        nstest_sleep_ms((int)p.every_ms);
+    }
+    for (int i = 0; i < PAUSE_LIVE; i++)
+        heartbeat(lc[i], &live[i]);
+    heartbeat(dc, &dead); /* its last sign of life */
+
+    int pending = 0;
+    int64_t t_stop = nstest_mono_ms();
+    assert_int_equal(kill(fx->srv.pid, SIGSTOP), 0);
+    print_message("SIGSTOP namesrvd for %lld ms; %d brokers heartbeat every %lld ms (timeout "
+                  "%lld ms, scan %lld ms, grace %lld ms), lv-p-dead stays silent\n",
+                  (long long)p.pause_ms, PAUSE_LIVE, (long long)p.every_ms, (long long)p.timeout_ms,
+                  (long long)p.scan_ms, (long long)p.grace_ms);
+    while (nstest_mono_ms() - t_stop < p.pause_ms) {
+        nstest_sleep_ms((int)p.every_ms);
+        for (int i = 0; i < PAUSE_LIVE; i++)
+            heartbeat_send(lc[i], &live[i]);
+        pending++;
+    }
+    assert_int_equal(kill(fx->srv.pid, SIGCONT), 0);
+    int64_t t_cont = nstest_mono_ms();
+    print_message("SIGCONT after %lld ms; %d heartbeats per broker waited in its sockets\n",
+                  (long long)(t_cont - t_stop), pending);
+
+    /* a new connection for the questions: one left idle through the pause
+     * is the subject of the idle-timeout check at the end */
+    ns_client_t *idle = q;
+    q = nstest_connect(&fx->srv);
+    int routed = 0;
+    for (int i = 0; i < PAUSE_LIVE; i++)
+        routed += cluster_has(q, &live[i]);
+    print_message("right after SIGCONT: %d of %d live brokers in the cluster info\n", routed,
+                  PAUSE_LIVE);
+    int closed = 0;
+    for (int i = 0; i < PAUSE_LIVE; i++)
+        for (int k = 0; k < pending; k++) {
+            ns_cmd_msg_t rsp;
+            ns_cmd_msg_init(&rsp);
+            int rc = ns_client_recv(lc[i], 10000, &rsp);
+            if (rc != NS_OK) { /* an eviction closes the broker's connection */
+                print_message("%s: connection closed by namesrvd after %d of %d answers\n",
+                              live[i].name, k, pending);
+                closed++;
+                ns_cmd_msg_free(&rsp);
+                break;
+            }
+            assert_int_equal(rsp.cmd.code, NS_RSP_SUCCESS);
+            ns_cmd_msg_free(&rsp);
+        }
+    /* the connection idle since before the pause was not idle that long
+     * (checked now: over the hold below it may really be idle for the
+     * whole idleTimeout and be closed, as it should) */
+    assert_int_equal(nstest_log_count(&fx->srv, "idle timeout"), 0);
+    assert_int_equal(nstest_cluster_info(idle), NS_OK);
+    ns_client_close(idle);
+    /* the live brokers never leave, through the grace window and past their
+     * own timeout; the silent one goes once the grace window is over */
+    int64_t hold = (p.grace_ms > p.timeout_ms ? p.grace_ms : p.timeout_ms) + 2 * p.scan_ms;
+    int64_t dead_gone = -1, last_hb = 0, lost_at = -1;
+    while (closed == 0 && nstest_mono_ms() - t_cont < hold) {
+        for (int i = 0; i < PAUSE_LIVE && lost_at < 0; i++)
+            if (!cluster_has(q, &live[i]))
+                lost_at = nstest_mono_ms() - t_cont;
+        if (lost_at >= 0)
+            break;
+        if (dead_gone < 0 && !cluster_has(q, &dead))
+            dead_gone = nstest_mono_ms() - t_cont;
+        if (nstest_mono_ms() - last_hb >= p.every_ms) {
+            for (int i = 0; i < PAUSE_LIVE; i++)
+                heartbeat(lc[i], &live[i]);
+            last_hb = nstest_mono_ms();
+        }
+        nstest_sleep_ms(POLL_MS);
+    }
+    writer_barrier(q); /* unregistrations queued by then have committed */
+    routed = 0;
+    for (int i = 0; i < PAUSE_LIVE; i++)
+        routed += cluster_has(q, &live[i]);
+    print_message("%lld ms after SIGCONT: %d of %d live brokers in the cluster info (first lost "
+                  "at %lld ms, -1: never); lv-p-dead gone at %lld ms (grace %lld ms)\n",
+                  (long long)(nstest_mono_ms() - t_cont), routed, PAUSE_LIVE, (long long)lost_at,
+                  (long long)dead_gone, (long long)p.grace_ms);
+    print_pause_log(fx);
+    assert_int_equal(closed, 0);
+    assert_int_equal(lost_at, -1);
+
+    for (int i = 0; i < PAUSE_LIVE; i++) {
+        char needle[96];
+        snprintf(needle, sizeof needle, "%s %s (LvCluster) expired", live[i].name, live[i].addr);
+        assert_int_equal(nstest_log_count(&fx->srv, needle), 0);
+        bool has = false;
+        assert_int_equal(route(q, topics[i][0], live[i].name, &has), NS_RSP_SUCCESS);
+        assert_true(has);
+    }
+    assert_true(nstest_log_count(&fx->srv, "event loop stalled") >= 1);
+    assert_true(dead_gone >= p.grace_ms - 100); /* not before the grace window ends */
+    assert_true(dead_gone <= p.grace_ms + p.scan_ms + SLACK_MS);
+    assert_true(nstest_log_wait(&fx->srv, "lv-p-dead 127.0.0.1:25920 (LvCluster) expired", 1000));
+    for (int i = 0; i < PAUSE_LIVE; i++)
+        ns_client_close(lc[i]);
+    ns_client_close(dc);
+    ns_client_close(q);
+}
+
 /* ---- (e) heartbeats and unchanged registrations cost no disk write ---- */
 
 /* write_bytes from /proc/<pid>/io, or -1 if unavailable. */
@@ -751,10 +1017,19 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_registration_then_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_silent_broker_evicted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_only_broker_stays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pause_is_not_death, setup_dir, teardown),
         cmocka_unit_test_setup_teardown(test_identical_registration_after_store_change, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_registration_writes_nothing, setup,
                                         teardown),
     };
+    const struct CMUnitTest pause_only[] = {
+        cmocka_unit_test_setup_teardown(test_pause_is_not_death, setup_dir, teardown),
+    };
+    /* tools/pause_test.sh: the pause test alone, as long as it asks */
+    const char *pause = getenv("NSTEST_PAUSE_MS");
+    if (pause && *pause)
+        return cmocka_run_group_tests(pause_only, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -513,13 +513,50 @@ static void test_restart_grace(void **state)
     model_free(&m);
 }
 
+/* After a stall of the loop every entry gets max(grace, its timeout) from
+ * the end of the stall, an entry being evicted is left alone, and the heap
+ * still hands out the earliest deadline first; a heartbeat ends the grace. */
+static void test_stall_grace(void **state)
+{
+    (void)state;
+    ns_liveness_t *lv = NULL;
+    ns_live_entry_t *out[8];
+    int conn_a = 0, conn_c = 0;
+    assert_int_equal(ns_liveness_new(&lv), NS_OK);
+    assert_non_null(ns_liveness_register(lv, "c", "a:1", "a", 0, 1000, &conn_a, 1000));
+    assert_non_null(ns_liveness_register(lv, "c", "b:1", "b", 0, 5000, NULL, 1000));
+    assert_non_null(ns_liveness_register(lv, "c", "d:1", "d", 0, 1000, NULL, 1000));
+    assert_non_null(ns_liveness_register(lv, "c", "e:1", "e", 0, 1000, &conn_c, 1000));
+    assert_int_equal(ns_liveness_by_conn(lv, &conn_c, out, 8), 1); /* e is being evicted */
+    uint64_t now = 1000 + 200000; /* every deadline ran out during the stall */
+    assert_int_equal(ns_liveness_grace_all(lv, now, 3000), 3);
+    assert_true(ns_liveness_get(lv, "c", "a:1")->grace_after_stall);
+    assert_int_equal(ns_liveness_expired(lv, now + 3000, out, 8), 0);
+    /* d heartbeats: its own timeout again; a stays silent */
+    assert_true(ns_liveness_heartbeat(lv, "c", "d:1", now + 100));
+    assert_false(ns_liveness_get(lv, "c", "d:1")->grace_after_stall);
+    assert_int_equal(ns_liveness_expired(lv, now + 1101, out, 8), 1);
+    assert_string_equal(out[0]->addr, "d:1");
+    assert_int_equal(ns_liveness_expired(lv, now + 3001, out, 8), 1);
+    assert_string_equal(out[0]->addr, "a:1");
+    assert_int_equal(ns_liveness_expired(lv, now + 5000, out, 8), 0);
+    assert_int_equal(ns_liveness_expired(lv, now + 5001, out, 8), 1);
+    assert_string_equal(out[0]->addr, "b:1");
+    /* a later grace already granted is kept (a and d are being evicted now) */
+    ns_live_entry_t *b = ns_liveness_get(lv, "c", "b:1");
+    ns_liveness_retry(lv, b);
+    assert_int_equal(ns_liveness_grace_all(lv, now, 100000), 1);
+    assert_int_equal(ns_liveness_grace_all(lv, now + 1, 0), 1);
+    assert_int_equal(b->grace_until_ms, now + 100000);
+    ns_liveness_free(lv);
+}
+
 int main(void)
 {
     ns_log_set_level(NS_LOG_LEVEL_ERROR);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_regression_11043),
-        cmocka_unit_test(test_regression_5374),
-        cmocka_unit_test(test_restart_grace),
+        cmocka_unit_test(test_regression_11043),     cmocka_unit_test(test_regression_5374),
+        cmocka_unit_test(test_restart_grace),        cmocka_unit_test(test_stall_grace),
         cmocka_unit_test(test_random_interleavings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

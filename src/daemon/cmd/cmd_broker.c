@@ -55,7 +55,7 @@ typedef struct {
     uint32_t fp;       /* fingerprint of the request (header fields and body) */
     char remark[160];  /* why the body was refused, when it was */
     char peer[64];     /* for the log line */
-    const char *kind;  /* "new", "re-registered after restart", "known" */
+    const char *kind;  /* "new", "re-registered after restart" (or a stall), "known" */
     char dropped[200]; /* topics left out for their names (ns/names.h), or "" */
     /* the admin trail record of an identity conflict, if the writer finds
      * one (NULL: adminAuditRetention 0); written only then */
@@ -337,8 +337,12 @@ int ns_cmd_register_broker(ns_req_t *req)
     size_t max_inflate = (size_t)srv->loop.cfg->max_inflate_bytes;
     ns_live_entry_t *e = ns_liveness_get(srv->liveness, op->cluster, op->addr);
     snprintf(op->peer, sizeof op->peer, "%s", ns_req_peer(req));
-    /* grace_until_ms: restored at start-up and not heard from since */
-    op->kind = e == NULL ? "new" : e->grace_until_ms != 0 ? "re-registered after restart" : "known";
+    /* grace_until_ms: restored at start-up (or on grace after a stall of the
+     * loop) and not heard from since */
+    op->kind = e == NULL                ? "new"
+               : e->grace_until_ms == 0 ? "known"
+               : e->grace_after_stall   ? "re-registered after a stall"
+                                        : "re-registered after restart";
     op->fp = request_fingerprint(cmd);
     if (e && !e->evicting && e->fp_valid && e->fp == op->fp &&
         ns_writer_pending(srv->writer) == 0 && e->fp_gen == ns_writer_done_count(srv->writer)) {

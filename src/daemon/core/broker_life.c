@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ns/clock.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/log.h"
@@ -163,11 +164,31 @@ void ns_broker_conn_closed(ns_loop_t *loop, ns_conn_t *conn)
                 ns_conn_peer(conn), ns_conn_brokers(conn), gone);
 }
 
+/* The scan came stall_ms later than its period: the loop did not run, so
+ * nothing expires now; every broker gets a grace window as after a restart,
+ * and the next scan, after the loop has read what waited, decides
+ * (core/liveness.c "A stall is not a silence"). */
+static void scan_after_stall(ns_server_t *srv, uint64_t now, uint64_t stall_ms, uint64_t period_ms)
+{
+    int64_t grace = srv->loop.cfg->broker_grace_window_ms;
+    size_t n = ns_liveness_grace_all(srv->liveness, now, grace);
+    NS_LOG_WARN("event loop stalled for %llu ms (the liveness scan runs every %llu ms): no "
+                "broker expires before what waited is read; %zu broker address(es) get "
+                "max(brokerGraceWindowMillis %lld ms, their heartbeat timeout) to be heard from",
+                (unsigned long long)stall_ms, (unsigned long long)period_ms, n, (long long)grace);
+}
+
 void ns_broker_scan(ns_server_t *srv)
 {
     ns_live_entry_t *found[256];
     size_t n;
     uint64_t now = ns_now_ms(&srv->loop);
+    uint64_t period = uv_timer_get_repeat(&srv->scan_timer);
+    uint64_t stall = ns_clock_stall(&srv->scan_last_ms, now, period);
+    if (stall > 0) {
+        scan_after_stall(srv, now, stall, period);
+        return;
+    }
     while ((n = ns_liveness_expired(srv->liveness, now, found, 256)) > 0) {
         for (size_t i = 0; i < n; i++) {
             ns_live_entry_t *e = found[i];
@@ -183,7 +204,9 @@ void ns_broker_scan(ns_server_t *srv)
                         e->broker_name, e->addr, e->cluster,
                         (unsigned long long)(now - e->last_update_ms), deadline,
                         (long long)e->timeout_ms,
-                        on_grace ? ", the grace window after a restart" : "",
+                        !on_grace              ? ""
+                        : e->grace_after_stall ? ", the grace window after a stall"
+                                               : ", the grace window after a restart",
                         (unsigned long long)e->generation);
             if (e->conn)
                 ns_conn_close(e->conn, "broker expired");

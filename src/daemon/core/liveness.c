@@ -5,10 +5,25 @@
  * and it is expired once that deadline is strictly before now. last_update
  * is set by a registration and refreshed by BROKER_HEARTBEAT and
  * QUERY_DATA_VERSION; timeout is the registration's heartbeatTimeoutMillis
- * (default 120 s); grace_until is set only for brokers restored from disk at
- * startup (now + brokerGraceWindowMillis). The scan timer pops expired
+ * (default 120 s); grace_until is set for brokers restored from disk at
+ * startup (now + brokerGraceWindowMillis), and for every broker after a
+ * stall of the loop (see below), and cleared by the broker's next heartbeat
+ * or registration. The scan timer pops expired
  * entries from a min-heap ordered by deadline, so a scan costs O(k log n)
  * for k expired brokers rather than a walk over all of them.
+ *
+ * A stall is not a silence. When the loop or the whole process did not run
+ * (SIGSTOP, a VM pause, swapping), the brokers' heartbeats wait unread in
+ * the sockets (or in an I/O loop's mail) while the monotonic clock runs on,
+ * and a scan right after it would evict brokers that were alive all along.
+ * So a scan first asks ns_clock_stall whether it came more than
+ * NS_CLOCK_STALL_MS (1 s) later than its period (the gap since the previous
+ * scan longer than the scan interval by that much); if so it expires
+ * nothing and gives every broker the window a restart gives:
+ *     grace_until = max(grace_until, now + max(brokerGraceWindowMillis, timeout))
+ * The next scan comes after the loop has read what waited, so a broker
+ * whose heartbeats were queued is refreshed by then and one that really
+ * died during the pause is evicted when that window ends.
  *
  * Fencing (how a stale eviction never removes a newer registration) is the
  * job of the callers, see src/daemon/cmd/cmd_broker.c: unregisters and
@@ -117,10 +132,16 @@ static void sift_down(ns_liveness_t *lv, size_t i)
     }
 }
 
-static void set_deadline(ns_liveness_t *lv, ns_live_entry_t *e)
+/* max(last_update + timeout, grace_until): when e expires. */
+static uint64_t deadline_of(const ns_live_entry_t *e)
 {
     uint64_t d = e->last_update_ms + (uint64_t)(e->timeout_ms > 0 ? e->timeout_ms : 0);
-    e->deadline_ms = d > e->grace_until_ms ? d : e->grace_until_ms;
+    return d > e->grace_until_ms ? d : e->grace_until_ms;
+}
+
+static void set_deadline(ns_liveness_t *lv, ns_live_entry_t *e)
+{
+    e->deadline_ms = deadline_of(e);
     sift_up(lv, e->heap_idx);
     sift_down(lv, e->heap_idx);
 }
@@ -197,6 +218,7 @@ ns_live_entry_t *ns_liveness_register(ns_liveness_t *lv, const char *cluster, co
     e->evicting = false;
     e->last_update_ms = now_ms;
     e->grace_until_ms = 0;
+    e->grace_after_stall = false;
     set_deadline(lv, e);
     return e;
 }
@@ -212,8 +234,31 @@ ns_live_entry_t *ns_liveness_restore(ns_liveness_t *lv, const char *cluster, con
     e->generation++;
     e->last_update_ms = now_ms;
     e->grace_until_ms = grace_until_ms;
+    e->grace_after_stall = false;
     set_deadline(lv, e);
     return e;
+}
+
+size_t ns_liveness_grace_all(ns_liveness_t *lv, uint64_t now_ms, int64_t grace_ms)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < lv->n; i++) {
+        ns_live_entry_t *e = lv->heap[i];
+        if (e->evicting) /* its unregister is queued; its deadline stays parked */
+            continue;
+        int64_t w = grace_ms > e->timeout_ms ? grace_ms : e->timeout_ms;
+        uint64_t until = now_ms + (uint64_t)(w > 0 ? w : 0);
+        if (until > e->grace_until_ms) {
+            e->grace_until_ms = until;
+            e->grace_after_stall = true;
+        }
+        e->deadline_ms = deadline_of(e);
+        k++;
+    }
+    /* every key may have moved: rebuild the heap bottom-up (Floyd) */
+    for (size_t i = lv->n / 2; i-- > 0;)
+        sift_down(lv, i);
+    return k;
 }
 
 bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *addr,
@@ -224,6 +269,7 @@ bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *a
         return false;
     e->last_update_ms = now_ms;
     e->grace_until_ms = 0; /* it is back: the normal timeout applies again */
+    e->grace_after_stall = false;
     set_deadline(lv, e);
     return true;
 }

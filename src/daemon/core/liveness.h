@@ -17,6 +17,7 @@ typedef struct {
     uint64_t last_update_ms;
     int64_t timeout_ms;
     uint64_t grace_until_ms; /* restored entries: not expired before this */
+    bool grace_after_stall;  /* grace_until_ms came from a stall, not a restart */
     uint64_t deadline_ms;    /* max(last_update + timeout, grace_until) */
     void *conn;              /* connection of the last registration, NULL if restored */
     uint64_t generation;     /* grows with every registration */
@@ -53,6 +54,13 @@ ns_live_entry_t *ns_liveness_register(ns_liveness_t *lv, const char *cluster, co
 ns_live_entry_t *ns_liveness_restore(ns_liveness_t *lv, const char *cluster, const char *addr,
                                      const char *broker_name, int64_t broker_id, int64_t timeout_ms,
                                      uint64_t now_ms, uint64_t grace_until_ms);
+
+/* The loop was stalled (ns_clock_stall) until now: nothing was read for
+ * that long, so a missing heartbeat proves nothing. Every entry not being
+ * evicted gets what a restored one gets: it expires no earlier than
+ * now + max(grace_ms, its timeout) (an earlier grace_until is pushed out,
+ * a later one kept). Returns how many entries that concerned. O(n). */
+size_t ns_liveness_grace_all(ns_liveness_t *lv, uint64_t now_ms, int64_t grace_ms);
 
 /* BROKER_HEARTBEAT / QUERY_DATA_VERSION: refresh last_update if known. */
 bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *addr,

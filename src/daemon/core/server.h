@@ -39,6 +39,7 @@ struct ns_server {
     uint64_t accept_failed, accept_logged_ms; /* refused since the last log line */
     int bound_port;
     uv_timer_t scan_timer; /* liveness scan */
+    uint64_t scan_last_ms; /* loop time of the last scan (ns_clock_stall), 0 before it */
     uv_signal_t sig_int, sig_term;
     uv_signal_t sig_hup;       /* reopens the log file (service.c) */
     uv_timer_t watchdog_timer; /* systemd watchdog pings (service.c) */

@@ -35,6 +35,7 @@
 
 #include "net/budget.h"
 #include "net/ioloop.h"
+#include "ns/clock.h"
 #include "ns/err.h"
 #include "ns/log.h"
 
@@ -586,9 +587,31 @@ bool ns_conn_adopt(ns_loop_t *loop, int fd)
     return true;
 }
 
+/* The loop was stalled (ns_clock_stall): what its peers sent meanwhile is
+ * not read yet, so every connection's idle and handshake clocks start again
+ * now, as after a restart every connection is new. */
+static void restart_idle_clocks(ns_loop_t *loop, uint64_t now_ms, uint64_t stall_ms)
+{
+    size_t n = 0;
+    for (ns_conn_t *c = loop->conns; c; c = c->next, n++) {
+        c->last_active_ms = now_ms;
+        if (c->handshake_seen_ms != 0)
+            c->handshake_seen_ms = now_ms;
+    }
+    NS_LOG_WARN("event loop stalled for %llu ms: the idle and handshake timeouts of its %zu "
+                "connection(s) start again",
+                (unsigned long long)stall_ms, n);
+}
+
 void ns_conn_sweep_idle(ns_loop_t *loop, uint64_t now_ms, int64_t idle_s)
 {
     uint64_t hs_ms = (uint64_t)loop->cfg->tls_handshake_timeout_ms;
+    uint64_t stall =
+        ns_clock_stall(&loop->idle_swept_ms, now_ms, uv_timer_get_repeat(&loop->idle_timer));
+    if (stall > 0) {
+        restart_idle_clocks(loop, now_ms, stall);
+        return;
+    }
     /* paused connections have frames waiting */
     for (ns_conn_t *c = loop->conns; c; c = c->next) {
         if (c->closing)

@@ -116,7 +116,10 @@ int ns_conn_brokers(const ns_conn_t *c);
 /* The loop's connections (ioloop.c, server.c). */
 void ns_conn_flush_all(ns_loop_t *loop);
 void ns_conn_close_all(ns_loop_t *loop);
-/* Closes connections idle for more than idle_s seconds. */
+/* Closes connections idle for more than idle_s seconds, and those whose TLS
+ * handshake takes longer than tlsHandshakeTimeoutMillis. Called by the
+ * loop's idle_timer: a sweep that comes late enough to be a stall of the
+ * loop (ns_clock_stall) closes nothing and starts every clock again. */
 void ns_conn_sweep_idle(ns_loop_t *loop, uint64_t now_ms, int64_t idle_s);
 /* Connections that stopped reading (their on_request said "not now") read
  * again, oldest first, until one is refused again; the rest keep their

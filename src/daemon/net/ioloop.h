@@ -85,6 +85,7 @@ struct ns_loop {
     uint64_t rtxn_epoch;                    /* the store's read epoch when rtxn was renewed */
     const ns_store_epoch_t *rtxn_epoch_now; /* the store's (ns_store_read_epoch) */
     uv_timer_t idle_timer;                  /* idle-connection sweep */
+    uint64_t idle_swept_ms;                 /* loop time of its last sweep (ns_clock_stall) */
     uv_check_t flush_check;                 /* writes out replies once per loop iteration */
     ns_conn_t *conns;                       /* all open connections of this loop */
     ns_conn_t *dirty;                       /* connections with replies to write */

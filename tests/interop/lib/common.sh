@@ -154,5 +154,16 @@ it_free_ports() {
     it_fail "no free loopback ports found"
 }
 
+# it_http_get PORT PATH - the body of http://127.0.0.1:PORT/PATH (HTTP/1.0).
+it_http_get() {
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+    sed '1,/^\r$/d' <&3
+    exec 3<&-
+}
+
+# it_metric PORT SERIES - the value of one series on /metrics ("" if absent).
+it_metric() { it_http_get "$1" /metrics | awk -v s="$2" '$1 == s { print $2 }'; }
+
 # it_ms - milliseconds since the epoch.
 it_ms() { echo $(($(date +%s%N) / 1000000)); }

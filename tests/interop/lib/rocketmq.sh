@@ -70,6 +70,10 @@ ns_txnid() {
     mdb_stat -e "$(ns_datadir "$1")" | sed -n 's/.*Last transaction ID: *//p'
 }
 
+# ns_has_broker NAME ADDR - namesrvd NAME's cluster info lists the broker
+# address ADDR.
+ns_has_broker() { nsctl clusters --ns "$(ns_addr "$1")" --json 2>/dev/null | grep -q "\"$2\""; }
+
 # nsctl ARGS... - namesrvctl (its online commands against given servers).
 nsctl() { "$IT_BIN/namesrvctl" "$@"; }
 

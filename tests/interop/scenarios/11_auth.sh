@@ -15,19 +15,8 @@ IT_NEEDS="java"
 IT_SKIP_VERSION="4.*"
 IT_SKIP_WHY="it signs brokers with 5.x authentication settings (innerClientAuthenticationCredentials, authenticationMetadataProvider), which 4.x brokers do not have"
 
-# it_http_get PORT PATH - the body of http://127.0.0.1:PORT/PATH (HTTP/1.0).
-it_http_get() {
-    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-    printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
-    sed '1,/^\r$/d' <&3
-    exec 3<&-
-}
-
 # has_refusal NSDATA PATTERN - `namesrvctl user refusals` has a line matching.
 has_refusal() { nsctl user refusals --data-dir "$1" 2>/dev/null | grep -q -E -- "$2"; }
-
-# metric PORT SERIES - the value of one series on /metrics ("" if absent).
-metric() { it_http_get "$1" /metrics | awk -v s="$2" '$1 == s { print $2 }'; }
 
 scenario() {
     # 1. the Java hook against our unit test's values
@@ -134,13 +123,13 @@ scenario() {
     it_expect_grep "$SDIR/audit-admin.txt" "$peer +PUT_KV_CONFIG +refused .*AccessKey=cli1 .*Signature=\(redacted\)" "the refused one is in the trail beside it"
     it_expect_no_grep "$SDIR/audit-admin.txt" "adminsecret|clientsecret|brokersecret" "a secret is in the trail"
     local v
-    v=$(metric "$hp" 'namesrv_auth_refusals_total{reason="broker_name"}')
+    v=$(it_metric "$hp" 'namesrv_auth_refusals_total{reason="broker_name"}')
     [ -n "$v" ] && ((v >= 1)) || it_fail "namesrv_auth_refusals_total{reason=\"broker_name\"} is '$v'"
-    v=$(metric "$hp" 'namesrv_auth_refusals_total{reason="role"}')
+    v=$(it_metric "$hp" 'namesrv_auth_refusals_total{reason="role"}')
     [ -n "$v" ] && ((v >= 2)) || it_fail "namesrv_auth_refusals_total{reason=\"role\"} is '$v', want >= 2"
-    v=$(metric "$hp" 'namesrv_auth_refusals_total{reason="unsigned"}')
+    v=$(it_metric "$hp" 'namesrv_auth_refusals_total{reason="unsigned"}')
     [ -n "$v" ] && ((v >= 1)) || it_fail "namesrv_auth_refusals_total{reason=\"unsigned\"} is '$v'"
-    [ "$(metric "$hp" 'namesrv_auth_mode{mode="all"}')" = 1 ] || it_fail "namesrv_auth_mode{mode=\"all\"} is not 1"
+    [ "$(it_metric "$hp" 'namesrv_auth_mode{mode="all"}')" = 1 ] || it_fail "namesrv_auth_mode{mode=\"all\"} is not 1"
     it_http_get "$hp" /metrics | grep '^namesrv_auth' >"$SDIR/metrics-auth.txt"
     it_log "refusals on record: $(grep -c . "$SDIR/refusals.txt"); $(tr '\n' ' ' <"$SDIR/metrics-auth.txt")"
 }

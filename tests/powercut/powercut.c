@@ -469,6 +469,15 @@ static void copy_file(const char *from, const char *to)
 
 static const char *const store_files[] = {"data.mdb", "lock.mdb", "LOCK", NULL};
 
+/* Writes dir/name into out (n bytes); false (and nothing to use) when it
+ * does not fit. The result checked keeps optimised -Werror builds quiet
+ * about truncation no temp directory can reach. */
+static bool path_join(char *out, size_t n, const char *dir, const char *name)
+{
+    int len = snprintf(out, n, "%s/%s", dir, name);
+    return len >= 0 && (size_t)len < n;
+}
+
 /* Copies the store's files (and with_journal, the journal) from directory
  * `from` to directory `to`. */
 static void copy_store(const char *from, const char *to, const char *with_journal)
@@ -476,15 +485,14 @@ static void copy_store(const char *from, const char *to, const char *with_journa
     mkdir(to, 0700);
     char a[4200], b[4200];
     for (int i = 0; store_files[i]; i++) {
-        snprintf(a, sizeof a, "%s/%s", from, store_files[i]);
-        snprintf(b, sizeof b, "%s/%s", to, store_files[i]);
+        if (!path_join(a, sizeof a, from, store_files[i]) ||
+            !path_join(b, sizeof b, to, store_files[i]))
+            return;
         unlink(b);
         copy_file(a, b);
     }
-    if (with_journal) {
-        snprintf(b, sizeof b, "%s/journal", to);
+    if (with_journal && path_join(b, sizeof b, to, "journal"))
         copy_file(with_journal, b);
-    }
 }
 
 /* Keeps a failing cut's files from before the cut, its journal and seed. */

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "internal.h"
 #include "migrations/migrations.h"
+#include "ns/fsutil.h"
 #include "ns/log.h"
 
 const char *const ns_db_names[NS_DB_COUNT] = {
@@ -330,40 +330,22 @@ static int digest_catch_up(ns_store_t *s)
     return rc;
 }
 
-/* fsyncs the directory at path, so that the names created in it survive a
- * power cut (fsync(2): a file's own fsync does not make its directory entry
- * durable). A file system that cannot sync a directory (EINVAL) is not an
- * error. */
-static int fsync_dir(const char *path, char *err, size_t errlen)
+/* Makes the names in directory dir durable (fsync(2): a file's own fsync
+ * does not make its directory entry durable) and, with_parent, dir's own
+ * name in its parent. A file system that cannot sync a directory (EINVAL)
+ * is not an error. */
+static int sync_dir(const char *dir, bool with_parent, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc = fd < 0 ? -1 : fsync(fd);
-    int e = errno;
-    if (fd >= 0)
-        close(fd);
-    if (rc != 0 && e != EINVAL) {
-        snprintf(err, errlen, "cannot sync directory %s: %s", path, strerror(e));
-        return NS_EIO;
-    }
-    return NS_OK;
-}
-
-/* Makes the store's names durable: lock.mdb and LOCK in s->dir (data.mdb is
- * when the store is made) and, when this open created s->dir, its name in
- * its parent. Before the first commit that is acknowledged: a power cut may
- * otherwise take away the whole store LMDB had fdatasync'ed (the simulated
- * power cuts of tests/powercut found it so). */
-static int sync_names(const ns_store_t *s, bool created_dir, char *err, size_t errlen)
-{
-    int rc = fsync_dir(s->dir, err, errlen);
-    if (rc != NS_OK || !created_dir)
+    int rc = ns_fs_sync_path(dir);
+    if (rc == NS_OK && with_parent)
+        rc = ns_fs_sync_parent(dir);
+    if (rc == NS_ENOMEM)
         return rc;
-    char *copy = strdup(s->dir);
-    if (copy == NULL)
-        return NS_ENOMEM;
-    rc = fsync_dir(dirname(copy), err, errlen);
-    free(copy);
-    return rc;
+    if (rc == NS_OK || errno == EINVAL)
+        return NS_OK;
+    snprintf(err, errlen, "cannot sync directory %s%s: %s", dir,
+             with_parent ? " or its parent" : "", strerror(errno));
+    return NS_EIO;
 }
 
 /* Creates an empty store in s->dir whose data.mdb is never seen half
@@ -402,7 +384,7 @@ static int create_store(const ns_store_t *s, char *err, size_t errlen)
         unlink(tmp);
         return NS_EIO;
     }
-    return fsync_dir(s->dir, err, errlen);
+    return sync_dir(s->dir, false, err, errlen);
 }
 
 /* Creates and opens s->env with flags; a map size already recorded in the
@@ -508,7 +490,12 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         goto fail;
     if ((rc = env_open(s, flags, err, errlen)) != NS_OK)
         goto fail;
-    if (!opts->read_only && (rc = sync_names(s, created_dir, err, errlen)) != NS_OK)
+    /* lock.mdb and LOCK in s->dir (data.mdb is synced when the store is
+     * made) and, when this open created s->dir, its name: before the first
+     * commit that is acknowledged, or a power cut may take away the whole
+     * store LMDB had fdatasync'ed (the simulated cuts of tests/powercut
+     * found it so). */
+    if (!opts->read_only && (rc = sync_dir(s->dir, created_dir, err, errlen)) != NS_OK)
         goto fail;
     int dead = 0;
     mdb_reader_check(s->env, &dead);

@@ -120,6 +120,11 @@ static char *saved_asan_options;
 
 void nstest_fault_env_set(const char *const *env)
 {
+    nstest_preload_env_set(NS_FAULT_LIB, env);
+}
+
+void nstest_preload_env_set(const char *lib, const char *const *env)
+{
     const char *asan = getenv("ASAN_OPTIONS");
     char opts[1024];
     free(saved_asan_options);
@@ -127,7 +132,7 @@ void nstest_fault_env_set(const char *const *env)
     snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", asan ? asan : "",
              asan && *asan ? ":" : "");
     setenv("ASAN_OPTIONS", opts, 1);
-    setenv("LD_PRELOAD", NS_FAULT_LIB, 1);
+    setenv("LD_PRELOAD", lib, 1);
     for (int i = 0; env && env[i] && env[i + 1]; i += 2)
         setenv(env[i], env[i + 1], 1);
 }

@@ -60,6 +60,9 @@ long nstest_proc_status_kib(int pid, const char *field);
  * reads LD_PRELOAD only at exec). */
 void nstest_fault_env_set(const char *const *env);
 void nstest_fault_env_clear(const char *const *env);
+/* The same with the shared library lib preloaded instead of the fault
+ * shim; undone by nstest_fault_env_clear. */
+void nstest_preload_env_set(const char *lib, const char *const *env);
 
 /* ---- time (nstest.c) ---- */
 /* CLOCK_MONOTONIC in whole milliseconds. */

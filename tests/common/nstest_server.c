@@ -88,23 +88,9 @@ int nstest_server_start_preloaded(nstest_server_t *s, const char *dir,
                                   const char *const *extra_args, const char *lib,
                                   const char *const *env)
 {
-    const char *asan = getenv("ASAN_OPTIONS");
-    char *saved = asan ? strdup(asan) : NULL, opts[1024];
-    snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", asan ? asan : "",
-             asan && *asan ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
-    setenv("LD_PRELOAD", lib, 1);
-    for (int i = 0; env && env[i]; i += 2)
-        setenv(env[i], env[i + 1], 1);
+    nstest_preload_env_set(lib, env);
     int rc = nstest_server_start(s, dir, extra_args);
-    unsetenv("LD_PRELOAD");
-    if (saved)
-        setenv("ASAN_OPTIONS", saved, 1);
-    else
-        unsetenv("ASAN_OPTIONS");
-    free(saved);
-    for (int i = 0; env && env[i]; i += 2)
-        unsetenv(env[i]);
+    nstest_fault_env_clear(env);
     return rc;
 }
 

@@ -70,6 +70,7 @@ const char *ns_refusal_name(ns_refuse_t why)
 static struct {
     char host[64];
     int why;
+    const char *fmt; /* the line's format (a literal): which event it is */
     uint64_t last_ms;
     uint64_t suppressed;
 } slots[SLOTS];
@@ -82,28 +83,30 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* True when this (host, why) should be logged now; *suppressed = how many
- * were not logged since the last line. */
-static bool should_log(const char *peer, ns_refuse_t why, uint64_t *suppressed)
+/* True when this (host, why, fmt) should be logged now; *suppressed = how
+ * many were not logged since the last line. fmt tells two events of one
+ * reason apart (a connection that stops being read, a request refused for
+ * it): one must not silence the other. */
+static bool should_log(const char *peer, ns_refuse_t why, const char *fmt, uint64_t *suppressed)
 {
     char host[64];
     snprintf(host, sizeof host, "%s", peer);
     char *colon = strrchr(host, ':');
     if (colon)
         *colon = 0; /* the address, not the port: one line per peer */
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)why;
+    uint64_t h = (1469598103934665603ull ^ (uint64_t)why) * 1099511628211ull ^ (uintptr_t)fmt;
     for (const char *p = host; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
     uint64_t now = mono_ms();
     bool log = false;
     pthread_mutex_lock(&slots_mu);
     size_t i = (size_t)(h % SLOTS);
-    if (slots[i].why != (int)why || strcmp(slots[i].host, host) != 0 || slots[i].last_ms == 0 ||
-        now - slots[i].last_ms >= NS_REFUSAL_LOG_INTERVAL_MS) {
-        *suppressed =
-            strcmp(slots[i].host, host) == 0 && slots[i].why == (int)why ? slots[i].suppressed : 0;
+    bool same = slots[i].why == (int)why && slots[i].fmt == fmt && strcmp(slots[i].host, host) == 0;
+    if (!same || slots[i].last_ms == 0 || now - slots[i].last_ms >= NS_REFUSAL_LOG_INTERVAL_MS) {
+        *suppressed = same ? slots[i].suppressed : 0;
         snprintf(slots[i].host, sizeof slots[i].host, "%s", host);
         slots[i].why = (int)why;
+        slots[i].fmt = fmt;
         slots[i].last_ms = now ? now : 1;
         slots[i].suppressed = 0;
         log = true;
@@ -120,7 +123,7 @@ __attribute__((format(printf, 3, 0))) static void vrefusal(const char *peer, ns_
     uint64_t suppressed = 0;
     if ((unsigned)why < NS_REFUSE_COUNT)
         ADD(B.refused[why], 1);
-    if (!should_log(peer, why, &suppressed))
+    if (!should_log(peer, why, fmt, &suppressed))
         return;
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);

@@ -16,9 +16,9 @@
  * atomics, readable from any thread (for the metrics endpoint): see
  * ns_budget_snapshot.
  *
- * A refusal is logged at most once per peer address and reason per
- * NS_REFUSAL_LOG_INTERVAL_MS (with how many were not logged since); every
- * one is counted. */
+ * A refusal is logged at most once per peer address, reason and kind of
+ * line (its format) per NS_REFUSAL_LOG_INTERVAL_MS (with how many were not
+ * logged since); every one is counted. */
 #ifndef NS_BUDGET_H
 #define NS_BUDGET_H
 

@@ -78,8 +78,9 @@ void nstest_wall_tick(void);
  * Starts NS_NAMESRVD_PATH on 127.0.0.1 with an ephemeral port (portFile),
  * a data directory and configStorePath under `dir`, plus extra --key=value
  * arguments (NULL-terminated array, may be NULL). Waits until the port file
- * appears and the port accepts connections (10 s at most). The server's
- * stderr goes to dir/namesrvd.log. */
+ * appears (NSTEST_START_MS at most; a server that exits first is seen at
+ * once; one never ready is killed). The server's stderr goes to
+ * dir/namesrvd.log. */
 typedef struct {
     int pid;
     int port;
@@ -87,6 +88,7 @@ typedef struct {
     char data[4096];
 } nstest_server_t;
 
+#define NSTEST_START_MS 60000
 int nstest_server_start(nstest_server_t *s, const char *dir, const char *const *extra_args);
 /* The same with the shared library lib preloaded (LD_PRELOAD: a fault shim
  * of tests/faults) and env pairs "NAME", "value", ..., NULL (may be NULL)

@@ -24,6 +24,7 @@
  * so every branch, leaf and overflow page is visited); then every value is
  * decoded (groups, registrations, queue data, routes, mappings, KV
  * namespaces, audit records as JSON) and every invariant I1-I8 checked. */
+#define _GNU_SOURCE /* close_range */
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include <cjson/cJSON.h>
 
 #include "internal.h"
+#include "ns/log.h"
 
 typedef struct {
     FILE *out;
@@ -238,6 +241,42 @@ static void child_main(const char *dir, FILE *out)
     _exit(0);
 }
 
+/* Closes every descriptor from lo up, but keep. */
+static void close_from_but(int lo, int keep)
+{
+    if (keep >= lo) {
+        if (keep > lo && close_range((unsigned)lo, (unsigned)keep - 1, 0) != 0)
+            for (int fd = lo; fd < keep; fd++) /* a kernel before 5.9 */
+                close(fd);
+        lo = keep + 1;
+    }
+    if (close_range((unsigned)lo, ~0u, 0) != 0)
+        for (int fd = lo; fd < 4096; fd++)
+            close(fd);
+}
+
+/* In the child: it dies with the thread that forked it (SIGKILL), and keeps
+ * of the parent's descriptors only standard input, output and error, the
+ * log's (ns_log_fd) and pipe_fd, moved to the first free one above them. A
+ * namesrvd killed while a check walks a large store must not leave the
+ * walk behind holding what a restart needs: the data directory's LOCK (a
+ * flock lasts while any copy of its descriptor is open), the listening
+ * sockets, a reader of the store that a power cut would have stopped. The
+ * callers fork from a thread that waits for the child (ns_store_check_dir)
+ * or lives as long as the process (the start check, namesrvctl). The pipe's
+ * new descriptor, or -1 when the parent is already gone. */
+static int child_detach(pid_t parent, int pipe_fd)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        return -1;
+    int log_fd = ns_log_fd();
+    int out = log_fd == 3 ? 4 : 3;
+    if (pipe_fd != out && (dup2(pipe_fd, out) != out || close(pipe_fd) != 0))
+        return -1;
+    close_from_but(out + 1, log_fd);
+    return out;
+}
+
 /* Forks a child that runs fn(dir, out), out the write end of a pipe, and
  * exits; *in is the read end (not inherited by later execs; NULL when it
  * could not be opened). The child's pid, or -1 with errno and nothing
@@ -249,6 +288,7 @@ static pid_t spawn_child(void (*fn)(const char *, FILE *), const char *dir, FILE
     if (pipe(fds) != 0)
         return -1;
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -259,7 +299,8 @@ static pid_t spawn_child(void (*fn)(const char *, FILE *), const char *dir, FILE
     }
     if (pid == 0) {
         close(fds[0]);
-        FILE *out = fdopen(fds[1], "w");
+        int wfd = child_detach(parent, fds[1]);
+        FILE *out = wfd < 0 ? NULL : fdopen(wfd, "w");
         if (out != NULL)
             fn(dir, out);
         _exit(0);

@@ -40,6 +40,9 @@ int ns_log_reopen(void);
 void ns_log_close_file(void);
 /* Bytes written to the current file since it was opened. */
 int64_t ns_log_file_bytes(void);
+/* The descriptor log lines go to: the file's, or 2 (stderr). A forked
+ * child that closes what it inherited keeps this one. */
+int ns_log_fd(void);
 /* Wall-clock ms since the epoch as "2026-12-01T14:41:47.123Z" (n >= 32). */
 void ns_format_wall_time(int64_t ms, char *buf, size_t n);
 

@@ -174,6 +174,14 @@ int64_t ns_log_file_bytes(void)
     return n;
 }
 
+int ns_log_fd(void)
+{
+    pthread_mutex_lock(&file_lock);
+    int fd = log_file ? fileno(log_file) : 2;
+    pthread_mutex_unlock(&file_lock);
+    return fd;
+}
+
 void ns_log_write(ns_log_level_t level, const char *file, int line, const char *fmt, ...)
 {
     char raw[1024], msg[1024 * 4], when[40];

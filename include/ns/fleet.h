@@ -64,17 +64,32 @@ int ns_fleet_call(struct ns_client *c, const ns_buf_t *req, int timeout_ms, ns_b
 typedef int (*ns_fleet_fetch_fn)(void *ctx, size_t server, const ns_buf_t *req, ns_buf_t *resp,
                                  const char **why);
 
-typedef enum { NS_FLEET_BROKER = 0, NS_FLEET_TOPIC, NS_FLEET_KV, NS_FLEET_KINDS } ns_fleet_kind_t;
-/* "broker", "topic", "kv". */
+/* What differs: the three kinds of items of the digest, and the broker
+ * identity conflicts between servers read from their broker differences
+ * (ns_fleet_conflicts). */
+typedef enum {
+    NS_FLEET_BROKER = 0,
+    NS_FLEET_TOPIC,
+    NS_FLEET_KV,
+    NS_FLEET_CONFLICT,
+    NS_FLEET_KINDS
+} ns_fleet_kind_t;
+/* "broker", "topic", "kv", "conflict". */
 const char *ns_fleet_kind_name(ns_fleet_kind_t k);
 
-/* One leaf that is not the same on every reachable server. */
+/* One leaf that is not the same on every reachable server, or one
+ * conflict. */
 typedef struct {
     ns_fleet_kind_t kind;
-    char *item;    /* "cluster/brokerName", "topic", "namespace/key" */
-    char *leaf;    /* "addr 10.0.0.1:10911", "queue broker-a", "value", ... */
-    char **values; /* per server: the leaf's JSON, NULL where it is absent
-                      or the server was not reached */
+    char *item;         /* "cluster/brokerName", "topic", "namespace/key"; a
+                           conflict's "brokerName b", "brokerAddr a",
+                           "cluster/brokerName brokerId n" */
+    char *leaf;         /* "addr 10.0.0.1:10911", "queue broker-a", "value", ...;
+                           a conflict's "clusterName", "brokerName", "brokerAddr" */
+    char **values;      /* per server: the leaf's JSON, NULL where it is absent
+                           or the server was not reached; a conflict's JSON
+                           array of what that server holds */
+    size_t cluster_len; /* broker items: the cluster is item[0..cluster_len) */
 } ns_fleet_diff_t;
 
 typedef struct {
@@ -85,7 +100,7 @@ typedef struct {
     int64_t *root_count; /* per server: leaves in all */
     ns_fleet_diff_t *d;  /* sorted by kind, item, leaf */
     size_t n;
-    size_t items[NS_FLEET_KINDS]; /* differing items per kind */
+    size_t items[NS_FLEET_KINDS]; /* differing items per kind; conflicts */
     bool truncated;               /* more items differ than were looked at */
     uint64_t bytes_sent, bytes_received;
     size_t requests;
@@ -101,6 +116,19 @@ typedef struct {
 int ns_fleet_diff(ns_fleet_fetch_fn fetch, void *ctx, size_t n, size_t max_items,
                   ns_fleet_report_t *out);
 void ns_fleet_report_free(ns_fleet_report_t *r);
+/* Differing items of the data kinds (broker, topic, kv: not conflicts). */
+size_t ns_fleet_items(const ns_fleet_report_t *r);
+
+/* Appends to r (ns_fleet_diff calls it) the broker identity conflicts
+ * between servers that its broker differences show, where two servers
+ * each hold what the other does not (neither view contains the other):
+ *   item "brokerName b", leaf "clusterName": b in different clusters
+ *   item "brokerAddr a", leaf "brokerName": a under different names
+ *   item "c/b brokerId n", leaf "brokerAddr": the id at different addresses
+ * (what brokerConflict finds within one server, across servers). Each
+ * server's value is the JSON array of what it holds (NULL: none);
+ * r->items[NS_FLEET_CONFLICT] counts them. NS_OK or NS_ENOMEM. */
+int ns_fleet_conflicts(ns_fleet_report_t *r);
 /* Servers reached, and whether all reached ones agree (n reached >= 1). */
 size_t ns_fleet_reached(const ns_fleet_report_t *r);
 bool ns_fleet_agree(const ns_fleet_report_t *r);

@@ -21,7 +21,7 @@
 #include "ns/codes.h"
 #include "ns/err.h"
 
-static const char *const kind_names[NS_FLEET_KINDS] = {"broker", "topic", "kv"};
+static const char *const kind_names[NS_FLEET_KINDS] = {"broker", "topic", "kv", "conflict"};
 
 const char *ns_fleet_kind_name(ns_fleet_kind_t k)
 {
@@ -387,6 +387,7 @@ static int add_diff(diff_t *d, const fpath_t *p, const uname_t *u)
     ns_buf_t item = NS_BUF_INIT;
     int rc = x->kind == NS_FLEET_TOPIC ? ns_buf_append_str(&item, p->v[4])
                                        : ns_buf_printf(&item, "%s/%s", p->v[1], p->v[4]);
+    x->cluster_len = strlen(p->v[1]);
     if (rc == NS_OK && (x->item = ns_buf_strdup(&item)) == NULL)
         rc = NS_ENOMEM;
     ns_buf_free(&item);
@@ -491,6 +492,7 @@ int ns_fleet_diff(ns_fleet_fetch_fn fetch, void *ctx, size_t n, size_t max_items
     for (size_t i = 0; i < d.n_replies; i++)
         cJSON_Delete(d.replies[i]);
     free(d.replies);
+    rc = rc ? rc : ns_fleet_conflicts(out);
     if (rc == NS_OK && out->n > 1)
         qsort(out->d, out->n, sizeof *out->d, cmp_diff);
     if (rc != NS_OK)
@@ -515,6 +517,11 @@ void ns_fleet_report_free(ns_fleet_report_t *r)
     free(r->root);
     free(r->root_count);
     memset(r, 0, sizeof *r);
+}
+
+size_t ns_fleet_items(const ns_fleet_report_t *r)
+{
+    return r->items[NS_FLEET_BROKER] + r->items[NS_FLEET_TOPIC] + r->items[NS_FLEET_KV];
 }
 
 size_t ns_fleet_reached(const ns_fleet_report_t *r)
@@ -549,11 +556,11 @@ int ns_fleet_report_json(const ns_fleet_report_t *r, const char *const *names, n
     rc = rc ? rc
             : ns_buf_printf(out,
                             "],\"agree\":%s,\"truncated\":%s,\"items\":{\"broker\":%zu,"
-                            "\"topic\":%zu,\"kv\":%zu},\"requests\":%zu,\"bytesSent\":%llu,"
-                            "\"bytesReceived\":%llu,\"differences\":[",
+                            "\"topic\":%zu,\"kv\":%zu},\"conflicts\":%zu,\"requests\":%zu,"
+                            "\"bytesSent\":%llu,\"bytesReceived\":%llu,\"differences\":[",
                             ns_fleet_agree(r) ? "true" : "false", r->truncated ? "true" : "false",
-                            r->items[0], r->items[1], r->items[2], r->requests,
-                            (unsigned long long)r->bytes_sent,
+                            r->items[0], r->items[1], r->items[2], r->items[NS_FLEET_CONFLICT],
+                            r->requests, (unsigned long long)r->bytes_sent,
                             (unsigned long long)r->bytes_received);
     for (size_t i = 0; rc == NS_OK && i < r->n; i++) {
         const ns_fleet_diff_t *x = &r->d[i];

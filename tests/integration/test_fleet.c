@@ -4,8 +4,9 @@
  * and becomes divergent on their peer checks once peerDivergenceMillis
  * has passed over two checks, not before, and the alarm clears when the
  * broker registers with the other; a difference that is gone before then
- * never raises it; a peer that cannot be reached is namesrv_peer_up 0 and
- * fleet diff's exit 5. */
+ * never raises it; a brokerName in another cluster on each server is an
+ * identity conflict (kind "conflict"); a peer that cannot be reached is
+ * namesrv_peer_up 0 and fleet diff's exit 5. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,42 @@ static void test_broker_on_one_only(void **state)
     nstest_ctl_expect(0, "all agree", "fleet", "diff", "--ns", f->list, NULL);
 }
 
+/* The same brokerName in another cluster on each server: fleet diff and
+ * the peer checks call it an identity conflict, not only a difference;
+ * once one server holds both sides it is a difference again. */
+static void test_identity_conflict_between_servers(void **state)
+{
+    fx_t *f = *state;
+    ns_topic_config_t tc[] = {{"T1", 4, 4, 6, 0}, {"T2", 4, 4, 6, 0}}; /* (one: an increment) */
+    nstest_register_topics(f->c[0], "C1", "broker-a", "10.0.0.1:10911", "", tc, 2);
+    nstest_register_topics(f->c[1], "C2", "broker-a", "10.0.0.1:10911", "", tc, 2);
+    char *out = NULL;
+    int rc = nstest_ctl(30000, &out, "fleet", "diff", "--ns", f->list, "--json", NULL);
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "\"conflicts\":1");
+    NSTEST_EXPECT_IN(out, "{\"kind\":\"conflict\",\"item\":\"brokerName broker-a\","
+                          "\"leaf\":\"clusterName\"");
+    free(out);
+    out = NULL;
+    rc = nstest_ctl(30000, &out, "fleet", "diff", "--ns", f->list, NULL);
+    NSTEST_EXPECT_RC(rc, 1, out);
+    NSTEST_EXPECT_IN(out, "1 identity conflict(s)");
+    free(out);
+    char series[128];
+    snprintf(series, sizeof series, "namesrv_peer_differences{peer=\"%s\",kind=\"conflict\"}",
+             f->addr[1]);
+    int64_t end = nstest_mono_ms() + 5000;
+    while (series_of(f, 0, series) != 1 && nstest_mono_ms() < end)
+        nstest_sleep_ms(20);
+    assert_true(series_of(f, 0, series) == 1);
+    nstest_register_topics(f->c[1], "C1", "broker-a", "10.0.0.1:10911", "", tc, 2);
+    end = nstest_mono_ms() + 5000;
+    while (series_of(f, 0, series) != 0 && nstest_mono_ms() < end)
+        nstest_sleep_ms(20);
+    assert_true(series_of(f, 0, series) == 0);
+    nstest_ctl_expect(1, "0 identity conflict(s)", "fleet", "diff", "--ns", f->list, NULL);
+}
+
 /* A registration that reaches the second server a moment after the first
  * is a difference for a check or two, never an alarm. */
 static void test_transient_difference_no_alarm(void **state)
@@ -329,6 +366,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_same_registrations_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_broker_on_one_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transient_difference_no_alarm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identity_conflict_between_servers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable_peer, setup, teardown),
         cmocka_unit_test(test_signed_peers),
         cmocka_unit_test(test_tls_peers),

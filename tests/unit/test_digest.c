@@ -669,6 +669,66 @@ static void test_diff_names_what_differs(void **state)
     ns_fleet_report_free(&r);
 }
 
+/* Identity conflicts between servers: each holds a side the other does not
+ * (a name in two clusters, an address under two names, an id at two
+ * addresses). A registration one server lacks, or a view that contains
+ * the other's, is a difference and no conflict. */
+static void test_diff_conflicts(void **state)
+{
+    fx_t *f = *state;
+    reg_t a0 = reg_default("broker-a", "10.0.0.1:10911"), a1 = a0;
+    a0.cluster = "C1";
+    a1.cluster = "C2";
+    reg_t b = reg_default("broker-b", "10.0.0.2:10911"), c = reg_default("broker-c", b.addr);
+    reg_t d0 = reg_default("broker-d", "10.0.0.3:10911"), d1 = d0;
+    d1.addr = "10.0.0.4:10911";
+    reg_t e = reg_default("broker-e", "10.0.0.5:10911"), e1 = e; /* a slave on one only */
+    e1.addr = "10.0.0.6:10911";
+    e1.id = 1;
+    const reg_t *on0[] = {&a0, &b, &d0, &e, &e1}, *on1[] = {&a1, &c, &d1, &e};
+    for (size_t i = 0; i < 5; i++)
+        do_register(f, f->s[0], on0[i]);
+    for (size_t i = 0; i < 4; i++)
+        do_register(f, f->s[1], on1[i]);
+    ns_fleet_report_t r;
+    assert_int_equal(ns_fleet_diff(fetch_store, f, 2, 100, &r), NS_OK);
+    assert_false(ns_fleet_agree(&r));
+    const ns_fleet_diff_t *x = find_diff(&r, "brokerName broker-a", "clusterName");
+    assert_non_null(x);
+    assert_int_equal(x->kind, NS_FLEET_CONFLICT);
+    assert_string_equal(x->values[0], "[\"C1\"]");
+    assert_string_equal(x->values[1], "[\"C2\"]");
+    x = find_diff(&r, "brokerAddr 10.0.0.2:10911", "brokerName");
+    assert_non_null(x);
+    assert_string_equal(x->values[0], "[\"broker-b\"]");
+    assert_string_equal(x->values[1], "[\"broker-c\"]");
+    x = find_diff(&r, "DefaultCluster/broker-d brokerId 0", "brokerAddr");
+    assert_non_null(x);
+    assert_string_equal(x->values[0], "[\"10.0.0.3:10911\"]");
+    assert_string_equal(x->values[1], "[\"10.0.0.4:10911\"]");
+    assert_null(find_diff(&r, "DefaultCluster/broker-e brokerId 1", "brokerAddr"));
+    assert_null(find_diff(&r, "brokerAddr 10.0.0.1:10911", "brokerName"));
+    assert_int_equal(r.items[NS_FLEET_CONFLICT], 3);
+    assert_int_equal(ns_fleet_items(&r), r.items[NS_FLEET_BROKER] + r.items[NS_FLEET_TOPIC]);
+    assert_int_equal(r.d[r.n - 1].kind, NS_FLEET_CONFLICT); /* sorted last */
+    ns_buf_t json = NS_BUF_INIT;
+    const char *names[2] = {"s0", "s1"};
+    assert_int_equal(ns_fleet_report_json(&r, names, &json), NS_OK);
+    assert_non_null(strstr((const char *)json.data, "\"conflicts\":3"));
+    assert_non_null(strstr((const char *)json.data, "{\"kind\":\"conflict\""));
+    ns_buf_free(&json);
+    ns_fleet_report_free(&r);
+
+    /* store 1 learns store 0's side too: its view contains store 0's */
+    const reg_t *more[] = {&a0, &b, &d0, &e1};
+    for (size_t i = 0; i < 4; i++)
+        do_register(f, f->s[1], more[i]);
+    assert_int_equal(ns_fleet_diff(fetch_store, f, 2, 100, &r), NS_OK);
+    assert_false(ns_fleet_agree(&r));
+    assert_int_equal(r.items[NS_FLEET_CONFLICT], 0);
+    ns_fleet_report_free(&r);
+}
+
 /* Server 0 is store 0; server 1 answers whatever garbage[which] says. */
 static const char *garbage_reply;
 static int fetch_garbage(void *ctx, size_t i, const ns_buf_t *req, ns_buf_t *resp, const char **why)
@@ -748,6 +808,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_verify_catches_drift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_computes_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_diff_names_what_differs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_diff_conflicts, setup, teardown),
         cmocka_unit_test(test_paths_decode),
         cmocka_unit_test_setup_teardown(test_diff_garbage_peer, setup, teardown),
     };

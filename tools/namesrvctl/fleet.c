@@ -78,15 +78,16 @@ static void print_table(const session_t *s, const ns_fleet_report_t *r, double s
             }
         }
     }
-    size_t items = r->items[0] + r->items[1] + r->items[2];
     printf("\n%s: %zu of %zu servers compared; %zu item(s) differ (broker %zu, topic %zu, "
-           "kv %zu)%s; %zu requests, %llu bytes sent, %llu received, %.1f ms\n",
+           "kv %zu)%s; %zu identity conflict(s); %zu requests, %llu bytes sent, %llu received, "
+           "%.1f ms\n",
            ns_fleet_reached(r) < 2 ? "nothing to compare"
            : ns_fleet_agree(r)     ? "all agree"
                                    : "DIFFER",
-           ns_fleet_reached(r), r->n_servers, items, r->items[0], r->items[1], r->items[2],
-           r->truncated ? " (stopped at --max: more differ)" : "", r->requests,
-           (unsigned long long)r->bytes_sent, (unsigned long long)r->bytes_received, secs * 1e3);
+           ns_fleet_reached(r), r->n_servers, ns_fleet_items(r), r->items[0], r->items[1],
+           r->items[2], r->truncated ? " (stopped at --max: more differ)" : "",
+           r->items[NS_FLEET_CONFLICT], r->requests, (unsigned long long)r->bytes_sent,
+           (unsigned long long)r->bytes_received, secs * 1e3);
 }
 
 static int fleet_diff(int argc, char **argv)

@@ -311,7 +311,7 @@ static void judge(ns_peers_t *ps, peer_t *p, const ns_fleet_report_t *r, int64_t
 {
     bool reached = r->reached[1];
     bool agree = reached && ns_fleet_agree(r);
-    size_t items = r->items[0] + r->items[1] + r->items[2];
+    size_t items = ns_fleet_items(r);
     if (reached && !agree) {
         if (!p->episode) {
             p->episode = true;
@@ -327,10 +327,11 @@ static void judge(ns_peers_t *ps, peer_t *p, const ns_fleet_report_t *r, int64_t
         ns_buf_t what = NS_BUF_INIT;
         describe(r, &what);
         NS_LOG_WARN("fleet: peer %s is divergent: %zu item(s) differ for %lld ms over %d "
-                    "checks (broker %zu, topic %zu, kv %zu%s): %.*s",
+                    "checks (broker %zu, topic %zu, kv %zu%s; %zu identity conflict(s)): %.*s",
                     p->addr, items, (long long)(now_ms - p->first_diff_ms), p->checks_differing,
                     r->items[0], r->items[1], r->items[2], r->truncated ? ", and more" : "",
-                    (int)what.len, what.data ? (const char *)what.data : "");
+                    r->items[NS_FLEET_CONFLICT], (int)what.len,
+                    what.data ? (const char *)what.data : "");
         ns_buf_free(&what);
         p->logged = true;
     }
@@ -518,7 +519,8 @@ void ns_peers_render(ns_peers_t *ps, ns_buf_t *out)
         }
     }
     family(out, "namesrv_peer_differences",
-           "items (broker groups, topics, KV entries) that differ from the peer at the last check");
+           "items (broker groups, topics, KV entries) that differ from the peer at the last "
+           "check; kind conflict: broker identity conflicts between the two");
     for (size_t i = 0; i < ps->n; i++) {
         const peer_t *p = ps->p[i];
         for (int k = 0; k < NS_FLEET_KINDS && p->self != 1 && p->checked; k++)

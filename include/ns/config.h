@@ -16,14 +16,17 @@
 
 typedef struct {
     /* network */
-    char *bind_address;       /* bindAddress, default 0.0.0.0 */
-    int64_t listen_port;      /* listenPort, 9876; 0 = ephemeral */
-    char *port_file;          /* portFile: write the bound port here (ours) */
-    char *http_listen;        /* httpListen: HOST:PORT of /metrics etc.; "" = off (ours) */
-    char *http_port_file;     /* httpPortFile: write the HTTP port here (ours) */
-    int64_t max_frame_bytes;  /* maxFrameBytes, 16 MiB (ours) */
-    int64_t idle_timeout_s;   /* serverChannelMaxIdleTimeSeconds, 120 */
-    int64_t io_threads;       /* ioThreads, 1: event loops serving connections (ours) */
+    char *bind_address;             /* bindAddress, default 0.0.0.0 */
+    int64_t listen_port;            /* listenPort, 9876; 0 = ephemeral */
+    char *port_file;                /* portFile: write the bound port here (ours) */
+    char *http_listen;              /* httpListen: HOST:PORT of /metrics etc.; "" = off (ours) */
+    char *http_port_file;           /* httpPortFile: write the HTTP port here (ours) */
+    int64_t http_max_connections;   /* httpMaxConnections, 64 (ours) */
+    int64_t http_max_per_address;   /* httpMaxConnectionsPerAddress, 16 (ours) */
+    int64_t http_header_timeout_ms; /* httpHeaderTimeoutMillis, 5000 (ours) */
+    int64_t max_frame_bytes;        /* maxFrameBytes, 16 MiB (ours) */
+    int64_t idle_timeout_s;         /* serverChannelMaxIdleTimeSeconds, 120 */
+    int64_t io_threads;             /* ioThreads, 1: event loops serving connections (ours) */
     int64_t io_backlog_bytes; /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* TLS (Java's TlsSystemConfig keys) and the PROXY protocol */
     char *tls_server_mode;             /* tls.server.mode: disabled | permissive | enforcing */

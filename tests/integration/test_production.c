@@ -519,10 +519,15 @@ static void test_sd_notify(void **state)
         stopping = strstr(buf, "STOPPING=1") != NULL;
     assert_true(stopping);
     int st = nstest_server_stop(&srv, SIGTERM);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     close(fd);
     char log[4200];
     snprintf(log, sizeof log, "%s/namesrvd.log", dir);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) { /* say how it ended, and what it logged */
+        char *text = nstest_read_text(log);
+        fail_msg("namesrvd after SIGTERM: %s %d; its log:\n%s",
+                 WIFEXITED(st) ? "exit status" : "signal",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), text ? text : "(none)");
+    }
     assert_int_equal(nstest_count_in_file(log, "systemd watchdog on"), 1);
     nstest_rmtree(dir);
     free(dir);

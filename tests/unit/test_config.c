@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 77
+#define NKEYS 80
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -26,6 +26,9 @@ static const char *const all_keys[NKEYS] = {
     "portFile",
     "httpListen",
     "httpPortFile",
+    "httpMaxConnections",
+    "httpMaxConnectionsPerAddress",
+    "httpHeaderTimeoutMillis",
     "maxFrameBytes",
     "serverChannelMaxIdleTimeSeconds",
     "ioThreads",
@@ -299,7 +302,8 @@ static void test_keys_and_mutability(void **state)
          * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
         "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
         "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "verifyOnStartBlocking",
-        "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile",
+        "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile", "httpMaxConnections",
+        "httpMaxConnectionsPerAddress", "httpHeaderTimeoutMillis",
         /* the fleet: only the list changes while running */
         "peerCheckIntervalMillis", "peerDivergenceMillis", "peerTimeoutMillis", "peerTls",
         "tls.client.trustCertPath", "tls.client.certPath", "tls.client.keyPath",

@@ -71,6 +71,13 @@ const ns_cfg_entry_t ns_config_table[] = {
             "empty = off; port 0 = any free port (see httpPortFile)"),
     ROW_STR("httpPortFile", http_port_file, "", NS_CFG_OURS,
             "write the HTTP endpoint's bound port to this file; empty = don't"),
+    ROW_INT("httpMaxConnections", http_max_connections, "64", 1, 4096, NS_CFG_OURS,
+            "connections the HTTP endpoint holds at once; more are closed at once"),
+    ROW_INT("httpMaxConnectionsPerAddress", http_max_per_address, "16", 1, 4096, NS_CFG_OURS,
+            "HTTP connections one client address may hold at once"),
+    ROW_INT("httpHeaderTimeoutMillis", http_header_timeout_ms, "5000", 100, 600000, NS_CFG_OURS,
+            "an HTTP connection must send a request's whole header within this long of "
+            "connecting or of its last reply, however slowly bytes come, or it is closed"),
     ROW_INT("maxFrameBytes", max_frame_bytes, "16777216", 1024, GiB, NS_CFG_OURS,
             "largest remoting frame accepted, bytes"),
     ROW_INT_RT("serverChannelMaxIdleTimeSeconds", idle_timeout_s, "120", 0, INT32_MAX, 60,

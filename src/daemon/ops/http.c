@@ -25,11 +25,11 @@
 #include "cmd/dispatch.h"
 #include "core/writer.h"
 #include "net/ioloop.h"
+#include "ops/http_guard.h"
 #include "ops/http_int.h"
 #include "ops/startcheck.h"
 
-#define HTTP_CONN_LIMIT 32
-#define HTTP_TIMEOUT_S 10
+#define HTTP_TIMEOUT_S 10 /* idle, reset by each byte: http_guard.c has the header deadline */
 
 static uint64_t mono_ms(void)
 {
@@ -130,6 +130,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     ns_buf_t out = NS_BUF_INIT;
     const char *type = "application/json";
     unsigned status = MHD_HTTP_OK;
+    ns_http_guard_request(h->guard, conn); /* the header is whole (GET/HEAD: no body) */
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         ns_buf_append_str(&out, "method not allowed\n");
         return send_buf(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", &out);
@@ -268,11 +269,17 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
     h->peers = srv->peers;
     atomic_store(&h->store_check, ns_start_check_running(srv) ? 0 : 1);
     ns_http_refresh(srv); /* the first snapshot, before any scrape */
-    h->daemon =
-        MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                         on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_END);
+    if (ns_http_guard_start((uint64_t)cfg->http_header_timeout_ms, &h->guard) != NS_OK) {
+        snprintf(err, errlen, "out of memory");
+        return NS_ENOMEM;
+    }
+    h->daemon = MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->http_max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)cfg->http_max_per_address, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, ns_http_guard_notify, h->guard,
+        MHD_OPTION_NOTIFY_COMPLETED, ns_http_guard_completed, h->guard, MHD_OPTION_END);
     if (h->daemon == NULL) {
         snprintf(err, errlen, "cannot serve HTTP on httpListen %s", cfg->http_listen);
         return NS_EIO;
@@ -313,6 +320,8 @@ void ns_http_stop(ns_server_t *srv)
         MHD_stop_daemon(h->daemon);
         h->daemon = NULL;
     }
+    ns_http_guard_stop(h->guard); /* no callback after MHD_stop_daemon */
+    h->guard = NULL;
     if (h->verify_started) {
         pthread_join(h->verify_thread, NULL);
         h->verify_started = false;

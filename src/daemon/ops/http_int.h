@@ -43,6 +43,7 @@ ns_bstate_t ns_snap_broker_state(const ns_snap_broker_t *b, uint64_t now_ms);
 
 struct ns_http {
     struct MHD_Daemon *daemon;
+    struct ns_http_guard *guard; /* header deadline (http_guard.c) */
     int port;
     /* fixed at start (copies: the configuration is the main loop's) */
     int64_t start_wall_ms;

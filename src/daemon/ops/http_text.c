@@ -13,6 +13,7 @@
 #include "cmd/dispatch.h"
 #include "core/auth.h"
 #include "net/budget.h"
+#include "ops/http_guard.h"
 #include "ops/http_int.h"
 #include "ops/peers.h"
 
@@ -324,6 +325,10 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
         h->io_loops);
     one(out, "namesrv_ready", "gauge", "1 when /readyz answers 200.",
         atomic_load(&h->listening) && ns_http_verified(h) == 1 ? 1 : 0);
+    one(out, "namesrv_http_header_timeouts_total", "counter",
+        "HTTP connections closed for sending no whole request header within "
+        "httpHeaderTimeoutMillis.",
+        (double)ns_http_guard_cut_total(h->guard));
     requests(h, out);
     connections(h, out);
     brokers(h, s, now_ms, out);

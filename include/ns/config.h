@@ -74,11 +74,12 @@ typedef struct {
     int64_t unregister_broker_queue_capacity;   /* unRegisterBrokerQueueCapacity, 3000 */
     /* memory budgets over all connections, so no peer grows the server without
      * bound (src/daemon/net/budget.h; ours) */
-    int64_t max_connections;            /* maxConnections, 4096 */
-    int64_t max_unfinished_frame_bytes; /* maxUnfinishedFrameBytes, 64 MiB */
-    int64_t max_unsent_reply_bytes;     /* maxUnsentReplyBytes, 64 MiB */
-    int64_t writer_queue_max_bytes;     /* writerQueueMaxBytes, 64 MiB */
-    int64_t writer_queue_max_ops;       /* writerQueueMaxOps, 10000 */
+    int64_t max_connections;             /* maxConnections, 4096 */
+    int64_t max_connections_per_address; /* maxConnectionsPerAddress, 1024; 0 = no cap */
+    int64_t max_unfinished_frame_bytes;  /* maxUnfinishedFrameBytes, 64 MiB */
+    int64_t max_unsent_reply_bytes;      /* maxUnsentReplyBytes, 64 MiB */
+    int64_t writer_queue_max_bytes;      /* writerQueueMaxBytes, 64 MiB */
+    int64_t writer_queue_max_ops;        /* writerQueueMaxOps, 10000 */
     /* a damaged store found before it is followed into a crash, and backups to
      * recover from (ours) */
     bool verify_on_start;          /* verifyOnStart, true: store check at start (startcheck.c) */

@@ -144,6 +144,46 @@ static void test_max_connections(void **state)
         close(fds[i]);
 }
 
+/* One address holds at most maxConnectionsPerAddress: the next one from it
+ * is closed at once (logged as such, counted as budget_connections_per_
+ * address), while the total still has room; a slot freed is taken again. */
+static void test_max_connections_per_address(void **state)
+{
+    nstest_fx_t *fx = *state;
+    int fds[6];
+    for (int i = 0; i < 6; i++) {
+        fds[i] = nstest_raw_connect(fx->srv.port, 0, 3);
+        assert_true(ping(fds[i]));
+    }
+    for (int k = 0; k < 3; k++) {
+        int fd = nstest_raw_connect(fx->srv.port, 0, 3);
+        char b;
+        ssize_t n = recv(fd, &b, 1, 0);
+        assert_true(n == 0 || (n < 0 && errno == ECONNRESET));
+        close(fd);
+    }
+    assert_int_equal(nstest_log_count(&fx->srv, "maxConnectionsPerAddress from this address"), 1);
+    assert_int_equal(nstest_log_count(&fx->srv, "maxConnections open already"), 0);
+    close(fds[0]);
+    bool served = false;
+    for (int64_t end = nstest_mono_ms() + 10000; !served && nstest_mono_ms() < end;) {
+        int fd = nstest_raw_connect(fx->srv.port, 0, 3);
+        served = ping(fd);
+        close(fd);
+        if (!served)
+            nstest_sleep_ms(20);
+    }
+    assert_true(served);
+    for (int i = 1; i < 6; i++)
+        close(fds[i]);
+}
+
+static int setup_per_address(void **state)
+{
+    static const char *const args[] = {"--maxConnectionsPerAddress=6", NULL};
+    return nstest_fx_setup(state, "flood-peraddr", args);
+}
+
 /* ---- unfinished frames ---- */
 
 static void test_unfinished_frames_flood(void **state)
@@ -319,6 +359,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_max_connections, setup_few_conns, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_max_connections_per_address, setup_per_address,
+                                        nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_unfinished_frames_flood, setup_default,
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_unsent_replies_flood, setup_default,

@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 80
+#define NKEYS 81
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -81,6 +81,7 @@ static const char *const all_keys[NKEYS] = {
     "proxyProtocolTrustedAddresses",
     /* memory budgets, damage check and backups */
     "maxConnections",
+    "maxConnectionsPerAddress",
     "maxUnfinishedFrameBytes",
     "maxUnsentReplyBytes",
     "writerQueueMaxBytes",
@@ -300,10 +301,10 @@ static void test_keys_and_mutability(void **state)
         "proxyProtocolTrustedAddresses",
         /* safety caps and budgets change only by file and restart: whoever may
          * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
-        "maxInflateBytes", "maxConnections", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes",
-        "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart", "verifyOnStartBlocking",
-        "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile", "httpMaxConnections",
-        "httpMaxConnectionsPerAddress", "httpHeaderTimeoutMillis",
+        "maxInflateBytes", "maxConnections", "maxConnectionsPerAddress", "maxUnfinishedFrameBytes",
+        "maxUnsentReplyBytes", "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart",
+        "verifyOnStartBlocking", "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile",
+        "httpMaxConnections", "httpMaxConnectionsPerAddress", "httpHeaderTimeoutMillis",
         /* the fleet: only the list changes while running */
         "peerCheckIntervalMillis", "peerDivergenceMillis", "peerTimeoutMillis", "peerTls",
         "tls.client.trustCertPath", "tls.client.certPath", "tls.client.keyPath",

@@ -183,6 +183,10 @@ const ns_cfg_entry_t ns_config_table[] = {
     /* memory budgets over all connections (src/daemon/net/budget.h); file and restart only */
     ROW_INT("maxConnections", max_connections, "4096", 1, 1000000, NS_CFG_OURS,
             "most client connections open at once; more are closed at accept"),
+    ROW_INT("maxConnectionsPerAddress", max_connections_per_address, "1024", 0, 1000000,
+            NS_CFG_OURS,
+            "most connections open at once from one client address (brokers and clients "
+            "behind one NAT or proxy share one); 0 = no cap"),
     ROW_INT("maxUnfinishedFrameBytes", max_unfinished_frame_bytes, "67108864", MiB, 64 * GiB,
             NS_CFG_OURS,
             "bytes held for frames not fully arrived, all connections together; over it the "

@@ -8,28 +8,34 @@
  * a line come early, never lost from the counters. */
 #include "net/budget.h"
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "ns/hash.h"
 #include "ns/log.h"
 
 static struct {
+    uint64_t max_per_address; /* 0: no cap */
     uint64_t max_connections, max_unfinished, max_unsent, max_writer_bytes, max_writer_ops;
     uint64_t connections, unfinished, unsent, writer_bytes, writer_ops;
     uint64_t refused[NS_REFUSE_COUNT];
-} B = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, 0, 0, 0, 0, {0}};
+} B = {0, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, 0, 0, 0, 0, {0}};
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SUB(x, v) __atomic_sub_fetch(&(x), (v), __ATOMIC_RELAXED)
 
 static const char *const refusal_names[NS_REFUSE_COUNT] = {
-    "name", "connections", "unfinished_frames", "unsent_replies", "writer_queue"};
+    "name",           "connections", "connections_per_address", "unfinished_frames",
+    "unsent_replies", "writer_queue"};
 
 void ns_budget_init(const ns_config_t *cfg)
 {
+    B.max_per_address = (uint64_t)cfg->max_connections_per_address;
     B.max_connections = (uint64_t)cfg->max_connections;
     B.max_unfinished = (uint64_t)cfg->max_unfinished_frame_bytes;
     B.max_unsent = (uint64_t)cfg->max_unsent_reply_bytes;
@@ -142,12 +148,100 @@ void ns_refusal(const char *peer, ns_refuse_t why, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- connections per client address ----
+ * One source could take every maxConnections slot. The open connections
+ * of each address are counted in a chained table under a mutex (accepts
+ * happen on every loop; one lock per accept and close), keyed by a hash
+ * with the process's random key so addresses cannot be chosen to share a
+ * chain; an entry goes when its count does. */
+#define ADDR_BUCKETS 1024
+
+typedef struct addr_ent {
+    struct addr_ent *next;
+    uint32_t n;
+    uint8_t len;
+    uint8_t key[16];
+} addr_ent_t;
+
+static pthread_mutex_t addr_mu = PTHREAD_MUTEX_INITIALIZER;
+static addr_ent_t *addr_tab[ADDR_BUCKETS];
+
+/* The address bytes of sa into key: their count, 0 for another family. */
+static uint8_t addr_key(const struct sockaddr *sa, uint8_t key[16])
+{
+    if (sa && sa->sa_family == AF_INET) {
+        memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        return 4;
+    }
+    if (sa == NULL || sa->sa_family != AF_INET6)
+        return 0;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(a)) {
+        memcpy(key, a->s6_addr + 12, 4);
+        return 4;
+    }
+    memcpy(key, a->s6_addr, 16);
+    return 16;
+}
+
+/* Under addr_mu: the entry of b's address, its link's place in *at. */
+static addr_ent_t *addr_find(const ns_conn_budget_t *b, addr_ent_t ***at)
+{
+    addr_ent_t **p = &addr_tab[ns_hash(b->addr, b->addr_len) % ADDR_BUCKETS];
+    while (*p && ((*p)->len != b->addr_len || memcmp((*p)->key, b->addr, b->addr_len) != 0))
+        p = &(*p)->next;
+    *at = p;
+    return *p;
+}
+
+/* Counts b against its address: false when the address is at its cap. */
+static bool addr_take(ns_conn_budget_t *b, const struct sockaddr *peer)
+{
+    b->addr_len = addr_key(peer, b->addr);
+    if (b->addr_len == 0 || B.max_per_address == 0)
+        return true;
+    addr_ent_t **at, *e;
+    bool ok = true;
+    pthread_mutex_lock(&addr_mu);
+    if ((e = addr_find(b, &at)) == NULL && (e = calloc(1, sizeof *e)) != NULL) {
+        e->len = b->addr_len;
+        memcpy(e->key, b->addr, b->addr_len);
+        *at = e;
+    }
+    if (e && e->n >= B.max_per_address)
+        ok = false;
+    else if (e)
+        b->addr_counted = ++e->n > 0; /* (no memory for an entry: not counted) */
+    pthread_mutex_unlock(&addr_mu);
+    return ok;
+}
+
+static void addr_put(ns_conn_budget_t *b)
+{
+    if (!b->addr_counted)
+        return;
+    b->addr_counted = false;
+    addr_ent_t **at, *e;
+    pthread_mutex_lock(&addr_mu);
+    if ((e = addr_find(b, &at)) != NULL && --e->n == 0) {
+        *at = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&addr_mu);
+}
+
 /* ---- connections and their buffers ---- */
 
-bool ns_budget_conn_open(ns_conn_budget_t *b)
+bool ns_budget_conn_open(ns_conn_budget_t *b, const struct sockaddr *peer, ns_refuse_t *why)
 {
     if (ADD(B.connections, 1) > B.max_connections) {
         SUB(B.connections, 1);
+        *why = NS_REFUSE_CONNECTIONS;
+        return false;
+    }
+    if (!addr_take(b, peer)) {
+        SUB(B.connections, 1);
+        *why = NS_REFUSE_PER_ADDRESS;
         return false;
     }
     b->counted = true;
@@ -160,6 +254,7 @@ void ns_budget_conn_close(ns_conn_budget_t *b)
     if (b->counted)
         SUB(B.connections, 1);
     b->counted = false;
+    addr_put(b);
 }
 
 /* Moves *sum by the change of *mine to now; true when the sum grew past max. */

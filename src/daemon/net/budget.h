@@ -32,6 +32,7 @@
 typedef enum {
     NS_REFUSE_NAME = 0,     /* a header name refused (ns/names.h) */
     NS_REFUSE_CONNECTIONS,  /* maxConnections reached: closed at accept */
+    NS_REFUSE_PER_ADDRESS,  /* maxConnectionsPerAddress reached: closed at accept */
     NS_REFUSE_UNFINISHED,   /* maxUnfinishedFrameBytes: connection closed */
     NS_REFUSE_UNSENT,       /* maxUnsentReplyBytes: connection closed */
     NS_REFUSE_WRITER_PAUSE, /* writer queue full: reading paused */
@@ -42,12 +43,15 @@ typedef enum {
 
 /* What one connection holds against the budgets (embedded in ns_conn). */
 typedef struct {
-    size_t rbuf;   /* unfinished-frame bytes accounted */
-    size_t unsent; /* unsent reply bytes accounted */
-    bool counted;  /* counted in the open connections */
-    bool enforce;  /* a sum went over where it could not be enforced (alloc_cb) */
-    bool released; /* closed by ns_budget_enforce: its bytes left the sums
-                      (its buffers go with the handle, a loop turn later) */
+    size_t rbuf;       /* unfinished-frame bytes accounted */
+    size_t unsent;     /* unsent reply bytes accounted */
+    bool counted;      /* counted in the open connections */
+    bool enforce;      /* a sum went over where it could not be enforced (alloc_cb) */
+    bool released;     /* closed by ns_budget_enforce: its bytes left the sums
+                          (its buffers go with the handle, a loop turn later) */
+    bool addr_counted; /* counted against its address (maxConnectionsPerAddress) */
+    uint8_t addr_len;  /* 4 or 16: the peer's address bytes in addr */
+    uint8_t addr[16];
 } ns_conn_budget_t;
 
 /* A copy of the budgets' state (for metrics and tests). */
@@ -70,8 +74,11 @@ const char *ns_refusal_name(ns_refuse_t why);
 void ns_refusal(const char *peer, ns_refuse_t why, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Connections: true (and counted) when one more may open. */
-bool ns_budget_conn_open(ns_conn_budget_t *b);
+/* Connections: true (and counted) when one more may open, in all and from
+ * peer's address (an IPv4-mapped IPv6 address counts as its IPv4 one;
+ * another family has no address cap). false with *why the reason. */
+struct sockaddr;
+bool ns_budget_conn_open(ns_conn_budget_t *b, const struct sockaddr *peer, ns_refuse_t *why);
 void ns_budget_conn_close(ns_conn_budget_t *b);
 
 /* Re-accounts a connection's unfinished-frame and unsent bytes; returns true

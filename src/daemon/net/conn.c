@@ -548,9 +548,11 @@ static void conn_start(ns_conn_t *c)
     uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len);
     peer_name(&ss, c->peer, sizeof c->peer);
     uv_tcp_nodelay(&c->tcp, 1);
-    if (!ns_budget_conn_open(&c->bud)) {
-        ns_refusal(c->peer, NS_REFUSE_CONNECTIONS,
-                   "connection refused: maxConnections open already");
+    ns_refuse_t why;
+    if (!ns_budget_conn_open(&c->bud, (const struct sockaddr *)&ss, &why)) {
+        ns_refusal(c->peer, why, "connection refused: %s open already",
+                   why == NS_REFUSE_CONNECTIONS ? "maxConnections"
+                                                : "maxConnectionsPerAddress from this address");
         ns_conn_close_here(c, NULL);
         return;
     }

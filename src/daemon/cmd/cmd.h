@@ -40,12 +40,25 @@ NS_HANDLER_DECL(user_list)
 NS_HANDLER_DECL(fleet_digest)
 #undef NS_HANDLER_DECL
 
+/* The largest body a reply may carry: maxFrameBytes, what this server
+ * and Java clients (frameMaxLength, 16 MiB by default) accept as a frame,
+ * less room for the header. */
+#define NS_CMD_REPLY_HEADER_ROOM 4096
+#define NS_CMD_REPLY_MAX(req) ((size_t)(req)->loop->cfg->max_frame_bytes - NS_CMD_REPLY_HEADER_ROOM)
+/* A body over NS_CMD_REPLY_MAX: SYSTEM_ERROR with a remark that says so,
+ * and a log line, instead of a frame the client would drop as too long
+ * and close its connection over (dispatch.c). */
+int ns_cmd_reply_too_large(ns_req_t *req, size_t len);
+
 /* A SUCCESS reply carrying body when rc is NS_OK; returns rc either way, for
- * the wrapper to answer an error. */
+ * the wrapper to answer an error. A body larger than a frame may be is
+ * refused (ns_cmd_reply_too_large). */
 static inline int ns_cmd_reply_body(ns_req_t *req, int rc, const ns_buf_t *body)
 {
     if (rc != NS_OK)
         return rc;
+    if (body->len > NS_CMD_REPLY_MAX(req))
+        return ns_cmd_reply_too_large(req, body->len);
     ns_rsp_t rsp = {0};
     rsp.body = body->data;
     rsp.body_len = body->len;

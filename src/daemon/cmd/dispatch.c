@@ -308,3 +308,16 @@ bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd,
     run(loop, conn, cmd, row);
     return true;
 }
+
+int ns_cmd_reply_too_large(ns_req_t *req, size_t len)
+{
+    int64_t max = req->loop->cfg->max_frame_bytes;
+    NS_LOG_WARN("conn %s: request code %d: reply of %zu bytes not sent: over maxFrameBytes "
+                "(%lld) less %d for the header",
+                ns_req_peer(req), (int)req->cmd->code, len, (long long)max,
+                NS_CMD_REPLY_HEADER_ROOM);
+    return ns_failf(req, NS_RSP_SYSTEM_ERROR,
+                    "reply too large: %zu bytes, over maxFrameBytes (%lld) less %d for the "
+                    "header; Java clients drop frames over frameMaxLength (16 MiB)",
+                    len, (long long)max, NS_CMD_REPLY_HEADER_ROOM);
+}

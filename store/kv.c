@@ -1,6 +1,8 @@
 /* kv.c - KV config table: kvns (namespace set) and kv (ns \0 key -> value). */
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "internal.h"
 
 int ns_kv_ns_create(ns_txn_t *t, const char *ns)
@@ -118,4 +120,23 @@ int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx)
 int ns_kv_count(ns_txn_t *t, size_t *out)
 {
     return ns_db_count(t, NS_DB_KV, out);
+}
+
+int ns_kv_import(ns_txn_t *t, const cJSON *table, size_t *replaced)
+{
+    int rc = NS_OK;
+    *replaced = 0;
+    for (const cJSON *ns = table->child; ns && rc == NS_OK; ns = ns->next) {
+        rc = ns_kv_ns_create(t, ns->string);
+        for (const cJSON *v = ns->child; v && rc == NS_OK; v = v->next) {
+            ns_slice_t old;
+            if (!cJSON_IsString(v))
+                continue; /* null: dropped, as Java does on reload */
+            if (ns_kv_get(t, ns->string, v->string, &old) == NS_OK &&
+                (old.len != strlen(v->valuestring) || memcmp(old.ptr, v->valuestring, old.len)))
+                (*replaced)++;
+            rc = ns_kv_put(t, ns->string, v->string, v->valuestring);
+        }
+    }
+    return rc;
 }

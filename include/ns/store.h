@@ -190,6 +190,11 @@ typedef int (*ns_name_cb)(const char *name, void *ctx);
 int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
 /* Keys in all namespaces. */
 int ns_kv_count(ns_txn_t *t, size_t *out);
+/* Writes a table ns_kvconfig_check validated ({ns: {key: "value"}},
+ * ns/jsondoc.h) in t: every namespace created, every string value put, null
+ * values skipped; *replaced counts keys that held another value. */
+struct cJSON;
+int ns_kv_import(ns_txn_t *t, const struct cJSON *table, size_t *replaced);
 
 /* ---- clusters: cluster -> set of broker names ---- */
 int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);

@@ -28,6 +28,7 @@
 #include "ops/http.h"
 #include "ops/peers.h"
 #include "ops/service.h"
+#include "ops/kvimport.h"
 #include "ops/startcheck.h"
 #include "accept.h"
 #include "iothreads.h"
@@ -151,6 +152,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         return rc;
     ns_store_set_grow_percent(srv->loop.store, (unsigned)cfg->map_grow_percent);
     ns_start_warn_unenforced_users(srv->loop.store, cfg);
+    if ((rc = ns_kvimport_at_start(srv->loop.store, cfg, err, errlen)) != NS_OK)
+        return rc;
     ns_auth_mode_t mode = NS_AUTH_OFF;
     ns_auth_mode_parse(cfg->auth_mode, &mode);
     ns_auth_set_mode(mode);

@@ -58,12 +58,12 @@ static int parse_clusters(ctl_doc_t *d, const cJSON *clusters)
     if (ctl_doc_unique_keys(d, clusters, "$.clusters") != CTL_OK)
         return CTL_INVALID;
     for (const cJSON *c = clusters->child; c; c = c->next) {
-        ctl_doc_path_key(path, sizeof path, "$.clusters", c->string);
+        ns_json_path_key(path, sizeof path, "$.clusters", c->string);
         if (c->string[0] == 0)
             return ctl_doc_bad(d, path, "empty cluster name");
         if (!cJSON_IsArray(c))
             return ctl_doc_bad(d, path, "expected an array of broker names, found %s",
-                               ctl_doc_type_name(c));
+                               ns_json_type_name(c));
         size_t i = 0;
         for (const cJSON *b = c->child; b; b = b->next, i++) {
             ctl_doc_path_idx(ep, sizeof ep, path, i);
@@ -95,7 +95,7 @@ static int parse_broker(ctl_doc_t *d, const cJSON *o, const char *base, ns_group
     cJSON *addrs;
     const char *zone;
     if (!cJSON_IsObject(o))
-        return ctl_doc_bad(d, base, "expected an object, found %s", ctl_doc_type_name(o));
+        return ctl_doc_bad(d, base, "expected an object, found %s", ns_json_type_name(o));
     if (ctl_doc_get_str(d, o, base, "brokerName", true, false, (const char **)&g->broker_name) ||
         ctl_doc_get_str(d, o, base, "cluster", true, false, (const char **)&g->cluster) ||
         ctl_doc_get_str(d, o, base, "zoneName", false, true, &zone) ||
@@ -108,7 +108,7 @@ static int parse_broker(ctl_doc_t *d, const cJSON *o, const char *base, ns_group
     if (g->addrs == NULL)
         return ctl_doc_bad(d, path, "out of memory");
     for (const cJSON *a = addrs->child; a; a = a->next) {
-        ctl_doc_path_key(ap, sizeof ap, path, a->string);
+        ns_json_path_key(ap, sizeof ap, path, a->string);
         ns_broker_addr_t *e = &g->addrs[g->n_addrs];
         if (ns_parse_i64(a->string, strlen(a->string), &e->id) != NS_OK || e->id < 0)
             return ctl_doc_bad(d, ap, "broker id '%s' is not a non-negative integer", a->string);
@@ -149,7 +149,7 @@ static int parse_registration(ctl_doc_t *d, const cJSON *o, const char *base, ns
     char path[512], fp[600], key[1024];
     cJSON *dv, *fs;
     if (!cJSON_IsObject(o))
-        return ctl_doc_bad(d, base, "expected an object, found %s", ctl_doc_type_name(o));
+        return ctl_doc_bad(d, base, "expected an object, found %s", ns_json_type_name(o));
     if (ctl_doc_get_str(d, o, base, "cluster", true, false, (const char **)&r->cluster) ||
         ctl_doc_get_str(d, o, base, "brokerAddr", true, false, (const char **)&r->addr) ||
         ctl_doc_get_str(d, o, base, "brokerName", true, false, (const char **)&r->broker_name) ||
@@ -207,7 +207,7 @@ static int parse_topics(ctl_doc_t *d, const cJSON *topics)
     if (ctl_doc_unique_keys(d, topics, "$.topics") != CTL_OK)
         return CTL_INVALID;
     for (const cJSON *t = topics->child; t; t = t->next, d->n_topics++) {
-        ctl_doc_path_key(path, sizeof path, "$.topics", t->string);
+        ns_json_path_key(path, sizeof path, "$.topics", t->string);
         if (t->string[0] == 0)
             return ctl_doc_bad(d, path, "empty topic name");
         const char *why = ns_name_problem_stored(t->string, strlen(t->string));
@@ -225,7 +225,7 @@ static int parse_topics(ctl_doc_t *d, const cJSON *topics)
             ctl_queue_t *q = &d->queues[d->n_queues++];
             q->topic = t->string;
             if (!cJSON_IsObject(o))
-                return ctl_doc_bad(d, qp, "expected an object, found %s", ctl_doc_type_name(o));
+                return ctl_doc_bad(d, qp, "expected an object, found %s", ns_json_type_name(o));
             if (ctl_doc_get_str(d, o, qp, "brokerName", true, false, &q->q.broker_name) ||
                 ctl_doc_get_i32_in(d, o, qp, "perm", true, 0, 15, &q->q.perm) ||
                 ctl_doc_get_i32_in(d, o, qp, "readQueueNums", true, 0, 65535,
@@ -249,7 +249,7 @@ static int parse_mapping(ctl_doc_t *d, const cJSON *o, const char *base, ns_mapp
     char path[512], ip[600];
     cJSON *ids;
     if (!cJSON_IsObject(o))
-        return ctl_doc_bad(d, base, "expected an object, found %s", ctl_doc_type_name(o));
+        return ctl_doc_bad(d, base, "expected an object, found %s", ns_json_type_name(o));
     if (ctl_doc_get_str(d, o, base, "topic", true, false, &m->topic) ||
         ctl_doc_get_str(d, o, base, "bname", true, false, &m->bname) ||
         ctl_doc_get_str(d, o, base, "scope", false, true, &m->scope) ||
@@ -265,7 +265,7 @@ static int parse_mapping(ctl_doc_t *d, const cJSON *o, const char *base, ns_mapp
     m->curr_id_map = pairs;
     for (const cJSON *p = ids ? ids->child : NULL; p; p = p->next) {
         int64_t logical, physical;
-        ctl_doc_path_key(ip, sizeof ip, path, p->string);
+        ns_json_path_key(ip, sizeof ip, path, p->string);
         if (ns_parse_i64(p->string, strlen(p->string), &logical) != NS_OK || logical < INT32_MIN ||
             logical > INT32_MAX)
             return ctl_doc_bad(d, ip, "queue id '%s' is not an integer", p->string);
@@ -304,34 +304,13 @@ static int parse_mappings(ctl_doc_t *d, const cJSON *maps)
 static int parse_kv(ctl_doc_t *d, const cJSON *kv, const char *base, size_t *n_ns, size_t *n_keys,
                     size_t *n_null)
 {
-    char path[512], kp[600];
-    if (ctl_doc_unique_keys(d, kv, base) != CTL_OK)
+    ns_kvconfig_counts_t c = {0};
+    if (ns_kvconfig_check(kv, base, n_null != NULL, &c, d->err, sizeof d->err) != NS_OK)
         return CTL_INVALID;
-    for (const cJSON *ns = kv->child; ns; ns = ns->next) {
-        ctl_doc_path_key(path, sizeof path, base, ns->string);
-        if (ns->string[0] == 0)
-            return ctl_doc_bad(d, path, "empty namespace name");
-        const char *why = ns_name_problem_stored(ns->string, strlen(ns->string));
-        if (why != NULL)
-            return ctl_doc_bad(d, path, "not a valid namespace name: %s", why);
-        if (!cJSON_IsObject(ns))
-            return ctl_doc_bad(d, path, "expected an object, found %s", ctl_doc_type_name(ns));
-        if (ctl_doc_unique_keys(d, ns, path) != CTL_OK)
-            return CTL_INVALID;
-        for (const cJSON *v = ns->child; v; v = v->next) {
-            ctl_doc_path_key(kp, sizeof kp, path, v->string);
-            if ((why = ns_name_problem_stored(v->string, strlen(v->string))) != NULL)
-                return ctl_doc_bad(d, kp, "not a valid key: %s", why);
-            if (n_null && cJSON_IsNull(v)) { /* kvConfig.json: Java drops null values */
-                (*n_null)++;
-                continue;
-            }
-            if (!cJSON_IsString(v))
-                return ctl_doc_bad(d, kp, "expected a string, found %s", ctl_doc_type_name(v));
-            (*n_keys)++;
-        }
-        (*n_ns)++;
-    }
+    *n_ns += c.namespaces;
+    *n_keys += c.keys;
+    if (n_null)
+        *n_null += c.nulls;
     return CTL_OK;
 }
 
@@ -354,7 +333,7 @@ static int cross_check(ctl_doc_t *d)
     char path[512], p2[600], key[1024];
     for (size_t i = 0; i < d->n_members; i++) { /* I2 */
         if (group_of(d, d->members[i].broker) == NULL) {
-            ctl_doc_path_key(p2, sizeof p2, "$.clusters", d->members[i].cluster);
+            ns_json_path_key(p2, sizeof p2, "$.clusters", d->members[i].cluster);
             ctl_doc_path_idx(path, sizeof path, p2, d->members[i].idx);
             return ctl_doc_bad(d, path, "unknown broker '%s'", d->members[i].broker);
         }
@@ -363,7 +342,7 @@ static int cross_check(ctl_doc_t *d)
         ns_group_rec_t *g = &d->groups[i];
         ctl_doc_path_idx(path, sizeof path, "$.brokers", i);
         if (!lists(d, g->cluster, g->broker_name)) {
-            ctl_doc_path_key(p2, sizeof p2, path, "cluster");
+            ns_json_path_key(p2, sizeof p2, path, "cluster");
             return ctl_doc_bad(d, p2, "$.clusters.%s does not list broker '%s'", g->cluster,
                                g->broker_name);
         }
@@ -382,16 +361,16 @@ static int cross_check(ctl_doc_t *d)
         const char *mine = g ? ns_group_addr_of(g, r->broker_id) : NULL;
         ctl_doc_path_idx(path, sizeof path, "$.registrations", i);
         if (g == NULL) {
-            ctl_doc_path_key(p2, sizeof p2, path, "brokerName");
+            ns_json_path_key(p2, sizeof p2, path, "brokerName");
             return ctl_doc_bad(d, p2, "unknown broker '%s'", r->broker_name);
         }
         if (mine == NULL || strcmp(mine, r->addr) != 0) {
-            ctl_doc_path_key(p2, sizeof p2, path, "brokerId");
+            ns_json_path_key(p2, sizeof p2, path, "brokerId");
             return ctl_doc_bad(d, p2, "broker '%s' does not map id %lld to %s", r->broker_name,
                                (long long)r->broker_id, r->addr);
         }
         if (!lists(d, r->cluster, r->broker_name)) {
-            ctl_doc_path_key(p2, sizeof p2, path, "cluster");
+            ns_json_path_key(p2, sizeof p2, path, "cluster");
             return ctl_doc_bad(d, p2, "$.clusters.%s does not list broker '%s'", r->cluster,
                                r->broker_name);
         }
@@ -402,58 +381,21 @@ static int cross_check(ctl_doc_t *d)
             j = 0;
         topic = d->queues[i].topic;
         if (group_of(d, d->queues[i].q.broker_name) == NULL) {
-            ctl_doc_path_key(p2, sizeof p2, "$.topics", topic);
+            ns_json_path_key(p2, sizeof p2, "$.topics", topic);
             ctl_doc_path_idx(path, sizeof path, p2, j);
-            ctl_doc_path_key(p2, sizeof p2, path, "brokerName");
+            ns_json_path_key(p2, sizeof p2, path, "brokerName");
             return ctl_doc_bad(d, p2, "unknown broker '%s'", d->queues[i].q.broker_name);
         }
     }
     return CTL_OK;
 }
 
-/* Parses text (NUL-terminated, len bytes) into d->root, which must be an
- * object; a syntax error is reported with its line and column. */
-static int parse_json(ctl_doc_t *d, const char *orig, size_t orig_len)
+/* Parses text (len bytes) into d->root, which must be an object; a syntax
+ * error is reported with its line and column. */
+static int parse_json(ctl_doc_t *d, const char *text, size_t len)
 {
-    const char *end = NULL;
-    ns_buf_t b = NS_BUF_INIT;
-    size_t bad = 0;
-    int rc = ctl_json_unescape_bytes(orig, orig_len, &b, &bad);
-    if (rc != NS_OK)
-        ns_buf_free(&b);
-    if (rc == NS_EINVAL) {
-        size_t line = 1, col = 1;
-        for (size_t i = 0; i < bad; i++, col++)
-            if (orig[i] == '\n') {
-                line++;
-                col = 0;
-            }
-        snprintf(d->err, sizeof d->err,
-                 "\\u0000 at line %zu, column %zu: no name or value may hold NUL", line, col);
-        return CTL_INVALID;
-    }
-    if (rc != NS_OK) {
-        snprintf(d->err, sizeof d->err, "out of memory");
-        return CTL_INVALID;
-    }
-    const char *text = (const char *)b.data;
-    size_t len = b.len - 1;
-    d->root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
-    if (d->root == NULL) {
-        size_t off = end ? (size_t)(end - text) : 0, line = 1, col = 1;
-        for (size_t i = 0; i < off && i < len; i++, col++)
-            if (text[i] == '\n') {
-                line++;
-                col = 0;
-            }
-        snprintf(d->err, sizeof d->err, "not valid JSON (line %zu, column %zu)", line, col);
-        ns_buf_free(&b);
-        return CTL_INVALID;
-    }
-    ns_buf_free(&b); /* the tree holds copies */
-    if (!cJSON_IsObject(d->root))
-        return ctl_doc_bad(d, "$", "expected an object, found %s", ctl_doc_type_name(d->root));
-    return CTL_OK;
+    return ns_json_parse_object(text, len, &d->root, d->err, sizeof d->err) == NS_OK ? CTL_OK
+                                                                                     : CTL_INVALID;
 }
 
 /* Parses and validates the whole document; CTL_OK or CTL_INVALID (d->err). */
@@ -500,7 +442,7 @@ int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len)
     for (const cJSON *a = d->audit ? d->audit->child : NULL; a; a = a->next, i++) {
         ctl_doc_path_idx(path, sizeof path, "$.audit", i);
         if (!cJSON_IsObject(a))
-            return ctl_doc_bad(d, path, "expected an object, found %s", ctl_doc_type_name(a));
+            return ctl_doc_bad(d, path, "expected an object, found %s", ns_json_type_name(a));
     }
     if (ctl_doc_users_load(d) != CTL_OK)
         return CTL_INVALID;
@@ -510,13 +452,11 @@ int ctl_doc_load(ctl_doc_t *d, const char *text, size_t len)
 int ctl_kvconfig_load(ctl_doc_t *d, const char *text, size_t len, const cJSON **table, size_t *n_ns,
                       size_t *n_keys, size_t *n_null)
 {
-    char path[64];
-    cJSON *t = NULL;
-    *table = NULL;
-    if (parse_json(d, text, len) != CTL_OK ||
-        ctl_doc_get_container(d, d->root, "$", "configTable", true, false, &t, path, sizeof path) ||
-        parse_kv(d, t, "$.configTable", n_ns, n_keys, n_null))
+    ns_kvconfig_counts_t c = {0};
+    if (ns_kvconfig_parse(text, len, &d->root, table, &c, d->err, sizeof d->err) != NS_OK)
         return CTL_INVALID;
-    *table = t;
+    *n_ns = c.namespaces;
+    *n_keys = c.keys;
+    *n_null = c.nulls;
     return CTL_OK;
 }

@@ -18,18 +18,14 @@
 
 #include "doc.h"
 #include "ns/buf.h"
+#include "ns/jsondoc.h"
 
 /* Records "<path>: <fmt...>" as d's problem unless one is recorded already;
  * returns CTL_INVALID. */
 int ctl_doc_bad(ctl_doc_t *d, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* JSON path of member key under base: $.a.b, or $.a['odd key'] (truncated
- * to a readable prefix when out is too small). */
-void ctl_doc_path_key(char *out, size_t n, const char *base, const char *key);
 /* JSON path of element i under base: $.a[i]. */
 void ctl_doc_path_idx(char *out, size_t n, const char *base, size_t i);
-/* "a string", "a number", ... for the messages. */
-const char *ctl_doc_type_name(const cJSON *v);
 /* An integer (a number without fraction within 2^53, or a numeric string)
  * in [min, max] into *out. */
 int ctl_doc_value_i64(ctl_doc_t *d, const cJSON *v, const char *path, int64_t min, int64_t max,
@@ -61,24 +57,10 @@ int ctl_doc_get_container(ctl_doc_t *d, const cJSON *obj, const char *base, cons
 /* Rejects an object that names one member twice (cJSON keeps both). */
 int ctl_doc_unique_keys(ctl_doc_t *d, const cJSON *obj, const char *path);
 
-/* Names are bytes: the server takes any byte but NUL in a topic, a key or
- * a value, and a JSON text must be UTF-8. So every byte of a printed
- * document that is not part of a well-formed UTF-8 sequence (they can only
- * be inside strings: cJSON copies them there as they are) is written as
- * the escape \uDC80..\uDCFF, the lone low surrogate Python's
- * "surrogateescape" uses for the same purpose: the text is UTF-8 JSON for
- * every reader, and restore reads the byte back. out gets the text,
- * NUL-terminated. NS_OK or NS_ENOMEM. */
-int ctl_json_escape_bytes(const char *text, size_t len, ns_buf_t *out);
-/* Before parsing (cJSON rejects lone surrogates): \uDC80..\uDCFF inside
- * strings become the bytes 0x80..0xFF again. \u0000 is refused, NS_EINVAL
- * with *bad_at its offset: no name or value may hold NUL (the server
- * refuses it; a C string would end there). out gets the text,
- * NUL-terminated. */
-int ctl_json_unescape_bytes(const char *text, size_t len, ns_buf_t *out, size_t *bad_at);
+/* Path keys, type names and the byte escaping are ns/jsondoc.h's. */
 
 /* Writes a printed JSON document (NUL-terminated text) to path as
- * ctl_write_file does, its bytes escaped by ctl_json_escape_bytes and a
+ * ctl_write_file does, its bytes escaped by ns_json_escape_bytes and a
  * newline at the end; *written (may be NULL) gets the bytes written.
  * CTL_OK or CTL_IO. */
 int ctl_write_json_text(const char *path, const char *text, size_t *written);

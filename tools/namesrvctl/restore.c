@@ -242,25 +242,6 @@ out:
 
 /* ---- import-kvconfig: {"configTable":{ns:{key:value}}} (docs/protocol.md §7.2) ---- */
 
-static int import_kv(ns_txn_t *t, const cJSON *table, size_t *replaced)
-{
-    int rc = NS_OK;
-    *replaced = 0;
-    for (const cJSON *ns = table->child; ns && rc == NS_OK; ns = ns->next) {
-        rc = ns_kv_ns_create(t, ns->string);
-        for (const cJSON *v = ns->child; v && rc == NS_OK; v = v->next) {
-            ns_slice_t old;
-            if (!cJSON_IsString(v))
-                continue; /* null: dropped, as Java does on reload */
-            if (ns_kv_get(t, ns->string, v->string, &old) == NS_OK &&
-                (old.len != strlen(v->valuestring) || memcmp(old.ptr, v->valuestring, old.len)))
-                (*replaced)++;
-            rc = ns_kv_put(t, ns->string, v->string, v->valuestring);
-        }
-    }
-    return rc;
-}
-
 typedef struct {
     const cJSON *table;
     size_t n_ns, n_keys, replaced;
@@ -272,7 +253,7 @@ static int import_txn(ns_txn_t *t, void *ctx)
 {
     import_job_t *j = ctx;
     char detail[256];
-    int nrc = import_kv(t, j->table, &j->replaced);
+    int nrc = ns_kv_import(t, j->table, &j->replaced);
     snprintf(detail, sizeof detail, "{\"namespaces\":%zu,\"keys\":%zu,\"replaced\":%zu}", j->n_ns,
              j->n_keys, j->replaced);
     return nrc ? nrc : ctl_trail_record(t, "import-kvconfig", detail);

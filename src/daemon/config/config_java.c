@@ -84,7 +84,6 @@ static const java_key_t java_keys[] = {
 
 /* Keys of our table that Java acts on and we accept but do not (yet). */
 static const java_key_t noeffect_keys[] = {
-    {"kvConfigPath", "KV config lives in the store (namesrvctl import-kvconfig / export-kvconfig)"},
     {"clusterTest", "cluster-test mode is not implemented"},
     {"productEnvName", "cluster-test mode is not implemented"},
 };

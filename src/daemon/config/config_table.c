@@ -149,7 +149,8 @@ const ns_cfg_entry_t ns_config_table[] = {
     /* RocketMQ NamesrvConfig */
     ROW_STR("rocketmqHome", rocketmq_home, "${ROCKETMQ_HOME}", 0, "RocketMQ home directory"),
     ROW_STR("kvConfigPath", kv_config_path, "${HOME}/namesrv/kvConfig.json", 0,
-            "KV config file (JSON)"),
+            "Java's kvConfig.json: imported into a store with no KV config at its first "
+            "start, never again (the store keeps KV config from then on)"),
     ROW_STR("configStorePath", config_store_path, "${HOME}/namesrv/namesrv.properties", 0,
             "settings file UPDATE_NAMESRV_CONFIG rewrites when started without -c"),
     ROW_INT("configStoreBackups", config_store_backups, "5", 0, 100, NS_CFG_OURS | NS_CFG_MUTABLE,

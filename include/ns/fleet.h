@@ -116,6 +116,10 @@ typedef struct {
 int ns_fleet_diff(ns_fleet_fetch_fn fetch, void *ctx, size_t n, size_t max_items,
                   ns_fleet_report_t *out);
 void ns_fleet_report_free(ns_fleet_report_t *r);
+/* A new zeroed difference of kind appended to r (its item, leaf and values
+ * are the caller's to fill; ns_fleet_report_free frees them), or NULL when
+ * memory runs out (r unchanged). */
+ns_fleet_diff_t *ns_fleet_report_append(ns_fleet_report_t *r, ns_fleet_kind_t kind);
 /* Differing items of the data kinds (broker, topic, kv: not conflicts). */
 size_t ns_fleet_items(const ns_fleet_report_t *r);
 

@@ -374,16 +374,23 @@ static ns_fleet_kind_t kind_of(const fpath_t *p)
                                        : NS_FLEET_KV;
 }
 
-static int add_diff(diff_t *d, const fpath_t *p, const uname_t *u)
+ns_fleet_diff_t *ns_fleet_report_append(ns_fleet_report_t *r, ns_fleet_kind_t kind)
 {
-    ns_fleet_report_t *r = d->r;
     ns_fleet_diff_t *g = ns_array_grow(r->d, r->n, sizeof *r->d);
     if (g == NULL)
-        return NS_ENOMEM;
+        return NULL;
     r->d = g;
     ns_fleet_diff_t *x = &r->d[r->n++];
     memset(x, 0, sizeof *x);
-    x->kind = kind_of(p);
+    x->kind = kind;
+    return x;
+}
+
+static int add_diff(diff_t *d, const fpath_t *p, const uname_t *u)
+{
+    ns_fleet_diff_t *x = ns_fleet_report_append(d->r, kind_of(p));
+    if (x == NULL)
+        return NS_ENOMEM;
     ns_buf_t item = NS_BUF_INIT;
     int rc = x->kind == NS_FLEET_TOPIC ? ns_buf_append_str(&item, p->v[4])
                                        : ns_buf_printf(&item, "%s/%s", p->v[1], p->v[4]);

@@ -135,13 +135,9 @@ static size_t key_end(const facts_t *f, size_t i)
 /* Appends the conflict of key v[0].key with choices v[0..n) to r. */
 static int add_conflict(ns_fleet_report_t *r, const fact_t *v, size_t n)
 {
-    ns_fleet_diff_t *g = ns_array_grow(r->d, r->n, sizeof *r->d);
-    if (g == NULL)
+    ns_fleet_diff_t *x = ns_fleet_report_append(r, NS_FLEET_CONFLICT);
+    if (x == NULL)
         return NS_ENOMEM;
-    r->d = g;
-    ns_fleet_diff_t *x = &r->d[r->n++];
-    memset(x, 0, sizeof *x);
-    x->kind = NS_FLEET_CONFLICT;
     x->item = strdup(v[0].key);
     x->leaf = strdup(rule_leaf[v[0].rule]);
     x->values = calloc(r->n_servers, sizeof *x->values);

@@ -111,16 +111,20 @@ static int setup_few_conns(void **state)
     return nstest_fx_setup(state, "flood-conns", k_few_conns);
 }
 
-static void test_max_connections(void **state)
+/* Fills the server's cap of `cap` connections (each served), checks that
+ * `extra` more are closed at once (read sees EOF) and that the refusal is
+ * logged once as `logged` and never as `not_logged`, then that a slot freed
+ * is taken again. */
+static void fill_cap(const nstest_fx_t *fx, int cap, int extra, const char *logged,
+                     const char *not_logged)
 {
-    nstest_fx_t *fx = *state;
     int fds[16];
-    for (int i = 0; i < 16; i++) {
+    assert_true(cap <= 16);
+    for (int i = 0; i < cap; i++) {
         fds[i] = nstest_raw_connect(fx->srv.port, 0, 3);
         assert_true(ping(fds[i])); /* accepted and counted */
     }
-    /* the 17th..21st are closed at once: read sees EOF */
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < extra; k++) {
         int fd = nstest_raw_connect(fx->srv.port, 0, 3);
         char b;
         ssize_t n = recv(fd, &b, 1, 0);
@@ -128,8 +132,9 @@ static void test_max_connections(void **state)
         close(fd);
     }
     /* logged once for this peer within the interval, however many */
-    assert_int_equal(nstest_log_count(&fx->srv, "maxConnections open already"), 1);
-    /* a slot that frees up is taken again */
+    assert_int_equal(nstest_log_count(&fx->srv, logged), 1);
+    if (not_logged)
+        assert_int_equal(nstest_log_count(&fx->srv, not_logged), 0);
     close(fds[0]);
     bool served = false;
     for (int64_t end = nstest_mono_ms() + 10000; !served && nstest_mono_ms() < end;) {
@@ -140,8 +145,14 @@ static void test_max_connections(void **state)
             nstest_sleep_ms(20);
     }
     assert_true(served);
-    for (int i = 1; i < 16; i++)
+    for (int i = 1; i < cap; i++)
         close(fds[i]);
+}
+
+/* maxConnections 16: the 17th..21st are closed at once. */
+static void test_max_connections(void **state)
+{
+    fill_cap(*state, 16, 5, "maxConnections open already", NULL);
 }
 
 /* One address holds at most maxConnectionsPerAddress: the next one from it
@@ -149,33 +160,8 @@ static void test_max_connections(void **state)
  * address), while the total still has room; a slot freed is taken again. */
 static void test_max_connections_per_address(void **state)
 {
-    nstest_fx_t *fx = *state;
-    int fds[6];
-    for (int i = 0; i < 6; i++) {
-        fds[i] = nstest_raw_connect(fx->srv.port, 0, 3);
-        assert_true(ping(fds[i]));
-    }
-    for (int k = 0; k < 3; k++) {
-        int fd = nstest_raw_connect(fx->srv.port, 0, 3);
-        char b;
-        ssize_t n = recv(fd, &b, 1, 0);
-        assert_true(n == 0 || (n < 0 && errno == ECONNRESET));
-        close(fd);
-    }
-    assert_int_equal(nstest_log_count(&fx->srv, "maxConnectionsPerAddress from this address"), 1);
-    assert_int_equal(nstest_log_count(&fx->srv, "maxConnections open already"), 0);
-    close(fds[0]);
-    bool served = false;
-    for (int64_t end = nstest_mono_ms() + 10000; !served && nstest_mono_ms() < end;) {
-        int fd = nstest_raw_connect(fx->srv.port, 0, 3);
-        served = ping(fd);
-        close(fd);
-        if (!served)
-            nstest_sleep_ms(20);
-    }
-    assert_true(served);
-    for (int i = 1; i < 6; i++)
-        close(fds[i]);
+    fill_cap(*state, 6, 3, "maxConnectionsPerAddress from this address",
+             "maxConnections open already");
 }
 
 static int setup_per_address(void **state)

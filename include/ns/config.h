@@ -39,6 +39,7 @@ typedef struct {
     char *tls_ciphers;                 /* tls.ciphers, "" = OpenSSL's */
     char *tls_config_file;             /* tls.config.file, /etc/rocketmq/tls.properties */
     int64_t tls_handshake_timeout_ms;  /* tlsHandshakeTimeoutMillis, 10000 (ours) */
+    bool tls_handshake_offload;        /* tlsHandshakeOffload, true (ours) */
     char *proxy_protocol_trusted;      /* proxyProtocolTrustedAddresses, "" (ours) */
     /* store */
     char *data_dir;           /* dataDir (ours), default "./data" */
@@ -76,6 +77,7 @@ typedef struct {
      * bound (src/daemon/net/budget.h; ours) */
     int64_t max_connections;             /* maxConnections, 4096 */
     int64_t max_connections_per_address; /* maxConnectionsPerAddress, 1024; 0 = no cap */
+    int64_t max_pending_handshakes;      /* maxPendingHandshakes, 256 */
     int64_t max_unfinished_frame_bytes;  /* maxUnfinishedFrameBytes, 64 MiB */
     int64_t max_unsent_reply_bytes;      /* maxUnsentReplyBytes, 64 MiB */
     int64_t writer_queue_max_bytes;      /* writerQueueMaxBytes, 64 MiB */

@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 81
+#define NKEYS 83
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -78,10 +78,12 @@ static const char *const all_keys[NKEYS] = {
     "tls.ciphers",
     "tls.config.file",
     "tlsHandshakeTimeoutMillis",
+    "tlsHandshakeOffload",
     "proxyProtocolTrustedAddresses",
     /* memory budgets, damage check and backups */
     "maxConnections",
     "maxConnectionsPerAddress",
+    "maxPendingHandshakes",
     "maxUnfinishedFrameBytes",
     "maxUnsentReplyBytes",
     "writerQueueMaxBytes",
@@ -298,13 +300,14 @@ static void test_keys_and_mutability(void **state)
         "logFileKeep", "tls.server.mode", "tls.server.certPath", "tls.server.keyPath",
         "tls.server.keyPassword", "tls.server.need.client.auth", "tls.server.trustCertPath",
         "tls.protocols", "tls.ciphers", "tls.config.file", "tlsHandshakeTimeoutMillis",
-        "proxyProtocolTrustedAddresses",
+        "tlsHandshakeOffload", "proxyProtocolTrustedAddresses",
         /* safety caps and budgets change only by file and restart: whoever may
          * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
-        "maxInflateBytes", "maxConnections", "maxConnectionsPerAddress", "maxUnfinishedFrameBytes",
-        "maxUnsentReplyBytes", "writerQueueMaxBytes", "writerQueueMaxOps", "verifyOnStart",
-        "verifyOnStartBlocking", "backupIntervalSeconds", "backupDir", "backupKeep", "authKeyFile",
-        "httpMaxConnections", "httpMaxConnectionsPerAddress", "httpHeaderTimeoutMillis",
+        "maxInflateBytes", "maxConnections", "maxConnectionsPerAddress", "maxPendingHandshakes",
+        "maxUnfinishedFrameBytes", "maxUnsentReplyBytes", "writerQueueMaxBytes",
+        "writerQueueMaxOps", "verifyOnStart", "verifyOnStartBlocking", "backupIntervalSeconds",
+        "backupDir", "backupKeep", "authKeyFile", "httpMaxConnections",
+        "httpMaxConnectionsPerAddress", "httpHeaderTimeoutMillis",
         /* the fleet: only the list changes while running */
         "peerCheckIntervalMillis", "peerDivergenceMillis", "peerTimeoutMillis", "peerTls",
         "tls.client.trustCertPath", "tls.client.certPath", "tls.client.keyPath",

@@ -53,7 +53,7 @@ static bool on_request(ns_loop_t *loop, ns_conn_t *c, const ns_cmd_t *cmd, size_
     return true;
 }
 
-static int xor_read(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_buf_t *plain)
+static int xor_feed(void *ctx, const uint8_t *in, size_t n, ns_buf_t *plain, const char **why)
 {
     fx->filtered_in += n;
     for (size_t i = 0; i < n; i++)
@@ -207,7 +207,7 @@ static void test_pipelined_frames_in_order(void **state)
 
 static void test_filter_sees_every_byte(void **state)
 {
-    ns_conn_filter_t f = {.read = xor_read, .write = xor_write};
+    ns_conn_filter_t f = {.feed = xor_feed, .write = xor_write};
     ns_conn_set_filter(fx->loop.conns, &f);
     ns_buf_t out = NS_BUF_INIT;
     request(&out, 7, "seven");

@@ -113,6 +113,9 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_INT("tlsHandshakeTimeoutMillis", tls_handshake_timeout_ms, "10000", 100, INT32_MAX,
             NS_CFG_OURS,
             "close a connection whose TLS handshake or PROXY header is not done by then"),
+    ROW_BOOL("tlsHandshakeOffload", tls_handshake_offload, "true", NS_CFG_OURS,
+             "run TLS handshake steps (the server's key operation) on worker threads, not "
+             "on the event loop that serves lookups"),
     ROW_STR("proxyProtocolTrustedAddresses", proxy_protocol_trusted, "", NS_CFG_OURS,
             "peers allowed to send a PROXY protocol v1/v2 header: comma-separated IPs/CIDRs, "
             "* = any (Java), empty = none"),
@@ -188,6 +191,9 @@ const ns_cfg_entry_t ns_config_table[] = {
             NS_CFG_OURS,
             "most connections open at once from one client address (brokers and clients "
             "behind one NAT or proxy share one); 0 = no cap"),
+    ROW_INT("maxPendingHandshakes", max_pending_handshakes, "256", 1, 1000000, NS_CFG_OURS,
+            "most TLS handshakes begun and not finished at once (each holds ~48 KiB); the "
+            "next ClientHello closes its connection"),
     ROW_INT("maxUnfinishedFrameBytes", max_unfinished_frame_bytes, "67108864", MiB, 64 * GiB,
             NS_CFG_OURS,
             "bytes held for frames not fully arrived, all connections together; over it the "

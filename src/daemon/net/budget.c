@@ -21,17 +21,19 @@
 static struct {
     uint64_t max_per_address; /* 0: no cap */
     uint64_t max_connections, max_unfinished, max_unsent, max_writer_bytes, max_writer_ops;
-    uint64_t connections, unfinished, unsent, writer_bytes, writer_ops;
+    uint64_t max_handshakes;
+    uint64_t connections, unfinished, unsent, writer_bytes, writer_ops, handshakes;
     uint64_t refused[NS_REFUSE_COUNT];
-} B = {0, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, 0, 0, 0, 0, {0}};
+} B = {0, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+       0, 0,          0,          0,          0,          0,          {0}};
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SUB(x, v) __atomic_sub_fetch(&(x), (v), __ATOMIC_RELAXED)
 
 static const char *const refusal_names[NS_REFUSE_COUNT] = {
-    "name",           "connections", "connections_per_address", "unfinished_frames",
-    "unsent_replies", "writer_queue"};
+    "name",         "connections", "connections_per_address", "unfinished_frames", "unsent_replies",
+    "writer_queue", "handshakes"};
 
 void ns_budget_init(const ns_config_t *cfg)
 {
@@ -41,6 +43,8 @@ void ns_budget_init(const ns_config_t *cfg)
     B.max_unsent = (uint64_t)cfg->max_unsent_reply_bytes;
     B.max_writer_bytes = (uint64_t)cfg->writer_queue_max_bytes;
     B.max_writer_ops = (uint64_t)cfg->writer_queue_max_ops;
+    B.max_handshakes = (uint64_t)cfg->max_pending_handshakes;
+    __atomic_store_n(&B.handshakes, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&B.connections, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&B.unfinished, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&B.unsent, 0, __ATOMIC_RELAXED);
@@ -55,6 +59,8 @@ void ns_budget_snapshot(ns_budget_stats_t *o)
     o->max_unsent_bytes = B.max_unsent;
     o->max_writer_bytes = B.max_writer_bytes;
     o->max_writer_ops = B.max_writer_ops;
+    o->max_handshakes = B.max_handshakes;
+    o->handshakes = LD(B.handshakes);
     o->connections = LD(B.connections);
     o->unfinished_bytes = LD(B.unfinished);
     o->unsent_bytes = LD(B.unsent);
@@ -254,7 +260,25 @@ void ns_budget_conn_close(ns_conn_budget_t *b)
     if (b->counted)
         SUB(B.connections, 1);
     b->counted = false;
+    ns_budget_handshake(b, false);
     addr_put(b);
+}
+
+bool ns_budget_handshake(ns_conn_budget_t *b, bool pending)
+{
+    if (pending == b->hs_counted)
+        return true;
+    if (!pending) {
+        SUB(B.handshakes, 1);
+        b->hs_counted = false;
+        return true;
+    }
+    if (ADD(B.handshakes, 1) > B.max_handshakes) {
+        SUB(B.handshakes, 1);
+        return false;
+    }
+    b->hs_counted = true;
+    return true;
 }
 
 /* Moves *sum by the change of *mine to now; true when the sum grew past max. */
@@ -275,6 +299,11 @@ bool ns_budget_account(ns_conn_budget_t *b, size_t rbuf_bytes, size_t unsent_byt
         rbuf_bytes = unsent_bytes = 0;
     bool over = adjust(&B.unfinished, &b->rbuf, rbuf_bytes, B.max_unfinished);
     return adjust(&B.unsent, &b->unsent, unsent_bytes, B.max_unsent) || over;
+}
+
+bool ns_budget_unsent_pressed(void)
+{
+    return LD(B.unsent) >= B.max_unsent / 2;
 }
 
 bool ns_budget_over(ns_budget_sum_t which, uint64_t *max)

@@ -8,6 +8,8 @@
  *                             arrived, over all connections
  *   maxUnsentReplyBytes       reply bytes written by the server and not yet
  *                             taken by the peer, over all connections
+ *   maxPendingHandshakes      TLS handshakes begun and not finished (each
+ *                             holds OpenSSL's handshake state, ~48 KiB)
  *   writerQueueMaxBytes/Ops   mutations waiting for the writer thread; when
  *                             either is reached, connections stop reading
  *                             requests that write until the writer catches up
@@ -36,6 +38,7 @@ typedef enum {
     NS_REFUSE_UNFINISHED,   /* maxUnfinishedFrameBytes: connection closed */
     NS_REFUSE_UNSENT,       /* maxUnsentReplyBytes: connection closed */
     NS_REFUSE_WRITER_PAUSE, /* writer queue full: reading paused */
+    NS_REFUSE_HANDSHAKES,   /* maxPendingHandshakes under way: connection closed */
     NS_REFUSE_COUNT
 } ns_refuse_t;
 
@@ -50,6 +53,7 @@ typedef struct {
     bool released;     /* closed by ns_budget_enforce: its bytes left the sums
                           (its buffers go with the handle, a loop turn later) */
     bool addr_counted; /* counted against its address (maxConnectionsPerAddress) */
+    bool hs_counted;   /* counted in the pending TLS handshakes */
     uint8_t addr_len;  /* 4 or 16: the peer's address bytes in addr */
     uint8_t addr[16];
 } ns_conn_budget_t;
@@ -57,8 +61,8 @@ typedef struct {
 /* A copy of the budgets' state (for metrics and tests). */
 typedef struct {
     uint64_t max_connections, max_unfinished_bytes, max_unsent_bytes;
-    uint64_t max_writer_bytes, max_writer_ops;
-    uint64_t connections, unfinished_bytes, unsent_bytes, writer_bytes, writer_ops;
+    uint64_t max_writer_bytes, max_writer_ops, max_handshakes;
+    uint64_t connections, unfinished_bytes, unsent_bytes, writer_bytes, writer_ops, handshakes;
     uint64_t refused[NS_REFUSE_COUNT];
 } ns_budget_stats_t;
 
@@ -80,6 +84,10 @@ void ns_refusal(const char *peer, ns_refuse_t why, const char *fmt, ...)
 struct sockaddr;
 bool ns_budget_conn_open(ns_conn_budget_t *b, const struct sockaddr *peer, ns_refuse_t *why);
 void ns_budget_conn_close(ns_conn_budget_t *b);
+/* The connection's TLS handshake is under way (pending) or not: counted in,
+ * or out of, the pending handshakes. false (not counted) when one more
+ * would pass maxPendingHandshakes. */
+bool ns_budget_handshake(ns_conn_budget_t *b, bool pending);
 
 /* Re-accounts a connection's unfinished-frame and unsent bytes; returns true
  * when a server-wide budget is now exceeded (the connection code then closes
@@ -87,6 +95,9 @@ void ns_budget_conn_close(ns_conn_budget_t *b);
 bool ns_budget_account(ns_conn_budget_t *b, size_t rbuf_bytes, size_t unsent_bytes);
 /* The two sums of the connections' buffers. */
 typedef enum { NS_BUDGET_UNFINISHED, NS_BUDGET_UNSENT } ns_budget_sum_t;
+/* True while unsent reply bytes hold half of maxUnsentReplyBytes or more:
+ * a reply that grows with the store is then not built (dispatch.c). */
+bool ns_budget_unsent_pressed(void);
 /* True while the sum is over its limit; *max (may be NULL) is the limit. */
 bool ns_budget_over(ns_budget_sum_t which, uint64_t *max);
 /* A connection closed to enforce a budget: its bytes leave the sums now

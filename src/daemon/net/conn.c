@@ -52,11 +52,18 @@ void ns_conn_unref(ns_conn_t *c)
         return;
     ns_budget_conn_close(&c->bud);
     ns_buf_free(&c->rbuf);
+    ns_buf_free(&c->off_in);
+    ns_buf_free(&c->off_plain);
     ns_wq_free(&c->wq);
     ns_cmd_msg_free(&c->msg);
     if (c->filter.free)
         c->filter.free(c->filter.ctx);
     free(c);
+}
+
+bool ns_conn_handshake_pending(ns_conn_t *c, bool pending)
+{
+    return ns_budget_handshake(&c->bud, pending);
 }
 
 bool ns_conn_is_closed(const ns_conn_t *c)
@@ -222,7 +229,9 @@ void ns_conn_close_here(ns_conn_t *c, const char *reason)
     __atomic_store_n(&c->closing, true, __ATOMIC_RELEASE);
     if (reason)
         NS_LOG_INFO("conn %s: closing: %s", c->peer, reason);
-    const ns_buf_t *last = c->filter.closing ? c->filter.closing(c->filter.ctx) : NULL;
+    /* a wire a worker is feeding is not touched here (conn_offload.c) */
+    const ns_buf_t *last =
+        c->filter.closing && !c->off_busy ? c->filter.closing(c->filter.ctx) : NULL;
     if (last && last->len > 0) { /* uv_try_write refuses while a write is queued */
         uv_buf_t b = uv_buf_init((char *)last->data, (unsigned)last->len);
         (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
@@ -261,13 +270,13 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
     ns_conn_t *c = h->data;
     ns_loop_t *loop = c->loop;
-    if ((c->rbuf.len == 0 || c->filter.read) &&
+    if ((c->rbuf.len == 0 || c->filter.feed) &&
         ns_buf_reserve(&loop->rshared, READ_CHUNK) == NS_OK) {
         buf->base = (char *)loop->rshared.data;
         buf->len = loop->rshared.cap - 1;
         return;
     }
-    if (c->filter.read || ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
+    if (c->filter.feed || ns_buf_reserve(&c->rbuf, READ_CHUNK) != NS_OK) {
         buf->base = NULL;
         buf->len = 0;
         return;
@@ -418,20 +427,44 @@ static void process_rbuf(ns_conn_t *c)
     ns_conn_account(c);
 }
 
+void ns_conn_plain_in(ns_conn_t *c, const uint8_t *p, size_t n)
+{
+    if (n > 0 && ns_buf_append(&c->rbuf, p, n) != NS_OK) {
+        ns_conn_close_here(c, "out of memory");
+        return;
+    }
+    process_rbuf(c);
+}
+
+bool ns_conn_fed(ns_conn_t *c, int rc, const char *why)
+{
+    if (c->filter.fed)
+        rc = c->filter.fed(c->filter.ctx, c, rc, why);
+    if (rc != NS_OK)
+        ns_conn_close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
+    return rc == NS_OK;
+}
+
 /* The seam, inbound: n bytes read from the socket into the shared buffer. */
 static void conn_bytes_in(ns_conn_t *c, const uint8_t *p, size_t n)
 {
-    if (c->filter.read) {
+    if (c->filter.feed) {
+        int st = c->filter.step ? c->filter.step(c->filter.ctx, c, p, n) : NS_OK;
+        if (st == NS_ECONN) {
+            ns_conn_close_here(c, NULL);
+            return;
+        }
+        if (st == NS_EAGAIN && ns_conn_offload(c, p, n))
+            return; /* fed on a worker thread, then on this loop again */
         /* with no partial frame waiting, the plain bytes go to the loop's
          * shared buffer (as unfiltered reads do) and only a tail is kept */
         ns_loop_t *loop = c->loop;
         ns_buf_t *plain = c->rbuf.len == 0 ? &loop->tshared : &c->rbuf;
+        const char *why = NULL;
         ns_buf_reset(&loop->tshared);
-        int rc = c->filter.read(c->filter.ctx, c, p, n, plain);
-        if (rc != NS_OK) {
-            ns_conn_close_here(c, rc == NS_ECONN || rc == NS_ESHUTDOWN ? NULL : ns_strerror(rc));
+        int rc = c->filter.feed(c->filter.ctx, p, n, plain, &why); /* sets why first */
+        if (!ns_conn_fed(c, rc, why))
             return;
-        }
         if (plain == &c->rbuf) {
             process_rbuf(c);
             return;
@@ -472,7 +505,12 @@ static void read_again(ns_conn_t *c)
     ns_loop_t *loop = c->loop;
     c->last_active_ms = uv_now(loop->uv);
     process_rbuf(c);
-    if (!c->closing && !c->paused && !c->wstopped &&
+    ns_conn_read_restart(c);
+}
+
+void ns_conn_read_restart(ns_conn_t *c)
+{
+    if (!c->closing && !c->paused && !c->wstopped && !c->off_busy &&
         uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
         ns_conn_close_here(c, "read start failed");
 }
@@ -618,7 +656,7 @@ void ns_conn_sweep_idle(ns_loop_t *loop, uint64_t now_ms, int64_t idle_s)
     for (ns_conn_t *c = loop->conns; c; c = c->next) {
         if (c->closing)
             continue;
-        bool handshaking = c->filter.ready && !c->filter.ready(c->filter.ctx);
+        bool handshaking = c->off_busy || (c->filter.ready && !c->filter.ready(c->filter.ctx));
         if (!handshaking)
             c->handshake_seen_ms = 0;
         else if (c->handshake_seen_ms == 0)

@@ -31,12 +31,22 @@ struct ns_mail;
 /* A byte filter on a connection (TLS, PROXY protocol). Both hooks run on the
  * connection's loop. */
 typedef struct {
-    /* Bytes [in, in+n) arrived from the socket: append the plain bytes they
-     * yield to `plain` (maybe none yet). NS_OK; NS_ECONN: close, the filter
-     * has logged why; NS_ESHUTDOWN: close quietly (an orderly end); any
-     * other error closes with ns_strerror as the reason. The hook may call
-     * ns_conn_clear_filter (the bytes pass as they are from then on). */
-    int (*read)(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_buf_t *plain);
+    /* Bytes [in, in+n) arrived from the socket, before they are fed: NS_OK
+     * feed them here; NS_EAGAIN: a costly step (a TLS handshake's key
+     * operation), fed on a worker thread when tlsHandshakeOffload is on
+     * (conn_offload.c); NS_ECONN: close, the filter has logged why. May be
+     * NULL (always fed on the loop). */
+    int (*step)(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n);
+    /* Appends the plain bytes [in, in+n) yield to `plain` (maybe none yet);
+     * touches only ctx: it may run on a worker thread. Returns a code for
+     * `fed`, with *why the reason of a failure. */
+    int (*feed)(void *ctx, const uint8_t *in, size_t n, ns_buf_t *plain, const char **why);
+    /* On the connection's loop after feed, with its result: NS_OK; NS_ECONN:
+     * close, the filter has logged why; NS_ESHUTDOWN: close quietly (an
+     * orderly end); any other error closes with ns_strerror as the reason.
+     * The hook may call ns_conn_clear_filter (the bytes pass as they are
+     * from then on). May be NULL (feed's result stands). */
+    int (*fed)(void *ctx, ns_conn_t *c, int rc, const char *why);
     /* `plain` holds encoded replies about to be written: replace its
      * contents with the bytes to put on the wire (maybe none). Called at
      * every flush of the connection (ns_conn_want_flush asks for one). */
@@ -116,6 +126,9 @@ int ns_conn_brokers(const ns_conn_t *c);
 /* The loop's connections (ioloop.c, server.c). */
 void ns_conn_flush_all(ns_loop_t *loop);
 void ns_conn_close_all(ns_loop_t *loop);
+/* c's TLS handshake is under way (pending) or not, for maxPendingHandshakes
+ * (budget.h); false when one more may not begin (the caller closes c). */
+bool ns_conn_handshake_pending(ns_conn_t *c, bool pending);
 /* Closes connections idle for more than idle_s seconds, and those whose TLS
  * handshake takes longer than tlsHandshakeTimeoutMillis. Called by the
  * loop's idle_timer: a sweep that comes late enough to be a stall of the

@@ -42,6 +42,12 @@ struct ns_conn {
     ns_conn_t *prev, *next;
     ns_conn_t *dirty_next;
     ns_conn_t *paused_next;
+    /* a handshake step a worker thread feeds (conn_offload.c) */
+    uv_work_t off_work;
+    ns_buf_t off_in, off_plain; /* the bytes fed; the plain bytes they yield */
+    const char *off_why;
+    int off_rc;
+    bool off_busy; /* the worker owns the filter: nothing else touches it */
     char peer[64];
     bool peer_claimed; /* peer is a PROXY header's claim (ns_conn_set_peer) */
 };
@@ -58,6 +64,19 @@ void ns_conn_mark_dirty(ns_conn_t *c);
 /* On c's loop: its peer took enough of its replies for c to be served again
  * (write_cb): reading starts again. */
 void ns_conn_writes_drained(ns_conn_t *c);
+/* conn.c: plain bytes a filter yielded, to the frames (appended to what is
+ * waiting in c's buffer). */
+void ns_conn_plain_in(ns_conn_t *c, const uint8_t *p, size_t n);
+/* conn.c: runs the filter's fed hook with feed's result; false when c is
+ * closed by it. */
+bool ns_conn_fed(ns_conn_t *c, int rc, const char *why);
+/* conn_offload.c: true when [p, p+n) (copied) goes to a worker thread to be
+ * fed, reading stopped until it is back; false when tlsHandshakeOffload is
+ * off or the work cannot be queued (the caller feeds it here). */
+bool ns_conn_offload(ns_conn_t *c, const uint8_t *p, size_t n);
+/* Reading starts again after a pause, unless the connection is closing,
+ * paused or stopped (conn.c). */
+void ns_conn_read_restart(ns_conn_t *c);
 /* Re-accounts c's buffers against the server-wide budgets (budget.c). */
 void ns_conn_account(ns_conn_t *c);
 /* conn_write.c: the replies of one read are gathered between these two,

@@ -282,7 +282,7 @@ static int conn_bytes_out(ns_conn_t *c)
 
 static void conn_flush(ns_conn_t *c)
 {
-    if (c->closing)
+    if (c->closing || c->off_busy) /* a worker feeds its filter: flushed when it is back */
         return;
     if (gather.conn == c) /* a flush in the middle of a read (shutdown) */
         gather_settle(c);

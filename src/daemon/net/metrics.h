@@ -133,6 +133,7 @@ typedef struct {
     ns_hist_t latency[NS_M_LAT_N];
     ns_counter_t bytes_in, bytes_out;
     ns_counter_t conn_accepted, conn_closed;
+    ns_counter_t tls_handshakes_offloaded; /* steps fed on a worker (conn_offload.c) */
     ns_counter_t refused[NS_M_REFUSE_N];
     ns_counter_t reg_changed, reg_unchanged, heartbeats, unregistrations;
     /* registrations with a broker identity conflict, by ns_identity_conflict_t

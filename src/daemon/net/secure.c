@@ -26,6 +26,7 @@
 #include "net/conn.h"
 #include "ns/err.h"
 #include "ns/log.h"
+#include "net/budget.h"
 #include "net/secure.h"
 #include "net/wire.h"
 
@@ -33,11 +34,44 @@
 
 /* ---- the connection filter ---- */
 
-static int filter_read(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_buf_t *plain)
+/* Counts c in or out of the pending handshakes; false (logged, counted)
+ * when maxPendingHandshakes are under way already. */
+static bool handshake_slot(ns_conn_t *c, bool pending)
+{
+    if (ns_conn_handshake_pending(c, pending))
+        return true;
+    ns_refusal(ns_conn_peer(c), NS_REFUSE_HANDSHAKES,
+               "closed: maxPendingHandshakes TLS handshakes under way already");
+    return false;
+}
+
+/* Before bytes are fed: a ClientHello takes its slot before the key
+ * operation it costs (NS_ECONN when there is none); NS_EAGAIN when the bytes
+ * are a costly step (they open a TLS handshake, a TLS record of type 22, or
+ * continue one), which the connection may feed off its loop. */
+static int filter_step(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n)
 {
     ns_wire_t *w = ctx;
-    const char *why = NULL;
-    int rc = ns_wire_feed(w, in, n, plain, &why);
+    ns_wire_state_t st = ns_wire_state(w);
+    bool opening = st == NS_WIRE_DETECT && n > 0 && in[0] == 22;
+    if (opening && !handshake_slot(c, true))
+        return NS_ECONN;
+    if (opening || (st == NS_WIRE_TLS && ns_wire_handshaking(w)) ||
+        (st == NS_WIRE_DETECT && ns_wire_handshaking(w)))
+        return NS_EAGAIN;
+    return NS_OK;
+}
+
+/* Touches only the wire: may run on a worker thread (conn_offload.c). */
+static int filter_feed(void *ctx, const uint8_t *in, size_t n, ns_buf_t *plain, const char **why)
+{
+    return ns_wire_feed(ctx, in, n, plain, why);
+}
+
+/* On the connection's loop, after filter_feed. */
+static int filter_fed(void *ctx, ns_conn_t *c, int rc, const char *why)
+{
+    ns_wire_t *w = ctx;
     if (rc == NS_ESHUTDOWN) /* close_notify: an orderly end, like EOF */
         return rc;
     if (rc != NS_OK) {
@@ -52,6 +86,8 @@ static int filter_read(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n, ns_
             NS_LOG_INFO("conn %s: PROXY header names the client %s", ns_conn_peer(c), proxied);
         ns_conn_set_peer(c, proxied);
     }
+    if (!handshake_slot(c, ns_wire_state(w) == NS_WIRE_TLS && ns_wire_handshaking(w)))
+        return NS_ECONN;
     if (ns_wire_pending(w)->len > 0)
         ns_conn_want_flush(c); /* handshake bytes to send */
     if (ns_wire_state(w) == NS_WIRE_PLAIN)
@@ -95,7 +131,9 @@ static void attach(ns_loop_t *loop, ns_conn_t *c, const struct sockaddr *peer)
         ns_conn_close(c, "out of memory");
         return;
     }
-    ns_conn_filter_t f = {.read = filter_read,
+    ns_conn_filter_t f = {.step = filter_step,
+                          .feed = filter_feed,
+                          .fed = filter_fed,
                           .write = filter_write,
                           .ready = filter_ready,
                           .closing = filter_closing,

@@ -87,6 +87,9 @@ static void connections(ns_http_t *h, ns_buf_t *out)
         (double)acc);
     one(out, "namesrv_connections_closed_total", "counter", "Remoting connections closed.",
         (double)closed);
+    one(out, "namesrv_tls_handshakes_offloaded_total", "counter",
+        "TLS handshake steps fed on a worker thread, off the loop (tlsHandshakeOffload).",
+        (double)SUM(h, tls_handshakes_offloaded));
     head(out, "namesrv_refusals_total", "counter",
          "Connections closed or refused because of their input or their peer, by reason.");
     for (int r = 0; r < NS_M_REFUSE_N; r++)
@@ -106,7 +109,8 @@ static void connections(ns_http_t *h, ns_buf_t *out)
                 {"unfinished_frame_bytes", b.unfinished_bytes, b.max_unfinished_bytes},
                 {"unsent_reply_bytes", b.unsent_bytes, b.max_unsent_bytes},
                 {"writer_queue_bytes", b.writer_bytes, b.max_writer_bytes},
-                {"writer_queue_ops", b.writer_ops, b.max_writer_ops}};
+                {"writer_queue_ops", b.writer_ops, b.max_writer_ops},
+                {"pending_handshakes", b.handshakes, b.max_handshakes}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         ns_buf_printf(out, "namesrv_budget_used{budget=\"%s\"} %llu\n", rows[i].name,
                       (unsigned long long)rows[i].used);

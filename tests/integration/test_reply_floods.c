@@ -6,6 +6,11 @@
  *     200k topics). A connection whose peer does not read its replies now
  *     stops being served (its reading stops until the peer takes them), so
  *     a lookup meanwhile waits for at most one reply per connection.
+ *   - the same with maxUnsentReplyBytes 16 MiB: once the replies nobody
+ *     takes hold half of it, a topic list (any reply that grows with the
+ *     store) is answered SYSTEM_BUSY without being built, where before it
+ *     was built and the budget then closed the connections holding most;
+ *     route lookups go on, and the list is served again once they are read.
  * Each test states the lookup latency it saw and the server's peak RSS. */
 #include <errno.h>
 #include <setjmp.h>
@@ -172,6 +177,49 @@ static void test_unread_topic_lists(void **state)
     ns_client_close(broker);
 }
 
+/* GET_ALL_TOPIC_LIST on a fresh connection: its reply code. */
+static int topic_list_code(const nstest_fx_t *fx)
+{
+    ns_client_t *c = nstest_connect(&fx->srv);
+    int code =
+        nstest_call_code(c, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, NULL, 0, 120000);
+    ns_client_close(c);
+    return code;
+}
+
+static void test_bulk_not_built_under_pressure(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *broker = nstest_connect(&fx->srv);
+    register_many(broker);
+    assert_int_equal(topic_list_code(fx), NS_RSP_SUCCESS);
+    int fds[CONNS];
+    flood_unread(fx, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, fds);
+    assert_true(nstest_log_wait(&fx->srv, "hold half of maxUnsentReplyBytes", 20000));
+    int code = topic_list_code(fx);
+    int64_t dt = lookup_ms(fx, "t000007");
+    printf("# under pressure: topic list answered %d, a lookup took %lld ms\n", code,
+           (long long)dt);
+    assert_int_equal(code, NS_RSP_SYSTEM_BUSY);
+    report_rss(fx, "unread topic lists, 16 MiB unsent budget");
+    for (int i = 0; i < CONNS; i++)
+        close(fds[i]);
+    bool served = false;
+    for (int64_t end = nstest_mono_ms() + 20000; !served && nstest_mono_ms() < end;) {
+        served = topic_list_code(fx) == NS_RSP_SUCCESS;
+        if (!served)
+            nstest_sleep_ms(100);
+    }
+    assert_true(served);
+    ns_client_close(broker);
+}
+
+static int setup_small_unsent(void **state)
+{
+    static const char *const args[] = {"--maxUnsentReplyBytes=16777216", NULL};
+    return nstest_fx_setup(state, "reply-pressure", args);
+}
+
 static int setup_default(void **state)
 {
     return nstest_fx_setup(state, "reply-floods", NULL);
@@ -181,6 +229,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unread_topic_lists, setup_default, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_not_built_under_pressure, setup_small_unsent,
+                                        nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

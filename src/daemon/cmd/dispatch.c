@@ -44,6 +44,9 @@
 #define NS_ROW_SELF_REFRESH ((unsigned)NS_SELF_REFRESH << NS_ROW_SELF_SHIFT)
 #define NS_ROW_SELF_CLAIM ((unsigned)NS_SELF_CLAIM << NS_ROW_SELF_SHIFT)
 #define NS_ROW_SELF_MASK (3u << NS_ROW_SELF_SHIFT)
+/* A reply that grows with the store (lists): not built while replies the
+ * clients have not taken hold half of maxUnsentReplyBytes (SYSTEM_BUSY) */
+#define NS_ROW_BULK 0x40u
 
 struct ns_cmd_row {
     int code;
@@ -90,22 +93,26 @@ static const ns_cmd_row_t cmd_table[] = {
         "brokerAddr", "brokerName"),
     ROW(UNREGISTER_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL | NS_ROW_SELF_ACT, BROKER_NAMED,
         unregister_broker, "clusterName or brokerAddr is null", "clusterName", "brokerAddr"),
-    ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, 0, READ, get_broker_cluster_info, NULL, NONE),
+    ROW(GET_BROKER_CLUSTER_INFO, NS_CMD_READ, NS_ROW_BULK, READ, get_broker_cluster_info, NULL,
+        NONE),
     ROW(WIPE_WRITE_PERM_OF_BROKER, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, wipe_write_perm_of_broker,
         "brokerName is null", "brokerName"),
-    ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, 0, READ, get_all_topic_list, NULL, NONE),
+    ROW(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NS_CMD_READ, NS_ROW_BULK, READ, get_all_topic_list,
+        NULL, NONE),
     ROW(DELETE_TOPIC_IN_NAMESRV, NS_CMD_WRITE, NS_ROW_TRAIL, ADMIN, delete_topic_in_namesrv,
         "topic is null", "topic"),
     /* no topic: Java's SUCCESS (its table throws on the null key, swallowed) */
     ROW(REGISTER_TOPIC_IN_NAMESRV, NS_CMD_WRITE, NS_ROW_TRAIL, BROKER_TOPIC,
         register_topic_in_namesrv, NULL, NONE),
-    ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, 0, READ, get_kvlist_by_namespace, "namespace is null",
-        "namespace"),
-    ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, 0, READ, get_topics_by_cluster, NULL, NONE),
-    ROW(GET_SYSTEM_TOPIC_LIST_FROM_NS, NS_CMD_READ, 0, READ, get_system_topic_list, NULL, NONE),
-    ROW(GET_UNIT_TOPIC_LIST, NS_CMD_READ, 0, READ, get_unit_topic_list, NULL, NONE),
-    ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, 0, READ, get_has_unit_sub_topic_list, NULL, NONE),
-    ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, 0, READ,
+    ROW(GET_KVLIST_BY_NAMESPACE, NS_CMD_READ, NS_ROW_BULK, READ, get_kvlist_by_namespace,
+        "namespace is null", "namespace"),
+    ROW(GET_TOPICS_BY_CLUSTER, NS_CMD_READ, NS_ROW_BULK, READ, get_topics_by_cluster, NULL, NONE),
+    ROW(GET_SYSTEM_TOPIC_LIST_FROM_NS, NS_CMD_READ, NS_ROW_BULK, READ, get_system_topic_list, NULL,
+        NONE),
+    ROW(GET_UNIT_TOPIC_LIST, NS_CMD_READ, NS_ROW_BULK, READ, get_unit_topic_list, NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_TOPIC_LIST, NS_CMD_READ, NS_ROW_BULK, READ, get_has_unit_sub_topic_list,
+        NULL, NONE),
+    ROW(GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, NS_CMD_READ, NS_ROW_BULK, READ,
         get_has_unit_sub_ununit_topic_list, NULL, NONE),
     ROW(UPDATE_NAMESRV_CONFIG, NS_CMD_ADMIN, NS_ROW_TRAIL_BODY, ADMIN, update_namesrv_config, NULL,
         NONE),
@@ -123,8 +130,8 @@ static const ns_cmd_row_t cmd_table[] = {
         "userAccessKey"),
     ROW(NS_USER_DELETE, NS_CMD_WRITE, NS_ROW_TRAIL, USERS, user_delete, "userAccessKey is missing",
         "userAccessKey"),
-    ROW(NS_USER_LIST, NS_CMD_READ, 0, USERS, user_list, NULL, NONE),
-    ROW(NS_FLEET_DIGEST, NS_CMD_READ, 0, READ, fleet_digest, NULL, NONE),
+    ROW(NS_USER_LIST, NS_CMD_READ, NS_ROW_BULK, USERS, user_list, NULL, NONE),
+    ROW(NS_FLEET_DIGEST, NS_CMD_READ, NS_ROW_BULK, READ, fleet_digest, NULL, NONE),
 };
 
 #define SLOW_REQUEST_MS 100
@@ -267,6 +274,16 @@ static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_
         }
         /* rows that write records are main-loop rows (they write) */
         req.trail = (uint8_t)((row->flags >> NS_ROW_TRAIL_SHIFT) & 3u);
+    }
+    if ((row->flags & NS_ROW_BULK) && ns_budget_unsent_pressed()) {
+        ns_refusal(ns_conn_peer(conn), NS_REFUSE_UNSENT,
+                   "%s refused: replies not taken by their clients hold half of "
+                   "maxUnsentReplyBytes",
+                   row->name);
+        ns_reply_code(&req.to, NS_RSP_SYSTEM_BUSY,
+                      "server busy: replies not yet taken by their clients hold half of "
+                      "maxUnsentReplyBytes; try again later");
+        return;
     }
     req.to.ext_always = (row->flags & NS_ROW_EXT) != 0;
     char bad[192];

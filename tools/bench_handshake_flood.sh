@@ -36,14 +36,7 @@ BIN="$WORK/bin"
 ns_build_release "$ROOT" "$BIN" namesrvd nsbench
 
 C="$WORK/certs"
-mkdir -p "$C"
-if [ "$KEY" = ec ]; then NEWKEY=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1); else NEWKEY=(-newkey rsa:2048); fi
-(cd "$C" &&
-    openssl req -x509 "${NEWKEY[@]}" -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=bench-ca &&
-    openssl req "${NEWKEY[@]}" -nodes -keyout srv.key -out srv.csr -subj /CN=localhost &&
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >srv.ext &&
-    openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -set_serial 7 -out srv.pem -days 2 \
-        -extfile srv.ext) >"$WORK/openssl.log" 2>&1 || { cat "$WORK/openssl.log" >&2; exit 1; }
+ns_bench_certs "$C" "$KEY"
 
 start() { # name offload -> PORT_<name>, PID_<name>
     local name=$1 offload=$2

@@ -9,6 +9,7 @@
 #                          prints the usage and exits 0; an unknown ARG or a
 #                          missing value is refused (exit 2)
 #   ns_need TOOL...        exit 1 naming the first TOOL not on PATH
+#   ns_bench_certs DIR KEY a CA and a loopback server certificate (openssl)
 #   ns_build_release SRC DIR TARGET...
 #                          a Release build (tests off) of the tree SRC in
 #                          DIR; quiet, or the tail of its log and exit 1
@@ -71,4 +72,19 @@ ns_build_release() {
         exit 1
     fi
     rm -f "$log"
+}
+
+# ns_bench_certs DIR KEY: a CA (ca.pem) and a server certificate for
+# 127.0.0.1/localhost (srv.pem, srv.key) in DIR, RSA-2048 or (KEY=ec) P-256,
+# made with the openssl CLI; its log in DIR/openssl.log, shown on failure.
+ns_bench_certs() {
+    local dir=$1 newkey
+    mkdir -p "$dir"
+    if [ "$2" = ec ]; then newkey=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1); else newkey=(-newkey rsa:2048); fi
+    (cd "$dir" &&
+        openssl req -x509 "${newkey[@]}" -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=bench-ca &&
+        openssl req "${newkey[@]}" -nodes -keyout srv.key -out srv.csr -subj /CN=localhost &&
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >srv.ext &&
+        openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -set_serial 7 -out srv.pem -days 2 \
+            -extfile srv.ext) >"$dir/openssl.log" 2>&1 || { cat "$dir/openssl.log" >&2; exit 1; }
 }

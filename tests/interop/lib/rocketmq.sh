@@ -198,15 +198,30 @@ broker_group_launch() {
 broker_group_ready() {
     broker_ready "$1-m"
     broker_ready "$1-s"
-    broker_wait_ha "$1-s"
+    broker_wait_ha "$1-s" "$1-m"
 }
 
-# broker_wait_ha SLAVE - waits until the slave's HA client has connected to
-# its master (the master's HA address came from namesrvd).
+# broker_wait_ha SLAVE MASTER - waits until the slave's HA client has
+# connected to its master (the master's HA address came from namesrvd).
+# A 5.x slave logs "HAClient connect to master ADDR" (DefaultHAClient). A
+# 4.x slave's HAClient.connectMaster logs nothing: there the slave's
+# store.log shows the address it was given ("update master address, OLD: ..
+# NEW: ADDR", from the haServerAddr of namesrvd's reply to its registration)
+# and the master's store.log the connection ("HAService receive new
+# connection, /ADDR"; a group has one slave, so it is this one).
 broker_wait_ha() {
     local f="$SDIR/$1.home/logs/rocketmqlogs/store.log"
-    it_wait 60 "slave $1 connected to its master's HA port" \
-        grep -q -E "HAClient: connect to master|connect to master" "$f"
+    local mf="$SDIR/$2.home/logs/rocketmqlogs/store.log"
+    if [ "${IT_RMQ_MAJOR:-5}" = 4 ]; then
+        local ha="127.0.0.1:$((BR_PORT[$2] + 1))"
+        it_wait 60 "slave $1 given its master's HA address $ha" \
+            grep -q -E "update master address, OLD: [^ ]+ NEW: $ha\$" "$f"
+        it_wait 60 "slave $1 connected to its master's HA port" \
+            grep -q -F "HAService receive new connection, " "$mf"
+    else
+        it_wait 60 "slave $1 connected to its master's HA port" \
+            grep -q -E "HAClient: connect to master|connect to master" "$f"
+    fi
 }
 
 br_addr() { echo "127.0.0.1:${BR_PORT[$1]}"; }

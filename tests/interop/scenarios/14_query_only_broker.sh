@@ -16,12 +16,35 @@
 # every brokerHeartbeatInterval (the first one 1 s after start), set to ~23
 # days so that after the restart only their questions reach namesrvd (the
 # restarted server's /metrics must count no heartbeat and no registration).
+#
+# 4.x: a 4.9.x broker asks the same way (BrokerController.registerBrokerAll,
+# every max(10 s, registerNameServerPeriod)) but has none of the three
+# acting-master settings and its REGISTER_BROKER header has no
+# heartbeatTimeoutMillis, so namesrvd gives it the 120 s default (the Java
+# 4.9.x NameServer's fixed BROKER_CHANNEL_EXPIRED_TIME) and sends no
+# BROKER_HEARTBEAT. So b2 is evicted at the end of that timeout, which outlasts
+# the grace window (max(brokerGraceWindowMillis, heartbeatTimeoutMillis)), and b1
+# is held past it: the scenario takes about two minutes longer.
 IT_NEEDS="java"
 
 scenario() {
     local grace=20000 timeout=15000 hold_s=45
+    # when b2 is to be evicted after the restart, and namesrvd's reason (ERE)
+    local b2_due=$grace b2_why="the grace window" b2_re="grace window"
+    if [ "${IT_RMQ_MAJOR:-5}" = 4 ]; then
+        # the acting-master keys below mean nothing to a 4.x broker
+        b2_due=120000 hold_s=140 b2_why="its 120 s heartbeat timeout"
+        b2_re="\(timeout 120000 ms, registration"
+    fi
     local brk=(forceRegister=false enableSlaveActingMaster=true
         brokerNotActiveTimeoutMillis=$timeout brokerHeartbeatInterval=2000000000)
+    # a 4.9.x broker creates RMQ_SYS_TRANS_HALF_TOPIC at its first transaction
+    # check, transactionCheckInterval (60 s) after start (TransactionalMessage
+    # Bridge.selectTopicConfig -> TopicConfigManager.createTopicInSendMessage
+    # BackMethod): a new data version and a forced registration in the middle
+    # of the hold. 5.x creates it with the other system topics at start. Put
+    # that check off.
+    [ "${IT_RMQ_MAJOR:-5}" = 4 ] && brk+=(transactionCheckInterval=2000000000)
     ns_start ns --scanNotActiveBrokerInterval=500 --brokerGraceWindowMillis=$grace
     local ns
     ns=$(ns_addr ns)
@@ -65,10 +88,11 @@ scenario() {
         sleep 1
     done
     ((b2_gone >= 0)) || it_fail "silent b2 still routed ${hold_s} s after the restart"
-    # t0 is taken after the restart, so the grace window began a little earlier
-    ((b2_gone >= grace - 1000)) || it_fail "b2 evicted after $b2_gone ms, before the $grace ms grace window"
-    it_expect_grep "$SDIR/ns.log" "broker b2 $(br_addr b2) \(c1\) expired: .*grace window" \
-        "namesrvd logged b2's eviction at the end of the grace window"
+    # t0 is taken after the restart, so the window began a little earlier
+    ((b2_gone >= b2_due - 1000)) ||
+        it_fail "b2 evicted after $b2_gone ms, before the end of $b2_why ($b2_due ms)"
+    it_expect_grep "$SDIR/ns.log" "broker b2 $(br_addr b2) \(c1\) expired: .*$b2_re" \
+        "namesrvd logged b2's eviction at the end of $b2_why"
     it_expect_no_grep "$SDIR/ns.log" "broker b1 .* (expired|unregistered)" "namesrvd dropped b1"
     [ "$(br_registrations b1 "$ns")" = "$regs" ] ||
         it_fail "b1 registered after the restart: it was to stay alive on questions alone"

@@ -47,6 +47,7 @@ int ns_db_put(ns_txn_t *t, int db, const ns_buf_t *key, const void *val, size_t 
     if (rc != NS_OK)
         return rc;
     MDB_val k = ns_val(key->data, key->len), v = ns_val(n ? val : "", n);
+    ns_txn_wrote(t, key->len + n);
     return ns_lmdb_error(mdb_put(t->txn, dbi, &k, &v, 0));
 }
 
@@ -74,6 +75,7 @@ int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key)
     if (rc != NS_OK)
         return rc;
     MDB_val k = ns_val(key->data, key->len);
+    ns_txn_wrote(t, key->len);
     rc = mdb_del(t->txn, dbi, &k, NULL);
     return rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
 }

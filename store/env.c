@@ -671,6 +671,13 @@ int ns_txn_commit(ns_txn_t *t)
     return commit_error(s, rc);
 }
 
+size_t ns_txn_written(const ns_txn_t *t)
+{
+    while (t->parent)
+        t = t->parent;
+    return t->written;
+}
+
 void ns_txn_abort(ns_txn_t *t)
 {
     if (t == NULL)

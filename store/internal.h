@@ -41,7 +41,19 @@ struct ns_txn {
     bool holds_resize_lock;
     ns_txn_t *parent;
     ns_digest_acc_t *digest; /* this write transaction's digest changes (digest.c) */
+    size_t written;          /* bytes put and deleted so far (ns_txn_wrote) */
 };
+
+/* Counts a put or delete of n key and value bytes in t's top transaction
+ * (what ns_txn_written reports; LMDB keeps the pages it dirties in memory
+ * until the commit). */
+#define NS_TXN_WRITE_OVERHEAD 64
+static inline void ns_txn_wrote(ns_txn_t *t, size_t n)
+{
+    while (t->parent)
+        t = t->parent;
+    t->written += n + NS_TXN_WRITE_OVERHEAD;
+}
 
 /* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last
  * committed transaction when the copy began (the copy holds it or a later

@@ -45,12 +45,14 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
             if (mv.mv_size != sizeof v || memcmp(mv.mv_data, v, sizeof v) != 0) {
                 mv = ns_val(v, sizeof v);
                 rc = ns_digest_queue(t, topic, had, q);
+                ns_txn_wrote(t, mk.mv_size + mv.mv_size);
                 rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, MDB_CURRENT));
                 *wrote = rc == NS_OK;
             }
         } else if (found == MDB_NOTFOUND) {
             mv = ns_val(v, sizeof v);
             rc = ns_digest_queue(t, topic, NULL, q);
+            ns_txn_wrote(t, mk.mv_size + mv.mv_size);
             rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
             rc = rc ? rc : index_key(&k, q->broker_name, topic);
             rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);

@@ -24,6 +24,7 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
         return NS_ETOOBIG;
     size_t total = 12 + std->len + legacy_len;
     MDB_val k = ns_val(topic, strlen(topic)), v = ns_val(NULL, total);
+    ns_txn_wrote(t, k.mv_size + total);
     rc = mdb_put(t->txn, dbi, &k, &v, MDB_RESERVE); /* write straight into the page */
     if (rc != 0)
         return ns_lmdb_error(rc);

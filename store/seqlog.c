@@ -39,6 +39,7 @@ int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json
         return rc;
     seq_key(kb, seq);
     MDB_val k = ns_val(kb, 8), v = ns_val(len ? json : "", len);
+    ns_txn_wrote(t, 8 + len);
     if ((rc = mdb_put(t->txn, dbi, &k, &v, 0)) != 0)
         return ns_lmdb_error(rc);
     if (seq_out)

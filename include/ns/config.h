@@ -42,14 +42,15 @@ typedef struct {
     bool tls_handshake_offload;        /* tlsHandshakeOffload, true (ours) */
     char *proxy_protocol_trusted;      /* proxyProtocolTrustedAddresses, "" (ours) */
     /* store */
-    char *data_dir;           /* dataDir (ours), default "./data" */
-    char *sync_mode;          /* syncMode: full | nometasync | nosync (ours) */
-    int64_t map_size_bytes;   /* mapSizeBytes: initial LMDB map (ours) */
-    int64_t map_max_bytes;    /* mapMaxBytes: hard limit for growth (ours) */
-    int64_t map_grow_percent; /* mapGrowPercent: grow the map past this use (ours) */
-    int64_t writer_batch_max; /* writerBatchMax: ops per write txn (ours) */
-    int64_t audit_retention;  /* auditRetention: audit history records kept in all, oldest dropped
-                                 first (ours) */
+    char *data_dir;                 /* dataDir (ours), default "./data" */
+    char *sync_mode;                /* syncMode: full | nometasync | nosync (ours) */
+    int64_t map_size_bytes;         /* mapSizeBytes: initial LMDB map (ours) */
+    int64_t map_max_bytes;          /* mapMaxBytes: hard limit for growth (ours) */
+    int64_t map_grow_percent;       /* mapGrowPercent: grow the map past this use (ours) */
+    int64_t writer_batch_max;       /* writerBatchMax: ops per write txn (ours) */
+    int64_t writer_batch_max_bytes; /* writerBatchMaxBytes: a batch's writes (ours) */
+    int64_t audit_retention; /* auditRetention: audit history records kept in all, oldest dropped
+                                first (ours) */
     /* registration */
     int64_t max_inflate_bytes; /* maxInflateBytes: cap on inflated register bodies (ours) */
     /* liveness */
@@ -78,6 +79,7 @@ typedef struct {
     int64_t max_connections;             /* maxConnections, 4096 */
     int64_t max_connections_per_address; /* maxConnectionsPerAddress, 1024; 0 = no cap */
     int64_t max_pending_handshakes;      /* maxPendingHandshakes, 256 */
+    int64_t max_tls_sessions;            /* maxTlsSessions, 4096 */
     int64_t max_unfinished_frame_bytes;  /* maxUnfinishedFrameBytes, 64 MiB */
     int64_t max_unsent_reply_bytes;      /* maxUnsentReplyBytes, 64 MiB */
     int64_t writer_queue_max_bytes;      /* writerQueueMaxBytes, 64 MiB */

@@ -130,6 +130,10 @@ long ns_store_lock_holder(const char *dir);
 int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out);
 int ns_txn_commit(ns_txn_t *t);
 void ns_txn_abort(ns_txn_t *t);
+/* Key and value bytes a write transaction has put or deleted so far (plus
+ * a few dozen per operation): what the writer bounds a batch by, since
+ * LMDB holds every page a transaction dirties in memory until it ends. */
+size_t ns_txn_written(const ns_txn_t *t);
 /* Reusable read transaction: begins (first call) or renews *slot; end it
  * with ns_txn_read_reset (the handle stays for the next renew) and free it
  * with ns_txn_abort when done for good. */

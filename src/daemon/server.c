@@ -174,8 +174,9 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     ns_budget_init(cfg);
     ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset,
                                writer_drained, srv};
-    if ((rc = ns_writer_start(srv->loop.store, loop, (size_t)cfg->writer_batch_max, &hooks,
-                              &srv->writer)) != NS_OK) {
+    if ((rc = ns_writer_start(srv->loop.store, loop, (size_t)cfg->writer_batch_max,
+                              (size_t)cfg->writer_batch_max_bytes, &hooks, &srv->writer)) !=
+        NS_OK) {
         snprintf(err, errlen, "cannot start the writer thread");
         return rc;
     }

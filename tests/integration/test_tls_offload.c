@@ -6,9 +6,9 @@
  * namesrv_tls_handshakes_offloaded_total, the lookup is served and a full
  * handshake works; with the offload off the same holds and nothing is
  * counted. maxPendingHandshakes bounds the handshakes begun and not
- * finished. Before, every handshake step ran on the loop, ahead of the
- * lookups that arrived with it, and unfinished handshakes were bounded only
- * by maxConnections. */
+ * finished, and maxTlsSessions the TLS connections open. Before, every handshake step ran on the
+ * loop, ahead of the lookups that arrived with it, and unfinished handshakes were bounded only by
+ * maxConnections. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -180,12 +180,63 @@ static void pending_capped(void **state)
     full_handshake(fx);
 }
 
+/* maxTlsSessions 2: two established TLS sessions hold both slots, a third
+ * ClientHello closes its connection (counted as budget_tls_sessions) while
+ * plain connections are served as before, and a session's close frees its
+ * slot. Before, established sessions (~21 KiB of OpenSSL state each) were
+ * bounded only by maxConnections. */
+static ns_client_t *tls_connect(fx_t *fx)
+{
+    char ca[600];
+    snprintf(ca, sizeof ca, "%s/ca.pem", fx->base.dir);
+    ns_client_tls_t t = {.ca_file = ca};
+    ns_client_t *c = NULL;
+    const char *why = NULL;
+    if (ns_client_connect_tls("127.0.0.1", fx->base.srv.port, 5000, &t, &c, &why) != NS_OK)
+        return NULL;
+    if (nstest_cluster_info(c) != NS_OK) {
+        ns_client_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void sessions_capped(void **state)
+{
+    fx_t *fx = *state;
+    start(fx, "true", "--maxTlsSessions=2");
+    ns_client_t *held[2];
+    for (int i = 0; i < 2; i++)
+        assert_non_null(held[i] = tls_connect(fx));
+    assert_null(tls_connect(fx));
+    ns_client_t *plain = nstest_connect(&fx->base.srv);
+    assert_int_equal(nstest_cluster_info(plain), NS_OK);
+    ns_client_close(plain);
+    assert_true(nstest_metric(fx->http, "namesrv_refusals_total{reason=\"budget_tls_sessions\"}") >=
+                1);
+    assert_true(nstest_metric(fx->http, "namesrv_budget_used{budget=\"tls_sessions\"}") == 2);
+    assert_true(nstest_log_wait(&fx->base.srv, "maxTlsSessions", 3000));
+    ns_client_close(held[0]);
+    bool freed = false;
+    for (int64_t end = nstest_mono_ms() + 10000; !freed && nstest_mono_ms() < end;) {
+        freed = nstest_metric(fx->http, "namesrv_budget_used{budget=\"tls_sessions\"}") == 1;
+        if (!freed)
+            nstest_sleep_ms(20);
+    }
+    assert_true(freed);
+    ns_client_t *again = tls_connect(fx);
+    assert_non_null(again);
+    ns_client_close(again);
+    ns_client_close(held[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(offloaded, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(on_the_loop, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(pending_capped, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(sessions_capped, setup, nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

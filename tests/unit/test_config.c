@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 83
+#define NKEYS 85
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -39,6 +39,7 @@ static const char *const all_keys[NKEYS] = {
     "mapMaxBytes",
     "mapGrowPercent",
     "writerBatchMax",
+    "writerBatchMaxBytes",
     "auditRetention",
     "maxInflateBytes",
     "scanNotActiveBrokerInterval",
@@ -84,6 +85,7 @@ static const char *const all_keys[NKEYS] = {
     "maxConnections",
     "maxConnectionsPerAddress",
     "maxPendingHandshakes",
+    "maxTlsSessions",
     "maxUnfinishedFrameBytes",
     "maxUnsentReplyBytes",
     "writerQueueMaxBytes",
@@ -295,16 +297,16 @@ static void test_keys_and_mutability(void **state)
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "mapGrowPercent", "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",
-        "maxFrameBytes", "writerBatchMax", "rocketmqHome", "kvConfigPath", "configStorePath",
-        "configBlackList", "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes",
-        "logFileKeep", "tls.server.mode", "tls.server.certPath", "tls.server.keyPath",
-        "tls.server.keyPassword", "tls.server.need.client.auth", "tls.server.trustCertPath",
-        "tls.protocols", "tls.ciphers", "tls.config.file", "tlsHandshakeTimeoutMillis",
-        "tlsHandshakeOffload", "proxyProtocolTrustedAddresses",
+        "maxFrameBytes", "writerBatchMax", "writerBatchMaxBytes", "rocketmqHome", "kvConfigPath",
+        "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity", "logFile",
+        "logFileMaxBytes", "logFileKeep", "tls.server.mode", "tls.server.certPath",
+        "tls.server.keyPath", "tls.server.keyPassword", "tls.server.need.client.auth",
+        "tls.server.trustCertPath", "tls.protocols", "tls.ciphers", "tls.config.file",
+        "tlsHandshakeTimeoutMillis", "tlsHandshakeOffload", "proxyProtocolTrustedAddresses",
         /* safety caps and budgets change only by file and restart: whoever may
          * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
         "maxInflateBytes", "maxConnections", "maxConnectionsPerAddress", "maxPendingHandshakes",
-        "maxUnfinishedFrameBytes", "maxUnsentReplyBytes", "writerQueueMaxBytes",
+        "maxTlsSessions", "maxUnfinishedFrameBytes", "maxUnsentReplyBytes", "writerQueueMaxBytes",
         "writerQueueMaxOps", "verifyOnStart", "verifyOnStartBlocking", "backupIntervalSeconds",
         "backupDir", "backupKeep", "authKeyFile", "httpMaxConnections",
         "httpMaxConnectionsPerAddress", "httpHeaderTimeoutMillis",

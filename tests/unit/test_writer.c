@@ -84,7 +84,7 @@ static void hook_reset(void *ctx)
     ((fx_t *)ctx)->resets++;
 }
 
-static void open_fx(fx_t *f, size_t map_max)
+static void open_fx(fx_t *f, size_t map_max, size_t batch_max_bytes)
 {
     f->dir = nstest_tmpdir("writer");
     ns_store_opts_t o = {f->dir, 1u << 20, map_max, NS_SYNC_NOSYNC, false, true, 0};
@@ -92,7 +92,8 @@ static void open_fx(fx_t *f, size_t map_max)
     assert_int_equal(ns_store_open(&o, &f->store, err, sizeof err), NS_OK);
     assert_int_equal(uv_loop_init(&f->loop), 0);
     ns_writer_hooks_t hooks = {f, hook_commit, hook_reset, NULL, NULL};
-    assert_int_equal(ns_writer_start(f->store, &f->loop, 64, &hooks, &f->w), NS_OK);
+    assert_int_equal(ns_writer_start(f->store, &f->loop, 64, batch_max_bytes, &hooks, &f->w),
+                     NS_OK);
     current = f;
 }
 
@@ -100,7 +101,16 @@ static int setup(void **state)
 {
     fx_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    open_fx(f, 64u << 20);
+    open_fx(f, 64u << 20, 0);
+    *state = f;
+    return 0;
+}
+
+static int setup_cut(void **state)
+{
+    fx_t *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    open_fx(f, 64u << 20, 64u << 10); /* writerBatchMaxBytes 64 KiB */
     *state = f;
     return 0;
 }
@@ -109,7 +119,7 @@ static int setup_small(void **state)
 {
     fx_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    open_fx(f, 2u << 20); /* the map may grow once, to 2 MiB */
+    open_fx(f, 2u << 20, 0); /* the map may grow once, to 2 MiB */
     *state = f;
     return 0;
 }
@@ -199,6 +209,40 @@ static void test_one_batch_in_order(void **state)
     assert_int_equal(f->commits, 2); /* before_commit once per batch */
     assert_int_equal(ns_writer_pending(f->w), 0);
     assert_int_equal(ns_writer_done_count(f->w), 5);
+    sem_destroy(&gate);
+    sem_destroy(&entered);
+}
+
+/* writerBatchMaxBytes: four 40 KB writes queued behind the gate are two
+ * batches, not one (the op that crosses 64 KiB ends its batch), replied in
+ * submission order. */
+static void test_batch_cut_at_max_bytes(void **state)
+{
+    fx_t *f = *state;
+    sem_t gate, entered;
+    test_op_t ops[5];
+    static const char *keys[] = {"gate", "a", "b", "c", "d"};
+    for (int i = 0; i < 5; i++) {
+        init_op(&ops[i], keys[i]);
+        ops[i].value_bytes = i ? 40000 : 8;
+    }
+    hold_writer(f, &ops[0], &gate, &entered);
+    for (int i = 1; i < 5; i++)
+        ns_writer_submit(f->w, &ops[i].op);
+    sem_post(&gate);
+    wait_done(f, ops, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(ops[i].done_rc, NS_OK);
+        assert_int_equal(ops[i].done_order, i);
+        assert_int_equal(ops[i].applies, 1);
+        assert_int_equal(kv_has(f, keys[i]), NS_OK);
+    }
+    ns_writer_stats_t st;
+    ns_writer_stats(f->w, &st);
+    assert_int_equal(st.batches, 3); /* gate; a b; c d */
+    assert_int_equal(st.ops, 5);
+    assert_int_equal(f->commits, 3);
+    assert_int_equal(ns_writer_pending(f->w), 0);
     sem_destroy(&gate);
     sem_destroy(&entered);
 }
@@ -307,6 +351,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_batch_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_cut_at_max_bytes, setup_cut, teardown),
         cmocka_unit_test_setup_teardown(test_failing_op_is_taken_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_map_fails_the_batch_reads_go_on, setup_small,
                                         teardown),

@@ -132,6 +132,10 @@ const ns_cfg_entry_t ns_config_table[] = {
             "is doubled (up to mapMaxBytes) before it fills; logged"),
     ROW_INT("writerBatchMax", writer_batch_max, "64", 1, 1000000, NS_CFG_OURS,
             "most mutations committed in one write transaction"),
+    ROW_INT("writerBatchMaxBytes", writer_batch_max_bytes, "8388608", 64 * 1024, 64 * GiB,
+            NS_CFG_OURS,
+            "a write transaction takes no further mutation once it has written this many key and "
+            "value bytes (the pages LMDB holds until the commit; one mutation is never split)"),
     ROW_INT_RT("auditRetention", audit_retention, "1000", 0, INT64_MAX, 100, 100000000,
                NS_CFG_OURS | NS_CFG_MUTABLE,
                "audit history records kept in all (oldest dropped first; while running: "
@@ -194,6 +198,9 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_INT("maxPendingHandshakes", max_pending_handshakes, "256", 1, 1000000, NS_CFG_OURS,
             "most TLS handshakes begun and not finished at once (each holds ~48 KiB); the "
             "next ClientHello closes its connection"),
+    ROW_INT("maxTlsSessions", max_tls_sessions, "4096", 1, 1000000, NS_CFG_OURS,
+            "most TLS connections open at once, handshaking or established (each established "
+            "one holds ~21 KiB of OpenSSL state); the next ClientHello closes its connection"),
     ROW_INT("maxUnfinishedFrameBytes", max_unfinished_frame_bytes, "67108864", MiB, 64 * GiB,
             NS_CFG_OURS,
             "bytes held for frames not fully arrived, all connections together; over it the "

@@ -30,6 +30,7 @@
 struct ns_writer {
     ns_store_t *store;
     size_t batch_max;
+    size_t batch_max_bytes; /* a batch is cut once its transaction wrote this */
     ns_writer_hooks_t hooks;
     pthread_t thread;
     pthread_mutex_t mu;
@@ -59,6 +60,18 @@ static void append(ns_wop_t **head, ns_wop_t **tail, ns_wop_t *first, ns_wop_t *
     *tail = last;
 }
 
+/* Cuts the batch after op: the ops after it go first in *rest (before what
+ * an earlier run of the same batch cut off). */
+static void cut_after(ns_wop_t *op, ns_wop_t **rest)
+{
+    ns_wop_t *tail = op->next;
+    while (tail->next)
+        tail = tail->next;
+    tail->next = *rest;
+    *rest = op->next;
+    op->next = NULL;
+}
+
 static void set_rc_all(ns_wop_t *batch, int rc)
 {
     for (ns_wop_t *op = batch; op; op = op->next)
@@ -72,8 +85,12 @@ static void set_rc_all(ns_wop_t *batch, int rc)
  * Returns NS_EMAPFULL when the map must grow before a retry, NS_ERETRY when
  * an op failed and the batch must run again; otherwise the ops carry their
  * own results. (No nested transactions: LMDB allocates a 2 MiB dirty list
- * for each one, which would cost more than the rare re-run.) */
-static int run_batch(ns_writer_t *w, ns_wop_t *batch)
+ * for each one, which would cost more than the rare re-run.)
+ * Once the transaction has written batch_max_bytes, the ops after the one
+ * that crossed it are cut off into *rest (the caller queues them again,
+ * first): LMDB holds every page a transaction dirties in memory until the
+ * commit, so a batch of large registrations would hold them all at once. */
+static int run_batch(ns_writer_t *w, ns_wop_t *batch, ns_wop_t **rest)
 {
     ns_txn_t *txn = NULL;
     uint64_t t0 = uv_hrtime(), t1;
@@ -95,6 +112,8 @@ static int run_batch(ns_writer_t *w, ns_wop_t *batch)
             rc = NS_ERETRY;
             goto fail;
         }
+        if (op->next && ns_txn_written(txn) >= w->batch_max_bytes)
+            cut_after(op, rest);
     }
     if (w->hooks.before_commit && (rc = w->hooks.before_commit(w->hooks.ctx, txn)) != NS_OK)
         goto fail;
@@ -124,6 +143,21 @@ static void announce(ns_writer_t *w)
     /* EAGAIN: the counter is saturated, the loop has a wake-up pending */
 }
 
+/* Writer thread: puts the ops cut off a batch back at the head of the
+ * queue, in their order, before anything queued since. */
+static void requeue(ns_writer_t *w, ns_wop_t *rest)
+{
+    ns_wop_t *tail = rest;
+    while (tail->next)
+        tail = tail->next;
+    pthread_mutex_lock(&w->mu);
+    tail->next = w->in_head;
+    w->in_head = rest;
+    if (w->in_tail == NULL)
+        w->in_tail = tail;
+    pthread_mutex_unlock(&w->mu);
+}
+
 static void *writer_main(void *arg)
 {
     ns_writer_t *w = arg;
@@ -150,12 +184,11 @@ static void *writer_main(void *arg)
             w->in_tail = NULL;
         last->next = NULL;
         pthread_mutex_unlock(&w->mu);
-        NS_M_ADD(w->m.taken, n);
-        ns_hist_observe(&w->m.batch_size, NS_HIST_BATCH, n);
 
         uint64_t grows = 0, failed = 0;
+        ns_wop_t *rest = NULL;
         int brc;
-        while ((brc = run_batch(w, batch)) == NS_EMAPFULL || brc == NS_ERETRY) {
+        while ((brc = run_batch(w, batch, &rest)) == NS_EMAPFULL || brc == NS_ERETRY) {
             if (brc == NS_ERETRY)
                 continue; /* an op failed: run the others again without it */
             grows++;
@@ -168,6 +201,14 @@ static void *writer_main(void *arg)
             }
         }
         failed = brc != NS_OK;
+        if (rest) { /* cut at writerBatchMaxBytes: the rest is the next batch */
+            requeue(w, rest);
+            for (n = 1, last = batch; last->next; last = last->next)
+                n++;
+            NS_M_INC(w->m.cut_batches);
+        }
+        NS_M_ADD(w->m.taken, n);
+        ns_hist_observe(&w->m.batch_size, NS_HIST_BATCH, n);
         /* room for the next batch before it needs it: a map that fills
          * makes a batch run twice, and one that a restart reopens full
          * made its first write do so (mapGrowPercent) */
@@ -230,7 +271,7 @@ static void free_writer_cb(uv_handle_t *h)
     free(w);
 }
 
-int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
+int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max, size_t batch_max_bytes,
                     const ns_writer_hooks_t *hooks, ns_writer_t **out)
 {
     ns_writer_t *w = calloc(1, sizeof *w);
@@ -238,6 +279,7 @@ int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
         return NS_ENOMEM;
     w->store = store;
     w->batch_max = batch_max ? batch_max : 1024;
+    w->batch_max_bytes = batch_max_bytes ? batch_max_bytes : SIZE_MAX;
     if (hooks)
         w->hooks = *hooks;
     pthread_mutex_init(&w->mu, NULL);

@@ -2,8 +2,10 @@
  *
  * The loop thread submits write operations; the writer takes every queued
  * op (up to writerBatchMax), applies them one after another in ONE write
- * transaction, runs the before-commit hook (route materialisation), commits
- * (fsync per syncMode), and only then hands the batch back to the loop
+ * transaction (cut short once it has written writerBatchMaxBytes: the ops
+ * after the one that crossed it wait for the next batch, so the pages LMDB
+ * holds until a commit stay bounded whatever is queued), runs the before-commit hook (route
+ * materialisation), commits (fsync per syncMode), and only then hands the batch back to the loop
  * thread, which calls each op's done callback to reply. An op that fails is
  * taken out and the rest of the batch is applied again without it, so a
  * failure undoes only that op. A full map grows the
@@ -51,7 +53,7 @@ typedef struct {
 typedef struct ns_writer ns_writer_t;
 
 /* Starts the writer thread. *out is freed by ns_writer_stop(). */
-int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max,
+int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max, size_t batch_max_bytes,
                     const ns_writer_hooks_t *hooks, ns_writer_t **out);
 /* Loop thread: queues op; op->done will run on the loop later. */
 void ns_writer_submit(ns_writer_t *w, ns_wop_t *op);

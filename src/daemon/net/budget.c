@@ -21,19 +21,24 @@
 static struct {
     uint64_t max_per_address; /* 0: no cap */
     uint64_t max_connections, max_unfinished, max_unsent, max_writer_bytes, max_writer_ops;
-    uint64_t max_handshakes;
-    uint64_t connections, unfinished, unsent, writer_bytes, writer_ops, handshakes;
+    uint64_t max_handshakes, max_tls;
+    uint64_t connections, unfinished, unsent, writer_bytes, writer_ops, handshakes, tls;
     uint64_t refused[NS_REFUSE_COUNT];
-} B = {0, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-       0, 0,          0,          0,          0,          0,          {0}};
+} B = {0, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+       0, 0,          0,          0,          0,          0,          0,          {0}};
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SUB(x, v) __atomic_sub_fetch(&(x), (v), __ATOMIC_RELAXED)
 
-static const char *const refusal_names[NS_REFUSE_COUNT] = {
-    "name",         "connections", "connections_per_address", "unfinished_frames", "unsent_replies",
-    "writer_queue", "handshakes"};
+static const char *const refusal_names[NS_REFUSE_COUNT] = {"name",
+                                                           "connections",
+                                                           "connections_per_address",
+                                                           "unfinished_frames",
+                                                           "unsent_replies",
+                                                           "writer_queue",
+                                                           "handshakes",
+                                                           "tls_sessions"};
 
 void ns_budget_init(const ns_config_t *cfg)
 {
@@ -44,6 +49,8 @@ void ns_budget_init(const ns_config_t *cfg)
     B.max_writer_bytes = (uint64_t)cfg->writer_queue_max_bytes;
     B.max_writer_ops = (uint64_t)cfg->writer_queue_max_ops;
     B.max_handshakes = (uint64_t)cfg->max_pending_handshakes;
+    B.max_tls = (uint64_t)cfg->max_tls_sessions;
+    __atomic_store_n(&B.tls, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&B.handshakes, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&B.connections, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&B.unfinished, 0, __ATOMIC_RELAXED);
@@ -61,6 +68,8 @@ void ns_budget_snapshot(ns_budget_stats_t *o)
     o->max_writer_ops = B.max_writer_ops;
     o->max_handshakes = B.max_handshakes;
     o->handshakes = LD(B.handshakes);
+    o->max_tls = B.max_tls;
+    o->tls = LD(B.tls);
     o->connections = LD(B.connections);
     o->unfinished_bytes = LD(B.unfinished);
     o->unsent_bytes = LD(B.unsent);
@@ -261,7 +270,22 @@ void ns_budget_conn_close(ns_conn_budget_t *b)
         SUB(B.connections, 1);
     b->counted = false;
     ns_budget_handshake(b, false);
+    if (b->tls_counted)
+        SUB(B.tls, 1);
+    b->tls_counted = false;
     addr_put(b);
+}
+
+bool ns_budget_tls_session(ns_conn_budget_t *b)
+{
+    if (b->tls_counted)
+        return true;
+    if (ADD(B.tls, 1) > B.max_tls) {
+        SUB(B.tls, 1);
+        return false;
+    }
+    b->tls_counted = true;
+    return true;
 }
 
 bool ns_budget_handshake(ns_conn_budget_t *b, bool pending)

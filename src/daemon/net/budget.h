@@ -10,6 +10,9 @@
  *                             taken by the peer, over all connections
  *   maxPendingHandshakes      TLS handshakes begun and not finished (each
  *                             holds OpenSSL's handshake state, ~48 KiB)
+ *   maxTlsSessions            TLS connections, handshaking or established
+ *                             (an established one holds ~21 KiB of OpenSSL
+ *                             state for as long as it is open)
  *   writerQueueMaxBytes/Ops   mutations waiting for the writer thread; when
  *                             either is reached, connections stop reading
  *                             requests that write until the writer catches up
@@ -39,6 +42,7 @@ typedef enum {
     NS_REFUSE_UNSENT,       /* maxUnsentReplyBytes: connection closed */
     NS_REFUSE_WRITER_PAUSE, /* writer queue full: reading paused */
     NS_REFUSE_HANDSHAKES,   /* maxPendingHandshakes under way: connection closed */
+    NS_REFUSE_TLS_SESSIONS, /* maxTlsSessions open: connection closed at its ClientHello */
     NS_REFUSE_COUNT
 } ns_refuse_t;
 
@@ -54,6 +58,7 @@ typedef struct {
                           (its buffers go with the handle, a loop turn later) */
     bool addr_counted; /* counted against its address (maxConnectionsPerAddress) */
     bool hs_counted;   /* counted in the pending TLS handshakes */
+    bool tls_counted;  /* counted in the TLS sessions (until it closes) */
     uint8_t addr_len;  /* 4 or 16: the peer's address bytes in addr */
     uint8_t addr[16];
 } ns_conn_budget_t;
@@ -61,8 +66,8 @@ typedef struct {
 /* A copy of the budgets' state (for metrics and tests). */
 typedef struct {
     uint64_t max_connections, max_unfinished_bytes, max_unsent_bytes;
-    uint64_t max_writer_bytes, max_writer_ops, max_handshakes;
-    uint64_t connections, unfinished_bytes, unsent_bytes, writer_bytes, writer_ops, handshakes;
+    uint64_t max_writer_bytes, max_writer_ops, max_handshakes, max_tls;
+    uint64_t connections, unfinished_bytes, unsent_bytes, writer_bytes, writer_ops, handshakes, tls;
     uint64_t refused[NS_REFUSE_COUNT];
 } ns_budget_stats_t;
 
@@ -88,6 +93,10 @@ void ns_budget_conn_close(ns_conn_budget_t *b);
  * or out of, the pending handshakes. false (not counted) when one more
  * would pass maxPendingHandshakes. */
 bool ns_budget_handshake(ns_conn_budget_t *b, bool pending);
+/* The connection speaks TLS: counted in the TLS sessions until it closes
+ * (once; true when counted already). false (not counted) when one more
+ * would pass maxTlsSessions. */
+bool ns_budget_tls_session(ns_conn_budget_t *b);
 
 /* Re-accounts a connection's unfinished-frame and unsent bytes; returns true
  * when a server-wide budget is now exceeded (the connection code then closes

@@ -66,6 +66,11 @@ bool ns_conn_handshake_pending(ns_conn_t *c, bool pending)
     return ns_budget_handshake(&c->bud, pending);
 }
 
+bool ns_conn_tls_session(ns_conn_t *c)
+{
+    return ns_budget_tls_session(&c->bud);
+}
+
 bool ns_conn_is_closed(const ns_conn_t *c)
 {
     return __atomic_load_n(&c->closing, __ATOMIC_ACQUIRE);

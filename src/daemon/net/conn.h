@@ -129,6 +129,9 @@ void ns_conn_close_all(ns_loop_t *loop);
 /* c's TLS handshake is under way (pending) or not, for maxPendingHandshakes
  * (budget.h); false when one more may not begin (the caller closes c). */
 bool ns_conn_handshake_pending(ns_conn_t *c, bool pending);
+/* c speaks TLS: counted in maxTlsSessions until it closes (budget.h);
+ * false when one more may not (the caller closes c). */
+bool ns_conn_tls_session(ns_conn_t *c);
 /* Closes connections idle for more than idle_s seconds, and those whose TLS
  * handshake takes longer than tlsHandshakeTimeoutMillis. Called by the
  * loop's idle_timer: a sweep that comes late enough to be a stall of the

@@ -45,6 +45,17 @@ static bool handshake_slot(ns_conn_t *c, bool pending)
     return false;
 }
 
+/* A ClientHello takes a TLS session slot for as long as its connection
+ * lives (ns_conn_tls_session). */
+static bool tls_slot(ns_conn_t *c)
+{
+    if (ns_conn_tls_session(c))
+        return true;
+    ns_refusal(ns_conn_peer(c), NS_REFUSE_TLS_SESSIONS,
+               "closed: maxTlsSessions TLS connections open already");
+    return false;
+}
+
 /* Before bytes are fed: a ClientHello takes its slot before the key
  * operation it costs (NS_ECONN when there is none); NS_EAGAIN when the bytes
  * are a costly step (they open a TLS handshake, a TLS record of type 22, or
@@ -54,6 +65,8 @@ static int filter_step(void *ctx, ns_conn_t *c, const uint8_t *in, size_t n)
     ns_wire_t *w = ctx;
     ns_wire_state_t st = ns_wire_state(w);
     bool opening = st == NS_WIRE_DETECT && n > 0 && in[0] == 22;
+    if (opening && !tls_slot(c))
+        return NS_ECONN;
     if (opening && !handshake_slot(c, true))
         return NS_ECONN;
     if (opening || (st == NS_WIRE_TLS && ns_wire_handshaking(w)) ||

@@ -110,7 +110,8 @@ static void connections(ns_http_t *h, ns_buf_t *out)
                 {"unsent_reply_bytes", b.unsent_bytes, b.max_unsent_bytes},
                 {"writer_queue_bytes", b.writer_bytes, b.max_writer_bytes},
                 {"writer_queue_ops", b.writer_ops, b.max_writer_ops},
-                {"pending_handshakes", b.handshakes, b.max_handshakes}};
+                {"pending_handshakes", b.handshakes, b.max_handshakes},
+                {"tls_sessions", b.tls, b.max_tls}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         ns_buf_printf(out, "namesrv_budget_used{budget=\"%s\"} %llu\n", rows[i].name,
                       (unsigned long long)rows[i].used);
@@ -210,6 +211,9 @@ static void writer(ns_http_t *h, ns_buf_t *out)
     one(out, "namesrv_writer_failed_batches_total", "counter",
         "Batches that failed as a whole (every mutation answered SYSTEM_ERROR).",
         (double)NS_M_GET(w->failed_batches));
+    one(out, "namesrv_writer_cut_batches_total", "counter",
+        "Batches ended at writerBatchMaxBytes (the mutations after it waited for the next).",
+        (double)NS_M_GET(w->cut_batches));
     one(out, "namesrv_writer_map_grows_total", "counter", "Times the store map was grown.",
         (double)NS_M_GET(w->grows));
     ns_hist_t *hs[1] = {(ns_hist_t *)&w->batch_size};

@@ -1,12 +1,16 @@
 /* cmd_kv.c - KV configuration: PUT_KV_CONFIG, GET_KV_CONFIG,
  * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (docs/protocol.md §3.2). The
- * required namespace and key are checked by the dispatcher. */
+ * required namespace and key are checked by the dispatcher. A write takes
+ * the store's next version and a delete leaves a tombstone (ns_kv_*_local),
+ * whether kvSync is on or not, so a fleet that turns it on later merges by
+ * the real order of its writes; the answers are Java's either way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "ns/body.h"
+#include "ns/clock.h"
 #include "ns/codes.h"
 #include "ns/err.h"
 #include "ns/strpairs.h"
@@ -27,13 +31,13 @@ static void kv_write_free(void *p)
 static int put_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     kv_write_t *k = (kv_write_t *)w->payload;
-    return ns_kv_put(txn, k->ns, k->key, k->val);
+    return ns_kv_put_local(txn, k->ns, k->key, k->val, ns_clock_wall_ms(), NULL);
 }
 
 static int del_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     kv_write_t *k = (kv_write_t *)w->payload;
-    return ns_kv_del(txn, k->ns, k->key);
+    return ns_kv_del_local(txn, k->ns, k->key, ns_clock_wall_ms(), NULL);
 }
 
 static const ns_wreq_ops_t put_ops = {put_apply, NULL, kv_write_free};

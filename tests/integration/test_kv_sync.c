@@ -22,8 +22,20 @@
 
 #include "nstest.h"
 #include "nstest_admin.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
 #include "ns/client.h"
+#include "ns/clock.h"
 #include "ns/codes.h"
+#include "ns/err.h"
+#include "ns/fleet.h"
+#include "ns/kvver.h"
+#include "ns/remoting.h"
 
 #define N 3
 #define CHECK_MS "200"
@@ -273,6 +285,198 @@ static void test_off_nothing_moves(void **state)
     assert_true(wait_all(f, "local", "only", CONVERGE_MS) >= 0);
 }
 
+/* ---- hostile peers ----
+ * A fake peer that tells the truth about its digest (it relays a real
+ * server's, where the key "lie" exists) and lies in its NS_KV_SYNC_GET
+ * answers, each mode its own way. The server pulling from it must refuse
+ * every lie, keep serving, and never hold "lie". */
+
+typedef enum { LIE_GARBAGE, LIE_FUTURE, LIE_OTHER_KEY, LIE_SLOW, LIE_TOMBSTONE_ZERO } lie_t;
+
+typedef struct {
+    int fd, port, real_port;
+    lie_t mode;
+    atomic_bool stop;
+    atomic_int kv_asked;
+    pthread_t th;
+} liar_t;
+
+static void liar_answer(liar_t *l, int c, const ns_cmd_t *req, ns_client_t *real)
+{
+    ns_buf_t body = NS_BUF_INIT, out = NS_BUF_INIT, fleet_req = NS_BUF_INIT;
+    char why[200];
+    ns_cmd_t rsp;
+    ns_cmd_request_init(&rsp, NS_RSP_SUCCESS, NULL, 0);
+    rsp.opaque = req->opaque;
+    rsp.flag = 1;
+    if (req->code == NS_REQ_NS_FLEET_DIGEST) {
+        if (req->body_len)
+            ns_buf_append(&fleet_req, req->body, req->body_len);
+        if (ns_fleet_call(real, &fleet_req, 3000, &body, why, sizeof why) != NS_OK)
+            rsp.code = NS_RSP_SYSTEM_ERROR;
+    } else if (req->code == NS_REQ_NS_KV_SYNC_GET) {
+        char ver[34];
+        ns_kvver_t v = {(uint64_t)(ns_clock_wall_ms() + 2 * 3600 * 1000) << NS_KVVER_LOGICAL_BITS,
+                        1, false};
+        atomic_fetch_add(&l->kv_asked, 1);
+        ns_kvver_format(&v, ver);
+        switch (l->mode) {
+        case LIE_GARBAGE:
+            ns_buf_append_str(&body, "{\"entries\":[{\"namespace\":\"NS\",\"key\":");
+            break;
+        case LIE_FUTURE:
+            ns_buf_printf(&body,
+                          "{\"entries\":[{\"namespace\":\"NS\",\"key\":\"lie\",\"state\":"
+                          "\"value\",\"version\":\"%s\",\"value\":\"future\"}]}",
+                          ver);
+            break;
+        case LIE_OTHER_KEY:
+            ns_buf_append_str(&body, "{\"entries\":[{\"namespace\":\"NS\",\"key\":\"other\","
+                                     "\"state\":\"value\",\"version\":"
+                                     "\"0000000000010000.0000000000000001\",\"value\":\"x\"}]}");
+            break;
+        case LIE_SLOW:
+            nstest_sleep_ms(2500); /* beyond peerTimeoutMillis (1000) */
+            ns_buf_append_str(&body, "{\"entries\":[{\"namespace\":\"NS\",\"key\":\"lie\","
+                                     "\"state\":\"value\",\"version\":"
+                                     "\"0000000000010000.0000000000000001\",\"value\":\"slow\"}]}");
+            break;
+        case LIE_TOMBSTONE_ZERO:
+            ns_buf_append_str(&body, "{\"entries\":[{\"namespace\":\"NS\",\"key\":\"lie\","
+                                     "\"state\":\"deleted\",\"version\":"
+                                     "\"0000000000000000.0000000000000001\"}]}");
+            break;
+        }
+    } else {
+        rsp.code = NS_RSP_REQUEST_CODE_NOT_SUPPORTED;
+    }
+    rsp.body = body.data;
+    rsp.body_len = body.len;
+    if (ns_remoting_encode(&out, &rsp) == NS_OK)
+        (void)!write(c, out.data, out.len);
+    ns_buf_free(&body);
+    ns_buf_free(&out);
+    ns_buf_free(&fleet_req);
+}
+
+static void *liar_main(void *arg)
+{
+    liar_t *l = arg;
+    ns_client_t *real = NULL;
+    if (ns_client_connect("127.0.0.1", l->real_port, 3000, &real) != NS_OK)
+        return NULL;
+    while (!atomic_load(&l->stop)) {
+        struct pollfd p = {l->fd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        int c = accept(l->fd, NULL, NULL);
+        ns_buf_t in = NS_BUF_INIT;
+        while (c >= 0 && !atomic_load(&l->stop)) {
+            uint8_t tmp[65536];
+            struct pollfd q = {c, POLLIN, 0};
+            if (poll(&q, 1, 100) <= 0)
+                continue;
+            ssize_t n = read(c, tmp, sizeof tmp);
+            if (n <= 0)
+                break;
+            ns_buf_append(&in, tmp, (size_t)n);
+            size_t flen = 0;
+            while (ns_frame_peek(in.data, in.len, 1u << 24, &flen) == NS_OK) {
+                ns_cmd_msg_t m;
+                ns_cmd_msg_init(&m);
+                if (ns_remoting_decode(in.data, flen, &m) == NS_OK)
+                    liar_answer(l, c, &m.cmd, real);
+                ns_cmd_msg_free(&m);
+                memmove(in.data, in.data + flen, in.len - flen);
+                in.len -= flen;
+            }
+        }
+        ns_buf_free(&in);
+        if (c >= 0)
+            close(c);
+    }
+    ns_client_close(real);
+    return NULL;
+}
+
+static void liar_start(liar_t *l, int real_port, lie_t mode)
+{
+    struct sockaddr_in a = {0};
+    socklen_t al = sizeof a;
+    memset(l, 0, sizeof *l);
+    l->real_port = real_port;
+    l->mode = mode;
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    l->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(l->fd >= 0);
+    assert_int_equal(bind(l->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(l->fd, 4), 0);
+    assert_int_equal(getsockname(l->fd, (struct sockaddr *)&a, &al), 0);
+    l->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&l->th, NULL, liar_main, l), 0);
+}
+
+static void liar_stop(liar_t *l)
+{
+    atomic_store(&l->stop, true);
+    pthread_join(l->th, NULL);
+    close(l->fd);
+}
+
+static void test_hostile_peers_are_refused(void **state)
+{
+    fx_t *f = *state;
+    static const lie_t modes[] = {LIE_GARBAGE, LIE_FUTURE, LIE_OTHER_KEY, LIE_TOMBSTONE_ZERO,
+                                  LIE_SLOW};
+    static const char *const names[] = {"garbage", "future", "other key", "tombstone at 0", "slow"};
+    /* server 1 alone holds "lie"; server 0 lists only the liar, server 2
+     * nobody */
+    assert_int_equal(nstest_config_update(f->c[1], "peers="), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_config_update(f->c[2], "peers="), NS_RSP_SUCCESS);
+    assert_int_equal(nstest_config_update(f->c[0], "peers="), NS_RSP_SUCCESS);
+    assert_int_equal(kv_put(f, 1, "lie", "truth"), NS_RSP_SUCCESS);
+    char v[64];
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        liar_t l;
+        char props[64];
+        double refused0 = nstest_metric(f->http[0], "namesrv_kv_sync_refused_total");
+        double failed0 = nstest_metric(f->http[0], "namesrv_kv_sync_failures_total");
+        liar_start(&l, f->srv[1].port, modes[m]);
+        snprintf(props, sizeof props, "peers=127.0.0.1:%d", l.port);
+        assert_int_equal(nstest_config_update(f->c[0], props), NS_RSP_SUCCESS);
+        int64_t end = nstest_mono_ms() + 5000, worst = 0;
+        while (atomic_load(&l.kv_asked) < 2 && nstest_mono_ms() < end) {
+            /* lookups go on, and fast, whatever the peer does */
+            int64_t t0 = nstest_mono_ms();
+            assert_false(kv_get(f, 0, "lie", v, sizeof v));
+            worst = nstest_mono_ms() - t0 > worst ? nstest_mono_ms() - t0 : worst;
+            nstest_sleep_ms(20);
+        }
+        assert_int_equal(nstest_config_update(f->c[0], "peers="), NS_RSP_SUCCESS);
+        liar_stop(&l);
+        printf("kv_sync: liar '%s': asked %d times, slowest lookup meanwhile %lld ms\n", names[m],
+               atomic_load(&l.kv_asked), (long long)worst);
+        assert_true(atomic_load(&l.kv_asked) >= 2);
+        assert_true(worst < 500);
+        assert_false(kv_get(f, 0, "lie", v, sizeof v));
+        if (modes[m] == LIE_SLOW)
+            assert_true(nstest_metric(f->http[0], "namesrv_kv_sync_failures_total") > failed0);
+        else
+            assert_true(nstest_metric(f->http[0], "namesrv_kv_sync_refused_total") > refused0);
+    }
+    assert_true(nstest_metric(f->http[0], "namesrv_kv_sync_pulled_total") == 0);
+    /* server 2 never listed server 1: it holds nothing of it */
+    assert_false(kv_get(f, 2, "lie", v, sizeof v));
+    /* and the truth, from a real peer, is taken */
+    char props[64];
+    snprintf(props, sizeof props, "peers=%s", f->addr[1]);
+    assert_int_equal(nstest_config_update(f->c[0], props), NS_RSP_SUCCESS);
+    f->up[2] = false; /* not part of this wait */
+    assert_true(wait_all(f, "lie", "truth", CONVERGE_MS) >= 0);
+    f->up[2] = true;
+}
+
 /* ---- the model ---- */
 
 #define KEYS 4
@@ -359,6 +563,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_puts_end_equal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_while_down_is_not_undone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off_nothing_moves, setup_off, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_peers_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_random_interleavings, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,5 +29,6 @@ int ns_migration_0005_admin_audit(MDB_txn *txn);
 int ns_migration_0006_users(MDB_txn *txn);
 int ns_migration_0008_auth_refusals_to_trail(MDB_txn *txn);
 int ns_migration_0009_fleet_digest(MDB_txn *txn);
+int ns_migration_0010_kv_versions(MDB_txn *txn);
 
 #endif

@@ -17,8 +17,9 @@
 #include "ns/log.h"
 
 const char *const ns_db_names[NS_DB_COUNT] = {
-    "meta",          "kvns",   "kv",       "clusters", "groups",      "live",  "queues",
-    "broker_topics", "routes", "mappings", "audit",    "admin_audit", "users", "digest",
+    "meta",   "kvns",          "kv",          "clusters", "groups", "live",
+    "queues", "broker_topics", "routes",      "mappings", "audit",  "admin_audit",
+    "users",  "digest",        "kv_versions",
 };
 
 /* LMDB's code -> ours; NS_EINTERNAL for one we do not know. */

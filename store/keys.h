@@ -32,6 +32,17 @@
  *                  the fleet digest's nodes (v9; the tree and what is in it
  *                  at the top of store/digest.c). meta "digest_stale" -> u64
  *                  while the table waits for its first computation.
+ *   kv_versions    namespace \0 key -> [u8 format=1][u64 hlc LE][u64 server LE]
+ *                  [u8 deleted]: the version of a KV entry (v10; the order in
+ *                  include/ns/kvver.h), or with deleted 1 a tombstone: the
+ *                  entry was deleted at that version and has no kv row. A kv
+ *                  entry without a row here has version (0, 0): written before
+ *                  v10, or by an import or restore. The format byte and the
+ *                  fixed size tell a row from anything else; another size or
+ *                  format is NS_ECORRUPT. meta "kv_hlc" -> u64: the greatest
+ *                  hlc issued or accepted (a restart never goes back);
+ *                  "kv_server_id" -> u64: this store's tie-break id, made
+ *                  once at random by the first versioned write.
  *
  * Invariants (checked by ns_store_verify, store/verify.c):
  *   I1 kv: every kv key's namespace has a kvns entry.
@@ -47,6 +58,7 @@
  *   I8 a topic exists iff it has at least one queues entry (no empty topics).
  *   I9 digest: every node holds the sum and count of the leaves below it
  *      that the tables above give, and no other node is stored.
+ *   I10 kv_versions: a row with deleted 0 has a kv entry, a tombstone none.
  *
  * Writers keep these in one write transaction: the registration, unregister,
  * eviction, permission and topic operations (store/registry.c,
@@ -79,6 +91,7 @@ enum {
     NS_DB_ADMIN_AUDIT,
     NS_DB_USERS,
     NS_DB_DIGEST,
+    NS_DB_KV_VERSIONS,
     NS_DB_COUNT
 };
 

@@ -1,4 +1,4 @@
-/* verify.c - the invariant checker (invariants I1-I8 of keys.h).
+/* verify.c - the invariant checker (invariants I1-I10 of keys.h).
  * Walks every table once in the caller's transaction and appends one line
  * per violation. Used by `namesrvctl verify` and the crash tests. */
 #include <stdio.h>
@@ -177,6 +177,24 @@ static int route_cb(const char *ks, size_t kl, const uint8_t *val, size_t vl, vo
     return 0;
 }
 
+/* I10: a version row says live or deleted as the kv table does */
+static int kvver_cb(const char *ks, size_t kl, const uint8_t *val, size_t vl, void *ctx)
+{
+    vctx_t *v = ctx;
+    size_t nl = strnlen(ks, kl);
+    ns_kvver_t ver;
+    ns_slice_t value;
+    if (nl >= kl) {
+        violation(v, "I10 kv_versions: malformed key in namespace '%s'%s", ks, NULL);
+        return 0;
+    }
+    int rc = ns_kv_state_get(v->t, ks, ks + nl + 1, &ver, &value);
+    if (rc == NS_ECORRUPT)
+        violation(v, "I10 kv_versions: the version of '%s/%s' disagrees with the kv table", ks,
+                  ks + nl + 1);
+    return rc == NS_ECORRUPT || rc == NS_ENOTFOUND ? 0 : rc;
+}
+
 int ns_store_verify(ns_txn_t *t, ns_buf_t *report)
 {
     vctx_t v = {t, report, 0, NS_BUF_INIT};
@@ -187,6 +205,8 @@ int ns_store_verify(ns_txn_t *t, ns_buf_t *report)
     rc = rc ? rc : ns_topic_iter(t, topic_cb, &v);
     rc = rc ? rc : ns_db_walk(t, NS_DB_BROKER_TOPICS, NULL, index_cb, &v);
     rc = rc ? rc : ns_db_walk(t, NS_DB_ROUTES, NULL, route_cb, &v);
+    if (rc == NS_OK && t->s->have_db[NS_DB_KV_VERSIONS])
+        rc = ns_db_walk(t, NS_DB_KV_VERSIONS, NULL, kvver_cb, &v);
     /* I9: the fleet digest is what the data sums to (store/digest.c) */
     int bad = rc == NS_OK ? ns_digest_verify(t, report) : 0;
     ns_buf_free(&v.k);

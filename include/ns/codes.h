@@ -38,7 +38,8 @@
     X(NS_USER_UPDATE, 9701)                                                                        \
     X(NS_USER_DELETE, 9702)                                                                        \
     X(NS_USER_LIST, 9703)                                                                          \
-    X(NS_FLEET_DIGEST, 9710)
+    X(NS_FLEET_DIGEST, 9710)                                                                       \
+    X(NS_KV_SYNC_GET, 9711)
 
 enum {
 #define NS_REQ_ENUM(name, value) NS_REQ_##name = value,

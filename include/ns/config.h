@@ -103,17 +103,19 @@ typedef struct {
     int64_t admin_audit_retention; /* adminAuditRetention, 100000 admin records (ours) */
     char *broker_conflict;         /* brokerConflict: warn | reject (ours) */
     /* the fleet: peers compared by their digests (src/daemon/ops/peers.h; ours) */
-    char *peers;                      /* peers: "host:port;host:port", "" = none */
-    int64_t peer_check_interval_ms;   /* peerCheckIntervalMillis, 10000 */
-    int64_t peer_divergence_ms;       /* peerDivergenceMillis, 30000 */
-    int64_t peer_timeout_ms;          /* peerTimeoutMillis, 3000: per request to a peer */
-    bool peer_tls;                    /* peerTls: TLS to the peers */
-    char *tls_client_trust_cert_path; /* tls.client.trustCertPath: CA to check them with */
-    char *tls_client_cert_path;       /* tls.client.certPath: our certificate (mutual TLS) */
-    char *tls_client_key_path;        /* tls.client.keyPath */
-    char *tls_client_key_password;    /* tls.client.keyPassword (never shown) */
-    char *peer_access_key;            /* peerAccessKey: sign peer requests (authMode=all) */
-    char *peer_secret_key;            /* peerSecretKey (never shown) */
+    char *peers;                       /* peers: "host:port;host:port", "" = none */
+    int64_t peer_check_interval_ms;    /* peerCheckIntervalMillis, 10000 */
+    int64_t peer_divergence_ms;        /* peerDivergenceMillis, 30000 */
+    int64_t peer_timeout_ms;           /* peerTimeoutMillis, 3000: per request to a peer */
+    bool peer_tls;                     /* peerTls: TLS to the peers */
+    char *tls_client_trust_cert_path;  /* tls.client.trustCertPath: CA to check them with */
+    char *tls_client_cert_path;        /* tls.client.certPath: our certificate (mutual TLS) */
+    char *tls_client_key_path;         /* tls.client.keyPath */
+    char *tls_client_key_password;     /* tls.client.keyPassword (never shown) */
+    char *peer_access_key;             /* peerAccessKey: sign peer requests (authMode=all) */
+    char *peer_secret_key;             /* peerSecretKey (never shown) */
+    bool kv_sync;                      /* kvSync: pull differing KV entries from peers */
+    int64_t kv_tombstone_retention_ms; /* kvTombstoneRetentionMillis, 7 days */
     /* Java settings read from the -c file that have no effect here, as one
      * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
     char *java_warning;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "ns/buf.h"
+#include "ns/kvver.h"
 #include "ns/model.h"
 #include "ns/strlist.h"
 #include "ns/strmap.h"
@@ -199,6 +200,41 @@ int ns_kv_count(ns_txn_t *t, size_t *out);
  * values skipped; *replaced counts keys that held another value. */
 struct cJSON;
 int ns_kv_import(ns_txn_t *t, const struct cJSON *table, size_t *replaced);
+
+/* ---- KV versions and tombstones (v10; kvSync, include/ns/kvver.h) ----
+ * ns_kv_put/del above are plain writes: they leave the entry at version
+ * (0, 0) (an import, a restore). The writes of PUT/DELETE_KV_CONFIG are the
+ * _local ones: the next hlc of this store (max(now_ms << 16, last + 1),
+ * kept in meta so a restart never goes back) with its server id, and a
+ * delete leaves a tombstone. *out (may be NULL) gets the version written.
+ * Write transactions only. */
+int ns_kv_put_local(ns_txn_t *t, const char *ns, const char *key, const char *val, int64_t now_ms,
+                    ns_kvver_t *out);
+int ns_kv_del_local(ns_txn_t *t, const char *ns, const char *key, int64_t now_ms, ns_kvver_t *out);
+/* The stored version of (ns, key): NS_ENOTFOUND when it has none (version
+ * (0, 0) if a value exists); NS_ECORRUPT for a row of another format. */
+int ns_kv_version_get(ns_txn_t *t, const char *ns, const char *key, ns_kvver_t *out);
+/* The entry's whole state: NS_OK with *ver and, unless ver->deleted, *val
+ * (borrowed until the txn ends); NS_ENOTFOUND when neither a value nor a
+ * tombstone is stored; NS_ECORRUPT when row and value disagree (I10). */
+int ns_kv_state_get(ns_txn_t *t, const char *ns, const char *key, ns_kvver_t *ver, ns_slice_t *val);
+/* Merges a peer's state of (ns, key): version rv and value val (NULL for a
+ * tombstone). Written, value or tombstone with its version, only when it
+ * orders above the local state (or nothing is stored); *applied says
+ * whether. The local hlc moves up to rv->hlc either way. NS_EINVAL for a
+ * tombstone without a version or a value missing. */
+int ns_kv_merge(ns_txn_t *t, const char *ns, const char *key, const ns_kvver_t *rv, const char *val,
+                bool *applied);
+/* This store's tie-break id (meta kv_server_id), made at random by the first
+ * call in a write transaction; NS_ENOTFOUND in a read one before that. */
+int ns_kv_server_id(ns_txn_t *t, uint64_t *out);
+/* The greatest hlc issued or accepted (0 before any). */
+int ns_kv_hlc_get(ns_txn_t *t, uint64_t *out);
+/* Removes up to max tombstones whose hlc's wall time is before before_ms
+ * (*removed) and counts the tombstones that stay (*left). In a read
+ * transaction nothing is removed: *removed counts what would be. */
+int ns_kv_tombstones_sweep(ns_txn_t *t, int64_t before_ms, size_t max, size_t *removed,
+                           size_t *left);
 
 /* ---- clusters: cluster -> set of broker names ---- */
 int ns_cluster_add(ns_txn_t *t, const char *cluster, const char *broker_name);

@@ -26,6 +26,7 @@
 #include "net/conn.h"
 #include "net/secure.h"
 #include "ops/http.h"
+#include "ops/kvsync.h"
 #include "ops/peers.h"
 #include "ops/service.h"
 #include "ops/kvimport.h"
@@ -206,6 +207,10 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         snprintf(err, errlen, "cannot start the backups: %s", ns_strerror(rc));
         return rc;
     }
+    if ((rc = ns_kvsync_server_start(srv)) != NS_OK) {
+        snprintf(err, errlen, "cannot start kvSync: %s", ns_strerror(rc));
+        return rc;
+    }
     if ((rc = ns_peers_server_start(srv, err, errlen)) != NS_OK ||
         (rc = start_http(srv, err, errlen)) != NS_OK)
         return rc;
@@ -235,7 +240,8 @@ void ns_server_stop(ns_server_t *srv)
     ns_read_release(&srv->loop); /* the writer may need the resize lock to finish */
     /* 0. the HTTP thread reads the loops' and the writer's counters */
     ns_http_stop(srv);
-    ns_peers_server_stop(srv); /* a check in progress ends within peerTimeoutMillis */
+    ns_peers_server_stop(srv);  /* a check in progress ends within peerTimeoutMillis */
+    ns_kvsync_server_stop(srv); /* after the check thread: nothing pulls any more */
     ns_service_stopping(srv);
     ns_start_check_stop(srv);
     /* 1. stop accepting; answer what was already read. Brokers stay

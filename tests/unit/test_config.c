@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 85
+#define NKEYS 87
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -108,6 +108,8 @@ static const char *const all_keys[NKEYS] = {
     "tls.client.keyPassword",
     "peerAccessKey",
     "peerSecretKey",
+    "kvSync",
+    "kvTombstoneRetentionMillis",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -293,7 +295,9 @@ static void test_keys_and_mutability(void **state)
                                                "authPenaltyMaxMillis",
                                                "configStoreBackups",
                                                "peers",
-                                               "brokerConflict"};
+                                               "brokerConflict",
+                                               "kvSync",
+                                               "kvTombstoneRetentionMillis"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
         "mapGrowPercent", "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",

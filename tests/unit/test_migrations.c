@@ -288,6 +288,66 @@ static void test_step_by_step(void **state)
     raw_end(&r, false);
 }
 
+/* 0010: a v9 store's KV entries keep their values and get version (0, 0);
+ * the first versioned write of a key orders above them, and a v9 value is
+ * never read as a version or the other way round. */
+static void test_kv_versions_from_v9(void **state)
+{
+    fx_t *fx = *state;
+    char err[512] = "";
+    ns_store_t *s = NULL;
+    ns_txn_t *t = NULL;
+    assert_int_equal(open_at(fx->dir, 9, false, &s, err, sizeof err), NS_OK);
+    assert_int_equal(ns_store_schema_version(s), 9);
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    assert_int_equal(ns_kv_put(t, "NS", "old", "v9-value"), NS_OK);
+    assert_int_equal(ns_kv_put(t, "NS", "other", "x"), NS_OK);
+    /* a v9 store has no version table: a versioned write is refused, not guessed */
+    assert_int_equal(ns_kv_put_local(t, "NS", "k", "v", 1000, NULL), NS_EINVAL);
+    ns_txn_abort(t);
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    assert_int_equal(ns_kv_put(t, "NS", "old", "v9-value"), NS_OK);
+    assert_int_equal(ns_kv_put(t, "NS", "other", "x"), NS_OK);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    ns_store_close(s);
+    raw_t r;
+    raw_begin(&r, fx->dir);
+    assert_false(raw_has_db(&r, "kv_versions"));
+    raw_end(&r, false);
+
+    assert_int_equal(open_at(fx->dir, 0, false, &s, err, sizeof err), NS_OK);
+    assert_true(ns_store_schema_version(s) >= 10);
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    ns_kvver_t v;
+    ns_slice_t val;
+    assert_int_equal(ns_kv_version_get(t, "NS", "old", &v), NS_ENOTFOUND);
+    assert_int_equal(ns_kv_state_get(t, "NS", "old", &v, &val), NS_OK);
+    assert_true(v.hlc == 0 && v.server == 0 && !v.deleted);
+    assert_int_equal(val.len, 8);
+    assert_memory_equal(val.ptr, "v9-value", 8);
+    /* a local write now is above (0, 0) */
+    ns_kvver_t w;
+    assert_int_equal(ns_kv_put_local(t, "NS", "other", "y", 5000, &w), NS_OK);
+    assert_true(ns_kvver_cmp(&w, "y", 1, &v, "x", 1) > 0);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    ns_buf_t report = NS_BUF_INIT;
+    assert_int_equal(ns_txn_begin(s, false, &t), NS_OK);
+    assert_int_equal(ns_store_verify(t, &report), 0);
+    ns_txn_abort(t);
+    ns_buf_free(&report);
+    ns_store_close(s);
+
+    /* a row of another format or size is corrupt, never a version */
+    raw_begin(&r, fx->dir);
+    raw_put(&r, "kv_versions", "NS\0old", 6, "v9-value", 8, 0);
+    raw_end(&r, true);
+    assert_int_equal(open_at(fx->dir, 0, false, &s, err, sizeof err), NS_OK);
+    assert_int_equal(ns_txn_begin(s, false, &t), NS_OK);
+    assert_int_equal(ns_kv_version_get(t, "NS", "old", &v), NS_ECORRUPT);
+    ns_txn_abort(t);
+    ns_store_close(s);
+}
+
 /* 0008: the auth_refusals of a v6 store move into admin_audit after the
  * records already there, in the trail's form, and the old table goes. */
 static void test_auth_refusals_join_the_trail(void **state)
@@ -481,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_v1_to_latest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_by_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_refusals_join_the_trail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_versions_from_v9, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_bytes_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_lmdb_refused, setup, teardown),

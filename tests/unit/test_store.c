@@ -138,6 +138,121 @@ static void kvs_free(kvs_t *k)
     ns_buf_free(&k->vals.b);
 }
 
+/* v10: versions and tombstones (ns_kv_*_local, ns_kv_merge, the sweep),
+ * the hlc kept across a reopen, and I10 holding through all of it. */
+static void test_kv_versions(void **state)
+{
+    fx_t *fx = *state;
+    ns_txn_t *t = wbegin(fx);
+    ns_kvver_t a, b, c, st;
+    ns_slice_t v;
+    uint64_t sid = 0, sid2 = 0, hlc = 0;
+    assert_int_equal(ns_kv_put_local(t, "N", "k", "v1", 5000, &a), NS_OK);
+    assert_int_equal(ns_kv_server_id(t, &sid), NS_OK);
+    assert_true(sid != 0 && a.server == sid && !a.deleted);
+    assert_true(a.hlc == (uint64_t)5000 << 16);
+    /* the wall clock steps back: the version still goes up */
+    assert_int_equal(ns_kv_put_local(t, "N", "k", "v2", 4000, &b), NS_OK);
+    assert_true(b.hlc == a.hlc + 1);
+    assert_int_equal(ns_kv_get(t, "N", "k", &v), NS_OK);
+    assert_int_equal(v.len, 2);
+    /* a delete leaves a tombstone the reads never show */
+    assert_int_equal(ns_kv_del_local(t, "N", "k", 6000, &c), NS_OK);
+    assert_true(c.deleted && c.hlc == (uint64_t)6000 << 16);
+    assert_int_equal(ns_kv_get(t, "N", "k", &v), NS_ENOTFOUND);
+    assert_int_equal(count_of(ns_kv_count, t), 0);
+    assert_int_equal(ns_kv_state_get(t, "N", "k", &st, &v), NS_OK);
+    assert_true(st.deleted && st.hlc == c.hlc);
+    assert_int_equal(ns_kv_state_get(t, "N", "never", &st, &v), NS_ENOTFOUND);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+
+    /* the hlc and the id survive a reopen: no version is handed out twice */
+    ns_store_close(fx->s);
+    fx->s = NULL;
+    assert_int_equal(nstest_store_open(fx->dir, 0, 0, &fx->s), NS_OK);
+    t = wbegin(fx);
+    assert_int_equal(ns_kv_server_id(t, &sid2), NS_OK);
+    assert_true(sid2 == sid);
+    assert_int_equal(ns_kv_hlc_get(t, &hlc), NS_OK);
+    assert_true(hlc == c.hlc);
+    ns_kvver_t d;
+    assert_int_equal(ns_kv_put_local(t, "N", "j", "x", 1, &d), NS_OK);
+    assert_true(d.hlc == c.hlc + 1);
+
+    /* merges: a peer that missed the delete cannot undo it */
+    bool applied = true;
+    ns_kvver_t older = {b.hlc, 99, false};
+    assert_int_equal(ns_kv_merge(t, "N", "k", &older, "stale", &applied), NS_OK);
+    assert_false(applied);
+    assert_int_equal(ns_kv_get(t, "N", "k", &v), NS_ENOTFOUND);
+    /* the same hlc as the tombstone from a greater server id wins; a value
+     * of the tombstone's own version does not */
+    ns_kvver_t tie = {c.hlc, sid, false};
+    assert_int_equal(ns_kv_merge(t, "N", "k", &tie, "tie", &applied), NS_OK);
+    assert_false(applied);
+    ns_kvver_t newer = {c.hlc + 5, 1, false};
+    assert_int_equal(ns_kv_merge(t, "N", "k", &newer, "back", &applied), NS_OK);
+    assert_true(applied);
+    assert_int_equal(ns_kv_get(t, "N", "k", &v), NS_OK);
+    assert_memory_equal(v.ptr, "back", 4);
+    assert_int_equal(ns_kv_version_get(t, "N", "k", &st), NS_OK);
+    assert_true(st.hlc == newer.hlc && st.server == 1 && !st.deleted);
+    /* a newer remote tombstone deletes; the same state again changes nothing */
+    ns_kvver_t gone = {c.hlc + 6, 1, true};
+    assert_int_equal(ns_kv_merge(t, "N", "k", &gone, NULL, &applied), NS_OK);
+    assert_true(applied);
+    assert_int_equal(ns_kv_get(t, "N", "k", &v), NS_ENOTFOUND);
+    assert_int_equal(ns_kv_merge(t, "N", "k", &gone, NULL, &applied), NS_OK);
+    assert_false(applied);
+    /* an entry we never had is taken whatever its version */
+    ns_kvver_t zero = {0, 0, false};
+    assert_int_equal(ns_kv_merge(t, "M", "new", &zero, "z", &applied), NS_OK);
+    assert_true(applied);
+    assert_int_equal(ns_kv_version_get(t, "M", "new", &st), NS_ENOTFOUND); /* stays (0, 0) */
+    /* nonsense is refused */
+    ns_kvver_t bad = {0, 0, true};
+    assert_int_equal(ns_kv_merge(t, "M", "new", &bad, NULL, &applied), NS_EINVAL);
+    assert_int_equal(ns_kv_merge(t, "M", "new", &newer, NULL, &applied), NS_EINVAL);
+    /* what was seen moves the local hlc on */
+    ns_kvver_t far = {(uint64_t)900000 << 16, 7, false};
+    assert_int_equal(ns_kv_merge(t, "M", "far", &far, "f", &applied), NS_OK);
+    assert_int_equal(ns_kv_put_local(t, "M", "after", "a", 10, &d), NS_OK);
+    assert_true(d.hlc == far.hlc + 1);
+    /* a plain put over a tombstone leaves (0, 0), not a live tombstone */
+    assert_int_equal(ns_kv_put(t, "N", "k", "plain"), NS_OK);
+    assert_int_equal(ns_kv_version_get(t, "N", "k", &st), NS_ENOTFOUND);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+
+    /* the sweep: tombstones older than the cut go, at most max at once */
+    t = wbegin(fx);
+    size_t removed = 0, left = 0;
+    for (int i = 0; i < 5; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "d%d", i);
+        ns_kvver_t tv = {(uint64_t)(1000 + i) << 16, 3, true};
+        assert_int_equal(ns_kv_merge(t, "S", key, &tv, NULL, &applied), NS_OK);
+        assert_true(applied);
+    }
+    assert_int_equal(ns_kv_tombstones_sweep(t, 1003, 1, &removed, &left), NS_OK);
+    assert_int_equal(removed, 1);
+    assert_int_equal(left, 4);
+    assert_int_equal(ns_kv_tombstones_sweep(t, 1003, 100, &removed, &left), NS_OK);
+    assert_int_equal(removed, 2);
+    assert_int_equal(left, 2);
+    assert_int_equal(ns_kv_state_get(t, "S", "d2", &st, &v), NS_ENOTFOUND);
+    assert_int_equal(ns_kv_state_get(t, "S", "d3", &st, &v), NS_OK);
+    assert_true(st.deleted);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    ns_buf_t report = NS_BUF_INIT;
+    t = rbegin(fx);
+    int bad_n = ns_store_verify(t, &report);
+    if (bad_n != 0)
+        fprintf(stderr, "%.*s", (int)report.len, (const char *)report.data);
+    assert_int_equal(bad_n, 0);
+    ns_txn_abort(t);
+    ns_buf_free(&report);
+}
+
 static void test_kv(void **state)
 {
     fx_t *fx = *state;
@@ -1056,6 +1171,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clusters, setup, teardown),
         cmocka_unit_test(test_group_helpers),
         cmocka_unit_test_setup_teardown(test_groups, setup, teardown),

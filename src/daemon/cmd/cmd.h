@@ -38,6 +38,7 @@ NS_HANDLER_DECL(user_update)
 NS_HANDLER_DECL(user_delete)
 NS_HANDLER_DECL(user_list)
 NS_HANDLER_DECL(fleet_digest)
+NS_HANDLER_DECL(kv_sync_get)
 #undef NS_HANDLER_DECL
 
 /* The largest body a reply may carry: maxFrameBytes, what this server

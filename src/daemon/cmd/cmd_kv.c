@@ -1,14 +1,21 @@
 /* cmd_kv.c - KV configuration: PUT_KV_CONFIG, GET_KV_CONFIG,
- * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (docs/protocol.md §3.2). The
- * required namespace and key are checked by the dispatcher. */
+ * DELETE_KV_CONFIG, GET_KVLIST_BY_NAMESPACE (docs/protocol.md §3.2), and
+ * NS_KV_SYNC_GET (ours, include/ns/kvsync.h: entries with their versions,
+ * tombstones too, for a peer's kvSync). The
+ * required namespace and key are checked by the dispatcher. A write takes
+ * the store's next version and a delete leaves a tombstone (ns_kv_*_local),
+ * whether kvSync is on or not, so a fleet that turns it on later merges by
+ * the real order of its writes; the answers are Java's either way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "ns/body.h"
+#include "ns/clock.h"
 #include "ns/codes.h"
 #include "ns/err.h"
+#include "ns/kvsync.h"
 #include "ns/strpairs.h"
 
 /* A KV write: namespace, key and (for PUT) value, copied. */
@@ -27,13 +34,13 @@ static void kv_write_free(void *p)
 static int put_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     kv_write_t *k = (kv_write_t *)w->payload;
-    return ns_kv_put(txn, k->ns, k->key, k->val);
+    return ns_kv_put_local(txn, k->ns, k->key, k->val, ns_clock_wall_ms(), NULL);
 }
 
 static int del_apply(ns_wreq_t *w, ns_txn_t *txn, ns_registry_t *reg)
 {
     kv_write_t *k = (kv_write_t *)w->payload;
-    return ns_kv_del(txn, k->ns, k->key);
+    return ns_kv_del_local(txn, k->ns, k->key, ns_clock_wall_ms(), NULL);
 }
 
 static const ns_wreq_ops_t put_ops = {put_apply, NULL, kv_write_free};
@@ -114,4 +121,37 @@ int ns_cmd_get_kvlist_by_namespace(ns_req_t *req)
     if (rc == NS_ENOTFOUND)
         return ns_failf(req, NS_RSP_QUERY_NOT_FOUND, "No config item, Namespace: %s", ns);
     return ns_cmd_reply_body(req, rc, body);
+}
+
+/* The state of each key asked for, from the read snapshot: a peer's kvSync
+ * pull. Tombstones are shown here and nowhere else. */
+int ns_cmd_kv_sync_get(ns_req_t *req)
+{
+    ns_kvsync_entry_t *keys = NULL;
+    size_t n = 0;
+    ns_buf_t body = NS_BUF_INIT;
+    int rc = ns_kvsync_keys_decode(req->cmd->body, req->cmd->body_len, &keys, &n);
+    if (rc == NS_EINVAL)
+        rc = ns_fail(&req->to, NS_RSP_INVALID_PARAMETER,
+                     "body: {\"entries\":[[namespace, key], ...]}, 1 to 64 keys");
+    for (size_t i = 0; rc == NS_OK && i < n; i++) {
+        ns_kvsync_entry_t *e = &keys[i];
+        ns_slice_t v = {NULL, 0};
+        int src = ns_kv_state_get(req->txn, e->ns, e->key, &e->ver, &v);
+        if (src == NS_OK || src == NS_ENOTFOUND) {
+            e->state = src == NS_ENOTFOUND ? NS_KVSYNC_ABSENT
+                       : e->ver.deleted    ? NS_KVSYNC_DELETED
+                                           : NS_KVSYNC_VALUE;
+            e->value = (char *)v.ptr; /* borrowed from the txn; not freed below */
+            rc = ns_kvsync_reply_entry(&body, i == 0, e, v.len);
+            e->value = NULL;
+        } else {
+            rc = src;
+        }
+    }
+    rc = rc ? rc : ns_kvsync_reply_end(&body, n > 0);
+    rc = ns_cmd_reply_body(req, rc, &body);
+    ns_buf_free(&body);
+    ns_kvsync_entries_free(keys, n);
+    return rc;
 }

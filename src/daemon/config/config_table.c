@@ -277,6 +277,14 @@ const ns_cfg_entry_t ns_config_table[] = {
             "AccessKey the peer requests are signed with (a client user of the peers, for their "
             "authMode=all); empty = unsigned"),
     ROW_STR("peerSecretKey", peer_secret_key, "", NS_CFG_OURS | NS_CFG_SECRET, "its secret"),
+    /* KV anti-entropy (src/daemon/ops/kvsync.h); kvSync's apply hook is the server's */
+    ROW_BOOL("kvSync", kv_sync, "false", NS_CFG_OURS | NS_CFG_MUTABLE,
+             "pull the KV entries that differ from a peer at each peer check; the later "
+             "version wins on every server (docs/operations.md, KV anti-entropy)"),
+    ROW_INT("kvTombstoneRetentionMillis", kv_tombstone_retention_ms, "604800000", 60000,
+            INT64_MAX / 2, NS_CFG_OURS | NS_CFG_MUTABLE,
+            "how long a deleted KV entry's tombstone is kept, ms (7 days); longer than any "
+            "outage a server should catch up from"),
 };
 
 #define N_ENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])

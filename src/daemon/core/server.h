@@ -50,6 +50,7 @@ struct ns_server {
     struct ns_startcheck *startcheck; /* verifyOnStart's walk while serving, or NULL */
     struct ns_http *http;             /* the HTTP endpoint (http.h); NULL when off */
     ns_peers_t *peers;                /* the peer checks' thread (ops/peers.h) */
+    struct ns_kvsync *kvsync;         /* KV anti-entropy (ops/kvsync.h) */
     int exit_status;                  /* namesrvd's exit status once the loop ends */
 };
 

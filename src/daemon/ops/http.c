@@ -267,6 +267,7 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
     h->writer = ns_writer_metrics(srv->writer);
     h->store = srv->loop.store;
     h->peers = srv->peers;
+    h->kvsync = srv->kvsync;
     atomic_store(&h->store_check, ns_start_check_running(srv) ? 0 : 1);
     ns_http_refresh(srv); /* the first snapshot, before any scrape */
     if (ns_http_guard_start((uint64_t)cfg->http_header_timeout_ms, &h->guard) != NS_OK) {

@@ -67,6 +67,7 @@ struct ns_http {
      * transaction) and the peer checks (/metrics renders their state) */
     ns_store_t *store;
     ns_peers_t *peers;
+    struct ns_kvsync *kvsync;
     /* the main loop's snapshot */
     pthread_mutex_t mu;
     ns_snap_t *snap;

@@ -15,6 +15,7 @@
 #include "net/budget.h"
 #include "ops/http_guard.h"
 #include "ops/http_int.h"
+#include "ops/kvsync.h"
 #include "ops/peers.h"
 
 #ifndef NS_VERSION
@@ -345,4 +346,5 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     store(h, s, out);
     process(h, out);
     ns_peers_render(h->peers, out);
+    ns_kvsync_render(h->kvsync, out);
 }

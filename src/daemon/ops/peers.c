@@ -22,6 +22,7 @@
 #include "ns/config.h"
 #include "ns/log.h"
 #include "core/server.h"
+#include "ops/kvsync.h"
 
 #define MAX_PEERS 64
 #define LOGGED_DIFFS 5 /* differences named in the divergence log line */
@@ -381,6 +382,11 @@ static void check_one(ns_peers_t *ps, peer_t *p)
         NS_LOG_ERROR("fleet: cannot read this server's digest: %s", r.error[0] ? r.error[0] : "?");
     else
         judge(ps, p, &r, ns_clock_mono_ms());
+    if (r.reached[0] && r.reached[1] && p->c && ps->o.diffed &&
+        ps->o.diffed(ps->o.diffed_ctx, p->addr, p->c, &r) != 0) {
+        ns_client_close(p->c);
+        p->c = NULL;
+    }
     ns_fleet_report_free(&r);
 }
 
@@ -557,7 +563,9 @@ int ns_peers_server_start(ns_server_t *srv, char *err, size_t errlen)
                          cfg->tls_client_key_path,
                          cfg->tls_client_key_password,
                          cfg->peer_access_key,
-                         cfg->peer_secret_key};
+                         cfg->peer_secret_key,
+                         ns_kvsync_pull,
+                         srv->kvsync};
     int rc = ns_peers_start(&o, cfg->peers, &srv->peers, err, errlen);
     if (rc != NS_OK)
         return rc;

@@ -34,6 +34,7 @@
 
 #include "ns/buf.h"
 #include "ns/client.h"
+#include "ns/fleet.h"
 #include "ns/store.h"
 
 typedef struct ns_peers ns_peers_t;
@@ -46,6 +47,12 @@ typedef struct {
     bool tls;              /* peerTls */
     const char *tls_ca, *tls_cert, *tls_key, *tls_key_password; /* copied */
     const char *access_key, *secret_key;                        /* copied; NULL = unsigned */
+    /* Check thread, after a diff that reached the peer, with the peer's
+     * connection (TLS and signing as above): kvSync pulls the KV items
+     * that differ (ops/kvsync.h). Non-zero: close the connection. NULL:
+     * nothing. */
+    int (*diffed)(void *ctx, const char *peer, ns_client_t *c, const ns_fleet_report_t *r);
+    void *diffed_ctx;
 } ns_peers_opts_t;
 
 /* Starts the check thread with the peer list `list` ("host:port;..."; an

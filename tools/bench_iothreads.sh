@@ -8,8 +8,9 @@
 #
 #   --server-cpus / --client-cpus   taskset CPU lists (default 0 / 1); give
 #                 both the same list (e.g. 0,1) to let them share every core
-#   --auth        authMode=all: every request signed by a client user (made
-#                 offline with namesrvctl, beside an admin) and verified
+#   --auth        authMode=all: every request signed by an admin user (made
+#                 offline with namesrvctl; the set-up registers brokers with
+#                 it too) and verified
 #   N ...         ioThreads values to compare with 1 (default: 2 4)
 # Environment: BUILD_DIR (default build-release, built by tools/bench.sh),
 # DUR seconds per run (4), ROUNDS per setting (2, best kept).
@@ -44,7 +45,7 @@ SRV_AUTH=()
 CLI_AUTH=()
 if [ "$AUTH" = 1 ]; then
     SRV_AUTH=(--authMode=all)
-    CLI_AUTH=(--access-key benchcli --secret-key benchclisecret)
+    CLI_AUTH=(--access-key benchadm --secret-key benchadmsecret)
 fi
 WORK=$(mktemp -d /tmp/nsiothreads.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -55,7 +56,6 @@ run() {
     rm -rf "$dir"; mkdir -p "$dir"
     if [ "$AUTH" = 1 ]; then
         "$BUILD/namesrvctl" user add benchadm --role admin --secret benchadmsecret --data-dir "$dir/data" >/dev/null
-        "$BUILD/namesrvctl" user add benchcli --role client --secret benchclisecret --data-dir "$dir/data" >/dev/null
     fi
     taskset -c "$SRV_CPUS" "$BUILD/namesrvd" --listenPort=0 --portFile="$dir/port" \
         --ioThreads="$io" --dataDir="$dir/data" --logLevel=warn \

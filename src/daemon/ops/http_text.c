@@ -351,4 +351,5 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     process(h, out);
     ns_peers_render(h->peers, out);
     ns_kvsync_render(h->kvsync, out);
+    ns_addrsrv_render(&h->addrsrv, out);
 }

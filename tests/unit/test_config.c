@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 87
+#define NKEYS 89
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -110,6 +110,8 @@ static const char *const all_keys[NKEYS] = {
     "peerSecretKey",
     "kvSync",
     "kvTombstoneRetentionMillis",
+    "seedFromPeers",
+    "seedTimeoutMillis",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -317,7 +319,9 @@ static void test_keys_and_mutability(void **state)
         /* the fleet: only the list changes while running */
         "peerCheckIntervalMillis", "peerDivergenceMillis", "peerTimeoutMillis", "peerTls",
         "tls.client.trustCertPath", "tls.client.certPath", "tls.client.keyPath",
-        "tls.client.keyPassword", "peerAccessKey", "peerSecretKey"};
+        "tls.client.keyPassword", "peerAccessKey", "peerSecretKey",
+        /* seeding happens at start only */
+        "seedFromPeers", "seedTimeoutMillis"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

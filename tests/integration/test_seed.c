@@ -20,6 +20,7 @@
 
 #include "nstest.h"
 #include "nstest_admin.h"
+#include "nstest_auth.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -98,7 +99,7 @@ static int teardown(void **state)
 
 /* Starts B with seedFromPeers=true and peers=peers (plus extra, may be
  * NULL); returns how long the start took, ms. */
-static int64_t start_b(fx_t *f, const char *peers, const char *extra)
+static int64_t start_b2(fx_t *f, const char *peers, const char *extra, const char *extra2)
 {
     char plist[200];
     snprintf(plist, sizeof plist, "--peers=%s", peers);
@@ -107,10 +108,16 @@ static int64_t start_b(fx_t *f, const char *peers, const char *extra)
                           "--seedTimeoutMillis=4000",
                           plist,
                           extra,
+                          extra2,
                           NULL};
     int64_t t0 = nstest_mono_ms();
     assert_int_equal(nstest_server_start_http(&f->srv[1], f->dir[1], args, &f->http[1]), 0);
     return nstest_mono_ms() - t0;
+}
+
+static int64_t start_b(fx_t *f, const char *peers, const char *extra)
+{
+    return start_b2(f, peers, extra, NULL);
 }
 
 static void a_addr(fx_t *f, char *out, size_t n)
@@ -218,6 +225,77 @@ static void test_peer_with_unconfirmed_brokers_is_not_used(void **state)
     f->dir[1] = nstest_tmpdir("seedB");
     start_b(f, peers, NULL);
     assert_int_equal(nstest_route_code(&f->srv[1], "SeedTopic0000"), NS_RSP_SUCCESS);
+}
+
+/* A seeded broker that never registers with B is evicted by B once its
+ * grace (max(brokerGraceWindowMillis, its heartbeat timeout)) is over, as a
+ * broker restored from B's own store would be; A's others stay. */
+static void test_seeded_broker_evicted_unless_it_registers(void **state)
+{
+    fx_t *f = *state;
+    char peers[64];
+    ns_buf_t body = NS_BUF_INIT;
+    const char *names[] = {"ShortLived1", "ShortLived2"};
+    nstest_regbody_names(&body, names, 2);
+    const char *kv[] = {"brokerAddr",
+                        "127.0.0.1:10941",
+                        "brokerId",
+                        "0",
+                        "brokerName",
+                        "broker-c",
+                        "clusterName",
+                        "C1",
+                        "haServerAddr",
+                        "",
+                        "heartbeatTimeoutMillis",
+                        "3000",
+                        NULL};
+    assert_int_equal(nstest_call_code(f->a, NS_REQ_REGISTER_BROKER, kv, body.data, body.len, 10000),
+                     NS_RSP_SUCCESS);
+    ns_buf_free(&body);
+    a_addr(f, peers, sizeof peers);
+    start_b2(f, peers, "--brokerGraceWindowMillis=1000", "--scanNotActiveBrokerInterval=200");
+    assert_int_equal(nstest_route_code(&f->srv[1], "ShortLived1"), NS_RSP_SUCCESS);
+    int64_t t0 = nstest_mono_ms();
+    assert_true(nstest_log_wait(&f->srv[1], "broker broker-c 127.0.0.1:10941 (C1) expired", 10000));
+    int64_t ms = nstest_mono_ms() - t0;
+    printf("seed: broker-c evicted by B %lld ms after the seed\n", (long long)ms);
+    assert_true(ms >= 2000); /* its 3 s heartbeat timeout, not the 1 s window */
+    assert_int_equal(nstest_route_code(&f->srv[1], "ShortLived1"), NS_RSP_TOPIC_NOT_EXIST);
+    /* broker-a's 120 s timeout keeps it */
+    assert_int_equal(nstest_route_code(&f->srv[1], "SeedTopic0000"), NS_RSP_SUCCESS);
+}
+
+/* A peer under authMode=all seeds a server that signs its requests
+ * (peerAccessKey/peerSecretKey of a client user), not one that does not. */
+static void test_signed_seed(void **state)
+{
+    (void)state;
+    fx_t *f = calloc(1, sizeof *f);
+    char data[4200], peers[64];
+    assert_non_null(f);
+    f->dir[0] = nstest_tmpdir("seedA-auth");
+    f->dir[1] = nstest_tmpdir("seedB-auth");
+    snprintf(data, sizeof data, "%s/data", f->dir[0]);
+    nstest_users_add(data, false);
+    const char *a_args[] = {"--authMode=all", "--authPenaltyMaxMillis=0", NULL};
+    assert_int_equal(nstest_server_start_http(&f->srv[0], f->dir[0], a_args, &f->http[0]), 0);
+    f->a = nstest_connect(&f->srv[0]);
+    assert_int_equal(ns_client_set_credentials(f->a, "brk1", "brokersecret"), NS_OK);
+    nstest_register_two_topics(f->a, "broker-a", "127.0.0.1:10911"); /* granted C1/broker-a */
+    a_addr(f, peers, sizeof peers);
+    start_b(f, peers, NULL);
+    assert_true(nstest_log_wait(&f->srv[1], "NO_PERMISSION", 5000));
+    assert_true(nstest_log_wait(&f->srv[1], "starting empty", 5000));
+    nstest_server_stop(&f->srv[1], SIGKILL);
+    nstest_rmtree(f->dir[1]);
+    free(f->dir[1]);
+    f->dir[1] = nstest_tmpdir("seedB-auth");
+    start_b2(f, peers, "--peerAccessKey=cli1", "--peerSecretKey=clientsecret");
+    assert_true(nstest_log_wait(&f->srv[1], "seedFromPeers: seeded from", 5000));
+    assert_int_equal(nstest_route_code(&f->srv[1], "T1"), NS_RSP_SUCCESS);
+    void *st = f;
+    teardown(&st);
 }
 
 /* ---- hostile peers ---- */
@@ -376,6 +454,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peer_with_unconfirmed_brokers_is_not_used, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_peers_leave_b_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seeded_broker_evicted_unless_it_registers, setup,
+                                        teardown),
+        cmocka_unit_test(test_signed_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

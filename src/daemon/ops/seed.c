@@ -393,8 +393,11 @@ void ns_seed_render(ns_buf_t *out)
            "seedFromPeers at the last start: 0 off, 1 seeded from a peer, 2 started empty (no "
            "peer could seed), 3 not seeded (the store had data)",
            atomic_load(&seed_state));
-    family(out, "namesrv_seed_duration_ms", "gauge", "how long the seed at start took, ms",
-           atomic_load(&seed_ms));
+    ns_buf_printf(out,
+                  "# HELP namesrv_seed_duration_seconds how long the seed at start took\n"
+                  "# TYPE namesrv_seed_duration_seconds gauge\n"
+                  "namesrv_seed_duration_seconds %.3f\n",
+                  (double)atomic_load(&seed_ms) / 1000.0);
     family(out, "namesrv_seed_items", "gauge", "items copied by the seed at start",
            atomic_load(&seed_items));
     family(out, "namesrv_seed_bytes", "gauge", "bytes of pages copied by the seed at start",

@@ -172,8 +172,13 @@ static void test_empty_server_is_seeded(void **state)
     free(db);
     /* ready, and only after the seed: the log says seeded before it says
      * anything of the HTTP listener, which /readyz is served by */
-    assert_int_equal(nstest_http_get(f->http[1], "/readyz", &body), 200);
-    free(body);
+    int ready = 0; /* 503 until verifyOnStart's walk of the seeded store ends */
+    for (int i = 0; i < 100 && ready != 200; i++, nstest_sleep_ms(50)) {
+        ready = nstest_http_get(f->http[1], "/readyz", &body);
+        free(body);
+        body = NULL;
+    }
+    assert_int_equal(ready, 200);
     long seeded = log_offset(f, "seedFromPeers: seeded from");
     long restored = log_offset(f, "restored 2 broker address(es)");
     assert_true(seeded >= 0);

@@ -1,12 +1,14 @@
 /* test_seed.c - seedFromPeers with real namesrvd: server A holds brokers
  * (registered through the client helpers) and KV entries; an empty server
  * B with seedFromPeers=true and peers=A answers A's routes and KV before
- * any broker registered with it, reports ready only after the seed, and
- * keeps the seeded brokers on grace; B with data of its own is never
- * seeded over; a peer that answers garbage, never answers, or sends pages
- * that do not add up to its digest leaves B started empty within a bounded
- * time, and says so in its log; a peer whose brokers were only restored
- * (restarted, not registered since) is not in sync and is not seeded from. */
+ * any broker registered with it, reports ready only after the seed, keeps
+ * the seeded brokers on grace and evicts one that never registers; B with
+ * data of its own (a broker, or only a KV entry) is never seeded over; a
+ * peer that answers garbage, never answers, sends pages that do not add up
+ * to its digest or whose cursor does not move leaves B started empty
+ * within a bounded time, and B says so in its log; a peer whose brokers
+ * were only restored (restarted, not registered since) is not in sync and
+ * is not seeded from; under authMode=all only a signing B is seeded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,6 +208,19 @@ static void test_server_with_data_is_not_seeded(void **state)
     assert_int_equal(nstest_route_code(&f->srv[1], "T1"), NS_RSP_SUCCESS);
     assert_int_equal(nstest_route_code(&f->srv[1], "SeedTopic0000"), NS_RSP_TOPIC_NOT_EXIST);
     assert_int_equal((int)nstest_metric(f->http[1], "namesrv_seed_state"), 3);
+    /* a store with one KV entry and nothing else is data too */
+    nstest_server_stop(&f->srv[1], SIGKILL);
+    nstest_rmtree(f->dir[1]);
+    free(f->dir[1]);
+    f->dir[1] = nstest_tmpdir("seedB");
+    assert_int_equal(nstest_server_start_http(&f->srv[1], f->dir[1], NULL, &f->http[1]), 0);
+    b = nstest_connect(&f->srv[1]);
+    nstest_put_keys(b, "OWN", "own", 0, 1, "mine");
+    ns_client_close(b);
+    nstest_server_stop(&f->srv[1], SIGKILL);
+    start_b(f, peers, NULL);
+    assert_true(nstest_log_wait(&f->srv[1], "the store has data (table kv", 5000));
+    assert_int_equal(nstest_route_code(&f->srv[1], "SeedTopic0000"), NS_RSP_TOPIC_NOT_EXIST);
 }
 
 /* A restarted A has its brokers only restored: not in sync. */
@@ -309,7 +324,7 @@ static void test_signed_seed(void **state)
 
 /* ---- hostile peers ---- */
 
-typedef enum { PEER_GARBAGE, PEER_SILENT, PEER_SHORT } peer_mode_t;
+typedef enum { PEER_GARBAGE, PEER_SILENT, PEER_SHORT, PEER_STUCK } peer_mode_t;
 
 typedef struct {
     int fd, port, real_port;
@@ -334,6 +349,10 @@ static void fake_answer(fake_t *l, int c, const ns_cmd_t *req, ns_client_t *real
         goto out; /* never answers */
     } else if (l->mode == PEER_GARBAGE) {
         ns_buf_append_str(&body, "{\"digest\":\"00\",\"items\":[[1,2,");
+    } else if (l->mode == PEER_STUCK) { /* the first page, one item, again and again */
+        ns_buf_append_str(&fwd, "{\"section\":\"members\",\"maxBytes\":1}");
+        if (ns_seed_call(real, &fwd, 3000, &body, why, sizeof why) != NS_OK)
+            rsp.code = NS_RSP_SYSTEM_ERROR;
     } else { /* PEER_SHORT: the real pages, each without its last item */
         ns_buf_append(&fwd, req->body, req->body_len);
         if (ns_seed_call(real, &fwd, 3000, &body, why, sizeof why) != NS_OK) {
@@ -453,6 +472,7 @@ static void test_hostile_peers_leave_b_empty(void **state)
     hostile(f, PEER_GARBAGE, "garbage", "that are not a members page");
     hostile(f, PEER_SILENT, "silent", "not seeded from");
     hostile(f, PEER_SHORT, "short pages", "does not add up to its digest");
+    hostile(f, PEER_STUCK, "stuck cursor", "pages do not move forward");
 }
 
 int main(void)

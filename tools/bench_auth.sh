@@ -7,7 +7,9 @@
 #
 #   tools/bench_auth.sh [--server-cpu N] [--client-cpu N] [--callgrind]
 # Environment: BUILD_DIR (default build-release, built if missing), DUR
-# seconds per run (4), ROUNDS per setting (3). Smoke topology (10 brokers x
+# seconds per run (4), ROUNDS per setting (3), IO_THREADS (1: namesrvd's
+# ioThreads; with more, a lookup's instructions include its check on an I/O
+# loop, or its trip to the main loop and back). Smoke topology (10 brokers x
 # 100 topics), 16 connections, depth 1 and 8, loopback only.
 # --callgrind: instead, the server's user-space instructions per lookup
 # (namesrvd under callgrind, collection on only while COUNT lookups at depth
@@ -63,7 +65,7 @@ cg_run() {
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.%p" \
         "$BUILD/namesrvd" --listenPort=0 --bindAddress=127.0.0.1 --portFile="$dir/port" \
         --dataDir="$dir/data" --logLevel=warn --authMode="$mode" --configStorePath="$dir/p" \
-        --kvConfigPath="$dir/kv" "${srvkey[@]}" >"$dir/vg.log" 2>&1 &
+        --kvConfigPath="$dir/kv" --ioThreads="${IO_THREADS:-1}" "${srvkey[@]}" >"$dir/vg.log" 2>&1 &
     local pid=$!
     [ "$signed" = 1 ] && creds=(--access-key bench --secret-key bench-secret-1)
     for _ in $(seq 600); do [ -s "$dir/port" ] && break; sleep 0.1; done
@@ -92,7 +94,7 @@ cg_run() {
 
 if [ "$CG" = 1 ]; then
     command -v callgrind_control >/dev/null || { echo "bench_auth.sh: valgrind needed" >&2; exit 1; }
-    echo "server instructions per route lookup (callgrind), ${COUNT:-20000} lookups at depth 8"
+    echo "server instructions per route lookup (callgrind), ${COUNT:-20000} lookups at depth 8, ioThreads ${IO_THREADS:-1}"
     echo
     echo "| authMode | client signs | secrets | namesrvd instr/lookup | errors |"
     echo "|---|---|---|---|---|"

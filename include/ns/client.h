@@ -59,5 +59,11 @@ int ns_client_recv(ns_client_t *c, int timeout_ms, ns_cmd_msg_t *resp);
 /* Assigns req->opaque from the client's counter, sends it and waits for
  * the response carrying that opaque (other frames are discarded). */
 int ns_client_call(ns_client_t *c, ns_cmd_t *req, int timeout_ms, ns_cmd_msg_t *resp);
+/* One request of `code` with body req (no header fields) over c; appends
+ * the reply body to resp. NS_OK; the client's error; NS_EREFUSED when the
+ * server answered something else than SUCCESS. why (whylen bytes) says
+ * what went wrong (the code's name and the remark). */
+int ns_client_call_body(ns_client_t *c, int code, const ns_buf_t *req, int timeout_ms,
+                        ns_buf_t *resp, char *why, size_t whylen);
 
 #endif

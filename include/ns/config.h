@@ -104,6 +104,7 @@ typedef struct {
     char *broker_conflict;         /* brokerConflict: warn | reject (ours) */
     /* the fleet: peers compared by their digests (src/daemon/ops/peers.h; ours) */
     char *peers;                       /* peers: "host:port;host:port", "" = none */
+    char *advertised_address;          /* advertisedAddress: this server in address lists */
     int64_t peer_check_interval_ms;    /* peerCheckIntervalMillis, 10000 */
     int64_t peer_divergence_ms;        /* peerDivergenceMillis, 30000 */
     int64_t peer_timeout_ms;           /* peerTimeoutMillis, 3000: per request to a peer */

@@ -44,6 +44,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/dispatch.h"
+#include "core/auth.h"
 #include "core/broker_life.h"
 #include "net/budget.h"
 #include "ns/err.h"
@@ -200,6 +201,7 @@ static void forward(ns_io_t *io, ns_conn_t *c, const ns_cmd_t *cmd, const ns_cmd
     m->from = &io->shard;
     m->cost = frame_len;
     m->row = row;
+    NS_M_INC(io->shard.m.forwarded);
     __atomic_add_fetch(&io->backlog, frame_len, __ATOMIC_SEQ_CST);
     if (!ns_loop_post(&io->main->loop, m))
         mail_done(m);
@@ -401,6 +403,7 @@ static void io_free(ns_io_t *io)
     ns_buf_free(&io->shard.rshared);
     ns_buf_free(&io->shard.tshared);
     ns_buf_free(&io->shard.remark);
+    ns_auth_loop_free(&io->shard);
     free(io);
 }
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "nstest.h"
+#include "nstest_auth.h"
 #include "ns/body.h"
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -37,6 +38,7 @@ typedef struct {
     char *dir;
     nstest_server_t srv;
     ns_client_t *c[N_CONNS];
+    int http; /* the auth test's HTTP port */
 } fx_t;
 
 static int setup(void **state)
@@ -310,6 +312,66 @@ static void test_sigterm_with_open_loops(void **state)
         fail_msg("namesrvd did not exit cleanly on SIGTERM (status 0x%x)", status);
 }
 
+/* authMode=all with four loops: the I/O loops check signed lookups
+ * themselves and serve them (nothing forwarded), and send every request
+ * that does not pass there to the main loop, which refuses it as before.
+ * Before, every request under authMode went to the main loop, so auth cost
+ * all scaling. */
+static int setup_auth(void **state)
+{
+    fx_t *fx = calloc(1, sizeof *fx);
+    char data[4200];
+    if (fx == NULL)
+        return -1;
+    fx->dir = nstest_tmpdir("ioauth");
+    snprintf(data, sizeof data, "%s/data", fx->dir);
+    nstest_users_add(data, false);
+    const char *args[] = {"--ioThreads=4", "--authMode=all", "--authPenaltyMaxMillis=0", NULL};
+    if (nstest_server_start_http(&fx->srv, fx->dir, args, &fx->http) != 0)
+        return -1;
+    for (int i = 0; i < N_CONNS; i++) /* one after another: loop i % 4 */
+        fx->c[i] = nstest_connect(&fx->srv);
+    *state = fx;
+    return 0;
+}
+
+static int lookup_code(ns_client_t *c, char *remark, size_t rlen)
+{
+    const char *kv[] = {"topic", "io-auth-none", NULL};
+    return nstest_call_on(c, NS_REQ_GET_ROUTEINFO_BY_TOPIC, kv, NULL, remark, rlen);
+}
+
+static void test_auth_checked_on_every_loop(void **state)
+{
+    fx_t *fx = *state;
+    char remark[512];
+    double fwd0 = nstest_metric(fx->http, "namesrv_io_forwarded_total");
+    double checked0 = nstest_metric(fx->http, "namesrv_auth_checks_total");
+    for (int i = 0; i < N_CONNS; i++) {
+        assert_int_equal(ns_client_set_credentials(fx->c[i], "cli1", "clientsecret"), NS_OK);
+        for (int k = 0; k < 10; k++)
+            assert_int_equal(lookup_code(fx->c[i], remark, sizeof remark), NS_RSP_TOPIC_NOT_EXIST);
+    }
+    double fwd1 = nstest_metric(fx->http, "namesrv_io_forwarded_total");
+    print_message("# 80 signed lookups over 4 loops: %.0f forwarded to the main loop\n",
+                  fwd1 - fwd0);
+    assert_true(fwd1 == fwd0);
+    assert_true(nstest_metric(fx->http, "namesrv_auth_checks_total") - checked0 == 80);
+    /* unsigned, and signed with a wrong secret: refused, by the main loop */
+    for (int i = 0; i < N_CONNS; i++) {
+        assert_int_equal(ns_client_set_credentials(fx->c[i], i % 2 ? "cli1" : NULL,
+                                                   i % 2 ? "wrongsecret" : NULL),
+                         NS_OK);
+        assert_int_equal(lookup_code(fx->c[i], remark, sizeof remark), NS_RSP_NO_PERMISSION);
+        if (strstr(remark, i % 2 ? "signature check failed" : "needs a signed request") == NULL)
+            fail_msg("connection %d: remark '%s'", i, remark);
+    }
+    double fwd2 = nstest_metric(fx->http, "namesrv_io_forwarded_total");
+    print_message("# 8 refused lookups: %.0f forwarded\n", fwd2 - fwd1);
+    assert_true(fwd2 - fwd1 == 6); /* two of the eight connections are the main loop's */
+    assert_true(nstest_metric(fx->http, "namesrv_auth_refusals_total{reason=\"unsigned\"}") == 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close_on_io_loop_unregisters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood_pauses_and_resumes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_with_open_loops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auth_checked_on_every_loop, setup_auth, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

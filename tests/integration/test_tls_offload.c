@@ -102,16 +102,30 @@ static void hellos_in_one_turn(fx_t *fx)
     ns_client_close(plain);
 }
 
-static void full_handshake(fx_t *fx)
+/* A TLS connection verified with the test CA that answers a lookup; NULL
+ * when the handshake or the lookup fails (the caller closes it). */
+static ns_client_t *tls_connect(fx_t *fx)
 {
     char ca[600];
     snprintf(ca, sizeof ca, "%s/ca.pem", fx->base.dir);
     ns_client_tls_t t = {.ca_file = ca};
     ns_client_t *c = NULL;
     const char *why = NULL;
-    if (ns_client_connect_tls("127.0.0.1", fx->base.srv.port, 5000, &t, &c, &why) != NS_OK)
-        fail_msg("TLS connect failed: %s", why);
-    assert_int_equal(nstest_cluster_info(c), NS_OK);
+    if (ns_client_connect_tls("127.0.0.1", fx->base.srv.port, 5000, &t, &c, &why) != NS_OK) {
+        print_message("# TLS connect failed: %s\n", why ? why : "?");
+        return NULL;
+    }
+    if (nstest_cluster_info(c) != NS_OK) {
+        ns_client_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void full_handshake(fx_t *fx)
+{
+    ns_client_t *c = tls_connect(fx);
+    assert_non_null(c);
     ns_client_close(c);
 }
 
@@ -185,22 +199,6 @@ static void pending_capped(void **state)
  * plain connections are served as before, and a session's close frees its
  * slot. Before, established sessions (~21 KiB of OpenSSL state each) were
  * bounded only by maxConnections. */
-static ns_client_t *tls_connect(fx_t *fx)
-{
-    char ca[600];
-    snprintf(ca, sizeof ca, "%s/ca.pem", fx->base.dir);
-    ns_client_tls_t t = {.ca_file = ca};
-    ns_client_t *c = NULL;
-    const char *why = NULL;
-    if (ns_client_connect_tls("127.0.0.1", fx->base.srv.port, 5000, &t, &c, &why) != NS_OK)
-        return NULL;
-    if (nstest_cluster_info(c) != NS_OK) {
-        ns_client_close(c);
-        return NULL;
-    }
-    return c;
-}
-
 static void sessions_capped(void **state)
 {
     fx_t *fx = *state;

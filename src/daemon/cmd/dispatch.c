@@ -322,8 +322,12 @@ bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd,
 {
     if (row && !(row->flags & NS_ROW_ANY_LOOP) && !(cmd->flag & NS_FLAG_RESPONSE))
         return false; /* the main loop's */
-    if (row && ns_auth_mode() != NS_AUTH_OFF)
-        return false; /* authMode on: every check on the main loop (auth.c) */
+    /* authMode on: served here only when the check passes here (auth.h);
+     * the main loop checks, and refuses, the rest */
+    if (row && ns_auth_mode() != NS_AUTH_OFF &&
+        !ns_auth_check_here(loop, conn, cmd, row->auth,
+                            (ns_auth_self_t)((row->flags & NS_ROW_SELF_MASK) >> NS_ROW_SELF_SHIFT)))
+        return false;
     run(loop, conn, cmd, row);
     return true;
 }

@@ -59,8 +59,9 @@ void ns_dispatch(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns
  * reading pauses while the writer queue is at its budget, budget.h). */
 bool ns_dispatch_may_write(const ns_cmd_row_t *row);
 /* An I/O loop's dispatch: runs cmd here when its row may run on any loop
- * (and answers unknown codes and drops stray responses here too); false,
- * with nothing done, when it must go to the main loop (with its row). */
+ * and, with authMode on, passes the check here (ns_auth_check_here); it
+ * answers unknown codes and drops stray responses here too; false, with
+ * nothing done, when it must go to the main loop (with its row). */
 bool ns_dispatch_local(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd,
                        const ns_cmd_row_t *row);
 

@@ -256,6 +256,10 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_STR("peers", peers, "", NS_CFG_OURS | NS_CFG_MUTABLE,
             "the other NameServers, host:port;host:port (a namesrvAddr list: this server is "
             "recognised and skipped); each is compared with this one by digest; empty = none"),
+    ROW_STR("advertisedAddress", advertised_address, "", NS_CFG_OURS,
+            "host:port brokers and clients reach this server at, as the address server "
+            "(GET /rocketmq/<subgroup> on httpListen) lists it; empty = bindAddress:listenPort, "
+            "or with bindAddress 0.0.0.0 the first non-loopback IPv4 address of the machine"),
     ROW_INT("peerCheckIntervalMillis", peer_check_interval_ms, "10000", 100, 86400000, NS_CFG_OURS,
             "how often each peer's digest is compared with this server's, ms"),
     ROW_INT("peerDivergenceMillis", peer_divergence_ms, "30000", 0, 86400000, NS_CFG_OURS,

@@ -3,11 +3,14 @@
  * the admin audit trail (rate-limited), and answer NO_PERMISSION, late when
  * the address keeps failing.
  *
- * Runs on the main loop only: while authMode is not off, the extra I/O
- * loops forward every request to it (ns_io_serves), so the penalty table,
- * the counters (the main loop's metrics block, srv->loop.m: metrics.h) and the
- * writer are touched by one thread. A refusal's record goes to the admin
- * audit trail (trail_refused.h, ns_trail_refused_auth).
+ * The full check runs on the main loop only, so the penalty table, the
+ * refusal counters and log, and the writer are touched by one thread. An
+ * extra I/O loop first tries ns_auth_check_here on the rows it serves
+ * itself: only a request that passes is served there (its own read
+ * transaction, its own cache of opened secrets, its own counters); anything
+ * else goes to the main loop, which checks it again and refuses it. A
+ * refusal's record goes to the admin audit trail (trail_refused.h,
+ * ns_trail_refused_auth).
  *
  * Order of the checks, so a remark never tells whether a key exists: the
  * signature is checked first (an unknown key is checked against a dummy
@@ -59,8 +62,15 @@ typedef struct {
     char *ak, *sealed, *plain;
 } opened_t;
 
-struct ns_auth {
+/* What a signature check writes: one per loop that checks (the main loop's
+ * in ns_auth, an I/O loop's behind loop->auth). */
+struct ns_auth_cache {
     opened_t opened[OPENED_SLOTS];
+    ns_buf_t scratch;
+};
+
+struct ns_auth {
+    struct ns_auth_cache cache;
     penalty_t pen[PENALTY_SLOTS];
     late_t *late;
     size_t n_late;
@@ -68,7 +78,6 @@ struct ns_auth {
     bool timer_init;
     uint64_t log_ms, log_suppressed;
     uint64_t audit_window_ms, audit_in_window, audit_suppressed;
-    ns_buf_t scratch;
     uint8_t seal_key[NS_SEAL_KEY_BYTES];
     bool have_key;
     bool warned_no_key;
@@ -147,12 +156,13 @@ static void opened_clear(opened_t *o)
  * text stays the same (AES-GCM per request costs more than the HMAC).
  * Borrowed from the cache until the next call; NULL when it cannot be
  * opened. */
-static const char *open_sealed(ns_auth_t *a, const char *ak, const char *sealed)
+static const char *open_sealed(const ns_auth_t *a, struct ns_auth_cache *c, const char *ak,
+                               const char *sealed)
 {
     uint32_t h = 2166136261u;
     for (const char *p = ak; *p; p++)
         h = (h ^ (uint8_t)*p) * 16777619u;
-    opened_t *o = &a->opened[h % OPENED_SLOTS];
+    opened_t *o = &c->opened[h % OPENED_SLOTS];
     if (o->ak && strcmp(o->ak, ak) == 0 && strcmp(o->sealed, sealed) == 0)
         return o->plain;
     char *plain = NULL;
@@ -174,17 +184,31 @@ const uint8_t *ns_auth_seal_key(const ns_server_t *srv)
     return srv->auth && srv->auth->have_key ? srv->auth->seal_key : NULL;
 }
 
+static void cache_clear(struct ns_auth_cache *c)
+{
+    for (size_t i = 0; i < OPENED_SLOTS; i++)
+        opened_clear(&c->opened[i]);
+    ns_buf_free(&c->scratch);
+}
+
 void ns_auth_free(ns_server_t *srv)
 {
     if (srv->auth == NULL)
         return;
     OPENSSL_cleanse(srv->auth->seal_key, sizeof srv->auth->seal_key);
-    for (size_t i = 0; i < OPENED_SLOTS; i++)
-        opened_clear(&srv->auth->opened[i]);
+    cache_clear(&srv->auth->cache);
     free(srv->auth->late);
-    ns_buf_free(&srv->auth->scratch);
     free(srv->auth);
     srv->auth = NULL;
+}
+
+void ns_auth_loop_free(ns_loop_t *loop)
+{
+    if (loop->auth == NULL)
+        return;
+    cache_clear(loop->auth);
+    free(loop->auth);
+    loop->auth = NULL;
 }
 
 /* ---- late replies ---- */
@@ -337,42 +361,56 @@ static void refuse(ns_req_t *req, const char *name, const char *ak, const char *
 
 static const char DUMMY_SECRET[] = "ns-auth-no-such-user-dummy-secret";
 
-/* Looks the user up and checks the signature. NS_OK and *u filled (caller
- * frees) when it verifies; NS_EPERM otherwise, with no hint why. */
-static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user_rec_t *u)
+/* Looks the user up in loop's read transaction and checks the signature
+ * with cache c (the loop's). NS_OK and *u filled (caller frees) when it
+ * verifies; NS_EPERM otherwise, with no hint why; *unopened set when the
+ * user's secret is sealed and could not be opened. */
+static int verify_on(ns_loop_t *loop, const ns_auth_t *a, struct ns_auth_cache *c,
+                     const ns_cmd_t *cmd, const char *ak, ns_user_rec_t *u, bool *unopened)
 {
-    ns_auth_t *a = srv->auth;
     const char *sig = ns_cmd_ext_get(cmd, NS_SIGN_SIGNATURE);
     ns_txn_t *txn = NULL;
     const char *opened = NULL; /* the secret, when the store keeps it sealed */
-    int rc = ns_read_begin(&srv->loop, &txn);
+    *unopened = false;
+    int rc = ns_read_begin(loop, &txn);
     if (rc != NS_OK)
         return rc;
     rc = ns_user_get(txn, ak, u);
-    ns_read_end(&srv->loop);
+    ns_read_end(loop);
     if (rc != NS_OK && rc != NS_ENOTFOUND)
         return rc;
     bool have = rc == NS_OK, usable = have;
     if (have && ns_sealed(u->secret)) {
-        opened = open_sealed(a, ak, u->secret);
-        if (opened == NULL && !a->warned_no_key) {
-            NS_LOG_ERROR("auth: the secret of '%s' is sealed and cannot be opened (%s); "
-                         "check authKeyFile",
-                         ak, a->have_key ? "wrong key or damaged record" : "no authKeyFile set");
-            a->warned_no_key = true;
-        }
+        opened = open_sealed(a, c, ak, u->secret);
+        *unopened = opened == NULL;
         usable = opened != NULL; /* otherwise it fails like an unknown key */
     }
     char want[NS_SIGN_B64_LEN + 1];
     const char *secret = opened ? opened : usable ? u->secret : DUMMY_SECRET;
-    rc = ns_sign_compute(cmd, secret, &a->scratch, want);
-    ns_buf_reset(&a->scratch);
+    rc = ns_sign_compute(cmd, secret, &c->scratch, want);
+    ns_buf_reset(&c->scratch);
     bool ok = rc == NS_OK && sig != NULL && ns_sign_equal(want, sig, strlen(sig));
     if (ok && usable && u->enabled)
         return NS_OK;
     if (have)
         ns_user_rec_free(u);
     return rc != NS_OK ? rc : NS_EPERM;
+}
+
+/* verify_on for the main loop, which also says once that a sealed secret
+ * cannot be opened. */
+static int verify(ns_server_t *srv, const ns_cmd_t *cmd, const char *ak, ns_user_rec_t *u)
+{
+    ns_auth_t *a = srv->auth;
+    bool unopened = false;
+    int rc = verify_on(&srv->loop, a, &a->cache, cmd, ak, u, &unopened);
+    if (unopened && !a->warned_no_key) {
+        NS_LOG_ERROR("auth: the secret of '%s' is sealed and cannot be opened (%s); "
+                     "check authKeyFile",
+                     ak, a->have_key ? "wrong key or damaged record" : "no authKeyFile set");
+        a->warned_no_key = true;
+    }
+    return rc;
 }
 
 /* REGISTER_TOPIC_IN_NAMESRV by a broker user: the first broker name of the
@@ -555,5 +593,38 @@ bool ns_auth_check(ns_req_t *req, const char *name, ns_auth_need_t need, ns_auth
         ok = self == NS_SELF_NONE || check_self(req, name, ak, &u, self, mode);
     }
     ns_user_rec_free(&u);
+    return ok;
+}
+
+bool ns_auth_check_here(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, ns_auth_need_t need,
+                        ns_auth_self_t self)
+{
+    ns_auth_mode_t mode = ns_auth_mode();
+    const ns_auth_t *a = loop->main ? loop->main->auth : NULL;
+    if (a == NULL || self != NS_SELF_NONE || need == NS_NEED_USERS ||
+        need == NS_NEED_BROKER_NAMED || need == NS_NEED_BROKER_TOPIC)
+        return false;
+    if (mode == NS_AUTH_OFF)
+        return true;
+    ns_role_t want = ns_auth_required_role(mode, need);
+    const char *ak = ns_cmd_ext_get(cmd, NS_SIGN_ACCESS_KEY);
+    if (ak == NULL || *ak == 0) {
+        if (want != 0)
+            return false; /* refused: by the main loop */
+        NS_M_INC(loop->m.auth_checked);
+        return true;
+    }
+    if (loop->auth == NULL && (loop->auth = calloc(1, sizeof *loop->auth)) == NULL)
+        return false;
+    ns_user_rec_t u;
+    bool unopened = false;
+    if (verify_on(loop, a, loop->auth, cmd, ak, &u, &unopened) != NS_OK)
+        return false;
+    char ip[48];
+    ns_auth_peer_ip(ns_conn_peer(conn), ip, sizeof ip);
+    bool ok = ns_auth_addr_allowed(u.allow, ip) && (want == 0 || ns_auth_role_allows(u.role, need));
+    ns_user_rec_free(&u);
+    if (ok)
+        NS_M_INC(loop->m.auth_checked);
     return ok;
 }

@@ -138,6 +138,21 @@ void ns_auth_free(ns_server_t *srv);
  * error, with why in err. Main loop (or before the loops run). */
 int ns_auth_may_enable(ns_server_t *srv, ns_auth_mode_t mode, char *err, size_t errlen);
 
+/* On an I/O loop, before it serves a row of its own (NS_ROW_ANY_LOOP):
+ * true when the request passes the check with nothing only the main loop
+ * has, i.e. an unsigned request the mode lets through, or a signature that
+ * verifies for an enabled user whose address and role allow the row; the
+ * user is read in the loop's own read transaction and a sealed secret
+ * opened into the loop's own cache (loop->auth, allocated here, freed by
+ * ns_auth_loop_free), so checks on different loops share no lock. false:
+ * the main loop's ns_auth_check decides (refusals are counted, logged,
+ * recorded and delayed there only). Rows that name a broker (self) or
+ * need more than a role always go to the main loop. */
+bool ns_auth_check_here(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, ns_auth_need_t need,
+                        ns_auth_self_t self);
+/* Frees what ns_auth_check_here kept on loop (its thread, at its end). */
+void ns_auth_loop_free(ns_loop_t *loop);
+
 /* The one check of the dispatcher, for the request req of row `name`: the
  * role `need` asks in the mode in force, and what `self` asks (in every
  * mode; sets req->speaks_for). True: go on with the handler. False: the

@@ -104,6 +104,9 @@ struct ns_loop {
     /* metrics (metrics.h): this loop's counters, written by this loop only */
     ns_metrics_loop_t m;
     bool m_replied; /* the request being dispatched was answered */
+    /* the auth check's state on this loop (core/auth.c: opened secrets,
+     * signature scratch), NULL until its first signed request */
+    struct ns_auth_cache *auth;
 };
 
 /* The loop whose thread is running (set when the loop starts). Inline:

@@ -140,7 +140,9 @@ typedef struct {
      * (ns/store.h: NS_IDENTITY_KINDS of them, checked in cmd_broker.c) */
     ns_counter_t identity_conflicts[NS_M_IDENTITY_KINDS];
     ns_counter_t evictions[NS_M_EVICT_N];
-    /* authentication (auth.c): they move on the main loop only */
+    ns_counter_t forwarded; /* an I/O loop's requests sent to the main loop (iothreads.c) */
+    /* authentication (auth.c): on the main loop, and auth_checked on an I/O
+     * loop for the requests that pass there (ns_auth_check_here) */
     ns_counter_t auth_checked;              /* requests checked (authMode writes/all) */
     ns_counter_t auth_refused[NS_M_AUTH_N]; /* refusals by reason */
     ns_counter_t auth_delayed;              /* refusals answered late (penalty) */

@@ -13,8 +13,13 @@
  *   GET /readyz    200 once listening and the store verified, else 503; the
  *                  JSON body says which, and whether the grace window runs
  *   GET /brokers   the liveness table as JSON (http_snap.c)
+ *   GET /rocketmq/<subgroup>  the address server brokers and clients poll
+ *                  for their namesrvAddr: this server and its reachable
+ *                  peers, "host:port;host:port" (addrsrv.c)
  * Anything else is 404 (405 for methods other than GET and HEAD). */
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +127,41 @@ static unsigned fleet_digest(ns_http_t *h, const char *path, ns_buf_t *out)
     return rc == NS_EINVAL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_INTERNAL_SERVER_ERROR;
 }
 
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+    ns_buf_t *u = cls;
+    (void)kind;
+    ns_buf_printf(u, "%s%s%s%s", strchr((const char *)u->data, '?') ? "&" : "?", key,
+                  value ? "=" : "", value ? value : "");
+    return MHD_YES;
+}
+
+/* GET /rocketmq/<subgroup>[-<unit>][?nofix=1]: the URL as the poller asked
+ * it and its address, for the log line naming what brokers poll. */
+static unsigned address_server(ns_http_t *h, struct MHD_Connection *conn, const char *url,
+                               ns_buf_t *out)
+{
+    ns_buf_t u = NS_BUF_INIT;
+    char from[INET6_ADDRSTRLEN] = "?";
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    ns_buf_printf(&u, "http://%s%s", host ? host : "?", url);
+    if (u.data)
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_arg, &u);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, from,
+                  sizeof from);
+    else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, from,
+                  sizeof from);
+    unsigned status = ns_addrsrv_answer(&h->addrsrv, atomic_load(&h->listening), h->peers,
+                                        u.data ? (const char *)u.data : url, from, out);
+    ns_buf_free(&u);
+    return status;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -154,11 +194,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             fleet_digest(h, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path"), &out);
         if (status != MHD_HTTP_OK)
             type = "text/plain";
+    } else if (ns_addrsrv_path(url)) {
+        type = "text/plain; charset=utf-8";
+        status = address_server(h, conn, url, &out);
     } else {
         type = "text/plain";
         status = MHD_HTTP_NOT_FOUND;
-        ns_buf_append_str(&out,
-                          "not found: try /metrics, /healthz, /readyz, /brokers, /fleet/digest\n");
+        ns_buf_append_str(&out, "not found: try /metrics, /healthz, /readyz, /brokers, "
+                                "/fleet/digest, /rocketmq/nsaddr\n");
     }
     ns_snap_unref(s);
     enum MHD_Result r = send_buf(conn, status, type, &out);
@@ -257,6 +300,7 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
         return NS_ENOMEM;
     }
     pthread_mutex_init(&h->mu, NULL);
+    ns_addrsrv_init(&h->addrsrv);
     srv->http = h;
     h->start_wall_ms = ns_wall_ms();
     h->start_mono_ms = mono_ms();
@@ -294,8 +338,8 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
         h->verify_started = true;
     else
         atomic_store(&h->verified, -1);
-    NS_LOG_INFO("http: /metrics, /healthz, /readyz, /brokers on %s (port %d)", cfg->http_listen,
-                h->port);
+    NS_LOG_INFO("http: /metrics, /healthz, /readyz, /brokers, /rocketmq/nsaddr on %s (port %d)",
+                cfg->http_listen, h->port);
     return NS_OK;
 }
 
@@ -307,8 +351,13 @@ void ns_http_note_store_check(ns_server_t *srv, int state)
 
 void ns_http_listening(ns_server_t *srv)
 {
-    if (srv->http)
-        atomic_store(&srv->http->listening, true);
+    const ns_config_t *cfg = srv->loop.cfg;
+    if (srv->http == NULL)
+        return;
+    /* before the store below: the HTTP thread reads it once it sees listening */
+    ns_addrsrv_set_self(&srv->http->addrsrv, cfg->advertised_address, cfg->bind_address,
+                        srv->bound_port);
+    atomic_store(&srv->http->listening, true);
 }
 
 void ns_http_stop(ns_server_t *srv)
@@ -342,6 +391,7 @@ void ns_http_free(ns_server_t *srv)
         return;
     ns_http_stop(srv);
     ns_snap_unref(h->snap);
+    ns_addrsrv_close(&h->addrsrv);
     pthread_mutex_destroy(&h->mu);
     free(h->loops);
     free(h);

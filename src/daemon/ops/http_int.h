@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "ns/model.h"
+#include "ops/addrsrv.h"
 #include "ops/http.h"
 
 /* One broker address as the liveness table had it (times: loop clock, ms). */
@@ -68,6 +69,8 @@ struct ns_http {
     ns_store_t *store;
     ns_peers_t *peers;
     struct ns_kvsync *kvsync;
+    /* GET /rocketmq/<subgroup>: its self address is set before listening */
+    ns_addrsrv_t addrsrv;
     /* the main loop's snapshot */
     pthread_mutex_t mu;
     ns_snap_t *snap;

@@ -333,6 +333,10 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
         (double)(now_ms - h->start_mono_ms) / 1000.0);
     one(out, "namesrv_io_loops", "gauge", "Event loops serving connections (ioThreads).",
         h->io_loops);
+    one(out, "namesrv_io_forwarded_total", "counter",
+        "Requests an extra I/O loop sent to the main loop (every one but the lookups it serves "
+        "itself, and those that do not pass the authentication check there).",
+        (double)SUM(h, forwarded));
     one(out, "namesrv_ready", "gauge", "1 when /readyz answers 200.",
         atomic_load(&h->listening) && ns_http_verified(h) == 1 ? 1 : 0);
     one(out, "namesrv_http_header_timeouts_total", "counter",
@@ -349,4 +353,5 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     ns_peers_render(h->peers, out);
     ns_kvsync_render(h->kvsync, out);
     ns_seed_render(out);
+    ns_addrsrv_render(&h->addrsrv, out);
 }

@@ -24,7 +24,7 @@
 #include "core/server.h"
 #include "ops/kvsync.h"
 
-#define MAX_PEERS 64
+#define MAX_PEERS NS_PEERS_MAX
 #define LOGGED_DIFFS 5 /* differences named in the divergence log line */
 #define MAX_ITEMS 1000 /* items a check looks at (the counts stop there) */
 
@@ -496,6 +496,27 @@ void ns_peers_set_listen_port(ns_peers_t *ps, int port)
 {
     if (ps)
         atomic_store(&ps->listen_port, port);
+}
+
+size_t ns_peers_view(ns_peers_t *ps, ns_peer_view_t *out, size_t max)
+{
+    size_t n = 0;
+    if (ps == NULL)
+        return 0;
+    pthread_mutex_lock(&ps->mu);
+    for (size_t i = 0; i < ps->n && n < max; i++) {
+        const peer_t *p = ps->p[i];
+        size_t len = strlen(p->addr);
+        if (len >= NS_PEER_ADDR_MAX)
+            continue;
+        memcpy(out[n].addr, p->addr, len + 1);
+        out[n].self = p->self;
+        out[n].checked = p->checked;
+        out[n].up = p->up;
+        n++;
+    }
+    pthread_mutex_unlock(&ps->mu);
+    return n;
 }
 
 static void family(ns_buf_t *out, const char *name, const char *help)

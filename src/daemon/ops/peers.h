@@ -39,6 +39,8 @@
 
 typedef struct ns_peers ns_peers_t;
 
+#define NS_PEERS_MAX 64 /* entries of `peers` */
+
 typedef struct {
     ns_store_t *store;     /* read from the check thread (read txns) */
     int64_t interval_ms;   /* peerCheckIntervalMillis */
@@ -73,6 +75,18 @@ void ns_peers_stop(ns_peers_t *p);
  * address of this machine is this server, and no peer is checked before
  * it is known. Any thread. */
 void ns_peers_set_listen_port(ns_peers_t *p, int port);
+/* One peer as the checks last saw it (ns_peers_view). */
+#define NS_PEER_ADDR_MAX 300 /* longer entries are left out of a view */
+typedef struct {
+    char addr[NS_PEER_ADDR_MAX]; /* as written in `peers` */
+    int self;                    /* -1 not known yet, 0 another server, 1 this server */
+    bool checked;                /* a check has ended since it entered the list */
+    bool up;                     /* it answered at the last check */
+} ns_peer_view_t;
+/* Copies at most max peers, in list order, into out (the caller's) under
+ * the lock the checks take for copies only: never waits for a check.
+ * Returns how many; 0 for NULL. Any thread. */
+size_t ns_peers_view(ns_peers_t *p, ns_peer_view_t *out, size_t max);
 /* Appends the namesrv_peer_* families (Prometheus text) to out; nothing
  * for NULL. */
 void ns_peers_render(ns_peers_t *p, ns_buf_t *out);

@@ -114,7 +114,9 @@ broker_launch() {
         echo "brokerName=$bname"
         echo "brokerId=$bid"
         [ "$bid" = 0 ] || echo "brokerRole=SLAVE"
-        echo "namesrvAddr=$nslist"
+        # no list: the broker finds its name servers some other way (an
+        # address server: fetchNamesrvAddrByAddressServer=true)
+        [ -z "$nslist" ] || echo "namesrvAddr=$nslist"
         echo "brokerIP1=127.0.0.1"
         echo "brokerIP2=127.0.0.1"
         echo "bindAddress=127.0.0.1" # remoting (and its fast port) on loopback only
@@ -290,13 +292,16 @@ mqadmin_shell() {
 }
 
 # java_prog NAME CLASS ARGS... - runs one of our Java programs (tests/interop/java)
-# in the background; sets IT_PID. Output in $SDIR/NAME.out.
+# in the background; sets IT_PID. Output in $SDIR/NAME.out, the client's own
+# log in $SDIR/NAME.home/logs/rocketmqlogs/. IT_JAVA_PROPS: more JVM options
+# (e.g. -Drocketmq.namesrv.domain=HOST:PORT).
 java_prog() {
     local name=$1 class=$2
     shift 2
     mkdir -p "$SDIR/$name.home"
-    it_spawn "$name" "$SDIR/$name.out" java $IT_JVM_CLIENT -Duser.home="$SDIR/$name.home" \
-        -cp "$IT_CP" "nsinterop.$class" "$@"
+    # shellcheck disable=SC2086 # the options are words
+    it_spawn "$name" "$SDIR/$name.out" java $IT_JVM_CLIENT ${IT_JAVA_PROPS:-} \
+        -Duser.home="$SDIR/$name.home" -cp "$IT_CP" "nsinterop.$class" "$@"
 }
 
 # java_exchange NS TOPIC GROUP MARK N WHAT - a Java push consumer and a

@@ -8,7 +8,8 @@ import org.apache.rocketmq.common.message.Message;
 /**
  * A real RocketMQ producer (of the version the suite runs): sends COUNT messages with bodies PREFIX-i
  * (key PREFIX-i) to TOPIC, one every INTERVAL_MS, through the name servers
- * NAMESRV ("a:p;b:p"). Prints one line per message (SENT or FAILED with the
+ * NAMESRV ("a:p;b:p"; "-": none, the client polls the address server named
+ * by -Drocketmq.namesrv.domain). Prints one line per message (SENT or FAILED with the
  * reason) and a SUMMARY line; exits 0 only if every send succeeded. With
  * -Dnsinterop.accessKey=K -Dnsinterop.secretKey=S it signs (Creds).
  *
@@ -22,7 +23,9 @@ public final class Produce {
 
         // signed with AclClientRPCHook when -Dnsinterop.accessKey/secretKey are set
         DefaultMQProducer p = new DefaultMQProducer("nsinterop_producer_" + prefix, Creds.hook());
-        p.setNamesrvAddr(ns);
+        if (!ns.equals("-")) {
+            p.setNamesrvAddr(ns);
+        }
         p.setInstanceName("producer-" + prefix);
         p.setSendMsgTimeout(5000);
         p.setRetryTimesWhenSendFailed(2);

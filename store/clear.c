@@ -19,3 +19,19 @@ int ns_store_clear(ns_txn_t *t)
     }
     return NS_OK;
 }
+
+const char *ns_store_topology_nonempty(ns_txn_t *t)
+{
+    static const int tables[] = {NS_DB_CLUSTERS,    NS_DB_GROUPS,       NS_DB_LIVE, NS_DB_QUEUES,
+                                 NS_DB_ROUTES,      NS_DB_MAPPINGS,     NS_DB_KVNS, NS_DB_KV,
+                                 NS_DB_KV_VERSIONS, NS_DB_BROKER_TOPICS};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        MDB_dbi dbi;
+        MDB_stat st;
+        if (ns_dbi(t, tables[i], &dbi) != NS_OK)
+            continue; /* a table this schema does not have is empty */
+        if (mdb_stat(t->txn, dbi, &st) != 0 || st.ms_entries > 0)
+            return ns_db_names[tables[i]]; /* unreadable counts as not empty */
+    }
+    return NULL;
+}

@@ -82,6 +82,17 @@ int ns_cluster_iter(ns_txn_t *t, ns_pair_cb cb, void *ctx)
     return ns_db_walk(t, NS_DB_CLUSTERS, NULL, pair_walk_cb, &w);
 }
 
+int ns_cluster_iter_after(ns_txn_t *t, const char *cluster, const char *broker_name, ns_pair_cb cb,
+                          void *ctx)
+{
+    struct pair_walk w = {cb, NULL, ctx};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = cluster ? ns_key2(&k, cluster, broker_name ? broker_name : "") : NS_OK;
+    rc = rc ? rc : ns_db_walk_after(t, NS_DB_CLUSTERS, &k, pair_walk_cb, &w);
+    ns_buf_free(&k);
+    return rc;
+}
+
 int ns_cluster_brokers_iter(ns_txn_t *t, const char *cluster, ns_name_cb cb, void *ctx)
 {
     struct pair_walk w = {NULL, cb, ctx};

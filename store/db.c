@@ -80,7 +80,23 @@ int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key)
     return rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
 }
 
+/* The walk of ns_db_walk and ns_db_walk_after: keys with prefix, or every
+ * key after `after` (exclusive) when after is not NULL. */
+static int walk(ns_txn_t *t, int db, const ns_buf_t *prefix, const ns_buf_t *after,
+                ns_db_walk_cb cb, void *ctx);
+
 int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx)
+{
+    return walk(t, db, prefix, NULL, cb, ctx);
+}
+
+int ns_db_walk_after(ns_txn_t *t, int db, const ns_buf_t *after, ns_db_walk_cb cb, void *ctx)
+{
+    return walk(t, db, NULL, after && after->len ? after : NULL, cb, ctx);
+}
+
+static int walk(ns_txn_t *t, int db, const ns_buf_t *prefix, const ns_buf_t *after,
+                ns_db_walk_cb cb, void *ctx)
 {
     MDB_dbi dbi;
     MDB_cursor *cur = NULL;
@@ -93,12 +109,15 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
     if (rc != 0)
         return ns_lmdb_error(rc);
     size_t plen = prefix ? prefix->len : 0;
-    MDB_val k = ns_val(plen ? prefix->data : NULL, plen), v;
-    int op = plen ? MDB_SET_RANGE : MDB_FIRST;
+    MDB_val k = after ? ns_val(after->data, after->len) : ns_val(plen ? prefix->data : NULL, plen),
+            v;
+    int op = plen || after ? MDB_SET_RANGE : MDB_FIRST;
     for (rc = mdb_cursor_get(cur, &k, &v, op); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (k.mv_size < plen || (plen && memcmp(k.mv_data, prefix->data, plen) != 0))
             break;
+        if (after && k.mv_size == after->len && memcmp(k.mv_data, after->data, after->len) == 0)
+            continue; /* exclusive */
         const uint8_t *ks = (const uint8_t *)k.mv_data + plen;
         size_t kl = k.mv_size - plen;
         const char *key = room;

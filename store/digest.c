@@ -1112,3 +1112,10 @@ static int item_count(ns_txn_t *t, const uint8_t *k, size_t n, int64_t *count)
     *count = s.count;
     return rc;
 }
+
+int ns_digest_root(ns_txn_t *t, ns_digest_sum_t *out)
+{
+    int rc = t->write ? ns_digest_flush(t) : NS_OK;
+    rc = rc ? rc : ns_digest_get(t, NULL, 0, out);
+    return rc == NS_ENOTFOUND ? NS_OK : rc;
+}

@@ -128,6 +128,16 @@ int ns_group_iter(ns_txn_t *t, ns_group_cb cb, void *ctx)
     return ns_db_walk(t, NS_DB_GROUPS, NULL, group_walk_cb, &w);
 }
 
+int ns_group_iter_after(ns_txn_t *t, const char *broker_name, ns_group_cb cb, void *ctx)
+{
+    struct group_walk w = {cb, ctx};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = broker_name ? ns_buf_append_str(&k, broker_name) : NS_OK;
+    rc = rc ? rc : ns_db_walk_after(t, NS_DB_GROUPS, &k, group_walk_cb, &w);
+    ns_buf_free(&k);
+    return rc;
+}
+
 const char *ns_group_addr_of(const ns_group_rec_t *g, int64_t id)
 {
     for (size_t i = 0; i < g->n_addrs; i++)

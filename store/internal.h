@@ -116,6 +116,9 @@ int ns_db_del(ns_txn_t *t, int db, const ns_buf_t *key); /* NS_OK when absent */
 typedef int (*ns_db_walk_cb)(const char *key, size_t klen, const uint8_t *val, size_t vlen,
                              void *ctx);
 int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, void *ctx);
+/* Walks every key of db that sorts after `after` (all keys when it is NULL
+ * or empty), as ns_db_walk with an empty prefix: a page of a table. */
+int ns_db_walk_after(ns_txn_t *t, int db, const ns_buf_t *after, ns_db_walk_cb cb, void *ctx);
 int ns_db_count(ns_txn_t *t, int db, size_t *out);
 
 /* Sequence logs (seqlog.c): JSON records under 8-byte big-endian sequence

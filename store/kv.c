@@ -347,6 +347,44 @@ int ns_kv_iter(ns_txn_t *t, const char *ns, ns_kv_cb cb, void *ctx)
     return rc;
 }
 
+struct kv_after_walk {
+    ns_txn_t *t;
+    ns_kv_entry_cb cb;
+    void *ctx;
+    ns_buf_t val;
+};
+
+static int kv_after_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct kv_after_walk *w = ctx;
+    size_t nlen = strnlen(ks, kl);
+    ns_kvver_t ver;
+    if (nlen >= kl)
+        return NS_ECORRUPT;
+    int rc = ns_kv_version_get(w->t, ks, ks + nlen + 1, &ver);
+    if (rc == NS_ENOTFOUND) { /* written before versions, or by an import: (0, 0) */
+        memset(&ver, 0, sizeof ver);
+        rc = NS_OK;
+    }
+    if (rc != NS_OK)
+        return rc;
+    ns_buf_reset(&w->val);
+    if (ns_buf_append(&w->val, v, vl) != NS_OK || ns_buf_append_u8(&w->val, 0) != NS_OK)
+        return NS_ENOMEM;
+    return w->cb(ks, ks + nlen + 1, (const char *)w->val.data, vl, &ver, w->ctx);
+}
+
+int ns_kv_iter_after(ns_txn_t *t, const char *ns, const char *key, ns_kv_entry_cb cb, void *ctx)
+{
+    struct kv_after_walk w = {t, cb, ctx, NS_BUF_INIT};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = ns ? ns_key2(&k, ns, key ? key : "") : NS_OK;
+    rc = rc ? rc : ns_db_walk_after(t, NS_DB_KV, &k, kv_after_cb, &w);
+    ns_buf_free(&k);
+    ns_buf_free(&w.val);
+    return rc;
+}
+
 struct name_walk {
     ns_name_cb cb;
     void *ctx;

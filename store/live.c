@@ -142,3 +142,13 @@ int ns_live_iter(ns_txn_t *t, ns_live_cb cb, void *ctx)
     struct live_walk w = {cb, ctx};
     return ns_db_walk(t, NS_DB_LIVE, NULL, live_walk_cb, &w);
 }
+
+int ns_live_iter_after(ns_txn_t *t, const char *cluster, const char *addr, ns_live_cb cb, void *ctx)
+{
+    struct live_walk w = {cb, ctx};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = cluster ? ns_key2(&k, cluster, addr ? addr : "") : NS_OK;
+    rc = rc ? rc : ns_db_walk_after(t, NS_DB_LIVE, &k, live_walk_cb, &w);
+    ns_buf_free(&k);
+    return rc;
+}

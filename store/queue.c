@@ -172,6 +172,30 @@ int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx)
     return rc;
 }
 
+/* Every queues row, not one per topic as all_topics_cb. */
+static int queue_row_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    struct queue_walk *w = ctx;
+    size_t tlen = strnlen(ks, kl);
+    if (tlen >= kl)
+        return NS_ECORRUPT;
+    ns_queue_data_t q;
+    ns_queue_decode(v, vl, &q);
+    q.broker_name = ks + tlen + 1;
+    return w->cb(ks, &q, w->ctx);
+}
+
+int ns_queue_iter_after(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_cb cb,
+                        void *ctx)
+{
+    struct queue_walk w = {cb, NULL, ctx, NULL, NS_BUF_INIT};
+    ns_buf_t k = NS_BUF_INIT;
+    int rc = topic ? ns_key2(&k, topic, broker_name ? broker_name : "") : NS_OK;
+    rc = rc ? rc : ns_db_walk_after(t, NS_DB_QUEUES, &k, queue_row_cb, &w);
+    ns_buf_free(&k);
+    return rc;
+}
+
 static int stop_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
 {
     return 1;

@@ -7,7 +7,8 @@
 
 /* Request codes the NameServer serves (docs/protocol.md §3.1). X(name, value)
  * 9700..9703 are ours (user management, src/daemon/cmd/cmd_users.c), and
- * 9710 (the fleet digest, include/ns/fleet.h): a range no RocketMQ
+ * 9710 (the fleet digest, include/ns/fleet.h), 9711 (kvSync, include/ns/kvsync.h)
+ * and 9712 (seedFromPeers, include/ns/seed.h): a range no RocketMQ
  * RequestCode uses (its highest are 3xxx and 2000xx). */
 #define NS_REQUEST_CODE_MAP(X)                                                                     \
     X(PUT_KV_CONFIG, 100)                                                                          \
@@ -39,7 +40,8 @@
     X(NS_USER_DELETE, 9702)                                                                        \
     X(NS_USER_LIST, 9703)                                                                          \
     X(NS_FLEET_DIGEST, 9710)                                                                       \
-    X(NS_KV_SYNC_GET, 9711)
+    X(NS_KV_SYNC_GET, 9711)                                                                        \
+    X(NS_SEED_PAGE, 9712)
 
 enum {
 #define NS_REQ_ENUM(name, value) NS_REQ_##name = value,

@@ -117,6 +117,8 @@ typedef struct {
     char *peer_secret_key;             /* peerSecretKey (never shown) */
     bool kv_sync;                      /* kvSync: pull differing KV entries from peers */
     int64_t kv_tombstone_retention_ms; /* kvTombstoneRetentionMillis, 7 days */
+    bool seed_from_peers;              /* seedFromPeers: an empty store is copied from a peer */
+    int64_t seed_timeout_ms;           /* seedTimeoutMillis, 60000: the whole seed at most */
     /* Java settings read from the -c file that have no effect here, as one
      * WARN text (NULL when none); see ns_config_java_ignored. Not a table entry. */
     char *java_warning;

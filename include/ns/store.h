@@ -195,6 +195,13 @@ typedef int (*ns_name_cb)(const char *name, void *ctx);
 int ns_kv_ns_iter(ns_txn_t *t, ns_name_cb cb, void *ctx);
 /* Keys in all namespaces. */
 int ns_kv_count(ns_txn_t *t, size_t *out);
+/* Every KV entry (not the tombstones) whose (ns, key) sorts after the one
+ * given (ns NULL: from the first), in store order, with its version ((0, 0)
+ * when it has none); strings borrowed for the call, val NUL-terminated. A
+ * non-zero return of cb stops the walk and is returned. */
+typedef int (*ns_kv_entry_cb)(const char *ns, const char *key, const char *val, size_t val_len,
+                              const ns_kvver_t *ver, void *ctx);
+int ns_kv_iter_after(ns_txn_t *t, const char *ns, const char *key, ns_kv_entry_cb cb, void *ctx);
 /* Writes a table ns_kvconfig_check validated ({ns: {key: "value"}},
  * ns/jsondoc.h) in t: every namespace created, every string value put, null
  * values skipped; *replaced counts keys that held another value. */
@@ -246,6 +253,9 @@ int ns_cluster_exists(ns_txn_t *t, const char *cluster);
 typedef int (*ns_pair_cb)(const char *a, const char *b, void *ctx);
 /* All (cluster, broker name) pairs, sorted. */
 int ns_cluster_iter(ns_txn_t *t, ns_pair_cb cb, void *ctx);
+/* The pairs after (cluster, broker_name), exclusive; cluster NULL: all. */
+int ns_cluster_iter_after(ns_txn_t *t, const char *cluster, const char *broker_name, ns_pair_cb cb,
+                          void *ctx);
 /* Broker names of one cluster, sorted. */
 int ns_cluster_brokers_iter(ns_txn_t *t, const char *cluster, ns_name_cb cb, void *ctx);
 
@@ -264,6 +274,8 @@ int ns_group_del(ns_txn_t *t, const char *broker_name);
 /* The callback may keep the record: move *g out and zero it. */
 typedef int (*ns_group_cb)(ns_group_rec_t *g, void *ctx);
 int ns_group_iter(ns_txn_t *t, ns_group_cb cb, void *ctx);
+/* The groups whose name sorts after broker_name (NULL: all). */
+int ns_group_iter_after(ns_txn_t *t, const char *broker_name, ns_group_cb cb, void *ctx);
 void ns_group_rec_free(ns_group_rec_t *g);
 /* Helpers on a record: address of id (NULL), set id->addr, remove by addr. */
 const char *ns_group_addr_of(const ns_group_rec_t *g, int64_t id);
@@ -291,6 +303,9 @@ int ns_live_put(ns_txn_t *t, const ns_live_rec_t *r);
 int ns_live_del(ns_txn_t *t, const char *cluster, const char *addr);
 typedef int (*ns_live_cb)(const ns_live_rec_t *r, void *ctx);
 int ns_live_iter(ns_txn_t *t, ns_live_cb cb, void *ctx);
+/* The records after (cluster, addr), exclusive; cluster NULL: all. */
+int ns_live_iter_after(ns_txn_t *t, const char *cluster, const char *addr, ns_live_cb cb,
+                       void *ctx);
 void ns_live_rec_free(ns_live_rec_t *r);
 
 /* ---- queue data: topic -> broker name -> QueueData (+ reverse index) ---- */
@@ -310,6 +325,10 @@ int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ct
 int ns_queue_iter_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, void *ctx);
 /* Every topic once, in order, with its first QueueData. */
 int ns_topic_iter(ns_txn_t *t, ns_queue_cb cb, void *ctx);
+/* Every (topic, queue data) row after (topic, broker_name), exclusive, in
+ * store order (topic NULL: all): one call per broker of a topic. */
+int ns_queue_iter_after(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_cb cb,
+                        void *ctx);
 bool ns_topic_exists(ns_txn_t *t, const char *topic);
 /* *out = topics with queue data (as far as counted on error). */
 int ns_topic_count(ns_txn_t *t, size_t *out);
@@ -400,6 +419,9 @@ typedef struct {
     int64_t count; /* leaves below the node */
 } ns_digest_sum_t;
 bool ns_digest_sum_eq(const ns_digest_sum_t *a, const ns_digest_sum_t *b);
+/* The root (every leaf) as it is in t, a write transaction's changes so far
+ * included (they are summed first, as its commit would). Zero when empty. */
+int ns_digest_root(ns_txn_t *t, ns_digest_sum_t *out);
 /* 32 lowercase hex digits, hi then lo. */
 void ns_digest_hex(const ns_digest_sum_t *s, char out[33]);
 size_t ns_digest_item_depth(void);
@@ -440,6 +462,11 @@ int ns_digest_rebuild(ns_txn_t *t);
  * write transaction t; NS_EINVAL for a read transaction. Used by
  * `namesrvctl restore --replace` before it writes the document. */
 int ns_store_clear(ns_txn_t *t);
+/* NULL when the store holds no topology and no KV config (no cluster,
+ * group, registration, queue data, route, mapping, KV namespace, entry or
+ * tombstone), else the name of the first table that has a row. Users, the
+ * history and the admin trail are not looked at: they are local records. */
+const char *ns_store_topology_nonempty(ns_txn_t *t);
 
 /* ---- invariant checker ----
  * Checks the cross-table invariants of store/keys.h; appends one line per

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ns/clock.h"
 #include "ns/err.h"
 #include "ns/log.h"
 #include "daemon.h"
@@ -27,6 +28,7 @@
 #include "net/secure.h"
 #include "ops/http.h"
 #include "ops/kvsync.h"
+#include "ops/seed.h"
 #include "ops/peers.h"
 #include "ops/service.h"
 #include "ops/kvimport.h"
@@ -59,6 +61,7 @@ static void writer_drained(void *ctx)
 static void scan_cb(uv_timer_t *t)
 {
     ns_broker_scan(t->data);
+    ns_broker_count_unconfirmed(t->data); /* what a peer seeding from us is told */
 }
 
 static void idle_cb(uv_timer_t *t)
@@ -168,10 +171,15 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         return rc;
     }
     ns_notifier_set_member_check(srv->notifier, ns_broker_is_member, srv);
+    /* an empty store is copied from a peer first (seedFromPeers), so that
+     * the seeded brokers are restored below like stored ones */
+    if ((rc = ns_seed_at_start(srv, err, errlen)) != NS_OK)
+        return rc;
     if ((rc = ns_broker_restore(srv)) != NS_OK) {
         snprintf(err, errlen, "cannot read the stored brokers: %s", ns_strerror(rc));
         return rc;
     }
+    ns_broker_count_unconfirmed(srv);
     ns_budget_init(cfg);
     ns_writer_hooks_t hooks = {srv->registry, ns_registry_before_commit, ns_registry_batch_reset,
                                writer_drained, srv};
@@ -215,6 +223,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         (rc = start_http(srv, err, errlen)) != NS_OK)
         return rc;
     /* listen last: everything a request needs is ready */
+    atomic_store(&srv->serving_since_ms, ns_clock_mono_ms());
     if ((rc = ns_accept_listen(srv, err, errlen)) != NS_OK)
         return rc;
     ns_http_listening(srv);

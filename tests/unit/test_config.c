@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 88
+#define NKEYS 90
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -111,6 +111,8 @@ static const char *const all_keys[NKEYS] = {
     "peerSecretKey",
     "kvSync",
     "kvTombstoneRetentionMillis",
+    "seedFromPeers",
+    "seedTimeoutMillis",
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -318,7 +320,9 @@ static void test_keys_and_mutability(void **state)
         /* the fleet: only the list changes while running */
         "advertisedAddress", "peerCheckIntervalMillis", "peerDivergenceMillis", "peerTimeoutMillis",
         "peerTls", "tls.client.trustCertPath", "tls.client.certPath", "tls.client.keyPath",
-        "tls.client.keyPassword", "peerAccessKey", "peerSecretKey"};
+        "tls.client.keyPassword", "peerAccessKey", "peerSecretKey",
+        /* seeding happens at start only */
+        "seedFromPeers", "seedTimeoutMillis"};
     for (size_t i = 0; i < sizeof mutable_keys / sizeof mutable_keys[0]; i++)
         assert_true(ns_config_is_mutable(mutable_keys[i]));
     for (size_t i = 0; i < sizeof fixed_keys / sizeof fixed_keys[0]; i++)

@@ -29,6 +29,10 @@
 #include "tests/fuzz/fuzz_header_binary.c"
 #undef LLVMFuzzerTestOneInput
 
+#define LLVMFuzzerTestOneInput fuzz_seed_page_one
+#include "tests/fuzz/fuzz_seed_page.c"
+#undef LLVMFuzzerTestOneInput
+
 #define CORPUS NS_FIXTURES_DIR "/../fuzz/corpus"
 
 /* Runs fn on every file of CORPUS/sub, whole and cut at every length (past
@@ -100,12 +104,18 @@ static void header_binary_seeds(void **state)
     assert_true(replay("header_binary", fuzz_header_binary_one) >= 40);
 }
 
+/* The NS_SEED_PAGE pages and requests, whole and cut at every length. */
+static void seed_page_seeds(void **state)
+{
+    (void)state;
+    assert_true(replay("seed_page", fuzz_seed_page_one) >= 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(proxy_seeds),
-        cmocka_unit_test(tls_detect_seeds),
-        cmocka_unit_test(header_json_seeds),
+        cmocka_unit_test(seed_page_seeds),     cmocka_unit_test(proxy_seeds),
+        cmocka_unit_test(tls_detect_seeds),    cmocka_unit_test(header_json_seeds),
         cmocka_unit_test(header_binary_seeds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,7 @@ NS_HANDLER_DECL(user_delete)
 NS_HANDLER_DECL(user_list)
 NS_HANDLER_DECL(fleet_digest)
 NS_HANDLER_DECL(kv_sync_get)
+NS_HANDLER_DECL(seed_page)
 #undef NS_HANDLER_DECL
 
 /* The largest body a reply may carry: maxFrameBytes, what this server

@@ -133,6 +133,7 @@ static const ns_cmd_row_t cmd_table[] = {
     ROW(NS_USER_LIST, NS_CMD_READ, NS_ROW_BULK, USERS, user_list, NULL, NONE),
     ROW(NS_FLEET_DIGEST, NS_CMD_READ, NS_ROW_BULK, READ, fleet_digest, NULL, NONE),
     ROW(NS_KV_SYNC_GET, NS_CMD_READ, NS_ROW_BULK, READ, kv_sync_get, NULL, NONE),
+    ROW(NS_SEED_PAGE, NS_CMD_READ, NS_ROW_BULK, READ, seed_page, NULL, NONE),
 };
 
 #define SLOW_REQUEST_MS 100

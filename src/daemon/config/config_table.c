@@ -289,6 +289,13 @@ const ns_cfg_entry_t ns_config_table[] = {
             INT64_MAX / 2, NS_CFG_OURS | NS_CFG_MUTABLE,
             "how long a deleted KV entry's tombstone is kept, ms (7 days); longer than any "
             "outage a server should catch up from"),
+    /* seeding an empty store from a peer at start (src/daemon/ops/seed.h) */
+    ROW_BOOL("seedFromPeers", seed_from_peers, "false", NS_CFG_OURS,
+             "a server that starts with no topology and no KV config copies both from the first "
+             "peer that is in sync before it listens (docs/operations.md, Seeding from a peer)"),
+    ROW_INT("seedTimeoutMillis", seed_timeout_ms, "60000", 1000, 3600000, NS_CFG_OURS,
+            "the longest a seed may take, every peer tried included, ms; then the server starts "
+            "empty"),
 };
 
 #define N_ENTRIES (sizeof ns_config_table / sizeof ns_config_table[0])

@@ -251,3 +251,12 @@ int ns_broker_restore(ns_server_t *srv)
                     c.n, topics, (long long)srv->loop.cfg->broker_grace_window_ms);
     return rc;
 }
+
+void ns_broker_count_unconfirmed(ns_server_t *srv)
+{
+    long long n = 0;
+    size_t count = ns_liveness_count(srv->liveness);
+    for (size_t i = 0; i < count; i++)
+        n += ns_liveness_at(srv->liveness, i)->conn == NULL; /* a registration sets conn */
+    atomic_store(&srv->unconfirmed, n);
+}

@@ -14,6 +14,10 @@ void ns_broker_conn_closed(ns_loop_t *loop, ns_conn_t *conn);
 void ns_broker_scan(ns_server_t *srv);
 /* Seeds the liveness table from the store, each entry on grace. */
 int ns_broker_restore(ns_server_t *srv);
+/* Counts the liveness entries restored (from the store, or a seed) that
+ * have not registered since, into srv->unconfirmed (what NS_SEED_PAGE
+ * tells a peer about to seed from this server). O(entries). */
+void ns_broker_count_unconfirmed(ns_server_t *srv);
 /* Marks e evicting and queues its unregistration (nobody to answer); why is a
  * static string for the log, evict an NS_M_EVICT_* counter. On failure the
  * entry is put back for the next scan. */

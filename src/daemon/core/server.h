@@ -15,6 +15,9 @@
 #ifndef NS_SERVER_H
 #define NS_SERVER_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include <uv.h>
 
 #include "net/ioloop.h"
@@ -52,6 +55,12 @@ struct ns_server {
     ns_peers_t *peers;                /* the peer checks' thread (ops/peers.h) */
     struct ns_kvsync *kvsync;         /* KV anti-entropy (ops/kvsync.h) */
     int exit_status;                  /* namesrvd's exit status once the loop ends */
+    /* Read by NS_SEED_PAGE on any loop, hence atomic (cmd/cmd_seed.c):
+     * when this server began to serve (ns_clock_mono_ms) and how many of
+     * its broker addresses were restored (from the store or a seed) and
+     * have not registered since (counted at each liveness scan). */
+    _Atomic int64_t serving_since_ms;
+    atomic_llong unconfirmed;
 };
 
 /* The main server when loop is the main loop, NULL on an I/O loop: what

@@ -17,6 +17,7 @@
 #include "ops/http_int.h"
 #include "ops/kvsync.h"
 #include "ops/peers.h"
+#include "ops/seed.h"
 
 #ifndef NS_VERSION
 #define NS_VERSION "unknown"
@@ -351,5 +352,6 @@ void ns_http_metrics_text(ns_http_t *h, const ns_snap_t *s, uint64_t now_ms, ns_
     process(h, out);
     ns_peers_render(h->peers, out);
     ns_kvsync_render(h->kvsync, out);
+    ns_seed_render(out);
     ns_addrsrv_render(&h->addrsrv, out);
 }

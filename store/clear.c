@@ -20,12 +20,10 @@ int ns_store_clear(ns_txn_t *t)
     return NS_OK;
 }
 
-const char *ns_store_topology_nonempty(ns_txn_t *t)
+/* The name of the first of tables[0..n) that has a row, NULL if none. */
+static const char *first_nonempty(ns_txn_t *t, const int *tables, size_t n)
 {
-    static const int tables[] = {NS_DB_CLUSTERS,    NS_DB_GROUPS,       NS_DB_LIVE, NS_DB_QUEUES,
-                                 NS_DB_ROUTES,      NS_DB_MAPPINGS,     NS_DB_KVNS, NS_DB_KV,
-                                 NS_DB_KV_VERSIONS, NS_DB_BROKER_TOPICS};
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         MDB_dbi dbi;
         MDB_stat st;
         if (ns_dbi(t, tables[i], &dbi) != NS_OK)
@@ -34,4 +32,19 @@ const char *ns_store_topology_nonempty(ns_txn_t *t)
             return ns_db_names[tables[i]]; /* unreadable counts as not empty */
     }
     return NULL;
+}
+
+const char *ns_store_topology_nonempty(ns_txn_t *t)
+{
+    static const int tables[] = {NS_DB_CLUSTERS,    NS_DB_GROUPS,       NS_DB_LIVE, NS_DB_QUEUES,
+                                 NS_DB_ROUTES,      NS_DB_MAPPINGS,     NS_DB_KVNS, NS_DB_KV,
+                                 NS_DB_KV_VERSIONS, NS_DB_BROKER_TOPICS};
+    return first_nonempty(t, tables, sizeof tables / sizeof tables[0]);
+}
+
+const char *ns_store_brokers_nonempty(ns_txn_t *t)
+{
+    static const int tables[] = {NS_DB_CLUSTERS, NS_DB_GROUPS,   NS_DB_LIVE,         NS_DB_QUEUES,
+                                 NS_DB_ROUTES,   NS_DB_MAPPINGS, NS_DB_BROKER_TOPICS};
+    return first_nonempty(t, tables, sizeof tables / sizeof tables[0]);
 }

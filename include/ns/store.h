@@ -467,6 +467,13 @@ int ns_store_clear(ns_txn_t *t);
  * tombstone), else the name of the first table that has a row. Users, the
  * history and the admin trail are not looked at: they are local records. */
 const char *ns_store_topology_nonempty(ns_txn_t *t);
+/* The same for the brokers' part only (the KV tables not looked at). */
+const char *ns_store_brokers_nonempty(ns_txn_t *t);
+/* meta key: written (wall ms) by `namesrvctl recover` when it found no good
+ * backup and made a new store of the KV config it salvaged; seedFromPeers
+ * then seeds the topology of that store once (ops/seed.c) and deletes it,
+ * and so does the first start that does not seed. */
+#define NS_META_RECOVERED_FRESH "recovered_without_backup_ms"
 
 /* ---- invariant checker ----
  * Checks the cross-table invariants of store/keys.h; appends one line per

@@ -8,7 +8,9 @@
  * to its digest or whose cursor does not move leaves B started empty
  * within a bounded time, and B says so in its log; a peer whose brokers
  * were only restored (restarted, not registered since) is not in sync and
- * is not seeded from; under authMode=all only a signing B is seeded. */
+ * is not seeded from; under authMode=all only a signing B is seeded; a
+ * store namesrvctl recover made of salvaged KV config (no good backup) has
+ * its topology seeded once, the salvaged entries merged back by version. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +31,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "ns/client.h"
 #include "ns/codes.h"
@@ -224,6 +227,48 @@ static void test_server_with_data_is_not_seeded(void **state)
 }
 
 /* A restarted A has its brokers only restored: not in sync. */
+/* namesrvctl recover found no good backup: the new store holds only the KV
+ * config it salvaged from the damaged one (version (0, 0)). B then seeds
+ * A's topology once: a salvaged key A holds too takes A's newer value, a
+ * key only B had stays, and the next start (B has data, the mark is gone)
+ * does not seed again. Before, that store counted as data and B started
+ * with no route until each broker registered. */
+static void test_recovered_store_is_seeded(void **state)
+{
+    fx_t *f = *state;
+    char data[4200], file[4300], peers[64], v[64], *out = NULL;
+    snprintf(data, sizeof data, "%s/data", f->dir[1]);
+    snprintf(file, sizeof file, "%s/data.mdb", data);
+    assert_int_equal(nstest_server_start_http(&f->srv[1], f->dir[1], NULL, &f->http[1]), 0);
+    ns_client_t *b = nstest_connect(&f->srv[1]);
+    nstest_register_two_topics(b, "broker-own", "127.0.0.1:10931");
+    nstest_put_keys(b, "NS", "key", 0, 1, "salvaged-old"); /* NS/key0, also on A */
+    nstest_put_keys(b, "NS", "own", 0, 1, "kept");         /* NS/own0, B's only */
+    ns_client_close(b);
+    int st = nstest_server_stop(&f->srv[1], SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(nstest_damage_table(file, "routes"), 0);
+    int rc = nstest_ctl(60000, &out, "recover", "--data-dir", data, NULL);
+    print_message("# recover (no backup): exit %d: %s", rc, out);
+    NSTEST_EXPECT_RC(rc, 0, out);
+    NSTEST_EXPECT_IN(out, "2 key(s)");
+    free(out);
+    a_addr(f, peers, sizeof peers);
+    start_b(f, peers, NULL);
+    assert_true(nstest_log_wait(&f->srv[1], "salvaged entries merged back", 5000));
+    assert_true(nstest_log_wait(&f->srv[1], "seedFromPeers: seeded from", 5000));
+    assert_int_equal(nstest_route_code(&f->srv[1], "SeedTopic0000"), NS_RSP_SUCCESS);
+    assert_true(kv_get(&f->srv[1], "key0", v, sizeof v));
+    assert_string_equal(v, "seeded-value");
+    assert_true(kv_get(&f->srv[1], "own0", v, sizeof v));
+    assert_string_equal(v, "kept");
+    assert_int_equal((int)nstest_metric(f->http[1], "namesrv_seed_state"), 1);
+    nstest_server_stop(&f->srv[1], SIGKILL);
+    start_b(f, peers, NULL);
+    assert_true(nstest_log_wait(&f->srv[1], "seedFromPeers: the store has data", 5000));
+    assert_true(kv_get(&f->srv[1], "own0", v, sizeof v));
+}
+
 static void test_peer_with_unconfirmed_brokers_is_not_used(void **state)
 {
     fx_t *f = *state;
@@ -480,6 +525,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_empty_server_is_seeded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_with_data_is_not_seeded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovered_store_is_seeded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_with_unconfirmed_brokers_is_not_used, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_peers_leave_b_empty, setup, teardown),

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ns/clock.h"
 #include "ns/err.h"
 #include "ns/fsutil.h"
 
@@ -215,6 +216,8 @@ static int build_fresh(const char *staging, const char *old)
     kv_put_t p = {t, NS_OK};
     if (nrc == NS_OK && exists(old, NULL))
         nrc = ns_store_salvage_kv(old, put_cb, &p, &n);
+    if (nrc == NS_OK) /* seedFromPeers may still seed its topology */
+        nrc = ns_meta_put_u64(t, NS_META_RECOVERED_FRESH, (uint64_t)ns_clock_wall_ms());
     if (nrc == NS_OK) {
         nrc = ns_txn_commit(t);
         t = NULL;

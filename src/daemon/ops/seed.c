@@ -40,6 +40,7 @@ typedef struct {
     size_t bytes, items[NS_SEED_SECTIONS];
     ns_seed_info_t first, last;
     int64_t deadline_ms; /* ns_clock_mono_ms */
+    bool recovered;      /* the store holds only what recover salvaged (NS_META_RECOVERED_FRESH) */
     char why[256];
 } pull_t;
 
@@ -180,7 +181,74 @@ typedef struct {
     bool mismatch; /* the digests differ: nothing committed */
     char local[33];
     int64_t local_leaves;
+    size_t merged;     /* kept entries merged back */
+    struct kept *kept; /* the store's own KV entries, taken out while the copy is checked */
 } apply_t;
+
+/* A KV entry of the store's own (a recovered store's salvage), merged back
+ * after the seed by version, so the peer's newer state wins and an entry
+ * only this store has stays. */
+typedef struct kept {
+    struct kept *next;
+    char *ns, *key, *val;
+    ns_kvver_t ver;
+} kept_t;
+
+static void kept_free(kept_t *k)
+{
+    while (k) {
+        kept_t *n = k->next;
+        free(k->ns);
+        free(k->key);
+        free(k->val);
+        free(k);
+        k = n;
+    }
+}
+
+static int keep_cb(const char *ns, const char *key, const char *val, size_t val_len,
+                   const ns_kvver_t *ver, void *ctx)
+{
+    (void)val_len;
+    apply_t *a = ctx;
+    kept_t *k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return NS_ENOMEM;
+    k->next = a->kept;
+    a->kept = k;
+    k->ver = *ver;
+    k->ver.deleted = false;
+    k->ns = strdup(ns);
+    k->key = strdup(key);
+    k->val = strdup(val);
+    return k->ns && k->key && k->val ? NS_OK : NS_ENOMEM;
+}
+
+/* Takes the store's own KV entries out of t (they leave the digest too),
+ * kept in a->kept. */
+static int take_own_kv(ns_txn_t *t, apply_t *a)
+{
+    int rc = ns_kv_iter_after(t, NULL, NULL, keep_cb, a);
+    for (kept_t *k = a->kept; rc == NS_OK && k; k = k->next)
+        rc = ns_kv_del(t, k->ns, k->key);
+    return rc;
+}
+
+/* Merges the kept entries back into t after the copy (ns_kv_merge: only
+ * where they order above what the peer sent, or the peer has no such key). */
+static int merge_own_kv(ns_txn_t *t, apply_t *a, size_t *merged)
+{
+    int rc = NS_OK;
+    *merged = 0;
+    for (kept_t *k = a->kept; rc == NS_OK && k; k = k->next) {
+        bool applied = false;
+        if (!ns_kv_ns_exists(t, k->ns))
+            rc = ns_kv_ns_create(t, k->ns);
+        rc = rc ? rc : ns_kv_merge(t, k->ns, k->key, &k->ver, k->val, &applied);
+        *merged += applied;
+    }
+    return rc;
+}
 
 static int apply_item(ns_txn_t *t, ns_seed_section_t s, const ns_seed_item_t *it, int64_t now)
 {
@@ -240,9 +308,15 @@ static int apply_txn(ns_txn_t *t, void *ctx)
     ns_registry_t *reg = a->p->srv->registry;
     ns_digest_sum_t root;
     int64_t now = ns_clock_wall_ms();
-    int rc = ns_store_topology_nonempty(t) ? NS_EEXIST : NS_OK;
+    int rc = (a->p->recovered ? ns_store_brokers_nonempty(t) : ns_store_topology_nonempty(t))
+                 ? NS_EEXIST
+                 : NS_OK;
     ns_registry_batch_reset(reg);
     a->mismatch = false;
+    kept_free(a->kept);
+    a->kept = NULL;
+    if (rc == NS_OK && a->p->recovered)
+        rc = take_own_kv(t, a);
     for (page_t *pg = a->p->head; rc == NS_OK && pg; pg = pg->next) {
         ns_seed_page_t d;
         rc = ns_seed_page_decode(pg->body.data, pg->body.len, pg->section, PAGE_MAX_ITEMS, &d);
@@ -259,7 +333,10 @@ static int apply_txn(ns_txn_t *t, void *ctx)
         a->local_leaves = root.count;
         a->mismatch = strcmp(a->local, a->p->last.digest) != 0 || root.count != a->p->last.leaves;
     }
-    return rc == NS_OK && a->mismatch ? NS_EREFUSED : rc;
+    if (rc == NS_OK && a->mismatch)
+        return NS_EREFUSED;
+    rc = rc ? rc : merge_own_kv(t, a, &a->merged);
+    return rc ? rc : ns_meta_del(t, NS_META_RECOVERED_FRESH);
 }
 
 /* ---- one peer, all peers ---- */
@@ -282,8 +359,13 @@ static int seed_from(pull_t *p)
                  p->first.digest, p->last.digest);
         return NS_EAGAIN;
     }
-    apply_t a = {p, false, "", 0};
+    apply_t a = {p, false, "", 0, 0, NULL};
     rc = ns_store_write(p->srv->loop.store, apply_txn, &a);
+    kept_free(a.kept);
+    if (rc == NS_OK && p->recovered)
+        NS_LOG_INFO("seedFromPeers: the KV config recover salvaged merged back by version: %zu "
+                    "entries kept over the peer's (the rest are the peer's newer ones)",
+                    a.merged);
     if (rc == NS_EREFUSED && a.mismatch) {
         snprintf(p->why, sizeof p->why,
                  "what it sent does not add up to its digest (%s with %lld leaves; ours %s with "
@@ -296,6 +378,26 @@ static int seed_from(pull_t *p)
     else if (rc != NS_OK)
         snprintf(p->why, sizeof p->why, "the store refused the seed: %s", ns_strerror(rc));
     return rc;
+}
+
+static int forget_txn(ns_txn_t *t, void *ctx)
+{
+    (void)ctx;
+    return ns_meta_del(t, NS_META_RECOVERED_FRESH);
+}
+
+/* A start that does not seed forgets recover's mark: only the first start
+ * after recover may seed the topology of a store holding KV config. */
+static void forget_recovered(ns_server_t *srv)
+{
+    ns_txn_t *t = NULL;
+    uint64_t v;
+    if (ns_txn_begin(srv->loop.store, false, &t) != NS_OK)
+        return;
+    bool marked = ns_meta_get_u64(t, NS_META_RECOVERED_FRESH, &v) == NS_OK;
+    ns_txn_abort(t);
+    if (marked && ns_store_write(srv->loop.store, forget_txn, NULL) != NS_OK)
+        NS_LOG_WARN("seedFromPeers: cannot clear the mark namesrvctl recover left in meta");
 }
 
 static void outcome(int state, int64_t t0)
@@ -316,15 +418,27 @@ int ns_seed_at_start(ns_server_t *srv, char *err, size_t errlen)
     memset(&p, 0, sizeof p);
     p.srv = srv;
     p.deadline_ms = t0 + cfg->seed_timeout_ms;
-    if (!cfg->seed_from_peers)
+    if (!cfg->seed_from_peers) {
+        forget_recovered(srv);
         return NS_OK;
+    }
     if ((rc = ns_txn_begin(srv->loop.store, false, &t)) != NS_OK) {
         snprintf(err, errlen, "seedFromPeers: cannot read the store: %s", ns_strerror(rc));
         return rc;
     }
+    uint64_t mark;
     what = ns_store_topology_nonempty(t);
+    p.recovered = what && ns_meta_get_u64(t, NS_META_RECOVERED_FRESH, &mark) == NS_OK &&
+                  ns_store_brokers_nonempty(t) == NULL;
     ns_txn_abort(t);
+    if (p.recovered) {
+        NS_LOG_INFO("seedFromPeers: the store holds only the KV config namesrvctl recover "
+                    "salvaged (no good backup); seeding its topology, the salvaged entries "
+                    "merged back by version");
+        what = NULL;
+    }
     if (what) {
+        forget_recovered(srv);
         NS_LOG_INFO("seedFromPeers: the store has data (table %s); it is served as it is, "
                     "never seeded over",
                     what);
@@ -334,6 +448,7 @@ int ns_seed_at_start(ns_server_t *srv, char *err, size_t errlen)
     if (cfg->peers == NULL || *cfg->peers == 0 || (list = strdup(cfg->peers)) == NULL) {
         NS_LOG_WARN("seedFromPeers: the store is empty but no peer is set (peers); starting "
                     "empty");
+        forget_recovered(srv);
         outcome(2, t0);
         return NS_OK;
     }
@@ -372,6 +487,7 @@ int ns_seed_at_start(ns_server_t *srv, char *err, size_t errlen)
                     p.items[NS_SEED_LIVE], p.items[NS_SEED_QUEUES], p.items[NS_SEED_KV], p.bytes,
                     p.last.digest);
     } else {
+        forget_recovered(srv);
         outcome(2, t0);
         NS_LOG_WARN("seedFromPeers: no peer could seed this server (%lld ms); starting empty, "
                     "brokers fill it as they register",

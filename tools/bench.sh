@@ -3,11 +3,15 @@
 # every workload on loopback with the server pinned to one core and the load
 # generator to another, and prints ONE table (markdown) of results and targets.
 #
-#   tools/bench.sh [--quick] [--keep] [--out FILE] [--server-cpu N] [--client-cpu N]
+#   tools/bench.sh [--quick] [--peers] [--keep] [--out FILE] [--server-cpu N] [--client-cpu N]
 #
 #   --quick       ~1 minute instead of ~5 (one round of 2 s per depth, 5 commits)
 #   --keep        keep the temporary directory (server logs, raw JSON)
 #   --out FILE    also write the table to FILE
+#   --peers       instead: route lookups against namesrvd, the Java NameServer
+#                 (Maven Central, tools/peers/pom.xml) and, with
+#                 NS_RUST_NAMESRV=BINARY, rocketmq-rust's, one core each,
+#                 alternating, beside the echo server (tools/lib/bench_peers.sh)
 #   --server-cpu N / --client-cpu N   cores to pin to (0 and 1)
 #
 # Workloads (each on a fresh server with a fresh data directory):
@@ -35,7 +39,8 @@ set -euo pipefail
 QUICK=0
 KEEP=0
 OUT=""
-ns_args "--quick:QUICK --keep:KEEP --out=OUT $NS_PIN_OPTS" "$@"
+PEERS=0
+ns_args "--quick:QUICK --peers:PEERS --keep:KEEP --out=OUT $NS_PIN_OPTS" "$@"
 
 ns_need jq taskset cmake
 
@@ -88,6 +93,11 @@ row() { # measurement | result | target | met
     printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" >>"$TABLE"
 }
 
+if [ "$PEERS" = 1 ]; then
+    . "$(dirname "$0")/lib/bench_peers.sh"
+    peers_run
+    exit 0
+fi
 BUSY=$(background_busy)
 log "background CPU busy before the run: ${BUSY}% of all CPUs"
 START=$(date +%s)

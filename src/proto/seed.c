@@ -348,25 +348,5 @@ void ns_seed_page_free(ns_seed_page_t *p)
 int ns_seed_call(ns_client_t *c, const ns_buf_t *req, int timeout_ms, ns_buf_t *resp, char *why,
                  size_t whylen)
 {
-    ns_cmd_t cmd;
-    ns_cmd_msg_t rsp;
-    ns_cmd_request_init(&cmd, NS_REQ_NS_SEED_PAGE, NULL, 0);
-    cmd.body = req->data;
-    cmd.body_len = req->len;
-    ns_cmd_msg_init(&rsp);
-    int rc = ns_client_call(c, &cmd, timeout_ms, &rsp);
-    if (rc != NS_OK) {
-        snprintf(why, whylen, "%s", ns_strerror(rc));
-    } else if (rsp.cmd.code != NS_RSP_SUCCESS) {
-        const char *name = ns_response_code_name(rsp.cmd.code);
-        snprintf(why, whylen, "answered %s (%d)%s%.*s", name ? name : "error", rsp.cmd.code,
-                 rsp.cmd.remark ? ": " : "", rsp.cmd.remark ? (int)rsp.cmd.remark_len : 0,
-                 rsp.cmd.remark ? rsp.cmd.remark : "");
-        rc = NS_EREFUSED;
-    } else {
-        rc = ns_buf_append(resp, rsp.cmd.body ? rsp.cmd.body : (const uint8_t *)"",
-                           rsp.cmd.body_len);
-    }
-    ns_cmd_msg_free(&rsp);
-    return rc;
+    return ns_client_call_body(c, NS_REQ_NS_SEED_PAGE, req, timeout_ms, resp, why, whylen);
 }

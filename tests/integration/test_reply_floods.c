@@ -187,22 +187,96 @@ static int topic_list_code(const nstest_fx_t *fx)
     return code;
 }
 
+/* The server's own count of reply bytes its clients have not taken. */
+#define UNSENT_SERIES "namesrv_budget_used{budget=\"unsent_reply_bytes\"}"
+#define SENT_SERIES "namesrv_sent_bytes_total"
+
+typedef struct {
+    nstest_fx_t fx; /* first: nstest_fx_teardown releases the whole */
+    int http;
+} pressure_fx_t;
+
+/* After one more request on a flood connection: true once the server
+ * counts one more of its replies as unsent (held + 1 MiB), false once it
+ * has written one more list to the socket instead (sent + 1 MiB) and not
+ * counted one; the test fails if neither happens in 20 s. */
+static bool reply_held(const pressure_fx_t *pf, double held, double sent)
+{
+    for (int64_t end = nstest_mono_ms() + 20000; nstest_mono_ms() < end;) {
+        char *text = nstest_scrape(pf->http, NULL);
+        double unsent_now = nstest_series(text, UNSENT_SERIES, 0);
+        double sent_now = nstest_series(text, SENT_SERIES, 0);
+        free(text);
+        if (unsent_now >= held + MiB)
+            return true;
+        if (sent_now >= sent + MiB)
+            return false;
+        nstest_sleep_ms(20);
+    }
+    fail_msg("no topic list was built for a flood connection in 20 s");
+    return false;
+}
+
+/* Opens flood connections one at a time until the replies nobody takes
+ * hold half of the budget: the pressure then stays (nothing else is built,
+ * nobody reads). Each connection is sent one topic list request at a time
+ * until the server counts one of its replies as unsent: the socket's own
+ * send buffer takes a first list or two whole (the kernel grows it towards
+ * tcp_wmem's 4 MiB), and what a burst of pipelined requests leaves held
+ * depends on the loops' order, one reply either side of the threshold.
+ * Returns how many connections were opened (fds filled). */
+static int flood_until_pressed(const pressure_fx_t *pf, double half, int *fds)
+{
+    ns_cmd_t req;
+    ns_ext_field_t ext[8];
+    nstest_cmd(&req, ext, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL);
+    ns_buf_t frame = NS_BUF_INIT;
+    int n = 0;
+    double held = nstest_metric(pf->http, UNSENT_SERIES);
+    while (held < half && n < CONNS) {
+        fds[n] = nstest_raw_connect(pf->fx.srv.port, 4096, 3);
+        bool counted = false;
+        for (int k = 0; k < 8 && !counted; k++) {
+            double sent = nstest_metric(pf->http, SENT_SERIES);
+            ns_buf_reset(&frame);
+            req.opaque = k + 1;
+            assert_int_equal(ns_remoting_encode(&frame, &req), NS_OK);
+            assert_true(send_all(fds[n], frame.data, frame.len));
+            counted = reply_held(pf, held, sent);
+        }
+        if (!counted)
+            fail_msg("flood connection %d: 8 topic lists went to the socket, none held", n);
+        n++;
+        held = nstest_metric(pf->http, UNSENT_SERIES);
+    }
+    ns_buf_free(&frame);
+    if (held < half)
+        fail_msg("%d unread connections hold %.0f bytes, under %.0f", n, held, half);
+    return n;
+}
+
 static void test_bulk_not_built_under_pressure(void **state)
 {
-    nstest_fx_t *fx = *state;
+    pressure_fx_t *pf = *state;
+    nstest_fx_t *fx = &pf->fx;
     ns_client_t *broker = nstest_connect(&fx->srv);
     register_many(broker);
     assert_int_equal(topic_list_code(fx), NS_RSP_SUCCESS);
+    /* that list's bytes leave the count once the server has seen them go */
+    for (int64_t end = nstest_mono_ms() + 10000;
+         nstest_metric(pf->http, UNSENT_SERIES) > 0 && nstest_mono_ms() < end;)
+        nstest_sleep_ms(20);
     int fds[CONNS];
-    flood_unread(fx, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, fds);
-    assert_true(nstest_log_wait(&fx->srv, "hold half of maxUnsentReplyBytes", 20000));
+    int n = flood_until_pressed(pf, 16.0 * MiB / 2, fds);
     int code = topic_list_code(fx);
     int64_t dt = lookup_ms(fx, "t000007");
-    printf("# under pressure: topic list answered %d, a lookup took %lld ms\n", code,
-           (long long)dt);
+    printf("# under pressure (%d unread connections, %.0f unsent bytes): topic list answered "
+           "%d, a lookup took %lld ms\n",
+           n, nstest_metric(pf->http, UNSENT_SERIES), code, (long long)dt);
     assert_int_equal(code, NS_RSP_SYSTEM_BUSY);
+    assert_true(nstest_log_wait(&fx->srv, "hold half of maxUnsentReplyBytes", 5000));
     report_rss(fx, "unread topic lists, 16 MiB unsent budget");
-    for (int i = 0; i < CONNS; i++)
+    for (int i = 0; i < n; i++)
         close(fds[i]);
     bool served = false;
     for (int64_t end = nstest_mono_ms() + 20000; !served && nstest_mono_ms() < end;) {
@@ -217,7 +291,10 @@ static void test_bulk_not_built_under_pressure(void **state)
 static int setup_small_unsent(void **state)
 {
     static const char *const args[] = {"--maxUnsentReplyBytes=16777216", NULL};
-    return nstest_fx_setup(state, "reply-pressure", args);
+    if (nstest_fx_setup_sized(state, sizeof(pressure_fx_t), "reply-pressure") != 0)
+        return -1;
+    pressure_fx_t *pf = *state;
+    return nstest_server_start_http(&pf->fx.srv, pf->fx.dir, args, &pf->http);
 }
 
 static int setup_default(void **state)

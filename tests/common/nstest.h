@@ -143,6 +143,15 @@ int nstest_fx_teardown(void **state);
  * gets its port. */
 int nstest_server_start_http(nstest_server_t *s, const char *dir, const char *const *extra_args,
                              int *http_port);
+/* A fixture whose server has the HTTP endpoint too: setup() makes the
+ * nstest_fx_t (first member: nstest_fx_teardown releases the whole) and
+ * starts the server with extra_args (may be NULL) and http_port set;
+ * returns -1 and leaves nothing started on failure. */
+typedef struct {
+    nstest_fx_t fx;
+    int http_port;
+} nstest_fx_http_t;
+int nstest_fx_setup_http(void **state, const char *tag, const char *const *extra_args);
 /* The value of one series of GET /metrics, e.g.
  * "namesrv_connections_closed_total"; 0 when absent, -1 when /metrics
  * cannot be read. */

@@ -45,6 +45,14 @@ int nstest_server_start_http(nstest_server_t *s, const char *dir, const char *co
     return *http_port > 0 ? 0 : -1;
 }
 
+int nstest_fx_setup_http(void **state, const char *tag, const char *const *extra_args)
+{
+    if (nstest_fx_setup_sized(state, sizeof(nstest_fx_http_t), tag) != 0)
+        return -1;
+    nstest_fx_http_t *f = *state;
+    return nstest_server_start_http(&f->fx.srv, f->fx.dir, extra_args, &f->http_port);
+}
+
 #define PROMTOOL "/usr/bin/promtool"
 
 int nstest_http_get(int http_port, const char *path, char **out)

@@ -27,17 +27,11 @@
 
 #define SLOW 8
 
-typedef struct {
-    nstest_fx_t fx;
-    int http;
-} fx_t;
+typedef nstest_fx_http_t fx_t;
 
 static int start(void **state, const char *const *args)
 {
-    if (nstest_fx_setup_sized(state, sizeof(fx_t), "httpguard") != 0)
-        return -1;
-    fx_t *f = *state;
-    return nstest_server_start_http(&f->fx.srv, f->fx.dir, args, &f->http);
+    return nstest_fx_setup_http(state, "httpguard", args);
 }
 
 /* A client that connects and starts a request header it never ends. */
@@ -92,13 +86,13 @@ static void test_slow_clients_cut_at_the_header_deadline(void **state)
     fx_t *f = *state;
     int fds[SLOW];
     for (int i = 0; i < SLOW; i++)
-        fds[i] = slow_open(f->http);
+        fds[i] = slow_open(f->http_port);
     nstest_sleep_ms(100);
     int64_t t0 = nstest_mono_ms(), answered = -1;
-    int first = healthz(f->http);
+    int first = healthz(f->http_port);
     while (nstest_mono_ms() - t0 < 5000 && answered < 0) {
         dribble(fds, SLOW);
-        if (healthz(f->http) == 200)
+        if (healthz(f->http_port) == 200)
             answered = nstest_mono_ms() - t0;
         nstest_sleep_ms(100);
     }
@@ -112,7 +106,7 @@ static void test_slow_clients_cut_at_the_header_deadline(void **state)
             cut++;
     assert_int_equal(cut, SLOW);
     assert_true(nstest_log_wait(&f->fx.srv, "sent no whole request header", 5000));
-    assert_true(nstest_metric(f->http, "namesrv_http_header_timeouts_total") >= SLOW);
+    assert_true(nstest_metric(f->http_port, "namesrv_http_header_timeouts_total") >= SLOW);
     for (int i = 0; i < SLOW; i++)
         if (fds[i] >= 0)
             close(fds[i]);
@@ -125,9 +119,9 @@ static void test_per_address_cap(void **state)
     fx_t *f = *state;
     int fds[4];
     for (int i = 0; i < 4; i++)
-        fds[i] = slow_open(f->http);
+        fds[i] = slow_open(f->http_port);
     nstest_sleep_ms(100);
-    int extra = slow_open(f->http);
+    int extra = slow_open(f->http_port);
     assert_true(closed_by_server(extra, 2000));
     close(extra);
     for (int i = 0; i < 4; i++) {
@@ -135,7 +129,7 @@ static void test_per_address_cap(void **state)
         close(fds[i]);
     }
     nstest_sleep_ms(100); /* the server sees them go */
-    assert_int_equal(healthz(f->http), 200);
+    assert_int_equal(healthz(f->http_port), 200);
 }
 
 static int setup_deadline(void **state)

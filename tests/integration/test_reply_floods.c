@@ -191,19 +191,14 @@ static int topic_list_code(const nstest_fx_t *fx)
 #define UNSENT_SERIES "namesrv_budget_used{budget=\"unsent_reply_bytes\"}"
 #define SENT_SERIES "namesrv_sent_bytes_total"
 
-typedef struct {
-    nstest_fx_t fx; /* first: nstest_fx_teardown releases the whole */
-    int http;
-} pressure_fx_t;
-
 /* After one more request on a flood connection: true once the server
  * counts one more of its replies as unsent (held + 1 MiB), false once it
  * has written one more list to the socket instead (sent + 1 MiB) and not
  * counted one; the test fails if neither happens in 20 s. */
-static bool reply_held(const pressure_fx_t *pf, double held, double sent)
+static bool reply_held(const nstest_fx_http_t *pf, double held, double sent)
 {
     for (int64_t end = nstest_mono_ms() + 20000; nstest_mono_ms() < end;) {
-        char *text = nstest_scrape(pf->http, NULL);
+        char *text = nstest_scrape(pf->http_port, NULL);
         double unsent_now = nstest_series(text, UNSENT_SERIES, 0);
         double sent_now = nstest_series(text, SENT_SERIES, 0);
         free(text);
@@ -225,19 +220,19 @@ static bool reply_held(const pressure_fx_t *pf, double held, double sent)
  * tcp_wmem's 4 MiB), and what a burst of pipelined requests leaves held
  * depends on the loops' order, one reply either side of the threshold.
  * Returns how many connections were opened (fds filled). */
-static int flood_until_pressed(const pressure_fx_t *pf, double half, int *fds)
+static int flood_until_pressed(const nstest_fx_http_t *pf, double half, int *fds)
 {
     ns_cmd_t req;
     ns_ext_field_t ext[8];
     nstest_cmd(&req, ext, NS_REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL);
     ns_buf_t frame = NS_BUF_INIT;
     int n = 0;
-    double held = nstest_metric(pf->http, UNSENT_SERIES);
+    double held = nstest_metric(pf->http_port, UNSENT_SERIES);
     while (held < half && n < CONNS) {
         fds[n] = nstest_raw_connect(pf->fx.srv.port, 4096, 3);
         bool counted = false;
         for (int k = 0; k < 8 && !counted; k++) {
-            double sent = nstest_metric(pf->http, SENT_SERIES);
+            double sent = nstest_metric(pf->http_port, SENT_SERIES);
             ns_buf_reset(&frame);
             req.opaque = k + 1;
             assert_int_equal(ns_remoting_encode(&frame, &req), NS_OK);
@@ -247,7 +242,7 @@ static int flood_until_pressed(const pressure_fx_t *pf, double half, int *fds)
         if (!counted)
             fail_msg("flood connection %d: 8 topic lists went to the socket, none held", n);
         n++;
-        held = nstest_metric(pf->http, UNSENT_SERIES);
+        held = nstest_metric(pf->http_port, UNSENT_SERIES);
     }
     ns_buf_free(&frame);
     if (held < half)
@@ -257,14 +252,14 @@ static int flood_until_pressed(const pressure_fx_t *pf, double half, int *fds)
 
 static void test_bulk_not_built_under_pressure(void **state)
 {
-    pressure_fx_t *pf = *state;
+    nstest_fx_http_t *pf = *state;
     nstest_fx_t *fx = &pf->fx;
     ns_client_t *broker = nstest_connect(&fx->srv);
     register_many(broker);
     assert_int_equal(topic_list_code(fx), NS_RSP_SUCCESS);
     /* that list's bytes leave the count once the server has seen them go */
     for (int64_t end = nstest_mono_ms() + 10000;
-         nstest_metric(pf->http, UNSENT_SERIES) > 0 && nstest_mono_ms() < end;)
+         nstest_metric(pf->http_port, UNSENT_SERIES) > 0 && nstest_mono_ms() < end;)
         nstest_sleep_ms(20);
     int fds[CONNS];
     int n = flood_until_pressed(pf, 16.0 * MiB / 2, fds);
@@ -272,7 +267,7 @@ static void test_bulk_not_built_under_pressure(void **state)
     int64_t dt = lookup_ms(fx, "t000007");
     printf("# under pressure (%d unread connections, %.0f unsent bytes): topic list answered "
            "%d, a lookup took %lld ms\n",
-           n, nstest_metric(pf->http, UNSENT_SERIES), code, (long long)dt);
+           n, nstest_metric(pf->http_port, UNSENT_SERIES), code, (long long)dt);
     assert_int_equal(code, NS_RSP_SYSTEM_BUSY);
     assert_true(nstest_log_wait(&fx->srv, "hold half of maxUnsentReplyBytes", 5000));
     report_rss(fx, "unread topic lists, 16 MiB unsent budget");
@@ -291,10 +286,7 @@ static void test_bulk_not_built_under_pressure(void **state)
 static int setup_small_unsent(void **state)
 {
     static const char *const args[] = {"--maxUnsentReplyBytes=16777216", NULL};
-    if (nstest_fx_setup_sized(state, sizeof(pressure_fx_t), "reply-pressure") != 0)
-        return -1;
-    pressure_fx_t *pf = *state;
-    return nstest_server_start_http(&pf->fx.srv, pf->fx.dir, args, &pf->http);
+    return nstest_fx_setup_http(state, "reply-pressure", args);
 }
 
 static int setup_default(void **state)

@@ -11,8 +11,9 @@
  * scattered topics inside measure_lookups(): tools/bench_keys.sh counts
  * that function's instructions with callgrind. Prints the tree's shape.
  *
- * This probe measures the library, not the project's store: it is the one
- * program beside store/ that calls LMDB, and it touches no namesrvd data. */
+ * A probe of the store's design, so it lives in store/ (the only code on
+ * LMDB), in a folder of its own: it is no part of the nsstore library, and
+ * it measures the library's cost for a key shape, touching no namesrvd data. */
 #include <errno.h>
 #include <lmdb.h>
 #include <stdbool.h>

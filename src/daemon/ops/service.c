@@ -2,10 +2,10 @@
  * (READY once the store is open and the port listens, WATCHDOG pings,
  * STOPPING), SIGHUP to reopen the log file, and the start-up line.
  *
- * Without libsystemd (or outside systemd: no $NOTIFY_SOCKET) the notify
- * calls do nothing. The watchdog pings at half of WATCHDOG_USEC from the
- * loop thread, so a loop that hangs stops pinging and systemd restarts the
- * service. */
+ * Outside systemd (no $NOTIFY_SOCKET) the notify calls do nothing
+ * (sdnotify.c: the protocol, without libsystemd). The watchdog pings at
+ * half of WATCHDOG_USEC from the loop thread, so a loop that hangs stops
+ * pinging and systemd restarts the service. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,21 +13,14 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ns/version.h"
+#include "ops/sdnotify.h"
 #include "ops/service.h"
-
-#ifdef NS_HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
 static void notify(const char *state)
 {
-#ifdef NS_HAVE_SYSTEMD
-    int rc = sd_notify(0, state);
+    int rc = ns_sd_notify(state);
     if (rc < 0)
         NS_LOG_WARN("sd_notify(%s) failed: %d", state, rc);
-#else
-    (void)state;
-#endif
 }
 
 static void watchdog_cb(uv_timer_t *t)
@@ -46,12 +39,8 @@ static void hup_cb(uv_signal_t *s, int signum)
 /* Microseconds systemd wants pings within, or 0 when it does not. */
 static uint64_t watchdog_usec(void)
 {
-#ifdef NS_HAVE_SYSTEMD
     uint64_t usec = 0;
-    if (sd_watchdog_enabled(0, &usec) > 0)
-        return usec;
-#endif
-    return 0;
+    return ns_sd_watchdog_usec(&usec) > 0 ? usec : 0;
 }
 
 void ns_service_started(ns_server_t *srv)
@@ -82,13 +71,8 @@ void ns_service_started(ns_server_t *srv)
 const char *ns_service_libs(void)
 {
     static char text[160];
-#ifdef NS_HAVE_SYSTEMD
-    snprintf(text, sizeof text, "libuv %s\nlibsystemd %s (sd_notify)\n", uv_version_string(),
-             NS_SYSTEMD_VERSION);
-#else
-    snprintf(text, sizeof text, "libuv %s\nlibsystemd not linked (no sd_notify)\n",
+    snprintf(text, sizeof text, "libuv %s\nsd_notify built in (no libsystemd)\n",
              uv_version_string());
-#endif
     return text;
 }
 

@@ -12,7 +12,7 @@ void ns_service_started(ns_server_t *srv);
 void ns_service_notify(const char *state);
 /* At the start of a shutdown: STOPPING=1. */
 void ns_service_stopping(ns_server_t *srv);
-/* The daemon's own libraries for --version ("libuv X\nlibsystemd Y\n"), static. */
+/* The daemon's own libraries for --version ("libuv X\nsd_notify ...\n"), static. */
 const char *ns_service_libs(void);
 
 #endif

@@ -15,6 +15,8 @@ const ns_migration_t ns_migrations[] = {
      ns_migration_0008_auth_refusals_to_trail},
     {9, "fleet digest: a tree of hashes over the served state", ns_migration_0009_fleet_digest},
     {10, "kv_versions: versions and tombstones of KV entries", ns_migration_0010_kv_versions},
+    {11, "history and admin trail records of 256 bytes or more stored packed (zlib)",
+     ns_migration_0011_packed_seqlogs},
 };
 
 const size_t ns_migrations_count = sizeof ns_migrations / sizeof ns_migrations[0];

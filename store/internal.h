@@ -133,6 +133,7 @@ int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json
 int ns_seqlog_iter(ns_txn_t *t, int db, uint64_t from_seq, ns_audit_cb cb, void *ctx);
 int ns_seqlog_del(ns_txn_t *t, int db, uint64_t seq);
 int ns_seqlog_trim(ns_txn_t *t, int db, uint64_t keep_from);
+#include "seqlog_pack.h"
 
 /* QueueData from its stored value (queue.c). */
 void ns_queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out);

@@ -19,8 +19,10 @@
  *                                  (v4: legacy_insert 0xFFFFFFFF and no legacy
  *                                   bytes = legacy derived from std on read)
  *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
- *   audit          seq (u64 BE) -> JSON record of one data-version change (v3)
- *   admin_audit    seq (u64 BE) -> JSON record of one admin request (v5); meta
+ *   audit          seq (u64 BE) -> JSON record of one data-version change (v3);
+ *                  from v11, records of 256 bytes or more packed (seqlog_pack.h)
+ *   admin_audit    seq (u64 BE) -> JSON record of one admin request (v5; packed
+ *                  as audit's from v11); meta
  *                  "admin_audit_seq" -> u64 LE (last seq). Never emptied by
  *                  ns_store_clear: the trail outlives a restore --replace.
  *   users          accessKey -> packed user: [u8 version=1][str secret][u8 role]

@@ -3,10 +3,65 @@
  * under a meta key. The audit history (audit.c) and the admin trail
  * (admin_audit.c) are sequence logs.
  * Numbers are dense: each append takes the next one, so the newest N
- * records are those above last - N. */
+ * records are those above last - N.
+ *
+ * A record of NS_SEQLOG_PACK_MIN bytes or more is stored packed (schema
+ * 11): [0x01][u32 little-endian length of the JSON][zlib stream of it];
+ * a shorter one (and every record written before) is the JSON itself,
+ * which starts with '{', never 0x01. A first registration's history record
+ * lists its topics (3 KB for 30 topics): plain, each took an overflow page
+ * of its own (4 KiB, 1,000 of them at 1,000 brokers); packed, ~400 bytes
+ * that share leaf pages. */
 #include <string.h>
+#include <zlib.h>
 
 #include "internal.h"
+
+#define PACKED 0x01 /* ns_seqlog_is_packed */
+#define PACK_HEAD 5
+/* What a packed record may claim to inflate to: a history record is at
+ * most ~120 KB (AUDIT_MAX_LISTED topics per list), a trail record less. */
+#define PACK_MAX_RAW (16u << 20)
+
+int ns_seqlog_pack(ns_buf_t *out, const char *json, size_t len)
+{
+    uLong bound = compressBound((uLong)len);
+    int rc = ns_buf_reserve(out, PACK_HEAD + bound);
+    if (rc != NS_OK)
+        return rc;
+    uint8_t *p = out->data + out->len;
+    p[0] = PACKED;
+    for (int i = 0; i < 4; i++)
+        p[1 + i] = (uint8_t)(len >> (8 * i));
+    uLongf zlen = bound;
+    if (compress2(p + PACK_HEAD, &zlen, (const Bytef *)json, (uLong)len, Z_BEST_SPEED) != Z_OK)
+        return NS_ENOMEM; /* with a bound-sized buffer, only memory fails */
+    out->len += PACK_HEAD + zlen;
+    return NS_OK;
+}
+
+int ns_seqlog_unpack(ns_buf_t *out, const uint8_t *v, size_t n)
+{
+    if (!ns_seqlog_is_packed(v, n)) {
+        int rc = ns_buf_append(out, n ? v : (const uint8_t *)"", n);
+        return rc ? rc : ns_buf_append_u8(out, 0);
+    }
+    if (n < PACK_HEAD)
+        return NS_ECORRUPT;
+    uint32_t raw =
+        (uint32_t)v[1] | (uint32_t)v[2] << 8 | (uint32_t)v[3] << 16 | (uint32_t)v[4] << 24;
+    if (raw > PACK_MAX_RAW)
+        return NS_ECORRUPT;
+    int rc = ns_buf_reserve(out, (size_t)raw + 1);
+    if (rc != NS_OK)
+        return rc;
+    uLongf got = raw;
+    if (uncompress(out->data + out->len, &got, v + PACK_HEAD, (uLong)(n - PACK_HEAD)) != Z_OK ||
+        got != raw)
+        return NS_ECORRUPT;
+    out->len += raw;
+    return ns_buf_append_u8(out, 0);
+}
 
 static void seq_key(uint8_t b[8], uint64_t seq)
 {
@@ -38,13 +93,24 @@ int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json
     if ((rc = ns_meta_put_u64(t, seq_meta, seq)) != NS_OK)
         return rc;
     seq_key(kb, seq);
+    ns_buf_t packed = NS_BUF_INIT;
     MDB_val k = ns_val(kb, 8), v = ns_val(len ? json : "", len);
-    ns_txn_wrote(t, 8 + len);
-    if ((rc = mdb_put(t->txn, dbi, &k, &v, 0)) != 0)
-        return ns_lmdb_error(rc);
+    if (len >= NS_SEQLOG_PACK_MIN && t->s->schema >= NS_SEQLOG_PACK_SCHEMA) {
+        if ((rc = ns_seqlog_pack(&packed, json, len)) != NS_OK)
+            goto out;
+        if (packed.len < len)
+            v = ns_val(packed.data, packed.len);
+    }
+    ns_txn_wrote(t, 8 + v.mv_size);
+    if ((rc = mdb_put(t->txn, dbi, &k, &v, 0)) != 0) {
+        rc = ns_lmdb_error(rc);
+        goto out;
+    }
     if (seq_out)
         *seq_out = seq;
-    return NS_OK;
+out:
+    ns_buf_free(&packed);
+    return rc;
 }
 
 int ns_seqlog_iter(ns_txn_t *t, int db, uint64_t from_seq, ns_audit_cb cb, void *ctx)
@@ -69,12 +135,9 @@ int ns_seqlog_iter(ns_txn_t *t, int db, uint64_t from_seq, ns_audit_cb cb, void 
         }
         /* a NUL-terminated copy: the callback may parse it as a C string */
         ns_buf_reset(&tmp);
-        if (ns_buf_append(&tmp, v.mv_data, v.mv_size) != NS_OK ||
-            ns_buf_append_u8(&tmp, 0) != NS_OK) {
-            rc = NS_ENOMEM;
+        if ((rc = ns_seqlog_unpack(&tmp, v.mv_data, v.mv_size)) != NS_OK)
             goto out;
-        }
-        rc = cb(seq_of(k.mv_data), (const char *)tmp.data, v.mv_size, ctx);
+        rc = cb(seq_of(k.mv_data), (const char *)tmp.data, tmp.len - 1, ctx);
         if (rc != 0)
             goto out;
     }

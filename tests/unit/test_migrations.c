@@ -348,6 +348,112 @@ static void test_kv_versions_from_v9(void **state)
     ns_store_close(s);
 }
 
+/* The stored value of seq in table db (raw LMDB): its first byte and size. */
+static size_t raw_seq_value(raw_t *r, const char *db, uint64_t seq, uint8_t *first)
+{
+    MDB_dbi dbi;
+    uint8_t kb[8];
+    for (int i = 0; i < 8; i++)
+        kb[i] = (uint8_t)(seq >> (56 - 8 * i));
+    MDB_val k = {8, kb}, v;
+    assert_int_equal(mdb_dbi_open(r->txn, db, 0, &dbi), 0);
+    assert_int_equal(mdb_get(r->txn, dbi, &k, &v), 0);
+    *first = v.mv_size ? *(const uint8_t *)v.mv_data : 0;
+    return v.mv_size;
+}
+
+/* A history record the size of a first registration's (30 topics). */
+static void big_record(ns_buf_t *b, const char *tag)
+{
+    ns_buf_printf(b, "{\"tag\":\"%s\",\"added\":[", tag);
+    for (int i = 0; i < 30; i++)
+        ns_buf_printf(b,
+                      "%s{\"topic\":\"BenchTopic-%07d\",\"readQueueNums\":4,"
+                      "\"writeQueueNums\":4,\"perm\":6,\"topicSysFlag\":0}",
+                      i ? "," : "", i);
+    ns_buf_append_str(b, "]}");
+}
+
+/* 0011: a v10 store's history and trail records of 256 bytes or more are
+ * rewritten packed, shorter ones stay as they are, and all read back as the
+ * JSON that was appended; later appends of that size are packed; a packed
+ * value that does not inflate to its length is NS_ECORRUPT. */
+static void test_packed_seqlogs_from_v10(void **state)
+{
+    fx_t *fx = *state;
+    char err[512] = "";
+    ns_store_t *s = NULL;
+    ns_txn_t *t = NULL;
+    ns_buf_t big = NS_BUF_INIT, want = NS_BUF_INIT;
+    big_record(&big, "v10");
+    const char *small = "{\"tag\":\"small\"}";
+    assert_true(big.len > 2000);
+    assert_int_equal(open_at(fx->dir, 10, false, &s, err, sizeof err), NS_OK);
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    assert_int_equal(ns_audit_append(t, (const char *)big.data, big.len, NULL), NS_OK);
+    assert_int_equal(ns_audit_append(t, small, strlen(small), NULL), NS_OK);
+    for (int i = 0; i < 3; i++) /* several on one page: the rewrite keeps each key */
+        assert_int_equal(ns_admin_audit_append(t, i == 1 ? small : (const char *)big.data,
+                                               i == 1 ? strlen(small) : big.len, 100, NULL),
+                         NS_OK);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    ns_store_close(s);
+    raw_t r;
+    uint8_t first = 0;
+    raw_begin(&r, fx->dir); /* a v10 store writes every record plain */
+    assert_int_equal(raw_seq_value(&r, "audit", 1, &first), big.len);
+    assert_int_equal(first, '{');
+    raw_end(&r, false);
+
+    assert_int_equal(open_at(fx->dir, 0, false, &s, err, sizeof err), NS_OK);
+    assert_true(ns_store_schema_version(s) >= 11);
+    assert_int_equal(ns_txn_begin(s, true, &t), NS_OK);
+    ns_buf_t later = NS_BUF_INIT;
+    big_record(&later, "v11");
+    assert_int_equal(ns_audit_append(t, (const char *)later.data, later.len, NULL), NS_OK);
+    assert_int_equal(ns_txn_commit(t), NS_OK);
+    assert_int_equal(ns_txn_begin(s, false, &t), NS_OK);
+    names_t got = {NS_BUF_INIT, 0};
+    assert_int_equal(ns_audit_iter(t, trail_cb, &got), NS_OK);
+    ns_buf_printf(&want, "1:%.*s;2:%s;3:%.*s;", (int)big.len, (const char *)big.data, small,
+                  (int)later.len, (const char *)later.data);
+    assert_int_equal(got.b.len, want.len);
+    assert_memory_equal(got.b.data, want.data, want.len);
+    ns_buf_reset(&got.b);
+    assert_int_equal(ns_admin_audit_iter(t, 0, trail_cb, &got), NS_OK);
+    ns_buf_reset(&want);
+    ns_buf_printf(&want, "1:%.*s;2:%s;3:%.*s;", (int)big.len, (const char *)big.data, small,
+                  (int)big.len, (const char *)big.data);
+    assert_int_equal(got.b.len, want.len);
+    assert_memory_equal(got.b.data, want.data, want.len);
+    ns_txn_abort(t);
+    ns_store_close(s);
+
+    raw_begin(&r, fx->dir);
+    size_t n1 = raw_seq_value(&r, "audit", 1, &first);
+    assert_true(first == 0x01 && n1 < big.len / 4);
+    assert_int_equal(raw_seq_value(&r, "audit", 2, &first), strlen(small));
+    assert_int_equal(first, '{');
+    size_t n3 = raw_seq_value(&r, "audit", 3, &first);
+    assert_true(first == 0x01 && n3 < later.len / 4);
+    assert_true(raw_seq_value(&r, "admin_audit", 1, &first) < big.len / 4 && first == 0x01);
+    /* a packed value that claims one length more than it holds */
+    uint8_t bad[64] = {0x01, 0xff, 0x00, 0x00, 0x00, 0x78, 0x9c};
+    uint8_t kb[8] = {0, 0, 0, 0, 0, 0, 0, 2};
+    raw_put(&r, "audit", kb, 8, bad, sizeof bad, 0);
+    raw_end(&r, true);
+    assert_int_equal(open_at(fx->dir, 0, false, &s, err, sizeof err), NS_OK);
+    assert_int_equal(ns_txn_begin(s, false, &t), NS_OK);
+    ns_buf_reset(&got.b);
+    assert_int_equal(ns_audit_iter(t, trail_cb, &got), NS_ECORRUPT);
+    ns_txn_abort(t);
+    ns_store_close(s);
+    ns_buf_free(&got.b);
+    ns_buf_free(&big);
+    ns_buf_free(&later);
+    ns_buf_free(&want);
+}
+
 /* 0008: the auth_refusals of a v6 store move into admin_audit after the
  * records already there, in the trail's form, and the old table goes. */
 static void test_auth_refusals_join_the_trail(void **state)
@@ -542,6 +648,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_step_by_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_refusals_join_the_trail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_versions_from_v9, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_packed_seqlogs_from_v10, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_bytes_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_lmdb_refused, setup, teardown),

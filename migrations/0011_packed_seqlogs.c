@@ -28,7 +28,10 @@ static int pack_table(MDB_txn *txn, const char *name)
         if (v.mv_size < NS_SEQLOG_PACK_MIN || ns_seqlog_is_packed(v.mv_data, v.mv_size))
             continue;
         ns_buf_reset(&packed);
-        if (ns_seqlog_pack(&packed, v.mv_data, v.mv_size) != NS_OK) {
+        int prc = ns_seqlog_pack(&packed, v.mv_data, v.mv_size);
+        if (prc == NS_EINVAL)
+            continue; /* too large to pack: stays plain, as a new one would */
+        if (prc != NS_OK) {
             rc = ENOMEM;
             break;
         }

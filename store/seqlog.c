@@ -23,21 +23,42 @@
  * most ~120 KB (AUDIT_MAX_LISTED topics per list), a trail record less. */
 #define PACK_MAX_RAW (16u << 20)
 
+/* A 4 KiB window and a small hash table: records are a few KB, and
+ * compress2's defaults (32 KiB window, 256 KiB of state, allocated and
+ * freed by mmap at every call) took 63 us per 3 KB record against 5.7 us,
+ * for the same 207 bytes out. */
+#define PACK_WINDOW_BITS 12
+#define PACK_MEM_LEVEL 4
+
 int ns_seqlog_pack(ns_buf_t *out, const char *json, size_t len)
 {
-    uLong bound = compressBound((uLong)len);
+    if (len > PACK_MAX_RAW)
+        return NS_EINVAL; /* unpack would refuse it */
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, PACK_WINDOW_BITS, PACK_MEM_LEVEL,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return NS_ENOMEM;
+    uLong bound = deflateBound(&z, (uLong)len);
     int rc = ns_buf_reserve(out, PACK_HEAD + bound);
     if (rc != NS_OK)
-        return rc;
+        goto out;
     uint8_t *p = out->data + out->len;
     p[0] = PACKED;
     for (int i = 0; i < 4; i++)
         p[1 + i] = (uint8_t)(len >> (8 * i));
-    uLongf zlen = bound;
-    if (compress2(p + PACK_HEAD, &zlen, (const Bytef *)json, (uLong)len, Z_BEST_SPEED) != Z_OK)
-        return NS_ENOMEM; /* with a bound-sized buffer, only memory fails */
-    out->len += PACK_HEAD + zlen;
-    return NS_OK;
+    z.next_in = (Bytef *)json;
+    z.avail_in = (uInt)len;
+    z.next_out = p + PACK_HEAD;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+        rc = NS_ENOMEM; /* with a bound-sized buffer, only memory fails */
+        goto out;
+    }
+    out->len += PACK_HEAD + z.total_out;
+out:
+    deflateEnd(&z);
+    return rc;
 }
 
 int ns_seqlog_unpack(ns_buf_t *out, const uint8_t *v, size_t n)
@@ -95,7 +116,7 @@ int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json
     seq_key(kb, seq);
     ns_buf_t packed = NS_BUF_INIT;
     MDB_val k = ns_val(kb, 8), v = ns_val(len ? json : "", len);
-    if (len >= NS_SEQLOG_PACK_MIN && t->s->schema >= NS_SEQLOG_PACK_SCHEMA) {
+    if (len >= NS_SEQLOG_PACK_MIN && len <= PACK_MAX_RAW && t->s->schema >= NS_SEQLOG_PACK_SCHEMA) {
         if ((rc = ns_seqlog_pack(&packed, json, len)) != NS_OK)
             goto out;
         if (packed.len < len)

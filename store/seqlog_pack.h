@@ -13,7 +13,7 @@
 #define NS_SEQLOG_PACK_MIN 256
 #define NS_SEQLOG_PACK_SCHEMA 11
 /* Appends the packed form of json to out (the caller keeps it only when
- * shorter). NS_ENOMEM. */
+ * shorter). NS_ENOMEM; NS_EINVAL over 16 MiB of JSON (stored plain). */
 int ns_seqlog_pack(ns_buf_t *out, const char *json, size_t len);
 /* Appends the JSON of stored value v, packed or not, and a NUL
  * (out->len - 1 is its length). NS_ECORRUPT when a packed one does not

@@ -37,7 +37,9 @@ peer_start() {
         PEER_PID=$! ;;
     rust)
         it_port=$(($(od -An -N2 -tu2 /dev/urandom) % 20000 + 30000))
-        (cd "$dir" && exec taskset -c "$SRV_CPU" "$NS_RUST_NAMESRV" --listenPort "$it_port") \
+        # without a home it stops at once ("Service lifecycle operation failed")
+        (cd "$dir" && exec taskset -c "$SRV_CPU" "$NS_RUST_NAMESRV" --listenPort "$it_port" \
+            --bindAddress 127.0.0.1 --rocketmqHome "$dir" --kvConfigPath "$dir/kvConfig.json") \
             >"$dir/out" 2>&1 &
         PEER_PID=$! ;;
     esac
@@ -63,7 +65,9 @@ peers_run() {
     : >"$WORK/peers.md"
     for topo in "10 100 16 smoke" "1000 20000 64 capacity"; do
         set -- $topo
-        local tp=(--setup-brokers "$1" --setup-topics "$2")
+        # JSON registration bodies, a Java broker's default (compressedRegister=false):
+        # rocketmq-rust refuses the zlib form ("Failed to decode RegisterBrokerBody")
+        local tp=(--setup-brokers "$1" --setup-topics "$2" --plain-bodies)
         for r in $(seq "$rounds"); do
             for k in "${kinds[@]}"; do
                 log "peers: $4, round $r: $k"
@@ -74,8 +78,14 @@ peers_run() {
                     >"$WORK/$4.$k.setup.json" 2>>"$WORK/$4.$k.setup.err" &
                 local hold=$!
                 PIDS+=("$hold")
-                wait_file "$WORK/$4.$k.r$r.ready" 600 "$hold" ||
-                    { cat "$WORK/$4.$k.setup.err" >&2; exit 1; }
+                if ! wait_file "$WORK/$4.$k.r$r.ready" 600 "$hold"; then
+                    # a peer that cannot take the topology gets a row saying why
+                    [ "$k" = namesrvd ] && { cat "$WORK/$4.$k.setup.err" >&2; exit 1; }
+                    log "peers: $4: $k not set up: $(tail -1 "$WORK/$4.$k.setup.err")"
+                    stop_pid "$PEER_PID"
+                    stop_pid "$hold"
+                    continue
+                fi
                 client "$WORK/$4.$k.r$r.json" --ns "127.0.0.1:$PEER_PORT" "${tp[@]}" --no-setup \
                     --conns "$3" --depth 1,8 --duration "$DUR" --warmup 3 --server-pid "$PEER_PID"
                 stop_pid "$PEER_PID"
@@ -94,6 +104,11 @@ peers_run() {
             d=$(j "$WORK/$4.echo.r1.json" ".runs[$i].depth")
             for k in "${kinds[@]}"; do
                 local q p99 hwm err
+                if ! ls "$WORK/$4.$k".r*.json >/dev/null 2>&1; then
+                    printf '| %s (%s brokers, %s topics, %s conns), depth %s | %s | set-up failed: %s | | | | |\n' \
+                        "$4" "$1" "$2" "$3" "$d" "$k" "$(tail -1 "$WORK/$4.$k.setup.err")" >>"$WORK/peers.md"
+                    continue
+                fi
                 q=$(jq -s "map(.runs[$i].qps // 0) | max" "$WORK/$4.$k".r*.json)
                 p99=$(jq -s "map(.runs[$i].latency_us.route.p99 // 1e12) | min" "$WORK/$4.$k".r*.json)
                 hwm=$(jq -s "map(.runs[$i].server.vm_hwm_kb // 0) | max" "$WORK/$4.$k".r*.json)

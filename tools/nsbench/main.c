@@ -56,6 +56,8 @@ static void usage(FILE *out)
         "                            up to S seconds or until the server goes away\n"
         "  --ready-file F            created when the report is out (with --hold)\n"
         "  --label TEXT              copied to the output\n"
+        "  --plain-bodies            REGISTER_BROKER bodies as JSON, not compressed (a\n"
+        "                            Java broker's default; for servers without the zlib form)\n"
         "  --access-key K --secret-key S  sign every request (RocketMQ AccessKey/Signature,\n"
         "                            as AclClientRPCHook does), for servers with authMode on\n"
         "  --server-cpu N, --client-cpu N  cores to watch: the share of each used by other\n"
@@ -130,6 +132,7 @@ enum {
     O_HB_KIND,
     O_NO_VERIFY,
     O_JSON,
+    O_PLAIN_BODIES,
     O_SERVER_PID,
     O_DATA_DIR,
     O_HOLD,
@@ -187,6 +190,7 @@ int main(int argc, char **argv)
         {"hb-kind", required_argument, NULL, O_HB_KIND},
         {"no-verify", no_argument, NULL, O_NO_VERIFY},
         {"json", no_argument, NULL, O_JSON},
+        {"plain-bodies", no_argument, NULL, O_PLAIN_BODIES},
         {"server-pid", required_argument, NULL, O_SERVER_PID},
         {"data-dir", required_argument, NULL, O_DATA_DIR},
         {"hold", required_argument, NULL, O_HOLD},
@@ -358,6 +362,9 @@ int main(int argc, char **argv)
             break;
         case O_JSON:
             o.json = true;
+            break;
+        case O_PLAIN_BODIES:
+            topo_set_plain_bodies(true);
             break;
         case O_SERVER_PID:
             o.server_pid = atoi(optarg);

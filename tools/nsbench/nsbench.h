@@ -105,8 +105,9 @@ int topo_broker_topics(uint32_t n_topics, uint32_t n_brokers, uint32_t ***lists,
 void topo_lists_free(uint32_t **lists, uint32_t *counts, uint32_t n_brokers);
 
 /* A compressed RegisterBrokerBody (zlib, 5.x layout with the mapping count)
- * for the given topics, all with perm 6 and queue_nums read/write queues.
- * Appended to out. */
+ * for the given topics, all with perm 6 and queue_nums read/write queues,
+ * or its JSON form after topo_set_plain_bodies(true) (frames then say
+ * compressed=false). Appended to out. */
 int topo_regbody(ns_buf_t *out, const uint32_t *topics, size_t n, int32_t queue_nums,
                  const ns_dataversion_t *dv);
 
@@ -123,6 +124,7 @@ int topo_route_frame(ns_buf_t *out, const char *topic, size_t topic_len, int32_t
 /* Every frame built from now on is signed with these (borrowed for the
  * life of the process; NULL access_key: unsigned). */
 void topo_set_credentials(const char *access_key, const char *secret_key);
+void topo_set_plain_bodies(bool plain);
 /* Compares topo_route_frame with ns_remoting_encode; NS_OK when equal. */
 int topo_selftest(void);
 

@@ -173,6 +173,13 @@ void topo_lists_free(uint32_t **lists, uint32_t *counts, uint32_t n_brokers)
 
 /* ---- bodies and frames ---- */
 
+static bool topo_plain; /* topo_set_plain_bodies */
+
+void topo_set_plain_bodies(bool plain)
+{
+    topo_plain = plain;
+}
+
 int topo_regbody(ns_buf_t *out, const uint32_t *topics, size_t n, int32_t queue_nums,
                  const ns_dataversion_t *dv)
 {
@@ -195,7 +202,7 @@ int topo_regbody(ns_buf_t *out, const uint32_t *topics, size_t n, int32_t queue_
         b.topics[i].topic_sys_flag = 0;
     }
     b.n_topics = n;
-    rc = ns_regbody_encode_compressed(out, &b, true);
+    rc = topo_plain ? ns_regbody_encode_json(out, &b) : ns_regbody_encode_compressed(out, &b, true);
 cleanup:
     free(b.topics);
     free(names);
@@ -243,7 +250,7 @@ int topo_register_frame(ns_buf_t *out, uint32_t broker, bool reg, const ns_buf_t
     ext[4] = ns_ext_field("brokerId", "0");
     ext[5] = ns_ext_field("enableActingMaster", "false");
     ext[6] = ns_ext_field("heartbeatTimeoutMillis", "600000");
-    ext[7] = ns_ext_field("compressed", "true");
+    ext[7] = ns_ext_field("compressed", topo_plain ? "false" : "true");
     ext[8] = ns_ext_field("bodyCrc32", crc);
     ns_cmd_t c;
     ns_cmd_request_init(&c, NS_REQ_REGISTER_BROKER, ext, 9);

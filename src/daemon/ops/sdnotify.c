@@ -13,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ns/buf.h"
+#include "ns/err.h"
 #include "ops/sdnotify.h"
 
 /* $NOTIFY_SOCKET as an address: its length in *len, 0 when unset or unusable. */
@@ -46,16 +48,14 @@ int ns_sd_notify(const char *state)
     return err;
 }
 
-/* A positive decimal number whole, or 0. */
+/* $name as a positive decimal number, or 0 when unset, junk or not > 0. */
 static uint64_t env_u64(const char *name)
 {
     const char *s = getenv(name);
-    if (s == NULL || *s < '0' || *s > '9')
+    int64_t v = 0;
+    if (s == NULL || *s < '0' || *s > '9' || ns_parse_i64(s, strlen(s), &v) != NS_OK || v <= 0)
         return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    return errno == 0 && end && *end == 0 ? (uint64_t)v : 0;
+    return (uint64_t)v;
 }
 
 int ns_sd_watchdog_usec(uint64_t *usec)

@@ -116,11 +116,13 @@ int ns_seqlog_append(ns_txn_t *t, int db, const char *seq_meta, const char *json
     seq_key(kb, seq);
     ns_buf_t packed = NS_BUF_INIT;
     MDB_val k = ns_val(kb, 8), v = ns_val(len ? json : "", len);
-    if (len >= NS_SEQLOG_PACK_MIN && len <= PACK_MAX_RAW && t->s->schema >= NS_SEQLOG_PACK_SCHEMA) {
-        if ((rc = ns_seqlog_pack(&packed, json, len)) != NS_OK)
+    if (len >= NS_SEQLOG_PACK_MIN && t->s->schema >= NS_SEQLOG_PACK_SCHEMA) {
+        rc = ns_seqlog_pack(&packed, json, len);
+        if (rc != NS_OK && rc != NS_EINVAL) /* EINVAL: too long to pack, stored plain */
             goto out;
-        if (packed.len < len)
+        if (rc == NS_OK && packed.len < len)
             v = ns_val(packed.data, packed.len);
+        rc = NS_OK;
     }
     ns_txn_wrote(t, 8 + v.mv_size);
     if ((rc = mdb_put(t->txn, dbi, &k, &v, 0)) != 0) {

@@ -54,8 +54,14 @@ scenario() {
     it_log "split registration: every topic routed $(($(it_ms) - t0)) ms after the broker started"
     it_expect_no_grep "$(br_log b1)" "Failed to register current broker" "a split registration failed"
 
+    # The broker's stop is not checked: its shutdown unregisters 200,000
+    # topics with a fixed 3 s timeout (BrokerOuterAPI.unregisterBroker),
+    # which the ASan+UBSan build can pass (the release build takes ~0.5 s),
+    # and a registration cut short by its shutdown logs "Failed to register".
     broker_stop b1
     ns_stop ns
+    local skip
+    skip=$(wc -l <"$(br_log b1)")
     rm -rf "$(ns_datadir ns)"
     ns_start ns
     ns=$(ns_addr ns)
@@ -63,6 +69,9 @@ scenario() {
     IT_REG_WAIT=0 broker_start b1 "$ns" c1 big 0 enableSplitRegistration=false compressedRegister=true
     it_wait 180 "all $BIG_N topics routed (one compressed registration)" all_topics_routed zlib
     it_log "compressed registration: every topic routed $(($(it_ms) - t0)) ms after the broker started"
-    it_expect_no_grep "$(br_log b1)" "Failed to register current broker" "the compressed registration failed"
+    # the same broker home: only what it logged since it started again
+    tail -n "+$((skip + 1))" "$(br_log b1)" >"$SDIR/broker.zlib.log"
+    it_expect_no_grep "$SDIR/broker.zlib.log" "Failed to register current broker" \
+        "the compressed registration failed"
     it_expect_no_grep "$SDIR/ns.log" "ERROR" "namesrvd logged an error"
 }

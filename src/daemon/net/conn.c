@@ -174,7 +174,9 @@ void ns_conn_account(ns_conn_t *c)
     /* in whole BUDGET_GRAIN units: an ordinary reply (a route is a few
      * hundred bytes) moves no shared counter; what goes uncounted is below
      * BUDGET_GRAIN per connection (16 MiB at maxConnections 4096) */
-    size_t held = c->wq.out.len + (c->wq.writing ? c->wq.wbuf.len : 0);
+    size_t held = c->wq.out.len;
+    if (c->wq.writing) /* what libuv still holds of it, not what the socket took */
+        held += uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
     __atomic_store_n(&c->queued, held, __ATOMIC_RELAXED);
     size_t unsent = held & ~(BUDGET_GRAIN - 1);
     if (unsent == c->bud.unsent && c->rbuf.cap == c->bud.rbuf && !c->bud.enforce)

@@ -16,6 +16,11 @@ static int collect_cb(const char *name, void *ctx)
     return ns_strlist_add(ctx, name);
 }
 
+static int mark_topic_cb(const char *topic, void *ctx)
+{
+    return ns_registry_mark(ctx, topic);
+}
+
 /* Clears the write bit on every queue data of a group (an acting-master
  * group that lost its master, docs/protocol.md §6.5). */
 static int clear_write(ns_registry_t *r, ns_txn_t *t, const char *broker_name)
@@ -98,11 +103,7 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
         NS_LOG_INFO("broker group %s removed (last address %s)", broker_name, addr);
         rc = ns_group_del(t, broker_name);
         rc = rc ? rc : ns_cluster_del(t, cluster, broker_name);
-        rc = rc ? rc : ns_queue_iter_broker(t, broker_name, collect_cb, &c);
-        for (size_t i = 0; rc == NS_OK && i < c.n; i++) {
-            rc = ns_queue_del(t, c.v[i], broker_name);
-            rc = rc ? rc : ns_registry_mark(r, c.v[i]);
-        }
+        rc = rc ? rc : ns_queue_del_broker(t, broker_name, mark_topic_cb, r);
         goto out;
     }
     rc = ns_group_put(t, &g);

@@ -318,6 +318,9 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
                     bool *existed, bool *wrote);
 int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_queue_data_t *out);
 int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name);
+/* Deletes every queue data of a broker name (a group that is gone), calling
+ * cb with each topic (a NUL-terminated copy) once its rows are gone. */
+int ns_queue_del_broker(ns_txn_t *t, const char *broker_name, ns_name_cb cb, void *ctx);
 /* Queue data of one topic in broker-name order; q->broker_name is borrowed. */
 typedef int (*ns_queue_cb)(const char *topic, const ns_queue_data_t *q, void *ctx);
 int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ctx);

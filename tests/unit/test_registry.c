@@ -310,6 +310,55 @@ static void test_address_moves_to_another_group(void **state)
     assert_null(route_of(f, "TopicA"));
 }
 
+/* A group with thousands of topics goes (ns_queue_del_broker, through
+ * cursors, last row first): its rows sit between two other groups' on
+ * many pages of both tables; those stay whole, and verify (I6, the digest)
+ * finds nothing. */
+static void test_large_group_removed_between_others(void **state)
+{
+    fx_t *f = *state;
+    enum { N = 3000 };
+    static char names[N][24];
+    ns_topic_config_t *tc = calloc(N, sizeof *tc);
+    assert_non_null(tc);
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "Big-%05d", i);
+        tc[i] = (ns_topic_config_t){names[i], 4, 4, 6, 0};
+    }
+    f->body.topics = tc;
+    ns_register_result_t res;
+    const char *groups[3] = {"broker-a", "broker-b", "broker-c"};
+    const char *addrs[3] = {"10.0.0.1:10911", "10.0.0.2:10911", "10.0.0.3:10911"};
+    for (int g = 0; g < 3; g++) {
+        f->body.n_topics = g == 1 ? N : N / 2; /* the middle group has every topic */
+        do_register(f, groups[g], addrs[g], 0, &res);
+        ns_register_result_free(&res);
+    }
+    ns_txn_t *t = NULL;
+    bool removed = false;
+    begin(f, &t);
+    assert_int_equal(
+        ns_registry_unregister(f->reg, t, "DefaultCluster", addrs[1], groups[1], 0, &removed, NULL),
+        NS_OK);
+    commit(f, t); /* verified: I6 and the digest */
+    assert_true(removed);
+    for (int i = 0; i < N; i += 7) {
+        char *r = route_of(f, names[i]);
+        if (i < N / 2) {
+            assert_non_null(r);
+            assert_non_null(strstr(r, "broker-a"));
+            assert_non_null(strstr(r, "broker-c"));
+            assert_null(strstr(r, "broker-b"));
+        } else {
+            assert_null(r); /* only broker-b had it */
+        }
+        free(r);
+    }
+    f->body.topics = f->topics;
+    f->body.n_topics = 2;
+    free(tc);
+}
+
 static void test_delete_and_register_topic(void **state)
 {
     fx_t *f = *state;
@@ -547,6 +596,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unregister_names_the_registered_broker, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_address_moves_to_another_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_group_removed_between_others, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_and_register_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_then_mark_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_min_broker_id_changes, setup, teardown),

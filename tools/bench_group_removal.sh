@@ -28,12 +28,6 @@ fi
 . "$ROOT/tools/lib/work.sh"
 ns_work_begin /tmp/nsgroup.XXXXXX bench_group_removal.sh
 
-wait_for() { # file tenths
-    for _ in $(seq "$2"); do [ -s "$1" ] && return 0; sleep 0.1; done
-    echo "bench_group_removal.sh: no $1" >&2
-    exit 1
-}
-
 ms_of() { # "2026-12-03T16:26:29.998Z ..." -> ms since midnight
     awk '{ split(substr($1, 12, 12), t, /[:.]/); print ((t[1] * 60 + t[2]) * 60 + t[3]) * 1000 + t[4] }'
 }
@@ -46,7 +40,7 @@ one_run() { # build round
         --configStorePath="$d/ns.properties" >"$d/log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    wait_for "$d/port" 300
+    ns_wait_file "$d/port" 300
     port=$(cat "$d/port")
     taskset -c "$CLI_CPU" "$b/nsbench" --ns "127.0.0.1:$port" --mode setup --setup-brokers 1 \
         --setup-topics "$TOPICS" --conns 1 --hold 1 >"$d/setup.log" 2>&1
@@ -63,11 +57,8 @@ one_run() { # build round
     rm -rf "$d"
 }
 
-IFS=, read -r -a dirs <<<"$BUILDS"
-for r in $(seq "$ROUNDS"); do
-    for b in "${dirs[@]}"; do one_run "$b" "$r"; done
-done | tee "$WORK/all.txt"
-for b in "${dirs[@]}"; do
+ns_rounds "$ROUNDS" "$BUILDS" one_run
+for b in "${NS_DIRS[@]}"; do
     awk -v b="$b" '$1 == b { print $(NF - 1) }' "$WORK/all.txt" | sort -n |
         awk -v b="$b" '{ v[NR] = $1 } END { printf "%s: median %d ms of %d\n", b, v[int((NR + 1) / 2)], NR }'
 done

@@ -28,12 +28,6 @@ fi
 . "$ROOT/tools/lib/work.sh"
 ns_work_begin /tmp/nsrss.XXXXXX rss_capacity.sh
 
-wait_for() { # file tenths
-    for _ in $(seq "$2"); do [ -s "$1" ] && return 0; sleep 0.1; done
-    echo "rss_capacity.sh: no $1" >&2
-    exit 1
-}
-
 status() { # pid -> "VmHWM RssAnon RssFile" in kB
     awk '/^(VmHWM|RssAnon|RssFile):/ { v = v sep $2; sep = " " } END { print v }' "/proc/$1/status"
 }
@@ -45,7 +39,7 @@ one_run() { # build round
         --portFile="$d/port" --dataDir="$d/data" --syncMode=full >"$d/log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    wait_for "$d/port" 300
+    ns_wait_file "$d/port" 300
     port=$(cat "$d/port")
     taskset -c "$CLI_CPU" "$b/nsbench" --ns "127.0.0.1:$port" --mode setup --setup-brokers 1000 \
         --setup-topics 20000 --hold 120 --ready-file "$d/ready" >"$d/setup.log" 2>&1 &
@@ -72,10 +66,7 @@ one_run() { # build round
     rm -rf "$d"
 }
 
-IFS=, read -r -a dirs <<<"$BUILDS"
-for r in $(seq "$ROUNDS"); do
-    for b in "${dirs[@]}"; do one_run "$b" "$r"; done
-done | tee "$WORK/all.txt"
+ns_rounds "$ROUNDS" "$BUILDS" one_run
 awk '/round/ { s[$1] += $6; n[$1]++ } END {
     for (b in s) printf "%s: peak RSS %.1f MiB (mean of %d)\n", b, s[b] / n[b] / 1024, n[b] }' \
     "$WORK/all.txt"

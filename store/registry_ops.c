@@ -49,7 +49,6 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
 {
     ns_live_rec_t lr = {0};
     ns_group_rec_t g = {0};
-    ns_strlist_t c = NS_STRLIST_INIT;
     *removed = false;
     if (change)
         *change = NULL;
@@ -115,7 +114,6 @@ int ns_registry_unregister(ns_registry_t *r, ns_txn_t *t, const char *cluster, c
     if (rc == NS_OK && change && was_min && g.enable_acting_master)
         rc = ns_registry_minid_change(&g, addr, NULL, false, change);
 out:
-    ns_strlist_free(&c);
     ns_group_rec_free(&g);
     ns_live_rec_free(&lr);
     return rc;

@@ -17,3 +17,12 @@ int ns_audit_del(ns_txn_t *t, uint64_t seq)
 {
     return ns_seqlog_del(t, NS_DB_AUDIT, seq);
 }
+
+int ns_audit_trim(ns_txn_t *t, int64_t retention)
+{
+    uint64_t last = 0;
+    int rc = ns_meta_get_u64(t, "audit_seq", &last);
+    if (rc != NS_OK || retention < 0 || last <= (uint64_t)retention)
+        return rc == NS_ENOTFOUND ? NS_OK : rc;
+    return ns_seqlog_trim(t, NS_DB_AUDIT, last - (uint64_t)retention + 1);
+}

@@ -75,8 +75,6 @@ void ns_audit_diff_free(audit_diff_t *d)
     ns_buf_free(&d->removed);
 }
 
-static int audit_trim(ns_txn_t *t, int64_t retention);
-
 int ns_audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_dataversion_t *old,
                    audit_diff_t *d)
 {
@@ -107,35 +105,12 @@ int ns_audit_write(ns_txn_t *t, const ns_register_args_t *a, const ns_dataversio
                             "\"removedCount\":%zu}",
                             d->n_added, d->n_changed, d->n_removed);
     rc = rc ? rc : ns_audit_append(t, (const char *)b.data, b.len, NULL);
-    rc = rc ? rc : audit_trim(t, a->audit_retention);
+    rc = rc ? rc : ns_audit_trim(t, a->audit_retention);
     if (backwards)
         NS_LOG_WARN("broker %s (%s) data version went backwards: counter %lld -> %lld",
                     a->broker_name, a->addr, (long long)old->counter, (long long)nv->counter);
     ns_buf_free(&b);
     return rc;
-}
-
-static int first_seq_cb(uint64_t seq, const char *json, size_t len, void *ctx)
-{
-    *(uint64_t *)ctx = seq;
-    return 1;
-}
-
-/* Keeps at most `retention` history records in all (oldest go first). */
-static int audit_trim(ns_txn_t *t, int64_t retention)
-{
-    uint64_t last = 0;
-    int rc = ns_meta_get_u64(t, "audit_seq", &last);
-    if (rc != NS_OK || retention < 0 || last <= (uint64_t)retention)
-        return rc == NS_ENOTFOUND ? NS_OK : rc;
-    for (;;) {
-        uint64_t first = 0;
-        rc = ns_audit_iter(t, first_seq_cb, &first);
-        if (rc != 1 || first + (uint64_t)retention > last)
-            return rc == 1 || rc == NS_OK ? NS_OK : rc;
-        if ((rc = ns_audit_del(t, first)) != NS_OK)
-            return rc;
-    }
 }
 
 /* Sorted copy of the body's topic names, to test membership (the topics a

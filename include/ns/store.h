@@ -362,6 +362,9 @@ int ns_audit_append(ns_txn_t *t, const char *json, size_t len, uint64_t *seq_out
 typedef int (*ns_audit_cb)(uint64_t seq, const char *json, size_t len, void *ctx);
 int ns_audit_iter(ns_txn_t *t, ns_audit_cb cb, void *ctx);
 int ns_audit_del(ns_txn_t *t, uint64_t seq);
+/* Keeps the newest `retention` records (none for 0; all for < 0), deleting
+ * the older ones oldest first without reading them. */
+int ns_audit_trim(ns_txn_t *t, int64_t retention);
 
 /* ---- admin audit trail: seq -> JSON record (store/admin_audit.c, v5) ----
  * Append in the write transaction that applies the request's effect; keeps

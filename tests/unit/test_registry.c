@@ -359,6 +359,42 @@ static void test_large_group_removed_between_others(void **state)
     free(tc);
 }
 
+static int audit_seq_cb(uint64_t seq, const char *json, size_t len, void *ctx)
+{
+    uint64_t *seqs = ctx;
+    assert_true(seqs[0] < 15);
+    seqs[++seqs[0]] = seq;
+    assert_non_null(strstr(json, "\"brokerName\":\"broker-a\""));
+    return 0;
+}
+
+/* The history keeps the newest auditRetention records (ns_audit_trim). */
+static void test_history_kept_to_retention(void **state)
+{
+    fx_t *f = *state;
+    ns_register_result_t res;
+    ns_register_args_t a;
+    for (int i = 0; i < 6; i++) {
+        ns_txn_t *t = NULL;
+        args(f, &a, "broker-a", "10.0.0.1:10911", 0);
+        a.audit_retention = 3;
+        f->body.data_version.counter = 1 + i; /* a new DataVersion each time */
+        begin(f, &t);
+        assert_int_equal(ns_registry_register(f->reg, t, &a, &res), NS_OK);
+        ns_register_result_free(&res);
+        commit(f, t);
+    }
+    f->body.data_version.counter = 1;
+    uint64_t seqs[16] = {0};
+    ns_txn_t *t = NULL;
+    assert_int_equal(ns_txn_begin(f->store, false, &t), NS_OK);
+    assert_int_equal(ns_audit_iter(t, audit_seq_cb, seqs), NS_OK);
+    ns_txn_abort(t);
+    assert_int_equal(seqs[0], 3);
+    assert_int_equal(seqs[1], 4);
+    assert_int_equal(seqs[3], 6);
+}
+
 static void test_delete_and_register_topic(void **state)
 {
     fx_t *f = *state;
@@ -597,6 +633,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_address_moves_to_another_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_group_removed_between_others, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_kept_to_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_and_register_topic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_then_mark_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_min_broker_id_changes, setup, teardown),

@@ -17,6 +17,7 @@
 # with the secrets sealed (authKeyFile).
 set -euo pipefail
 . "$(dirname "$0")/lib/cli.sh"
+. "$(dirname "$0")/lib/callgrind.sh"
 
 CG=0
 ns_args "$NS_PIN_OPTS --callgrind:CG" "$@"
@@ -52,7 +53,7 @@ run() {
 
 # Instructions per lookup: authMode signed(0|1) sealed(0|1) -> Ir / COUNT
 cg_run() {
-    local mode=$1 signed=$2 sealed=${3:-0} dir="$WORK/cg" n=${COUNT:-20000} creds=() f ir=0 v
+    local mode=$1 signed=$2 sealed=${3:-0} dir="$WORK/cg" n=${COUNT:-20000} creds=() ir
     local keyargs=() srvkey=()
     rm -rf "$dir"; mkdir -p "$dir"
     if [ "$sealed" = 1 ]; then
@@ -74,18 +75,11 @@ cg_run() {
         --ready-file "$dir/ready" "${creds[@]}" >/dev/null 2>&1 &
     local hold=$!
     for _ in $(seq 1200); do [ -e "$dir/ready" ] && break; sleep 0.1; done
-    callgrind_control -z "$pid" >/dev/null 2>&1
-    callgrind_control -i on "$pid" >/dev/null 2>&1
+    ns_cg_begin "$pid"
     "$BUILD/nsbench" --ns "$ns" --no-setup --setup-brokers 10 --setup-topics 100 --conns 16 \
         --depth 8 --count "$n" --warmup 0 --drain-timeout-ms 60000 --json "${creds[@]}" \
         >"$dir/r.json" 2>/dev/null
-    callgrind_control -i off "$pid" >/dev/null 2>&1
-    callgrind_control -d "$pid" >/dev/null 2>&1
-    sleep 0.5
-    for f in "$dir"/cg."$pid"*; do
-        v=$(awk '/^totals:/ {print $2; exit}' "$f")
-        ir=$((ir + ${v:-0}))
-    done
+    ir=$(ns_cg_total "$dir" "$pid")
     kill "$hold" "$pid" 2>/dev/null || true
     wait "$hold" "$pid" 2>/dev/null || true
     awk -v ir="$ir" -v n="$n" -v e="$(jq -r '.runs[-1].errors' "$dir/r.json")" \

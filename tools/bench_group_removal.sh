@@ -21,10 +21,7 @@ ROUNDS=3
 BUILDS=""
 ns_args "--topics=TOPICS --rounds=ROUNDS --builds=BUILDS $NS_PIN_OPTS" "$@"
 ns_need taskset
-if [ -z "$BUILDS" ]; then
-    ns_build_release "$ROOT" "$RELEASE_DIR" namesrvd nsbench
-    BUILDS=$RELEASE_DIR
-fi
+ns_builds_default
 . "$ROOT/tools/lib/work.sh"
 ns_work_begin /tmp/nsgroup.XXXXXX bench_group_removal.sh
 

@@ -21,10 +21,7 @@ BUILDS=""
 DETAIL=0
 ns_args "--rounds=ROUNDS --builds=BUILDS --detail:DETAIL $NS_PIN_OPTS" "$@"
 ns_need mdb_stat pmap
-if [ -z "$BUILDS" ]; then
-    ns_build_release "$ROOT" "$RELEASE_DIR" namesrvd nsbench
-    BUILDS=$RELEASE_DIR
-fi
+ns_builds_default
 . "$ROOT/tools/lib/work.sh"
 ns_work_begin /tmp/nsrss.XXXXXX rss_capacity.sh
 

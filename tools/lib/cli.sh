@@ -13,6 +13,9 @@
 #   ns_build_release SRC DIR TARGET...
 #                          a Release build (tests off) of the tree SRC in
 #                          DIR; quiet, or the tail of its log and exit 1
+#   ns_builds_default      when BUILDS (a --builds list) is empty: the
+#                          Release build of this tree (namesrvd, nsbench)
+#                          in RELEASE_DIR, and BUILDS set to it
 #
 # NAME in messages is the script's file name. Set on sourcing: ROOT, the top
 # of the tree the script is in; RELEASE_DIR, where its Release build goes
@@ -72,6 +75,13 @@ ns_build_release() {
         exit 1
     fi
     rm -f "$log"
+}
+
+ns_builds_default() {
+    if [ -z "$BUILDS" ]; then
+        ns_build_release "$ROOT" "$RELEASE_DIR" namesrvd nsbench
+        BUILDS=$RELEASE_DIR
+    fi
 }
 
 # ns_bench_certs DIR KEY: a CA (ca.pem) and a server certificate for

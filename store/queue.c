@@ -87,23 +87,6 @@ int ns_queue_get(ns_txn_t *t, const char *topic, const char *broker_name, ns_que
     return rc;
 }
 
-int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name)
-{
-    ns_buf_t k = NS_BUF_INIT;
-    ns_queue_data_t had;
-    int rc = NS_OK;
-    if (ns_digest_kept(t)) {
-        rc = ns_queue_get(t, topic, broker_name, &had);
-        rc = rc == NS_OK ? ns_digest_queue(t, topic, &had, NULL) : rc == NS_ENOTFOUND ? NS_OK : rc;
-    }
-    rc = rc ? rc : ns_key2(&k, topic, broker_name);
-    rc = rc ? rc : ns_db_del(t, NS_DB_QUEUES, &k);
-    rc = rc ? rc : index_key(&k, broker_name, topic);
-    rc = rc ? rc : ns_db_del(t, NS_DB_BROKER_TOPICS, &k);
-    ns_buf_free(&k);
-    return rc;
-}
-
 /* Deletes the queues row of (topic, broker_name) through cur, with its
  * digest change; NS_OK when there is none (I6 broken: verify reports it). */
 static int del_queue_row(ns_txn_t *t, MDB_cursor *cur, ns_buf_t *k, const char *topic,
@@ -124,6 +107,22 @@ static int del_queue_row(ns_txn_t *t, MDB_cursor *cur, ns_buf_t *k, const char *
     rc = ns_digest_queue(t, topic, &had, NULL);
     ns_txn_wrote(t, k->len);
     return rc ? rc : ns_lmdb_error(mdb_cursor_del(cur, 0));
+}
+
+int ns_queue_del(ns_txn_t *t, const char *topic, const char *broker_name)
+{
+    ns_buf_t k = NS_BUF_INIT;
+    MDB_dbi dbi;
+    MDB_cursor *cur = NULL;
+    int rc = ns_dbi(t, NS_DB_QUEUES, &dbi);
+    rc = rc ? rc : ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur));
+    rc = rc ? rc : del_queue_row(t, cur, &k, topic, broker_name);
+    rc = rc ? rc : index_key(&k, broker_name, topic);
+    rc = rc ? rc : ns_db_del(t, NS_DB_BROKER_TOPICS, &k);
+    if (cur)
+        mdb_cursor_close(cur);
+    ns_buf_free(&k);
+    return rc;
 }
 
 /* The index rows of broker_name are walked and deleted through one cursor

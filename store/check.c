@@ -206,7 +206,7 @@ static void child_main(const char *dir, FILE *out)
     ns_store_t *s = NULL;
     ns_txn_t *t = NULL;
     char err[512] = "";
-    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0};
+    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0, 0};
     say(&w, "table", "meta"); /* opening reads the meta pages and the meta table */
     int rc = ns_store_open(&opts, &s, err, sizeof err);
     if (rc != NS_OK) {
@@ -486,7 +486,7 @@ static void salvage_child(const char *dir, FILE *out)
     ns_store_t *s = NULL;
     ns_txn_t *t = NULL;
     char err[256];
-    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0};
+    ns_store_opts_t opts = {dir, 0, 0, NS_SYNC_FULL, true, false, 0, 0};
     names_t v = {NULL, 0, 0};
     /* without the file check: what can be read of a file cut short is
      * read, up to the crash */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "route_memo.h"
 #include "migrations/migrations.h"
 #include "ns/fsutil.h"
 #include "ns/log.h"
@@ -430,6 +431,7 @@ static int store_open(const ns_store_opts_t *opts, bool file_check, ns_store_t *
         return NS_ENOMEM;
     s->lock_fd = -1;
     s->grow_percent = NS_STORE_GROW_AT_PERCENT;
+    s->route_memo_slots = opts->route_memo_slots;
     s->read_only = opts->read_only;
     s->map_size = opts->map_size_bytes ? opts->map_size_bytes : 64u << 20;
     s->map_max = opts->map_max_bytes ? opts->map_max_bytes : (size_t)16 << 30;
@@ -636,6 +638,7 @@ int ns_txn_begin(ns_store_t *s, bool write, ns_txn_t **out)
 static void txn_release(ns_txn_t *t)
 {
     ns_digest_acc_free(t->digest);
+    ns_route_memo_free(t->memo);
     if (t->holds_resize_lock)
         pthread_rwlock_unlock(&t->s->resize_lock);
     free(t);
@@ -688,10 +691,23 @@ void ns_txn_abort(ns_txn_t *t)
     txn_release(t);
 }
 
+/* Under the resize lock, which map_moves is written under. */
+static void memo_renewed(ns_txn_t *t)
+{
+    ns_route_memo_renewed(t->memo, (uint64_t)mdb_txn_id(t->txn), t->s->map_moves);
+}
+
 int ns_txn_read_renew(ns_store_t *s, ns_txn_t **slot)
 {
-    if (*slot == NULL)
-        return txn_begin(s, NULL, false, slot);
+    if (*slot == NULL) {
+        int rc = txn_begin(s, NULL, false, slot);
+        /* without the memo (out of memory) lookups only cost more */
+        if (rc == NS_OK && s->route_memo_slots)
+            (*slot)->memo = ns_route_memo_new(s->route_memo_slots);
+        if (rc == NS_OK && (*slot)->memo)
+            memo_renewed(*slot);
+        return rc;
+    }
     ns_txn_t *t = *slot;
     pthread_rwlock_rdlock(&s->resize_lock);
     t->holds_resize_lock = true;
@@ -701,6 +717,8 @@ int ns_txn_read_renew(ns_store_t *s, ns_txn_t **slot)
         t->holds_resize_lock = false;
         return ns_lmdb_error(rc);
     }
+    if (t->memo)
+        memo_renewed(t);
     return NS_OK;
 }
 
@@ -730,6 +748,7 @@ int ns_store_grow(ns_store_t *s)
     atomic_fetch_add_explicit(&s->read_epoch, 1, memory_order_release);
     pthread_rwlock_wrlock(&s->resize_lock);
     int rc = mdb_env_set_mapsize(s->env, next);
+    s->map_moves++; /* the map may lie elsewhere now (route_memo.h) */
     pthread_rwlock_unlock(&s->resize_lock);
     atomic_fetch_add_explicit(&s->read_epoch, 1, memory_order_release);
     if (rc != 0)

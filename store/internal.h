@@ -24,15 +24,18 @@ struct ns_store {
      * takes it exclusively because mdb_env_set_mapsize needs no live txn in
      * the process. Uncontended except during a (rare) resize. */
     pthread_rwlock_t resize_lock;
+    uint64_t map_moves; /* resizes (each may move the map); under resize_lock */
     /* Moves after every committed write transaction and before a resize
      * waits for the readers (ns_store_read_epoch). */
     ns_store_epoch_t read_epoch;
-    _Atomic uint64_t grown; /* map growths since open (ns_store_map_grown) */
-    unsigned grow_percent;  /* ns_store_keep_headroom's threshold */
-    bool warned_at_max;     /* ns_store_keep_headroom said the map is at map_max */
+    _Atomic uint64_t grown;  /* map growths since open (ns_store_map_grown) */
+    unsigned grow_percent;   /* ns_store_keep_headroom's threshold */
+    bool warned_at_max;      /* ns_store_keep_headroom said the map is at map_max */
+    size_t route_memo_slots; /* each reusable read transaction's memo; 0: none */
 };
 
 typedef struct ns_digest_acc ns_digest_acc_t;
+typedef struct ns_route_memo ns_route_memo_t;
 
 struct ns_txn {
     MDB_txn *txn;
@@ -42,6 +45,7 @@ struct ns_txn {
     ns_txn_t *parent;
     ns_digest_acc_t *digest; /* this write transaction's digest changes (digest.c) */
     size_t written;          /* bytes put and deleted so far (ns_txn_wrote) */
+    ns_route_memo_t *memo;   /* a reusable read transaction's (route_memo.h) */
 };
 
 /* Counts a put or delete of n key and value bytes in t's top transaction

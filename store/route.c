@@ -5,10 +5,11 @@
  * with no legacy bytes: the legacy form is derived from std when read, which
  * halves what a registration of many topics writes. Written by the writer in
  * the transaction that changes the topic; read with one mdb_get on the
- * lookup path. */
+ * lookup path, or from the snapshot's memo (route_memo.h). */
 #include <string.h>
 
 #include "internal.h"
+#include "route_memo.h"
 
 #define ROUTE_DERIVED UINT32_MAX
 
@@ -48,9 +49,14 @@ int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
     if (rc != NS_OK)
         return rc;
     MDB_val k = ns_val(topic, strlen(topic)), v;
-    rc = mdb_get(t->txn, dbi, &k, &v);
-    if (rc != 0)
-        return ns_lmdb_error(rc);
+    ns_route_memo_slot_t *fill = NULL;
+    if (t->memo == NULL || !ns_route_memo_find(t->memo, &k, &v, &fill)) {
+        rc = mdb_get(t->txn, dbi, &k, &v);
+        if (rc != 0)
+            return ns_lmdb_error(rc);
+        if (fill)
+            ns_route_memo_fill(t->memo, fill, &k, &v);
+    }
     const uint8_t *p = v.mv_data;
     uint32_t w[2], li;
     if (v.mv_size < 12)

@@ -43,6 +43,9 @@ typedef struct {
     bool read_only;         /* offline readers (dump, verify, stat): no lock, no migrations */
     bool lock;              /* take the exclusive directory lock (namesrvd, restore) */
     uint32_t target_schema; /* migrate up to this version; 0 = latest (tests use older) */
+    /* slots of the route memo each reusable read transaction keeps of its
+     * snapshot (store/route_memo.h); 0 = none */
+    size_t route_memo_slots;
 } ns_store_opts_t;
 
 /* Opens (creating if needed) the store in opts->dir, takes the directory

@@ -150,7 +150,8 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
                             sync_mode(cfg->sync_mode),
                             false,
                             true,
-                            0};
+                            0,
+                            (size_t)cfg->route_memo_slots};
     if ((rc = ns_start_check(srv, err, errlen)) != NS_OK ||
         (rc = ns_store_open(&opts, &srv->loop.store, err, errlen)) != NS_OK)
         return rc;

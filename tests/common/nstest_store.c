@@ -13,7 +13,7 @@
 int nstest_store_open(const char *dir, size_t map_bytes, size_t max_bytes, ns_store_t **out)
 {
     char err[512];
-    ns_store_opts_t o = {dir, map_bytes, max_bytes, NS_SYNC_NOSYNC, false, true, 0};
+    ns_store_opts_t o = {dir, map_bytes, max_bytes, NS_SYNC_NOSYNC, false, true, 0, 0};
     int rc = ns_store_open(&o, out, err, sizeof err);
     if (rc != NS_OK)
         print_error("ns_store_open(%s): %s (%s)\n", dir, ns_errname(rc), err);

@@ -56,7 +56,7 @@ static void map_usage(const char *data, double *map, double *used, double *schem
  * until the file holds about target bytes, as an old binary left it. */
 static size_t build_v1_store(const char *data, size_t target)
 {
-    ns_store_opts_t o = {data, 64 * MIB, 64 * MIB, NS_SYNC_NOSYNC, false, true, 1};
+    ns_store_opts_t o = {data, 64 * MIB, 64 * MIB, NS_SYNC_NOSYNC, false, true, 1, 0};
     ns_store_t *st = NULL;
     char err[512] = "";
     assert_int_equal(ns_store_open(&o, &st, err, sizeof err), NS_OK);

@@ -192,7 +192,7 @@ static void test_newer_schema_exits_3(void **state)
     fx_t *fx = *state;
     char data[4200], err[512], want[64];
     snprintf(data, sizeof data, "%s/data", fx->dir);
-    ns_store_opts_t o = {data, 0, 0, NS_SYNC_FULL, false, true, 0};
+    ns_store_opts_t o = {data, 0, 0, NS_SYNC_FULL, false, true, 0, 0};
     ns_store_t *s = NULL;
     ns_txn_t *t = NULL;
     assert_int_equal(ns_store_open(&o, &s, err, sizeof err), NS_OK);

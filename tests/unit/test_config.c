@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 90
+#define NKEYS 91
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -33,6 +33,7 @@ static const char *const all_keys[NKEYS] = {
     "serverChannelMaxIdleTimeSeconds",
     "ioThreads",
     "ioBacklogBytes",
+    "routeMemoSlots",
     "dataDir",
     "syncMode",
     "mapSizeBytes",
@@ -303,10 +304,10 @@ static void test_keys_and_mutability(void **state)
                                                "kvTombstoneRetentionMillis"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "mapGrowPercent", "ioThreads", "ioBacklogBytes", "portFile", "httpListen", "httpPortFile",
-        "maxFrameBytes", "writerBatchMax", "writerBatchMaxBytes", "rocketmqHome", "kvConfigPath",
-        "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity", "logFile",
-        "logFileMaxBytes", "logFileKeep", "tls.server.mode", "tls.server.certPath",
+        "mapGrowPercent", "ioThreads", "ioBacklogBytes", "routeMemoSlots", "portFile", "httpListen",
+        "httpPortFile", "maxFrameBytes", "writerBatchMax", "writerBatchMaxBytes", "rocketmqHome",
+        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
+        "logFile", "logFileMaxBytes", "logFileKeep", "tls.server.mode", "tls.server.certPath",
         "tls.server.keyPath", "tls.server.keyPassword", "tls.server.need.client.auth",
         "tls.server.trustCertPath", "tls.protocols", "tls.ciphers", "tls.config.file",
         "tlsHandshakeTimeoutMillis", "tlsHandshakeOffload", "proxyProtocolTrustedAddresses",

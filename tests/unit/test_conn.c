@@ -83,7 +83,7 @@ static int setup(void **state)
     fx->dir = nstest_tmpdir("conn");
     assert_int_equal(uv_loop_init(&fx->uv), 0);
     assert_int_equal(ns_config_init(&fx->cfg), NS_OK);
-    ns_store_opts_t o = {fx->dir, 1u << 20, 8u << 20, NS_SYNC_NOSYNC, false, true, 0};
+    ns_store_opts_t o = {fx->dir, 1u << 20, 8u << 20, NS_SYNC_NOSYNC, false, true, 0, 0};
     char err[256];
     assert_int_equal(ns_store_open(&o, &fx->loop.store, err, sizeof err), NS_OK);
     fx->loop.uv = &fx->uv;

@@ -556,7 +556,7 @@ static void test_migration_computes_it(void **state)
     fx_t *f = *state;
     ns_store_close(f->s[0]);
     nstest_rmtree(f->dir[0]);
-    ns_store_opts_t o = {f->dir[0], 0, 0, NS_SYNC_NOSYNC, false, true, 8};
+    ns_store_opts_t o = {f->dir[0], 0, 0, NS_SYNC_NOSYNC, false, true, 8, 0};
     char err[256];
     assert_int_equal(ns_store_open(&o, &f->s[0], err, sizeof err), NS_OK);
     assert_int_equal(ns_store_schema_version(f->s[0]), 8);

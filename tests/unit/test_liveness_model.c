@@ -73,7 +73,7 @@ typedef struct {
 
 static void open_store(model_t *m)
 {
-    ns_store_opts_t o = {m->dir, 8u << 20, 64u << 20, NS_SYNC_NOSYNC, false, true, 0};
+    ns_store_opts_t o = {m->dir, 8u << 20, 64u << 20, NS_SYNC_NOSYNC, false, true, 0, 0};
     char err[256];
     assert_int_equal(ns_store_open(&o, &m->store, err, sizeof err), NS_OK);
 }

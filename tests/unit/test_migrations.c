@@ -68,7 +68,7 @@ static int teardown(void **state)
 static int open_at(const char *dir, uint32_t target, bool read_only, ns_store_t **out, char *err,
                    size_t errlen)
 {
-    ns_store_opts_t o = {dir, 0, 0, NS_SYNC_NOSYNC, read_only, !read_only, target};
+    ns_store_opts_t o = {dir, 0, 0, NS_SYNC_NOSYNC, read_only, !read_only, target, 0};
     return ns_store_open(&o, out, err, errlen);
 }
 

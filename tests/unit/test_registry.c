@@ -47,7 +47,7 @@ static int setup(void **state)
     fx_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
     f->dir = nstest_tmpdir("registry");
-    ns_store_opts_t o = {f->dir, 8u << 20, 64u << 20, NS_SYNC_NOSYNC, false, true, 0};
+    ns_store_opts_t o = {f->dir, 8u << 20, 64u << 20, NS_SYNC_NOSYNC, false, true, 0, 0};
     char err[256];
     assert_int_equal(ns_store_open(&o, &f->store, err, sizeof err), NS_OK);
     assert_int_equal(ns_registry_new(&f->reg), NS_OK);

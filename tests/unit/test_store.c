@@ -1132,7 +1132,7 @@ static void test_backup(void **state)
     ns_store_close(copy);
 
     /* the copy also opens read-only (offline tools) */
-    ns_store_opts_t ro = {copydir, 0, 0, NS_SYNC_FULL, true, false, 0};
+    ns_store_opts_t ro = {copydir, 0, 0, NS_SYNC_FULL, true, false, 0, 0};
     assert_int_equal(ns_store_open(&ro, &copy, err, sizeof err), NS_OK);
     assert_int_equal(ns_txn_begin(copy, true, &t), NS_EINVAL);
     assert_int_equal(ns_txn_begin(copy, false, &t), NS_OK);
@@ -1148,7 +1148,7 @@ static void test_lock(void **state)
     char err[512], pid[32];
     assert_int_equal(ns_store_lock_holder(fx->dir), (long)getpid());
     ns_store_t *second = NULL;
-    ns_store_opts_t o = {fx->dir, 0, 0, NS_SYNC_NOSYNC, false, true, 0};
+    ns_store_opts_t o = {fx->dir, 0, 0, NS_SYNC_NOSYNC, false, true, 0, 0};
     assert_int_equal(ns_store_open(&o, &second, err, sizeof err), NS_ELOCKED);
     assert_null(second);
     snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
@@ -1160,7 +1160,7 @@ static void test_lock(void **state)
     /* read-only opening of a missing store */
     char missing[4200];
     snprintf(missing, sizeof missing, "%s/missing", fx->dir);
-    ns_store_opts_t ro = {missing, 0, 0, NS_SYNC_FULL, true, false, 0};
+    ns_store_opts_t ro = {missing, 0, 0, NS_SYNC_FULL, true, false, 0, 0};
     assert_int_equal(ns_store_open(&ro, &second, err, sizeof err), NS_EIO);
     assert_null(second);
     assert_true(strlen(err) > 0);

@@ -87,7 +87,7 @@ static void hook_reset(void *ctx)
 static void open_fx(fx_t *f, size_t map_max, size_t batch_max_bytes)
 {
     f->dir = nstest_tmpdir("writer");
-    ns_store_opts_t o = {f->dir, 1u << 20, map_max, NS_SYNC_NOSYNC, false, true, 0};
+    ns_store_opts_t o = {f->dir, 1u << 20, map_max, NS_SYNC_NOSYNC, false, true, 0, 0};
     char err[256];
     assert_int_equal(ns_store_open(&o, &f->store, err, sizeof err), NS_OK);
     assert_int_equal(uv_loop_init(&f->loop), 0);

@@ -87,6 +87,9 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_INT("ioThreads", io_threads, "1", 1, 64, NS_CFG_OURS,
             "event loops serving connections (route lookups run on all of them; "
             "every other request on the first)"),
+    ROW_INT("routeMemoSlots", route_memo_slots, "16384", 0, 1 << 20, NS_CFG_OURS,
+            "routes each event loop remembers from its read snapshot until the next write "
+            "(a power of two, or rounded down to one; 0 = every lookup searches the store)"),
     ROW_INT("ioBacklogBytes", io_backlog_bytes, "8388608", 65536, 1 * GiB, NS_CFG_OURS,
             "with ioThreads > 1: request bytes a loop may forward to the first one before "
             "its connections pause reading"),

@@ -354,6 +354,32 @@ static void test_process_metrics(void **state)
     free(text);
 }
 
+/* True when the process maps a file whose name holds name (/proc/PID/maps). */
+static bool maps_library(int pid, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    char *maps = nstest_read_text(path);
+    assert_non_null(maps);
+    bool found = strstr(maps, name) != NULL;
+    free(maps);
+    return found;
+}
+
+/* libmicrohttpd, and the GnuTLS it links, is opened only by a server with
+ * httpListen (src/daemon/ops/mhd.h); one without never maps either. */
+static void test_http_library_only_with_endpoint(void **state)
+{
+    fx_t *fx = *state;
+    assert_true(maps_library(fx->base.srv.pid, "libmicrohttpd"));
+    nstest_server_t plain;
+    char *dir = NULL;
+    assert_int_equal(nstest_server_open(&plain, &dir, "nohttp", NULL), 0);
+    assert_false(maps_library(plain.pid, "libmicrohttpd"));
+    assert_false(maps_library(plain.pid, "libgnutls"));
+    nstest_server_close(&plain, dir);
+}
+
 /* namesrvctl health asks /healthz, which needs neither a signature nor TLS:
  * it answers where a remoting request (the old health check, `config get`)
  * is refused, as under authMode=all. */
@@ -406,6 +432,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_top_once, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_health, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_process_metrics, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_http_library_only_with_endpoint, setup,
+                                        nstest_fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

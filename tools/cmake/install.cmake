@@ -71,7 +71,11 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON) # dpkg-shlibdeps fills Depends: liblmdb0, libuv1, ...
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# libmicrohttpd is opened with dlopen (src/daemon/ops/mhd.h), which
+# dpkg-shlibdeps cannot see: its package named here, from its soname
+# (libmicrohttpd.so.12 -> libmicrohttpd12, Debian's rule for library packages)
+string(REGEX REPLACE "^(lib.*)\\.so\\.([0-9]+)$" "\\1\\2" NS_MHD_PACKAGE "${NS_MHD_SONAME}")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, ${NS_MHD_PACKAGE}")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${NS_DIST}/debian/postinst ${NS_DIST}/debian/prerm ${NS_DIST}/debian/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

@@ -2,9 +2,10 @@
  *
  * libmicrohttpd (Debian libmicrohttpd-dev) does the HTTP: it is the GNU
  * project's small embeddable server, in C, with its own polling thread, a
- * connection limit and timeouts, and no dependency beyond libc; we write no
- * HTTP parser. It runs with MHD_USE_INTERNAL_POLLING_THREAD: one thread for
- * every scrape, so the request loops never run HTTP code.
+ * connection limit and timeouts; we write no HTTP parser. It is opened only
+ * when the endpoint starts (mhd.h: Debian's build links GnuTLS). It runs
+ * with MHD_USE_INTERNAL_POLLING_THREAD: one thread for every scrape, so the
+ * request loops never run HTTP code.
  *
  *   GET /metrics   Prometheus text format 0.0.4 (http_text.c)
  *   GET /fleet/digest[?path=...]  a node of the fleet digest as JSON
@@ -32,6 +33,7 @@
 #include "net/ioloop.h"
 #include "ops/http_guard.h"
 #include "ops/http_int.h"
+#include "ops/mhd.h"
 #include "ops/startcheck.h"
 
 #define HTTP_TIMEOUT_S 10 /* idle, reset by each byte: http_guard.c has the header deadline */
@@ -49,15 +51,15 @@ static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned status, co
         return MHD_NO;
     len = body->len;
     void *data = ns_buf_steal(body, NULL);
-    struct MHD_Response *rsp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *rsp = ns_mhd.create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
     if (rsp == NULL) {
         free(data);
         return MHD_NO;
     }
-    MHD_add_response_header(rsp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(rsp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result r = MHD_queue_response(conn, status, rsp);
-    MHD_destroy_response(rsp);
+    ns_mhd.add_response_header(rsp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    ns_mhd.add_response_header(rsp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result r = ns_mhd.queue_response(conn, status, rsp);
+    ns_mhd.destroy_response(rsp);
     return r;
 }
 
@@ -144,12 +146,12 @@ static unsigned address_server(ns_http_t *h, struct MHD_Connection *conn, const 
 {
     ns_buf_t u = NS_BUF_INIT;
     char from[INET6_ADDRSTRLEN] = "?";
-    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    const char *host = ns_mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
     ns_buf_printf(&u, "http://%s%s", host ? host : "?", url);
     if (u.data)
-        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_arg, &u);
+        ns_mhd.get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_arg, &u);
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        ns_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
         inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, from,
                   sizeof from);
@@ -190,8 +192,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     } else if (strcmp(url, "/brokers") == 0) {
         ns_http_brokers_json(s, now, &out);
     } else if (strcmp(url, "/fleet/digest") == 0) {
-        status =
-            fleet_digest(h, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path"), &out);
+        status = fleet_digest(
+            h, ns_mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path"), &out);
         if (status != MHD_HTTP_OK)
             type = "text/plain";
     } else if (ns_addrsrv_path(url)) {
@@ -314,11 +316,14 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
     h->kvsync = srv->kvsync;
     atomic_store(&h->store_check, ns_start_check_running(srv) ? 0 : 1);
     ns_http_refresh(srv); /* the first snapshot, before any scrape */
+    int rc = ns_mhd_load(err, errlen);
+    if (rc != NS_OK)
+        return rc;
     if (ns_http_guard_start((uint64_t)cfg->http_header_timeout_ms, &h->guard) != NS_OK) {
         snprintf(err, errlen, "out of memory");
         return NS_ENOMEM;
     }
-    h->daemon = MHD_start_daemon(
+    h->daemon = ns_mhd.start_daemon(
         MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)cfg->http_max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
@@ -329,7 +334,7 @@ int ns_http_start(ns_server_t *srv, ns_metrics_loop_t *const *loops, size_t n_lo
         snprintf(err, errlen, "cannot serve HTTP on httpListen %s", cfg->http_listen);
         return NS_EIO;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = ns_mhd.get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? (int)info->port : 0;
     if (cfg->http_port_file && *cfg->http_port_file &&
         ns_port_file_write(cfg->http_port_file, h->port) != NS_OK)
@@ -367,7 +372,7 @@ void ns_http_stop(ns_server_t *srv)
         return;
     atomic_store(&h->listening, false);
     if (h->daemon) {
-        MHD_stop_daemon(h->daemon);
+        ns_mhd.stop_daemon(h->daemon);
         h->daemon = NULL;
     }
     ns_http_guard_stop(h->guard); /* no callback after MHD_stop_daemon */

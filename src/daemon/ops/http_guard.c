@@ -28,6 +28,7 @@
 #include "ns/err.h"
 #include "ns/log.h"
 #include "ops/http_guard.h"
+#include "ops/mhd.h"
 
 typedef struct guard_conn {
     struct guard_conn *prev, *next;
@@ -144,7 +145,7 @@ void ns_http_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_
     ns_http_guard_t *g = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *fd =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+            ns_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         guard_conn_t *c = fd ? calloc(1, sizeof *c) : NULL;
         *socket_context = c;
         if (c == NULL)
@@ -172,7 +173,7 @@ void ns_http_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_
 static guard_conn_t *record_of(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *i =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        ns_mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return i ? i->socket_context : NULL;
 }
 

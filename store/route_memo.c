@@ -44,7 +44,7 @@ void ns_route_memo_renewed(ns_route_memo_t *m, uint64_t txnid, uint64_t map_move
 
 void ns_route_memo_judge(ns_route_memo_t *m)
 {
-    if (m->hits < m->seen / 16)
+    if (m->hits < m->seen / 4)
         m->skip = NS_ROUTE_MEMO_SKIP;
     m->seen = 0;
     m->hits = 0;

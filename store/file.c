@@ -46,7 +46,7 @@ static uint32_t rd32(const uint8_t *p)
 
 /* One meta page at off: true with its fields when it is one. */
 static bool read_meta(int fd, off_t off, uint32_t *psize, uint64_t *last, uint64_t *txnid,
-                      uint64_t *mapsize)
+                      uint64_t *mapsize, uint64_t *free_root)
 {
     uint8_t pg[META_OFF + 152];
     if (pread(fd, pg, sizeof pg, off) != (ssize_t)sizeof pg)
@@ -57,9 +57,136 @@ static bool read_meta(int fd, off_t off, uint32_t *psize, uint64_t *last, uint64
         return false;
     *psize = rd32(m + 24);
     *mapsize = rd64(m + 16);
+    *free_root = rd64(m + 24 + 40); /* dbs[0].md_root: the free pages' tree */
     *last = rd64(m + 24 + 96);
     *txnid = rd64(m + 24 + 96 + 8);
     return true;
+}
+
+/* ---- a file shorter than its meta page says ----
+ *
+ * Not always damage: LMDB counts in last_pg every page a transaction took,
+ * but a page the transaction took and freed again before its commit (a
+ * "loose" page) is never written, only listed in the free pages' tree. When
+ * such pages are the highest ones, the file ends before them (seen after a
+ * kill -9 in crash_kv_crash: 560 pages, last_pg 561, pages 560-561 free).
+ * LMDB never reads a free page, so the file is whole when every page past
+ * its end is listed free; the tree is read here with pread, every page of
+ * it inside the file, the way the meta pages are (page header: pgno 8, pad
+ * 2, flags 2, lower 2, upper 2; node offsets from byte 16; node: lo 2, hi 2,
+ * flags 2, ksize 2, key, data; a branch node's child is lo | hi << 16 |
+ * flags << 32, a leaf's data size lo | hi << 16, F_BIGDATA 0x01 puts the
+ * data on overflow pages after their 16-byte header; a free-tree value is
+ * an ID list: its count, then the page numbers, each 8 bytes). */
+#define P_BRANCH 0x01
+#define P_LEAF 0x02
+#define F_BIGDATA 0x01
+#define FREE_WALK_MAX_PAGES 65536u
+#define FREE_TAIL_MAX 65536u
+
+typedef struct {
+    int fd;
+    uint32_t ps;
+    uint64_t in_file; /* pages the file holds */
+    uint64_t last;
+    uint8_t *missing; /* per page past the end: 1 until listed free */
+    uint64_t left;    /* pages past the end not listed yet */
+} tail_t;
+
+static void tail_list(tail_t *t, const uint8_t *idl, uint64_t len)
+{
+    if (len < 8)
+        return;
+    uint64_t n = rd64(idl);
+    if (n > (len - 8) / 8)
+        n = (len - 8) / 8;
+    for (uint64_t i = 1; i <= n; i++) {
+        uint64_t pg = rd64(idl + 8 * i);
+        if (pg >= t->in_file && pg <= t->last && t->missing[pg - t->in_file]) {
+            t->missing[pg - t->in_file] = 0;
+            t->left--;
+        }
+    }
+}
+
+/* One leaf node's ID list, inline or on its overflow pages. */
+static bool tail_leaf_value(tail_t *t, const uint8_t *pg, const uint8_t *node)
+{
+    uint16_t nflags = (uint16_t)(node[4] | node[5] << 8);
+    uint16_t ksize = (uint16_t)(node[6] | node[7] << 8);
+    uint64_t dsize = (uint64_t)(node[0] | node[1] << 8) | (uint64_t)(node[2] | node[3] << 8) << 16;
+    const uint8_t *data = node + 8 + ksize;
+    if (!(nflags & F_BIGDATA)) {
+        if (data + dsize > pg + t->ps)
+            return false;
+        tail_list(t, data, dsize);
+        return true;
+    }
+    if (data + 8 > pg + t->ps)
+        return false;
+    uint64_t ov = rd64(data), pages = (16 + dsize + t->ps - 1) / t->ps;
+    if (ov < 2 || ov + pages > t->in_file || dsize > 64u << 20)
+        return false;
+    uint8_t *buf = malloc(dsize ? dsize : 1);
+    if (buf == NULL)
+        return false;
+    bool ok = pread(t->fd, buf, dsize, (off_t)(ov * t->ps + 16)) == (ssize_t)dsize;
+    if (ok)
+        tail_list(t, buf, dsize);
+    free(buf);
+    return ok;
+}
+
+static bool tail_walk(tail_t *t, uint64_t root)
+{
+    uint64_t *stack = malloc(FREE_WALK_MAX_PAGES * sizeof *stack);
+    uint8_t *pg = malloc(t->ps);
+    size_t top = 0, seen = 0;
+    bool ok = stack && pg;
+    if (ok)
+        stack[top++] = root;
+    while (ok && top > 0 && t->left > 0) {
+        uint64_t no = stack[--top];
+        ok = no >= 2 && no < t->in_file && ++seen <= FREE_WALK_MAX_PAGES &&
+             pread(t->fd, pg, t->ps, (off_t)(no * t->ps)) == (ssize_t)t->ps && rd64(pg) == no;
+        uint16_t flags = ok ? (uint16_t)(pg[10] | pg[11] << 8) : 0;
+        uint16_t lower = ok ? (uint16_t)(pg[12] | pg[13] << 8) : 0;
+        ok = ok && (flags & (P_BRANCH | P_LEAF)) && lower >= 16 && lower <= t->ps;
+        for (unsigned i = 0; ok && i < (unsigned)(lower - 16) / 2; i++) {
+            uint16_t at = (uint16_t)(pg[16 + 2 * i] | pg[17 + 2 * i] << 8);
+            ok = at >= lower && (uint32_t)at + 8 <= t->ps;
+            const uint8_t *node = pg + at;
+            if (ok && (flags & P_BRANCH)) {
+                uint64_t child = (uint64_t)(node[0] | node[1] << 8) |
+                                 (uint64_t)(node[2] | node[3] << 8) << 16 |
+                                 (uint64_t)(node[4] | node[5] << 8) << 32;
+                ok = top < FREE_WALK_MAX_PAGES;
+                if (ok)
+                    stack[top++] = child;
+            } else if (ok) {
+                ok = tail_leaf_value(t, pg, node);
+            }
+        }
+    }
+    free(stack);
+    free(pg);
+    return ok;
+}
+
+/* True when every page from in_file to last is listed in the free pages'
+ * tree rooted at root (all of which lies in the file). */
+static bool tail_is_free(int fd, uint32_t ps, uint64_t in_file, uint64_t last, uint64_t root)
+{
+    if (last < in_file || last - in_file >= FREE_TAIL_MAX || root == UINT64_MAX)
+        return false;
+    tail_t t = {fd, ps, in_file, last, NULL, last - in_file + 1};
+    t.missing = malloc(t.left);
+    if (t.missing == NULL)
+        return false;
+    memset(t.missing, 1, t.left);
+    bool ok = tail_walk(&t, root) && t.left == 0;
+    free(t.missing);
+    return ok;
 }
 
 int ns_store_file_check(const char *dir, ns_store_file_t *out, char *err, size_t errlen)
@@ -87,11 +214,11 @@ int ns_store_file_check(const char *dir, ns_store_file_t *out, char *err, size_t
         return NS_EIO;
     }
     uint32_t ps0 = 0, ps1 = 0;
-    uint64_t l0 = 0, l1 = 0, t0 = 0, t1 = 0, m0 = 0, m1 = 0;
-    bool ok0 = read_meta(fd, 0, &ps0, &l0, &t0, &m0);
-    bool ok1 = ok0 && ps0 >= 512 && read_meta(fd, ps0, &ps1, &l1, &t1, &m1);
-    close(fd);
+    uint64_t l0 = 0, l1 = 0, t0 = 0, t1 = 0, m0 = 0, m1 = 0, f0 = 0, f1 = 0;
+    bool ok0 = read_meta(fd, 0, &ps0, &l0, &t0, &m0, &f0);
+    bool ok1 = ok0 && ps0 >= 512 && read_meta(fd, ps0, &ps1, &l1, &t1, &m1, &f1);
     if (!ok0 || !ok1) {
+        close(fd);
         /* not LMDB's, or its first pages are gone: LMDB refuses it without
          * mapping anything (MDB_INVALID), with its own words */
         out->meta_ok = false;
@@ -104,7 +231,10 @@ int ns_store_file_check(const char *dir, ns_store_file_t *out, char *err, size_t
     out->txnid = second ? t1 : t0;
     out->map_size = second ? m1 : m0;
     uint64_t need = (out->last_pgno + 1) * (uint64_t)ps0;
-    if (out->file_size < need) {
+    bool tail_free = out->file_size < need &&
+                     tail_is_free(fd, ps0, out->file_size / ps0, out->last_pgno, second ? f1 : f0);
+    close(fd);
+    if (out->file_size < need && !tail_free) {
         snprintf(err, errlen,
                  "data.mdb is %" PRIu64 " bytes but its meta page (transaction %" PRIu64
                  ") uses pages up to %" PRIu64 ", %" PRIu64 " bytes: the file was cut short",

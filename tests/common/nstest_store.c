@@ -2,9 +2,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
+#include <lmdb.h>
 
 #include "nstest.h"
 #include "nstest_store.h"
@@ -44,4 +47,38 @@ int nstest_store_fx_teardown(void **state)
     free(fx->dir);
     free(fx);
     return 0;
+}
+
+size_t nstest_free_tail_start(const char *dir)
+{
+    MDB_env *e = NULL;
+    MDB_txn *t = NULL;
+    MDB_cursor *c = NULL;
+    MDB_envinfo info;
+    MDB_val k, v;
+    if (mdb_env_create(&e) != 0 || mdb_env_set_mapsize(e, (size_t)1 << 30) != 0 ||
+        mdb_env_open(e, dir, MDB_RDONLY, 0600) != 0 ||
+        mdb_txn_begin(e, NULL, MDB_RDONLY, &t) != 0 || mdb_cursor_open(t, 0, &c) != 0) {
+        fprintf(stderr, "nstest_free_tail_start: cannot read %s\n", dir);
+        abort();
+    }
+    mdb_env_info(e, &info);
+    size_t last = info.me_last_pgno;
+    uint8_t *is_free = calloc(last + 1, 1);
+    if (is_free == NULL)
+        abort();
+    while (mdb_cursor_get(c, &k, &v, MDB_NEXT) == 0) { /* dbi 0: the free pages */
+        const size_t *ids = v.mv_data;
+        for (size_t i = 1; i <= ids[0]; i++)
+            if (ids[i] <= last)
+                is_free[ids[i]] = 1;
+    }
+    mdb_cursor_close(c);
+    mdb_txn_abort(t);
+    mdb_env_close(e);
+    size_t p = last + 1;
+    while (p > 2 && is_free[p - 1])
+        p--;
+    free(is_free);
+    return p;
 }

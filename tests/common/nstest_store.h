@@ -21,4 +21,9 @@ typedef struct {
 int nstest_store_fx_setup(void **state, const char *tag, size_t map_bytes, size_t max_bytes);
 int nstest_store_fx_teardown(void **state);
 
+/* The lowest page of the store file in dir from which every page up to its
+ * meta page's last one is free (LMDB's free pages' table, read with LMDB):
+ * a file cut there is whole, one page less is cut short (store/file.c). */
+size_t nstest_free_tail_start(const char *dir);
+
 #endif

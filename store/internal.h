@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "keys.h"
+#include "tree_walk.h"
 #include "ns/err.h"
 #include "ns/store.h"
 
@@ -46,7 +47,14 @@ struct ns_txn {
     ns_digest_acc_t *digest; /* this write transaction's digest changes (digest.c) */
     size_t written;          /* bytes put and deleted so far (ns_txn_wrote) */
     ns_route_memo_t *memo;   /* a reusable read transaction's (route_memo.h) */
+    /* The routes table's tree in this read transaction's snapshot, read at
+     * its first lookup (route.c, tree_walk.h); tree_txnid and tree_moves
+     * say which snapshot and map it is of. */
+    ns_tree_t tree;
+    uint64_t tree_txnid, tree_moves;
+    uint8_t tree_state; /* NS_TREE_UNREAD, NS_TREE_READ, NS_TREE_OFF */
 };
+enum { NS_TREE_UNREAD, NS_TREE_READ, NS_TREE_OFF };
 
 /* Counts a put or delete of n key and value bytes in t's top transaction
  * (what ns_txn_written reports; LMDB keeps the pages it dirties in memory
@@ -58,6 +66,12 @@ static inline void ns_txn_wrote(ns_txn_t *t, size_t n)
         t = t->parent;
     t->written += n + NS_TXN_WRITE_OVERHEAD;
 }
+
+/* Whether the lookup path's descent of the routes tree (tree_walk.h) finds
+ * topic (n bytes) at val, vlen bytes, where a cursor of read transaction t
+ * found it; true when the descent declines (mdb_get answers then) or t
+ * writes. verify.c asks it of every route. */
+bool ns_route_walk_agrees(ns_txn_t *t, const char *topic, size_t n, const void *val, size_t vlen);
 
 /* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last
  * committed transaction when the copy began (the copy holds it or a later

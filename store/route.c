@@ -4,8 +4,10 @@
  * between machines of different endianness). Since schema v4 legacy_insert may be ROUTE_DERIVED
  * with no legacy bytes: the legacy form is derived from std when read, which
  * halves what a registration of many topics writes. Written by the writer in
- * the transaction that changes the topic; read with one mdb_get on the
- * lookup path, or from the snapshot's memo (route_memo.h). */
+ * the transaction that changes the topic; read on the lookup path from the
+ * snapshot's memo (route_memo.h), else by one descent of the tree in the map
+ * (tree_walk.h), else (a write transaction, or a page the walk declines)
+ * with mdb_get. */
 #include <string.h>
 
 #include "internal.h"
@@ -41,6 +43,67 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     return NS_OK;
 }
 
+/* The routes tree of read transaction t's snapshot: its root from the main
+ * table's record, the map's place and size from the environment, read once
+ * per snapshot and map. NULL: ask mdb_get (a write transaction, whose pages
+ * are not in the map yet, or a record the walk does not follow). */
+static const ns_tree_t *routes_tree(ns_txn_t *t)
+{
+    if (t->write)
+        return NULL;
+    uint64_t id = (uint64_t)mdb_txn_id(t->txn);
+    if (t->tree_state != NS_TREE_UNREAD && id == t->tree_txnid && t->s->map_moves == t->tree_moves)
+        return t->tree_state == NS_TREE_READ ? &t->tree : NULL;
+    t->tree_txnid = id;
+    t->tree_moves = t->s->map_moves;
+    t->tree_state = NS_TREE_OFF;
+    const char *name = ns_db_names[NS_DB_ROUTES];
+    MDB_val k = ns_val(name, strlen(name)), rec;
+    MDB_envinfo info;
+    MDB_stat st;
+    if (mdb_get(t->txn, 1 /* the main table */, &k, &rec) != 0 ||
+        ns_tree_from_record(&t->tree, rec.mv_data, rec.mv_size) != NS_OK ||
+        mdb_env_info(t->s->env, &info) != 0 || mdb_env_stat(t->s->env, &st) != 0 ||
+        ns_tree_map_from_value(rec.mv_data, st.ms_psize, &t->tree.map) != NS_OK)
+        return NULL;
+    t->tree.psize = st.ms_psize;
+    t->tree.pages = info.me_mapsize / st.ms_psize;
+    if ((uint64_t)info.me_last_pgno + 1 < t->tree.pages)
+        t->tree.pages = (uint64_t)info.me_last_pgno + 1;
+    t->tree_state = NS_TREE_READ;
+    return &t->tree;
+}
+
+/* topic's stored value in t: from the walk when it answers, else mdb_get. */
+static int route_value(ns_txn_t *t, MDB_dbi dbi, MDB_val *k, MDB_val *v)
+{
+    const ns_tree_t *tree = routes_tree(t);
+    if (tree) {
+        const void *val;
+        size_t vlen;
+        int rc = ns_tree_get(tree, k->mv_data, k->mv_size, &val, &vlen);
+        if (rc == NS_OK) {
+            v->mv_data = (void *)val;
+            v->mv_size = vlen;
+        }
+        if (rc != NS_EFALLBACK)
+            return rc;
+    }
+    int rc = mdb_get(t->txn, dbi, k, v);
+    return rc ? ns_lmdb_error(rc) : NS_OK;
+}
+
+bool ns_route_walk_agrees(ns_txn_t *t, const char *topic, size_t n, const void *val, size_t vlen)
+{
+    const ns_tree_t *tree = routes_tree(t);
+    const void *got;
+    size_t glen;
+    if (tree == NULL)
+        return true; /* a write transaction: nothing is read from the map */
+    int rc = ns_tree_get(tree, topic, n, &got, &glen);
+    return rc == NS_EFALLBACK || (rc == NS_OK && got == val && glen == vlen);
+}
+
 int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,
                  bool *derive)
 {
@@ -51,9 +114,9 @@ int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
     MDB_val k = ns_val(topic, strlen(topic)), v;
     ns_route_memo_slot_t *fill = NULL;
     if (t->memo == NULL || !ns_route_memo_find(t->memo, &k, &v, &fill)) {
-        rc = mdb_get(t->txn, dbi, &k, &v);
-        if (rc != 0)
-            return ns_lmdb_error(rc);
+        rc = route_value(t, dbi, &k, &v);
+        if (rc != NS_OK)
+            return rc;
         if (fill)
             ns_route_memo_fill(t->memo, fill, &k, &v);
     }

@@ -174,6 +174,11 @@ static int route_cb(const char *ks, size_t kl, const uint8_t *val, size_t vl, vo
     vctx_t *v = ctx;
     if (!ns_topic_exists(v->t, ks))
         violation(v, "I7 routes: route stored for topic '%s' without queue data%s", ks, NULL);
+    /* not an invariant of the data: the lookups' own descent reads this
+     * store as LMDB does (store/tree_walk.h) */
+    if (!ns_route_walk_agrees(v->t, ks, kl, val, vl))
+        violation(v, "routes: the lookup's descent does not find topic '%s' where LMDB does%s", ks,
+                  NULL);
     return 0;
 }
 

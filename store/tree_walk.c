@@ -1,0 +1,243 @@
+/* tree_walk.c - one key's descent of an LMDB B-tree in the map
+ * (tree_walk.h has the layout and why). */
+#include <stdbool.h>
+#include <string.h>
+
+#include "ns/err.h"
+#include "tree_walk.h"
+
+#define PAGE_HDR 16
+#define NODE_HDR 8
+#define P_BRANCH 0x01
+#define P_LEAF 0x02
+#define P_OVERFLOW 0x04
+#define P_META 0x08
+#define P_KIND (P_LEAF | P_BRANCH | P_OVERFLOW | P_META | 0x20 | 0x40) /* not dirty */
+#define META_MAGIC 0xBEEFC0DEu
+#define F_BIGDATA 0x01
+#define MAX_DEPTH 64 /* LMDB's CURSOR_STACK is 32 */
+#define PAD_KEY 511  /* LMDB's longest key (mdb_env_get_maxkeysize) */
+
+static uint16_t rd16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2); /* host order, as LMDB writes it */
+    return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+int ns_tree_from_record(ns_tree_t *t, const void *rec, size_t len)
+{
+    const uint8_t *r = rec;
+    if (len != NS_TREE_DB_RECORD || rd16(r + 4) != 0)
+        return NS_EFALLBACK;
+    t->depth = rd16(r + 6);
+    t->root = rd64(r + 40);
+    if (t->root != NS_TREE_EMPTY && (t->depth == 0 || t->depth > MAX_DEPTH))
+        return NS_EFALLBACK;
+    return NS_OK;
+}
+
+int ns_tree_map_from_value(const void *val, size_t psize, const uint8_t **map)
+{
+    if (psize < 256 || psize > 65536 || (psize & (psize - 1)))
+        return NS_EFALLBACK;
+    uintptr_t page = (uintptr_t)val & ~(uintptr_t)(psize - 1);
+    uint64_t pg = rd64((const uint8_t *)page);
+    if ((rd16((const uint8_t *)page + 10) & P_KIND) != P_LEAF || pg < 2 || pg > page / psize)
+        return NS_EFALLBACK;
+    const uint8_t *m = (const uint8_t *)(page - (uintptr_t)(pg * psize));
+    for (size_t i = 0; i < 2; i++) {
+        const uint8_t *meta = m + i * psize;
+        uint32_t magic;
+        memcpy(&magic, meta + PAGE_HDR, 4);
+        if (rd64(meta) != i || (rd16(meta + 10) & P_KIND) != P_META || magic != META_MAGIC)
+            return NS_EFALLBACK;
+    }
+    *map = m;
+    return NS_OK;
+}
+
+/* The search key, and the bytes it shares with the keys that bracket the
+ * nodes still in question: with lo below the key and hi above it, every key
+ * between them shares min(lo, hi) bytes with it (they all do with both), so
+ * a compare starts there. Across levels too: a child holds only keys
+ * between its two separators, or LMDB's own search would not find them. */
+typedef struct {
+    const uint8_t *k; /* eight readable bytes past n */
+    size_t n;
+    size_t lo, hi;
+} skey_t;
+
+/* The first byte at or after i where a and b differ, both read eight bytes
+ * at a time (both have eight readable bytes past n); n when none is before
+ * n. *order: a's byte against b's there. */
+static inline size_t diff_at(const uint8_t *a, const uint8_t *b, size_t i, size_t n, int *order)
+{
+    for (; i < n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x == y)
+            continue;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        i += (size_t)(__builtin_ctzll(x ^ y) >> 3); /* the first byte is the lowest */
+#else
+        i += (size_t)(__builtin_clzll(x ^ y) >> 3);
+#endif
+        *order = a[i] < b[i] ? -1 : 1;
+        return i < n ? i : n;
+    }
+    return n;
+}
+
+/* diff_at byte by byte, for a node key that ends within eight bytes of its
+ * page's end (at most one node of a page). */
+static size_t diff_at_narrow(const uint8_t *a, const uint8_t *b, size_t i, size_t n, int *order)
+{
+    for (; i < n; i++)
+        if (a[i] != b[i]) {
+            *order = a[i] < b[i] ? -1 : 1;
+            return i;
+        }
+    return n;
+}
+
+/* Node i of page p (psize bytes, n nodes): its start, or NULL when its
+ * header and key do not lie in the page after the offsets. */
+static const uint8_t *node_at(const uint8_t *p, size_t psize, unsigned n, unsigned i)
+{
+    size_t off = rd16(p + PAGE_HDR + 2 * i);
+    if (off < PAGE_HDR + 2 * (size_t)n || off + NODE_HDR > psize ||
+        off + NODE_HDR + rd16(p + off + 6) > psize)
+        return NULL;
+    return p + off;
+}
+
+/* Binary search of nodes [first, n) of page p (psize bytes) for key, as
+ * mdb_cmp_memn orders keys (the shorter's bytes, then the shorter first):
+ * the last node whose key is <= key (first - 1 when none) in *at, whether
+ * it is equal in *exact; key->lo and key->hi follow the brackets, so each
+ * compare starts at the bytes all keys left share with key. -1 when a node
+ * is out of its page. A leaf searches from node 0, a branch from 1 (node 0
+ * stands below every key). */
+static int page_search(const uint8_t *p, size_t psize, unsigned n, unsigned first, skey_t *key,
+                       int *at, bool *exact)
+{
+    const size_t min_off = PAGE_HDR + 2 * (size_t)n;
+    if (min_off + NODE_HDR > psize)
+        return -1;
+    const size_t span = psize - NODE_HDR - min_off; /* a node's offset - min_off: at most this */
+    const uint8_t *k = key->k;
+    size_t kn = key->n, lo_lcp = key->lo, hi_lcp = key->hi;
+    int lo = (int)first, hi = (int)n - 1, found = (int)first - 1;
+    bool eq = false;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        size_t off = rd16(p + PAGE_HDR + 2 * (unsigned)mid);
+        if (off - min_off > span)
+            return -1;
+        const uint8_t *b = p + off + NODE_HDR;
+        size_t bn = rd16(p + off + 6), end = off + NODE_HDR + bn;
+        size_t from = lo_lcp < hi_lcp ? lo_lcp : hi_lcp, m = kn < bn ? kn : bn, lcp;
+        int c = 0;
+        if (end + 8 <= psize)
+            lcp = diff_at(k, b, from, m, &c);
+        else if (end <= psize)
+            lcp = diff_at_narrow(k, b, from, m, &c);
+        else
+            return -1;
+        if (lcp == m) /* one is the other's prefix: the shorter first */
+            c = kn < bn ? -1 : kn > bn;
+        if (c < 0) {
+            hi_lcp = lcp;
+            hi = mid - 1;
+            continue;
+        }
+        found = mid;
+        lo_lcp = lcp;
+        if (c == 0) {
+            eq = true;
+            break;
+        }
+        lo = mid + 1;
+    }
+    *at = found;
+    *exact = eq;
+    key->lo = lo_lcp;
+    key->hi = hi_lcp;
+    return 0;
+}
+
+/* The value of the leaf node nd in t's map. */
+static int leaf_value(const ns_tree_t *t, const uint8_t *p, const uint8_t *nd, const void **val,
+                      size_t *vlen)
+{
+    uint16_t flags = rd16(nd + 4);
+    size_t ksize = rd16(nd + 6);
+    size_t dsize = (size_t)rd16(nd) | (size_t)rd16(nd + 2) << 16;
+    const uint8_t *data = nd + NODE_HDR + ksize;
+    if (flags == 0) {
+        if ((size_t)(data - p) + dsize > t->psize)
+            return NS_EFALLBACK;
+        *val = data;
+        *vlen = dsize;
+        return NS_OK;
+    }
+    if (flags != F_BIGDATA || (size_t)(data - p) + 8 > t->psize)
+        return NS_EFALLBACK;
+    uint64_t pg = rd64(data);
+    uint64_t span = (PAGE_HDR + dsize + t->psize - 1) / t->psize;
+    if (pg >= t->pages || span > t->pages - pg)
+        return NS_EFALLBACK;
+    const uint8_t *op = t->map + pg * t->psize;
+    if ((rd16(op + 10) & P_KIND) != P_OVERFLOW)
+        return NS_EFALLBACK;
+    *val = op + PAGE_HDR;
+    *vlen = dsize;
+    return NS_OK;
+}
+
+int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **val, size_t *vlen)
+{
+    if (t->root == NS_TREE_EMPTY)
+        return NS_ENOTFOUND;
+    if (t->psize < 256 || t->psize > 65536 || klen == 0 || klen > PAD_KEY)
+        return NS_EFALLBACK; /* mdb_get's own answer: MDB_BAD_VALSIZE */
+    uint8_t copy[PAD_KEY + 8];
+    memcpy(copy, key, klen);
+    memset(copy + klen, 0, 8);
+    skey_t k = {copy, klen, 0, 0};
+    uint64_t pg = t->root;
+    for (unsigned level = 0; level < t->depth; level++) {
+        if (pg >= t->pages)
+            return NS_EFALLBACK;
+        const uint8_t *p = t->map + pg * t->psize;
+        unsigned kind = rd16(p + 10) & P_KIND;
+        size_t lower = rd16(p + 12);
+        if (lower < PAGE_HDR || lower > t->psize || (lower & 1))
+            return NS_EFALLBACK;
+        unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
+        bool leaf = level + 1 == t->depth;
+        if (kind != (leaf ? P_LEAF : P_BRANCH) || (!leaf && n < 2))
+            return NS_EFALLBACK;
+        int at;
+        bool exact;
+        if (page_search(p, t->psize, n, leaf ? 0 : 1, &k, &at, &exact) != 0)
+            return NS_EFALLBACK;
+        if (leaf)
+            return exact ? leaf_value(t, p, p + rd16(p + PAGE_HDR + 2 * (unsigned)at), val, vlen)
+                         : NS_ENOTFOUND;
+        const uint8_t *nd = node_at(p, t->psize, n, (unsigned)at);
+        if (nd == NULL)
+            return NS_EFALLBACK;
+        pg = (uint64_t)rd16(nd) | (uint64_t)rd16(nd + 2) << 16 | (uint64_t)rd16(nd + 4) << 32;
+    }
+    return NS_EFALLBACK;
+}

@@ -1,0 +1,67 @@
+/* tree_walk.h - one key's descent of an LMDB B-tree read straight from the
+ * map, without a cursor (issue 31).
+ *
+ * mdb_get is a general cursor: it sets up a cursor and its sub-cursor,
+ * checks the transaction's dirty lists and calls the table's compare
+ * through a pointer at every step. For the route lookup that is 900
+ * instructions at 100 topics and 2,000 at a million, more than everything
+ * else a lookup costs. A read transaction's snapshot is immutable pages in
+ * the map, in LMDB's one data format of 0.9 (the one store/file.c reads the
+ * meta pages of): a descent of a table with no flags (byte-wise keys, no
+ * duplicates) is a binary search per page and a pointer to the value.
+ *
+ * Layout read here (LMDB 0.9, MDB_DEVEL off): a page starts with pgno 8,
+ * pad 2, flags 2 (P_BRANCH 0x01, P_LEAF 0x02, P_OVERFLOW 0x04, P_LEAF2
+ * 0x20), lower 2, upper 2, then lower-16 bytes of u16 node offsets from the
+ * page's start, keys ascending. A node is lo 2, hi 2, flags 2, ksize 2, key,
+ * then on a leaf the data (lo|hi<<16 bytes; with F_BIGDATA 0x01 an 8-byte
+ * overflow page number instead, the value after that page's 16-byte
+ * header), on a branch nothing: lo|hi<<16|flags<<32 is the child's page.
+ * A branch's node 0 stands for every key below node 1's. Keys compare as
+ * memcmp over the shorter, then the shorter first (mdb_cmp_memn).
+ *
+ * Every offset, size and page number is checked against the page and the
+ * map before it is followed; what does not fit the format (or a flag this
+ * code does not know) is NS_EFALLBACK, and the caller asks mdb_get instead,
+ * which reports damage in its own words. So a damaged page costs a lookup
+ * mdb_get's answer, never a read outside the map. Pure: no LMDB calls, so
+ * it is tested on pages LMDB wrote (tests/unit/test_tree_walk.c) and fuzzed
+ * on pages it did not (tests/fuzz/fuzz_tree_walk.c). */
+#ifndef NS_STORE_TREE_WALK_H
+#define NS_STORE_TREE_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One table's tree in one snapshot. */
+typedef struct {
+    const uint8_t *map; /* the map's first byte */
+    size_t psize;       /* page size */
+    uint64_t pages;     /* pages the descent may read: [0, pages) */
+    uint64_t root;      /* the root's page number; UINT64_MAX: empty */
+    unsigned depth;     /* levels, root to leaf */
+} ns_tree_t;
+
+#define NS_TREE_EMPTY UINT64_MAX
+#define NS_TREE_DB_RECORD 48 /* sizeof(MDB_db) */
+
+/* Fills t's root and depth from a table's 48-byte MDB_db record as the main
+ * table holds it (pad 4, flags 2, depth 2, branch, leaf and overflow page
+ * counts and entries 8 each, root 8). NS_EFALLBACK when the table has flags
+ * (a compare or duplicates this walk does not follow) or the record is not
+ * 48 bytes. */
+int ns_tree_from_record(ns_tree_t *t, const void *rec, size_t len);
+
+/* The map's first byte from val, a value LMDB returned from a leaf page of
+ * the map (not an overflow page), and the page size: that page's start is
+ * val rounded down to psize (the map begins at a page boundary), its first
+ * 8 bytes its page number. NS_EFALLBACK unless what that gives starts with
+ * the two meta pages (P_META, LMDB's magic). mdb_env_info's me_mapaddr is
+ * not it: that is the address a fixed map asked for, NULL for ours. */
+int ns_tree_map_from_value(const void *val, size_t psize, const uint8_t **map);
+
+/* The value of key in t: NS_OK with *val (in the map) and *vlen,
+ * NS_ENOTFOUND, or NS_EFALLBACK when a page is not what the format says. */
+int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **val, size_t *vlen);
+
+#endif

@@ -1,0 +1,44 @@
+/* fuzz_tree_walk.c - the descent of an LMDB B-tree read from memory
+ * (store/tree_walk.h) on pages it did not see LMDB write: byte 0 is the
+ * depth, byte 1 the root's page, byte 2 the key's length, then the key, then
+ * 256-byte pages (at most 64). Every read must stay inside those pages
+ * (ASan), and a value found must lie inside them too. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ns/err.h"
+#include "store/tree_walk.h"
+
+#define PSIZE 256
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 3 || size < 3u + data[2])
+        return 0;
+    size_t klen = data[2], pages = (size - 3 - klen) / PSIZE;
+    if (pages == 0 || pages > 64)
+        return 0;
+    uint8_t *map = malloc(pages * PSIZE); /* exactly the pages: ASan sees their end */
+    if (map == NULL)
+        return 0;
+    memcpy(map, data + 3 + klen, pages * PSIZE);
+    ns_tree_t t = {map, PSIZE, pages, data[1], (unsigned)(data[0] % 8)};
+    const void *val;
+    size_t vlen;
+    int rc = ns_tree_get(&t, data + 3, klen, &val, &vlen);
+    if (rc == NS_OK) {
+        const uint8_t *v = val;
+        if (v < map || vlen > pages * PSIZE || (size_t)(v - map) > pages * PSIZE - vlen)
+            abort();
+    } else if (rc != NS_ENOTFOUND && rc != NS_EFALLBACK) {
+        abort();
+    }
+    ns_tree_t r;
+    (void)ns_tree_from_record(&r, map, pages * PSIZE < NS_TREE_DB_RECORD ? 0 : NS_TREE_DB_RECORD);
+    free(map);
+    return 0;
+}

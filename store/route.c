@@ -43,9 +43,8 @@ int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std
     return NS_OK;
 }
 
-/* The routes tree of read transaction t's snapshot: its root from the main
- * table's record, the map's place and size from the environment, read once
- * per snapshot and map. NULL: ask mdb_get (a write transaction, whose pages
+/* The routes tree of read transaction t's snapshot (ns_tree_open), read
+ * once per snapshot and map. NULL: ask mdb_get (a write transaction, whose pages
  * are not in the map yet, or a record the walk does not follow). */
 static const ns_tree_t *routes_tree(ns_txn_t *t)
 {
@@ -57,19 +56,8 @@ static const ns_tree_t *routes_tree(ns_txn_t *t)
     t->tree_txnid = id;
     t->tree_moves = t->s->map_moves;
     t->tree_state = NS_TREE_OFF;
-    const char *name = ns_db_names[NS_DB_ROUTES];
-    MDB_val k = ns_val(name, strlen(name)), rec;
-    MDB_envinfo info;
-    MDB_stat st;
-    if (mdb_get(t->txn, 1 /* the main table */, &k, &rec) != 0 ||
-        ns_tree_from_record(&t->tree, rec.mv_data, rec.mv_size) != NS_OK ||
-        mdb_env_info(t->s->env, &info) != 0 || mdb_env_stat(t->s->env, &st) != 0 ||
-        ns_tree_map_from_value(rec.mv_data, st.ms_psize, &t->tree.map) != NS_OK)
+    if (ns_tree_open(t->s->env, t->txn, ns_db_names[NS_DB_ROUTES], &t->tree) != NS_OK)
         return NULL;
-    t->tree.psize = st.ms_psize;
-    t->tree.pages = info.me_mapsize / st.ms_psize;
-    if ((uint64_t)info.me_last_pgno + 1 < t->tree.pages)
-        t->tree.pages = (uint64_t)info.me_last_pgno + 1;
     t->tree_state = NS_TREE_READ;
     return &t->tree;
 }

@@ -64,6 +64,23 @@ int ns_tree_map_from_value(const void *val, size_t psize, const uint8_t **map)
     return NS_OK;
 }
 
+int ns_tree_open(MDB_env *env, MDB_txn *txn, const char *name, ns_tree_t *t)
+{
+    MDB_val k = {strlen(name), (void *)name}, rec;
+    MDB_envinfo info;
+    MDB_stat st;
+    if (mdb_get(txn, 1 /* the main table */, &k, &rec) != 0 ||
+        ns_tree_from_record(t, rec.mv_data, rec.mv_size) != NS_OK ||
+        mdb_env_info(env, &info) != 0 || mdb_env_stat(env, &st) != 0 ||
+        ns_tree_map_from_value(rec.mv_data, st.ms_psize, &t->map) != NS_OK)
+        return NS_EFALLBACK;
+    t->psize = st.ms_psize;
+    t->pages = (uint64_t)info.me_last_pgno + 1;
+    if (info.me_mapsize / st.ms_psize < t->pages)
+        t->pages = info.me_mapsize / st.ms_psize;
+    return NS_OK;
+}
+
 /* The search key, and the bytes it shares with the keys that bracket the
  * nodes still in question: with lo below the key and hi above it, every key
  * between them shares min(lo, hi) bytes with it (they all do with both), so

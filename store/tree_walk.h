@@ -24,12 +24,14 @@
  * map before it is followed; what does not fit the format (or a flag this
  * code does not know) is NS_EFALLBACK, and the caller asks mdb_get instead,
  * which reports damage in its own words. So a damaged page costs a lookup
- * mdb_get's answer, never a read outside the map. Pure: no LMDB calls, so
- * it is tested on pages LMDB wrote (tests/unit/test_tree_walk.c) and fuzzed
- * on pages it did not (tests/fuzz/fuzz_tree_walk.c). */
+ * mdb_get's answer, never a read outside the map. The descent makes no LMDB
+ * calls (ns_tree_open alone does), so it is tested on pages LMDB wrote
+ * (tests/unit/test_tree_walk.c) and fuzzed on pages it did not
+ * (tests/fuzz/fuzz_tree_walk.c). */
 #ifndef NS_STORE_TREE_WALK_H
 #define NS_STORE_TREE_WALK_H
 
+#include <lmdb.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +61,13 @@ int ns_tree_from_record(ns_tree_t *t, const void *rec, size_t len);
  * the two meta pages (P_META, LMDB's magic). mdb_env_info's me_mapaddr is
  * not it: that is the address a fixed map asked for, NULL for ours. */
 int ns_tree_map_from_value(const void *val, size_t psize, const uint8_t **map);
+
+/* The tree of the table called name in read transaction txn's snapshot of
+ * env: its record from the main table, the map's place from the record's
+ * page, the page size, and the pages in use as the newest meta page counts
+ * them (never fewer than the snapshot's). NS_EFALLBACK when LMDB does not
+ * give them or they do not check out. */
+int ns_tree_open(MDB_env *env, MDB_txn *txn, const char *name, ns_tree_t *t);
 
 /* The value of key in t: NS_OK with *val (in the map) and *vlen,
  * NS_ENOTFOUND, or NS_EFALLBACK when a page is not what the format says. */

@@ -3,7 +3,9 @@
 # the keys namesrvd uses (topic names) and with issue 31's lever (8-byte
 # hashes of the names under MDB_INTEGERKEY), from 100 to 1M topics: what
 # the lever would take off a lookup before anyone builds it (the store's
-# migration, the collision rule, listing order) (docs/performance.md).
+# migration, the collision rule, listing order) (docs/performance.md); and
+# the names found by the lookup path's own descent (store/tree_walk.h, what
+# namesrvd's lookups use) instead of mdb_get.
 #
 #   tools/bench_keys.sh [--sizes 100,10000,100000,1000000] [--count N]
 #
@@ -32,15 +34,16 @@ per_lookup() { # dir topics shape -> instructions per lookup
     echo $((ir / COUNT))
 }
 
-echo "| topics | names: instr/lookup | hashed: instr/lookup | saved | tree (names / hashed) |"
-echo "|---|---|---|---|---|"
+echo "| topics | names, mdb_get: instr/lookup | hashed, mdb_get | saved | names, the descent (walk) | saved | tree (names / hashed) |"
+echo "|---|---|---|---|---|---|---|"
 for n in ${SIZES//,/ }; do
     row=()
-    for shape in names hashed; do
+    for shape in names hashed walk; do
         mkdir -p "$WORK/$n-$shape"
         row+=("$(per_lookup "$WORK/$n-$shape" "$n" "$shape")")
         shapes+=("$(sed 's/.*: depth \([0-9]*\), \([0-9]*\) branch + \([0-9]*\) leaf.*/depth \1, \2+\3 pages/' "$WORK/shape.txt")")
         rm -rf "${WORK:?}/$n-$shape"
     done
-    echo "| $n | ${row[0]} | ${row[1]} | $((row[0] - row[1])) ($(((row[0] - row[1]) * 100 / row[0])) %) | ${shapes[-2]} / ${shapes[-1]} |"
+    echo "| $n | ${row[0]} | ${row[1]} | $((row[0] - row[1])) ($(((row[0] - row[1]) * 100 / row[0])) %) |" \
+        "${row[2]} | $((row[0] - row[2])) ($(((row[0] - row[2]) * 100 / row[0])) %) | ${shapes[-3]} / ${shapes[-2]} |"
 done

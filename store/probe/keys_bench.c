@@ -1,9 +1,11 @@
 /* nskeysbench - what a route lookup's B-tree descent costs in LMDB itself,
  * with the routes table's keys as they are (topic names, memcmp order) and
  * as issue 31's lever would make them (an 8-byte hash of the name under
- * MDB_INTEGERKEY, the name kept in the value to tell collisions apart).
+ * MDB_INTEGERKEY, the name kept in the value to tell collisions apart), and
+ * the names looked up by the lookup path's own descent (walk: store/tree_walk.h)
+ * instead of mdb_get.
  *
- *   nskeysbench DIR TOPICS names|hashed LOOKUPS
+ *   nskeysbench DIR TOPICS names|hashed|walk LOOKUPS
  *
  * Fills DIR (an empty directory, or one this tool filled with the same
  * arguments) with TOPICS values of 300 bytes, inserted in a scattered order
@@ -21,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ns/err.h"
+#include "store/tree_walk.h"
 
 enum { VALUE_BYTES = 300, NAME_BYTES = 32, COMMIT_EVERY = 100000 };
 
@@ -78,28 +83,39 @@ static int fill(MDB_env *env, MDB_dbi dbi, bool hashed, long n)
 
 /* The measured part: q lookups, each checking the name it found (not static:
  * callgrind toggles on its name). */
-size_t measure_lookups(MDB_txn *txn, MDB_dbi dbi, bool hashed, long q, char (*names)[NAME_BYTES]);
-__attribute__((noinline)) size_t measure_lookups(MDB_txn *txn, MDB_dbi dbi, bool hashed, long q,
+size_t measure_lookups(MDB_txn *txn, MDB_dbi dbi, bool hashed, const ns_tree_t *walk, long q,
+                       char (*names)[NAME_BYTES]);
+__attribute__((noinline)) size_t measure_lookups(MDB_txn *txn, MDB_dbi dbi, bool hashed,
+                                                 const ns_tree_t *walk, long q,
                                                  char (*names)[NAME_BYTES])
 {
     size_t found = 0;
     for (long i = 0; i < q; i++) {
         uint64_t h;
         MDB_val k = key_of(hashed, names[i], &h), v;
-        if (mdb_get(txn, dbi, &k, &v) == 0 && strcmp(v.mv_data, names[i]) == 0)
-            found++;
+        const void *val;
+        if (walk) {
+            if (ns_tree_get(walk, k.mv_data, k.mv_size, &val, &v.mv_size) != NS_OK)
+                continue;
+            v.mv_data = (void *)val;
+        } else if (mdb_get(txn, dbi, &k, &v) != 0) {
+            continue;
+        }
+        found += strcmp(v.mv_data, names[i]) == 0;
     }
     return found;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 || (strcmp(argv[3], "names") && strcmp(argv[3], "hashed"))) {
-        fprintf(stderr, "usage: nskeysbench DIR TOPICS names|hashed LOOKUPS\n");
+    if (argc != 5 ||
+        (strcmp(argv[3], "names") && strcmp(argv[3], "hashed") && strcmp(argv[3], "walk"))) {
+        fprintf(stderr, "usage: nskeysbench DIR TOPICS names|hashed|walk LOOKUPS\n");
         return 2;
     }
     long n = atol(argv[2]), q = atol(argv[4]);
-    bool hashed = strcmp(argv[3], "hashed") == 0;
+    bool hashed = strcmp(argv[3], "hashed") == 0, walk = strcmp(argv[3], "walk") == 0;
+    ns_tree_t tree;
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
@@ -107,22 +123,25 @@ int main(int argc, char **argv)
     char(*names)[NAME_BYTES] = calloc((size_t)q, NAME_BYTES);
     int rc = names ? mdb_env_create(&env) : ENOMEM;
     rc = rc ? rc : mdb_env_set_mapsize(env, (size_t)8 << 30);
+    rc = rc ? rc : mdb_env_set_maxdbs(env, 1);
     rc = rc ? rc : mdb_env_open(env, argv[1], MDB_NOSYNC | MDB_NORDAHEAD, 0644);
     rc = rc ? rc : mdb_txn_begin(env, NULL, 0, &txn);
-    rc = rc ? rc : mdb_dbi_open(txn, NULL, hashed ? MDB_INTEGERKEY : 0, &dbi);
+    rc = rc ? rc : mdb_dbi_open(txn, "routes", MDB_CREATE | (hashed ? MDB_INTEGERKEY : 0), &dbi);
     rc = rc ? rc : mdb_stat(txn, dbi, &st);
     rc = rc ? rc : mdb_txn_commit(txn);
     if (rc == 0 && st.ms_entries == 0)
         rc = fill(env, dbi, hashed, n);
     rc = rc ? rc : mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
     rc = rc ? rc : mdb_stat(txn, dbi, &st);
+    if (rc == 0 && walk && ns_tree_open(env, txn, "routes", &tree) != NS_OK)
+        rc = MDB_INCOMPATIBLE;
     if (rc != 0) {
         fprintf(stderr, "nskeysbench: %s\n", mdb_strerror(rc));
         return 1;
     }
     for (long i = 0; i < q; i++)
         topic_name(names[i], (long)(((uint64_t)i * 40503u + 7) % (uint64_t)n));
-    size_t found = measure_lookups(txn, dbi, hashed, q, names);
+    size_t found = measure_lookups(txn, dbi, hashed, walk ? &tree : NULL, q, names);
     printf("%s keys, %ld topics: depth %u, %zu branch + %zu leaf pages; %zu of %ld found\n",
            argv[3], n, st.ms_depth, st.ms_branch_pages, st.ms_leaf_pages, found, q);
     mdb_txn_abort(txn);

@@ -82,16 +82,7 @@ static void put(fx_t *f, MDB_txn *txn, size_t i, size_t vlen)
 /* The routes tree of read transaction txn, as store/route.c reads it. */
 static void tree_of(fx_t *f, MDB_txn *txn, ns_tree_t *t)
 {
-    MDB_val name = {6, "routes"}, rec;
-    MDB_stat st;
-    MDB_envinfo info;
-    assert_int_equal(mdb_get(txn, 1, &name, &rec), 0);
-    assert_int_equal(mdb_env_stat(f->env, &st), 0);
-    assert_int_equal(mdb_env_info(f->env, &info), 0);
-    assert_int_equal(ns_tree_from_record(t, rec.mv_data, rec.mv_size), NS_OK);
-    assert_int_equal(ns_tree_map_from_value(rec.mv_data, st.ms_psize, &t->map), NS_OK);
-    t->psize = st.ms_psize;
-    t->pages = (uint64_t)info.me_last_pgno + 1;
+    assert_int_equal(ns_tree_open(f->env, txn, "routes", t), NS_OK);
 }
 
 /* The walk and mdb_get agree on key k: the same answer, the same bytes. */

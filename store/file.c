@@ -24,25 +24,13 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "lmdb_page.h"
 #include "ns/clock.h"
 #include "ns/fsutil.h"
 
-#define META_OFF 16
-#define META_MAGIC 0xBEEFC0DEu
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8); /* host order, as LMDB writes it */
-    return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
+#define META_OFF NS_LMDB_PAGE_HDR
+#define rd64 ns_lmdb_rd64
+#define rd32 ns_lmdb_rd32
 
 /* One meta page at off: true with its fields when it is one. */
 static bool read_meta(int fd, off_t off, uint32_t *psize, uint64_t *last, uint64_t *txnid,
@@ -52,8 +40,8 @@ static bool read_meta(int fd, off_t off, uint32_t *psize, uint64_t *last, uint64
     if (pread(fd, pg, sizeof pg, off) != (ssize_t)sizeof pg)
         return false;
     const uint8_t *m = pg + META_OFF;
-    uint16_t flags = (uint16_t)(pg[10] | pg[11] << 8);
-    if (!(flags & 0x08) || rd32(m) != META_MAGIC || rd32(m + 4) != 1)
+    if (!(ns_lmdb_rd16(pg + 10) & NS_LMDB_P_META) || rd32(m) != NS_LMDB_META_MAGIC ||
+        rd32(m + 4) != 1)
         return false;
     *psize = rd32(m + 24);
     *mapsize = rd64(m + 16);
@@ -72,15 +60,9 @@ static bool read_meta(int fd, off_t off, uint32_t *psize, uint64_t *last, uint64
  * kill -9 in crash_kv_crash: 560 pages, last_pg 561, pages 560-561 free).
  * LMDB never reads a free page, so the file is whole when every page past
  * its end is listed free; the tree is read here with pread, every page of
- * it inside the file, the way the meta pages are (page header: pgno 8, pad
- * 2, flags 2, lower 2, upper 2; node offsets from byte 16; node: lo 2, hi 2,
- * flags 2, ksize 2, key, data; a branch node's child is lo | hi << 16 |
- * flags << 32, a leaf's data size lo | hi << 16, F_BIGDATA 0x01 puts the
- * data on overflow pages after their 16-byte header; a free-tree value is
- * an ID list: its count, then the page numbers, each 8 bytes). */
-#define P_BRANCH 0x01
-#define P_LEAF 0x02
-#define F_BIGDATA 0x01
+ * it inside the file, the way the meta pages are (the page format:
+ * lmdb_page.h; a free-tree value is an ID list: its count, then the page
+ * numbers, each 8 bytes). */
 #define FREE_WALK_MAX_PAGES 65536u
 #define FREE_TAIL_MAX 65536u
 
@@ -112,11 +94,9 @@ static void tail_list(tail_t *t, const uint8_t *idl, uint64_t len)
 /* One leaf node's ID list, inline or on its overflow pages. */
 static bool tail_leaf_value(tail_t *t, const uint8_t *pg, const uint8_t *node)
 {
-    uint16_t nflags = (uint16_t)(node[4] | node[5] << 8);
-    uint16_t ksize = (uint16_t)(node[6] | node[7] << 8);
-    uint64_t dsize = (uint64_t)(node[0] | node[1] << 8) | (uint64_t)(node[2] | node[3] << 8) << 16;
-    const uint8_t *data = node + 8 + ksize;
-    if (!(nflags & F_BIGDATA)) {
+    uint64_t dsize = ns_lmdb_node_dsize(node);
+    const uint8_t *data = node + NS_LMDB_NODE_HDR + ns_lmdb_node_ksize(node);
+    if (!(ns_lmdb_node_flags(node) & NS_LMDB_F_BIGDATA)) {
         if (data + dsize > pg + t->ps)
             return false;
         tail_list(t, data, dsize);
@@ -149,20 +129,18 @@ static bool tail_walk(tail_t *t, uint64_t root)
         uint64_t no = stack[--top];
         ok = no >= 2 && no < t->in_file && ++seen <= FREE_WALK_MAX_PAGES &&
              pread(t->fd, pg, t->ps, (off_t)(no * t->ps)) == (ssize_t)t->ps && rd64(pg) == no;
-        uint16_t flags = ok ? (uint16_t)(pg[10] | pg[11] << 8) : 0;
-        uint16_t lower = ok ? (uint16_t)(pg[12] | pg[13] << 8) : 0;
-        ok = ok && (flags & (P_BRANCH | P_LEAF)) && lower >= 16 && lower <= t->ps;
-        for (unsigned i = 0; ok && i < (unsigned)(lower - 16) / 2; i++) {
-            uint16_t at = (uint16_t)(pg[16 + 2 * i] | pg[17 + 2 * i] << 8);
-            ok = at >= lower && (uint32_t)at + 8 <= t->ps;
+        uint16_t flags = ok ? ns_lmdb_rd16(pg + 10) : 0;
+        size_t lower = ok ? ns_lmdb_page_lower(pg) : 0;
+        ok = ok && (flags & (NS_LMDB_P_BRANCH | NS_LMDB_P_LEAF)) && lower >= NS_LMDB_PAGE_HDR &&
+             lower <= t->ps;
+        for (unsigned i = 0; ok && i < (unsigned)(lower - NS_LMDB_PAGE_HDR) / 2; i++) {
+            size_t at = ns_lmdb_node_off(pg, i);
+            ok = at >= lower && at + NS_LMDB_NODE_HDR <= t->ps;
             const uint8_t *node = pg + at;
-            if (ok && (flags & P_BRANCH)) {
-                uint64_t child = (uint64_t)(node[0] | node[1] << 8) |
-                                 (uint64_t)(node[2] | node[3] << 8) << 16 |
-                                 (uint64_t)(node[4] | node[5] << 8) << 32;
+            if (ok && (flags & NS_LMDB_P_BRANCH)) {
                 ok = top < FREE_WALK_MAX_PAGES;
                 if (ok)
-                    stack[top++] = child;
+                    stack[top++] = ns_lmdb_node_child(node);
             } else if (ok) {
                 ok = tail_leaf_value(t, pg, node);
             }

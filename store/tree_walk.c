@@ -3,39 +3,21 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "lmdb_page.h"
 #include "ns/err.h"
 #include "tree_walk.h"
 
-#define PAGE_HDR 16
-#define NODE_HDR 8
-#define P_BRANCH 0x01
-#define P_LEAF 0x02
-#define P_OVERFLOW 0x04
-#define P_META 0x08
-#define P_KIND (P_LEAF | P_BRANCH | P_OVERFLOW | P_META | 0x20 | 0x40) /* not dirty */
-#define META_MAGIC 0xBEEFC0DEu
-#define F_BIGDATA 0x01
+#define PAGE_HDR NS_LMDB_PAGE_HDR
+#define NODE_HDR NS_LMDB_NODE_HDR
 #define MAX_DEPTH 64 /* LMDB's CURSOR_STACK is 32 */
 #define PAD_KEY 511  /* LMDB's longest key (mdb_env_get_maxkeysize) */
-
-static uint16_t rd16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2); /* host order, as LMDB writes it */
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
+#define rd16 ns_lmdb_rd16
+#define rd64 ns_lmdb_rd64
 
 int ns_tree_from_record(ns_tree_t *t, const void *rec, size_t len)
 {
     const uint8_t *r = rec;
-    if (len != NS_TREE_DB_RECORD || rd16(r + 4) != 0)
+    if (len != NS_LMDB_DB_RECORD || rd16(r + 4) != 0)
         return NS_EFALLBACK;
     t->depth = rd16(r + 6);
     t->root = rd64(r + 40);
@@ -50,14 +32,13 @@ int ns_tree_map_from_value(const void *val, size_t psize, const uint8_t **map)
         return NS_EFALLBACK;
     uintptr_t page = (uintptr_t)val & ~(uintptr_t)(psize - 1);
     uint64_t pg = rd64((const uint8_t *)page);
-    if ((rd16((const uint8_t *)page + 10) & P_KIND) != P_LEAF || pg < 2 || pg > page / psize)
+    if (ns_lmdb_page_kind((const uint8_t *)page) != NS_LMDB_P_LEAF || pg < 2 || pg > page / psize)
         return NS_EFALLBACK;
     const uint8_t *m = (const uint8_t *)(page - (uintptr_t)(pg * psize));
     for (size_t i = 0; i < 2; i++) {
         const uint8_t *meta = m + i * psize;
-        uint32_t magic;
-        memcpy(&magic, meta + PAGE_HDR, 4);
-        if (rd64(meta) != i || (rd16(meta + 10) & P_KIND) != P_META || magic != META_MAGIC)
+        if (rd64(meta) != i || ns_lmdb_page_kind(meta) != NS_LMDB_P_META ||
+            ns_lmdb_rd32(meta + PAGE_HDR) != NS_LMDB_META_MAGIC)
             return NS_EFALLBACK;
     }
     *map = m;
@@ -130,9 +111,9 @@ static size_t diff_at_narrow(const uint8_t *a, const uint8_t *b, size_t i, size_
  * header and key do not lie in the page after the offsets. */
 static const uint8_t *node_at(const uint8_t *p, size_t psize, unsigned n, unsigned i)
 {
-    size_t off = rd16(p + PAGE_HDR + 2 * i);
+    size_t off = ns_lmdb_node_off(p, i);
     if (off < PAGE_HDR + 2 * (size_t)n || off + NODE_HDR > psize ||
-        off + NODE_HDR + rd16(p + off + 6) > psize)
+        off + NODE_HDR + ns_lmdb_node_ksize(p + off) > psize)
         return NULL;
     return p + off;
 }
@@ -157,11 +138,11 @@ static int page_search(const uint8_t *p, size_t psize, unsigned n, unsigned firs
     bool eq = false;
     while (lo <= hi) {
         int mid = (lo + hi) >> 1;
-        size_t off = rd16(p + PAGE_HDR + 2 * (unsigned)mid);
+        size_t off = ns_lmdb_node_off(p, (unsigned)mid);
         if (off - min_off > span)
             return -1;
         const uint8_t *b = p + off + NODE_HDR;
-        size_t bn = rd16(p + off + 6), end = off + NODE_HDR + bn;
+        size_t bn = ns_lmdb_node_ksize(p + off), end = off + NODE_HDR + bn;
         size_t from = lo_lcp < hi_lcp ? lo_lcp : hi_lcp, m = kn < bn ? kn : bn, lcp;
         int c = 0;
         if (end + 8 <= psize)
@@ -196,10 +177,9 @@ static int page_search(const uint8_t *p, size_t psize, unsigned n, unsigned firs
 static int leaf_value(const ns_tree_t *t, const uint8_t *p, const uint8_t *nd, const void **val,
                       size_t *vlen)
 {
-    uint16_t flags = rd16(nd + 4);
-    size_t ksize = rd16(nd + 6);
-    size_t dsize = (size_t)rd16(nd) | (size_t)rd16(nd + 2) << 16;
-    const uint8_t *data = nd + NODE_HDR + ksize;
+    uint16_t flags = ns_lmdb_node_flags(nd);
+    size_t dsize = ns_lmdb_node_dsize(nd);
+    const uint8_t *data = nd + NODE_HDR + ns_lmdb_node_ksize(nd);
     if (flags == 0) {
         if ((size_t)(data - p) + dsize > t->psize)
             return NS_EFALLBACK;
@@ -209,14 +189,14 @@ static int leaf_value(const ns_tree_t *t, const uint8_t *p, const uint8_t *nd, c
         *vlen = dsize;
         return NS_OK;
     }
-    if (flags != F_BIGDATA || (size_t)(data - p) + 8 > t->psize)
+    if (flags != NS_LMDB_F_BIGDATA || (size_t)(data - p) + 8 > t->psize)
         return NS_EFALLBACK;
     uint64_t pg = rd64(data);
     uint64_t span = (PAGE_HDR + dsize + t->psize - 1) / t->psize;
     if (pg >= t->pages || span > t->pages - pg)
         return NS_EFALLBACK;
     const uint8_t *op = t->map + pg * t->psize;
-    if ((rd16(op + 10) & P_KIND) != P_OVERFLOW)
+    if (ns_lmdb_page_kind(op) != NS_LMDB_P_OVERFLOW)
         return NS_EFALLBACK;
     *val = op + PAGE_HDR;
     *vlen = dsize;
@@ -238,28 +218,28 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
         if (pg >= t->pages)
             return NS_EFALLBACK;
         const uint8_t *p = t->map + pg * t->psize;
-        unsigned kind = rd16(p + 10) & P_KIND;
-        size_t lower = rd16(p + 12);
+        unsigned kind = ns_lmdb_page_kind(p);
+        size_t lower = ns_lmdb_page_lower(p);
         if (lower < PAGE_HDR || lower > t->psize || (lower & 1))
             return NS_EFALLBACK;
         unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
         bool leaf = level + 1 == t->depth;
-        if (kind != (leaf ? P_LEAF : P_BRANCH) || (!leaf && n < 2))
+        if (kind != (leaf ? NS_LMDB_P_LEAF : NS_LMDB_P_BRANCH) || (!leaf && n < 2))
             return NS_EFALLBACK;
         if (leaf && n <= 32) /* a cold leaf: fetch its nodes at once, not one miss per step */
             for (unsigned i = 0; i < n; i++)
-                __builtin_prefetch(p + (rd16(p + PAGE_HDR + 2 * i) & (t->psize - 1)));
+                __builtin_prefetch(p + (ns_lmdb_node_off(p, i) & (t->psize - 1)));
         int at;
         bool exact;
         if (page_search(p, t->psize, n, leaf ? 0 : 1, &k, &at, &exact) != 0)
             return NS_EFALLBACK;
         if (leaf)
-            return exact ? leaf_value(t, p, p + rd16(p + PAGE_HDR + 2 * (unsigned)at), val, vlen)
+            return exact ? leaf_value(t, p, p + ns_lmdb_node_off(p, (unsigned)at), val, vlen)
                          : NS_ENOTFOUND;
         const uint8_t *nd = node_at(p, t->psize, n, (unsigned)at);
         if (nd == NULL)
             return NS_EFALLBACK;
-        pg = (uint64_t)rd16(nd) | (uint64_t)rd16(nd + 2) << 16 | (uint64_t)rd16(nd + 4) << 32;
+        pg = ns_lmdb_node_child(nd);
     }
     return NS_EFALLBACK;
 }

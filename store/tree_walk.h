@@ -10,15 +10,8 @@
  * meta pages of): a descent of a table with no flags (byte-wise keys, no
  * duplicates) is a binary search per page and a pointer to the value.
  *
- * Layout read here (LMDB 0.9, MDB_DEVEL off): a page starts with pgno 8,
- * pad 2, flags 2 (P_BRANCH 0x01, P_LEAF 0x02, P_OVERFLOW 0x04, P_LEAF2
- * 0x20), lower 2, upper 2, then lower-16 bytes of u16 node offsets from the
- * page's start, keys ascending. A node is lo 2, hi 2, flags 2, ksize 2, key,
- * then on a leaf the data (lo|hi<<16 bytes; with F_BIGDATA 0x01 an 8-byte
- * overflow page number instead, the value after that page's 16-byte
- * header), on a branch nothing: lo|hi<<16|flags<<32 is the child's page.
- * A branch's node 0 stands for every key below node 1's. Keys compare as
- * memcmp over the shorter, then the shorter first (mdb_cmp_memn).
+ * The page format is in lmdb_page.h. Keys compare as memcmp over the
+ * shorter, then the shorter first (mdb_cmp_memn).
  *
  * Every offset, size and page number is checked against the page and the
  * map before it is followed; what does not fit the format (or a flag this
@@ -45,7 +38,6 @@ typedef struct {
 } ns_tree_t;
 
 #define NS_TREE_EMPTY UINT64_MAX
-#define NS_TREE_DB_RECORD 48 /* sizeof(MDB_db) */
 
 /* Fills t's root and depth from a table's 48-byte MDB_db record as the main
  * table holds it (pad 4, flags 2, depth 2, branch, leaf and overflow page

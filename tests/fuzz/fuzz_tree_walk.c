@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ns/err.h"
+#include "store/lmdb_page.h"
 #include "store/tree_walk.h"
 
 #define PSIZE 256
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     ns_tree_t r;
-    (void)ns_tree_from_record(&r, map, pages * PSIZE < NS_TREE_DB_RECORD ? 0 : NS_TREE_DB_RECORD);
+    (void)ns_tree_from_record(&r, map, pages * PSIZE < NS_LMDB_DB_RECORD ? 0 : NS_LMDB_DB_RECORD);
     free(map);
     return 0;
 }

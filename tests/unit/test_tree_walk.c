@@ -20,6 +20,7 @@
 
 #include "nstest.h"
 #include "ns/err.h"
+#include "store/lmdb_page.h"
 #include "store/tree_walk.h"
 
 typedef struct {
@@ -284,7 +285,7 @@ static void test_damaged_copy(void **state)
 static void test_record_and_map_checks(void **state)
 {
     (void)state;
-    uint8_t rec[NS_TREE_DB_RECORD] = {0};
+    uint8_t rec[NS_LMDB_DB_RECORD] = {0};
     ns_tree_t t;
     rec[4] = 0x04; /* MDB_DUPSORT: not a table this walk follows */
     assert_int_equal(ns_tree_from_record(&t, rec, sizeof rec), NS_EFALLBACK);

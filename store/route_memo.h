@@ -3,8 +3,8 @@
  *
  * A lookup of the routes table is a B-tree descent (tree_walk.h): 600
  * instructions at 100 topics, 1,400 at a million (900 and 2,000 through
- * mdb_get), most of what a lookup costs beyond the frame and the reply. Within one snapshot a topic's route does not change,
- * and the value LMDB returned stays where it is in the map until the
+ * mdb_get), most of what a lookup costs beyond the frame and the reply. Within one snapshot a
+ * topic's route does not change, and the value LMDB returned stays where it is in the map until the
  * transaction is reset, so a lookup of a topic seen before in the same
  * snapshot can take the value from here: the same bytes, still read inside
  * the LMDB read transaction, lock-free. The loops reset their transaction

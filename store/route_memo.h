@@ -3,11 +3,12 @@
  *
  * A lookup of the routes table is a B-tree descent (tree_walk.h): 600
  * instructions at 100 topics, 1,400 at a million (900 and 2,000 through
- * mdb_get), most of what a lookup costs beyond the frame and the reply. Within one snapshot a
- * topic's route does not change, and the value LMDB returned stays where it is in the map until the
- * transaction is reset, so a lookup of a topic seen before in the same
- * snapshot can take the value from here: the same bytes, still read inside
- * the LMDB read transaction, lock-free. The loops reset their transaction
+ * mdb_get), most of what a lookup costs beyond the frame and the reply.
+ * Within one snapshot a topic's route does not change, and the value LMDB
+ * returned stays where it is in the map until the transaction is reset, so
+ * a lookup of a topic seen before in the same snapshot can take the value
+ * from here: the same bytes, still read inside the LMDB read transaction,
+ * lock-free. The loops reset their transaction
  * at the end of every iteration and renew it for the next; when the renewed
  * one has the same transaction id (no write committed meanwhile) and the map
  * was not resized (it may move then), it is the same snapshot on the same pages:

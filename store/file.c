@@ -28,26 +28,22 @@
 #include "ns/clock.h"
 #include "ns/fsutil.h"
 
-#define META_OFF NS_LMDB_PAGE_HDR
-#define rd64 ns_lmdb_rd64
-#define rd32 ns_lmdb_rd32
-
 /* One meta page at off: true with its fields when it is one. */
 static bool read_meta(int fd, off_t off, uint32_t *psize, uint64_t *last, uint64_t *txnid,
                       uint64_t *mapsize, uint64_t *free_root)
 {
-    uint8_t pg[META_OFF + 152];
+    uint8_t pg[NS_LMDB_PAGE_HDR + 152];
     if (pread(fd, pg, sizeof pg, off) != (ssize_t)sizeof pg)
         return false;
-    const uint8_t *m = pg + META_OFF;
-    if (!(ns_lmdb_rd16(pg + 10) & NS_LMDB_P_META) || rd32(m) != NS_LMDB_META_MAGIC ||
-        rd32(m + 4) != 1)
+    const uint8_t *m = pg + NS_LMDB_PAGE_HDR;
+    if (!(ns_lmdb_rd16(pg + 10) & NS_LMDB_P_META) || ns_lmdb_rd32(m) != NS_LMDB_META_MAGIC ||
+        ns_lmdb_rd32(m + 4) != 1)
         return false;
-    *psize = rd32(m + 24);
-    *mapsize = rd64(m + 16);
-    *free_root = rd64(m + 24 + 40); /* dbs[0].md_root: the free pages' tree */
-    *last = rd64(m + 24 + 96);
-    *txnid = rd64(m + 24 + 96 + 8);
+    *psize = ns_lmdb_rd32(m + 24);
+    *mapsize = ns_lmdb_rd64(m + 16);
+    *free_root = ns_lmdb_rd64(m + 24 + 40); /* dbs[0].md_root: the free pages' tree */
+    *last = ns_lmdb_rd64(m + 24 + 96);
+    *txnid = ns_lmdb_rd64(m + 24 + 96 + 8);
     return true;
 }
 
@@ -79,11 +75,11 @@ static void tail_list(tail_t *t, const uint8_t *idl, uint64_t len)
 {
     if (len < 8)
         return;
-    uint64_t n = rd64(idl);
+    uint64_t n = ns_lmdb_rd64(idl);
     if (n > (len - 8) / 8)
         n = (len - 8) / 8;
     for (uint64_t i = 1; i <= n; i++) {
-        uint64_t pg = rd64(idl + 8 * i);
+        uint64_t pg = ns_lmdb_rd64(idl + 8 * i);
         if (pg >= t->in_file && pg <= t->last && t->missing[pg - t->in_file]) {
             t->missing[pg - t->in_file] = 0;
             t->left--;
@@ -104,7 +100,7 @@ static bool tail_leaf_value(tail_t *t, const uint8_t *pg, const uint8_t *node)
     }
     if (data + 8 > pg + t->ps)
         return false;
-    uint64_t ov = rd64(data), pages = (16 + dsize + t->ps - 1) / t->ps;
+    uint64_t ov = ns_lmdb_rd64(data), pages = (16 + dsize + t->ps - 1) / t->ps;
     if (ov < 2 || ov + pages > t->in_file || dsize > 64u << 20)
         return false;
     uint8_t *buf = malloc(dsize ? dsize : 1);
@@ -128,7 +124,8 @@ static bool tail_walk(tail_t *t, uint64_t root)
     while (ok && top > 0 && t->left > 0) {
         uint64_t no = stack[--top];
         ok = no >= 2 && no < t->in_file && ++seen <= FREE_WALK_MAX_PAGES &&
-             pread(t->fd, pg, t->ps, (off_t)(no * t->ps)) == (ssize_t)t->ps && rd64(pg) == no;
+             pread(t->fd, pg, t->ps, (off_t)(no * t->ps)) == (ssize_t)t->ps &&
+             ns_lmdb_rd64(pg) == no;
         uint16_t flags = ok ? ns_lmdb_rd16(pg + 10) : 0;
         size_t lower = ok ? ns_lmdb_page_lower(pg) : 0;
         ok = ok && (flags & (NS_LMDB_P_BRANCH | NS_LMDB_P_LEAF)) && lower >= NS_LMDB_PAGE_HDR &&

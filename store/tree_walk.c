@@ -11,16 +11,14 @@
 #define NODE_HDR NS_LMDB_NODE_HDR
 #define MAX_DEPTH 64 /* LMDB's CURSOR_STACK is 32 */
 #define PAD_KEY 511  /* LMDB's longest key (mdb_env_get_maxkeysize) */
-#define rd16 ns_lmdb_rd16
-#define rd64 ns_lmdb_rd64
 
 int ns_tree_from_record(ns_tree_t *t, const void *rec, size_t len)
 {
     const uint8_t *r = rec;
-    if (len != NS_LMDB_DB_RECORD || rd16(r + 4) != 0)
+    if (len != NS_LMDB_DB_RECORD || ns_lmdb_rd16(r + 4) != 0)
         return NS_EFALLBACK;
-    t->depth = rd16(r + 6);
-    t->root = rd64(r + 40);
+    t->depth = ns_lmdb_rd16(r + 6);
+    t->root = ns_lmdb_rd64(r + 40);
     if (t->root != NS_TREE_EMPTY && (t->depth == 0 || t->depth > MAX_DEPTH))
         return NS_EFALLBACK;
     return NS_OK;
@@ -31,13 +29,13 @@ int ns_tree_map_from_value(const void *val, size_t psize, const uint8_t **map)
     if (psize < 256 || psize > 65536 || (psize & (psize - 1)))
         return NS_EFALLBACK;
     uintptr_t page = (uintptr_t)val & ~(uintptr_t)(psize - 1);
-    uint64_t pg = rd64((const uint8_t *)page);
+    uint64_t pg = ns_lmdb_rd64((const uint8_t *)page);
     if (ns_lmdb_page_kind((const uint8_t *)page) != NS_LMDB_P_LEAF || pg < 2 || pg > page / psize)
         return NS_EFALLBACK;
     const uint8_t *m = (const uint8_t *)(page - (uintptr_t)(pg * psize));
     for (size_t i = 0; i < 2; i++) {
         const uint8_t *meta = m + i * psize;
-        if (rd64(meta) != i || ns_lmdb_page_kind(meta) != NS_LMDB_P_META ||
+        if (ns_lmdb_rd64(meta) != i || ns_lmdb_page_kind(meta) != NS_LMDB_P_META ||
             ns_lmdb_rd32(meta + PAGE_HDR) != NS_LMDB_META_MAGIC)
             return NS_EFALLBACK;
     }
@@ -89,8 +87,10 @@ static inline size_t diff_at(const uint8_t *a, const uint8_t *b, size_t i, size_
 #else
         i += (size_t)(__builtin_clzll(x ^ y) >> 3);
 #endif
+        if (i >= n) /* they differ only past n */
+            return n;
         *order = a[i] < b[i] ? -1 : 1;
-        return i < n ? i : n;
+        return i;
     }
     return n;
 }
@@ -191,7 +191,7 @@ static int leaf_value(const ns_tree_t *t, const uint8_t *p, const uint8_t *nd, c
     }
     if (flags != NS_LMDB_F_BIGDATA || (size_t)(data - p) + 8 > t->psize)
         return NS_EFALLBACK;
-    uint64_t pg = rd64(data);
+    uint64_t pg = ns_lmdb_rd64(data);
     uint64_t span = (PAGE_HDR + dsize + t->psize - 1) / t->psize;
     if (pg >= t->pages || span > t->pages - pg)
         return NS_EFALLBACK;

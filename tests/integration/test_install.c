@@ -139,7 +139,7 @@ static void test_install_and_run(void **state)
     snprintf(cmd, sizeof cmd, "'%s/bin/namesrvd' --version", prefix);
     rc = run(cmd, &out, dir);
     assert_int_equal(rc, 0);
-    NSTEST_EXPECT_IN(out, "store schema version 12");
+    NSTEST_EXPECT_IN(out, "store schema version 11");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/bin/namesrvctl' --version", prefix);
     rc = run(cmd, &out, dir);

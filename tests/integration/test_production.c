@@ -53,7 +53,7 @@ static void test_version(void **state)
     unlink(cmd);
     assert_non_null(out);
     NSTEST_EXPECT_IN(out, "namesrvd 0.1.0 (git ");
-    NSTEST_EXPECT_IN(out, "store schema version 12\n");
+    NSTEST_EXPECT_IN(out, "store schema version 11\n");
     NSTEST_EXPECT_IN(out, "LMDB 0.9");
     NSTEST_EXPECT_IN(out, "libuv 1.");
     NSTEST_EXPECT_IN(out, "cJSON 1.");
@@ -64,7 +64,7 @@ static void test_version(void **state)
     int rc = ctl(&out, "--version", NULL);
     NSTEST_EXPECT_RC(rc, 0, out);
     NSTEST_EXPECT_IN(out, "namesrvctl 0.1.0 (git ");
-    NSTEST_EXPECT_IN(out, "store schema version 12\n");
+    NSTEST_EXPECT_IN(out, "store schema version 11\n");
     free(out);
 }
 

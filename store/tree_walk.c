@@ -173,86 +173,6 @@ static int page_search(const uint8_t *p, size_t psize, unsigned n, unsigned firs
     return 0;
 }
 
-/* Eight bytes at b as a big-endian number. */
-static inline uint64_t load_be64(const uint8_t *b)
-{
-    uint64_t w;
-    memcpy(&w, b, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    return w;
-}
-
-/* The first eight bytes, as numbers, of the keys that bracket the nodes a
- * search for an eight-byte key still has in question: lo <= key <= hi. */
-typedef struct {
-    uint64_t lo, hi;
-} bracket_t;
-
-#ifndef INTERPOLATIONS
-#define INTERPOLATIONS 4 /* steps by interpolation before halving */
-#endif
-
-/* page_search for a key of exactly eight bytes, key its value big-endian
- * (the routes table's hashed keys, route_key.h), when every node key it
- * meets has eight bytes or more. Each compare is one of integers, and the
- * next node compared is where key lies between the bracketing keys' values
- * (interpolation): hashes are spread evenly, so that lands within a few
- * nodes of it and a page takes ~3 compares, not log2 of its nodes (fewer
- * nodes read, fewer cache lines fetched). After INTERPOLATIONS steps, or
- * when the brackets' values meet, it halves: keys that are not spread
- * evenly cost at most log2 more. br comes in as the page's brackets (its
- * separators in the parent; 0 and all ones at the root) and goes out as
- * the found node's. A node key of eight bytes compares as its number; a
- * longer one whose first eight equal key's sorts after it (mdb_cmp_memn:
- * the shorter first). -1 when a node is out of its page, -2 when a node key
- * is shorter than eight bytes (the caller then searches with page_search). */
-static int page_search_u64(const uint8_t *p, size_t psize, unsigned n, unsigned first, uint64_t key,
-                           bracket_t *br, int *at, bool *exact)
-{
-    const size_t min_off = PAGE_HDR + 2 * (size_t)n;
-    if (min_off + NODE_HDR + 8 > psize)
-        return -1;
-    /* a node's offset - min_off: at most this, for its header and eight key bytes */
-    const size_t span = psize - NODE_HDR - 8 - min_off;
-    int lo = (int)first - 1, hi = (int)n; /* lo's key <= key < hi's key */
-    uint64_t klo = br->lo, khi = br->hi;
-    bool lo_eight = false;
-    for (int step = 0; hi - lo > 1; step++) {
-        int mid;
-        if (step < INTERPOLATIONS && khi > klo) {
-            /* (key - klo) / (khi - klo) of the nodes between, in the
-             * brackets' top 32 significant bits */
-            unsigned sh = (unsigned)__builtin_clzll(khi - klo);
-            uint64_t d = ((khi - klo) << sh) >> 32, k = ((key - klo) << sh) >> 32;
-            mid = lo + 1 + (int)(k * (uint64_t)(hi - lo - 1) / (d + 1));
-        } else {
-            mid = lo + (hi - lo) / 2;
-        }
-        size_t off = ns_lmdb_node_off(p, (unsigned)mid);
-        if (off - min_off > span)
-            return -1;
-        size_t bn = ns_lmdb_node_ksize(p + off);
-        if (bn < 8)
-            return -2;
-        uint64_t x = load_be64(p + off + NODE_HDR);
-        if (x < key || (x == key && bn == 8)) {
-            lo = mid;
-            klo = x;
-            lo_eight = bn == 8;
-        } else {
-            hi = mid;
-            khi = x;
-        }
-    }
-    *at = lo;
-    *exact = lo >= (int)first && klo == key && lo_eight;
-    br->lo = klo;
-    br->hi = khi;
-    return 0;
-}
-
 /* The value of the leaf node nd in t's map. */
 static int leaf_value(const ns_tree_t *t, const uint8_t *p, const uint8_t *nd, const void **val,
                       size_t *vlen)
@@ -288,12 +208,11 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
     if (t->root == NS_TREE_EMPTY)
         return NS_ENOTFOUND;
     if (t->psize < 256 || t->psize > 65536 || klen == 0 || klen > PAD_KEY)
-        return NS_EFALLBACK;   /* mdb_get's own answer: MDB_BAD_VALSIZE */
-    uint8_t copy[PAD_KEY + 8]; /* page_search reads eight bytes past the key */
+        return NS_EFALLBACK; /* mdb_get's own answer: MDB_BAD_VALSIZE */
+    uint8_t copy[PAD_KEY + 8];
+    memcpy(copy, key, klen);
+    memset(copy + klen, 0, 8);
     skey_t k = {copy, klen, 0, 0};
-    bool copied = false;
-    uint64_t word = klen == 8 ? load_be64(key) : 0; /* compares of integers (page_search_u64) */
-    bracket_t br = {0, UINT64_MAX};
     uint64_t pg = t->root;
     for (unsigned level = 0; level < t->depth; level++) {
         if (pg >= t->pages)
@@ -307,22 +226,12 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
         bool leaf = level + 1 == t->depth;
         if (kind != (leaf ? NS_LMDB_P_LEAF : NS_LMDB_P_BRANCH) || (!leaf && n < 2))
             return NS_EFALLBACK;
-        if (leaf && n <= 32 && klen != 8) /* a cold leaf: fetch its nodes at once, not one miss
-                                              per step of a binary search */
+        if (leaf && n <= 32) /* a cold leaf: fetch its nodes at once, not one miss per step */
             for (unsigned i = 0; i < n; i++)
                 __builtin_prefetch(p + (ns_lmdb_node_off(p, i) & (t->psize - 1)));
         int at;
         bool exact;
-        int rc =
-            klen == 8 ? page_search_u64(p, t->psize, n, leaf ? 0 : 1, word, &br, &at, &exact) : -2;
-        if (rc == -2 && !copied) {
-            memcpy(copy, key, klen);
-            memset(copy + klen, 0, 8);
-            copied = true;
-        }
-        if (rc == -2)
-            rc = page_search(p, t->psize, n, leaf ? 0 : 1, &k, &at, &exact);
-        if (rc != 0)
+        if (page_search(p, t->psize, n, leaf ? 0 : 1, &k, &at, &exact) != 0)
             return NS_EFALLBACK;
         if (leaf)
             return exact ? leaf_value(t, p, p + ns_lmdb_node_off(p, (unsigned)at), val, vlen)

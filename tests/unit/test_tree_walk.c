@@ -184,77 +184,6 @@ static size_t shared_prefix(size_t i, uint8_t *k)
     return n;
 }
 
-/* The routes table's keys (store/route_key.h): eight random bytes, and
- * every 16th the previous one's eight followed by a name (a second topic
- * of one hash), so long keys sort right after the eight-byte key. */
-static size_t hashed_key(size_t i, uint8_t *k)
-{
-    static uint8_t last[8];
-    if (i % 16 == 15) {
-        memcpy(k, last, 8);
-        return 8 + (size_t)sprintf((char *)k + 8, "Topic-%zu", i);
-    }
-    for (size_t j = 0; j < 8; j++)
-        k[j] = (uint8_t)rnd();
-    memcpy(last, k, 8);
-    return 8;
-}
-
-/* Eight-byte keys that are not spread at all: small big-endian numbers. */
-static size_t counter_key(size_t i, uint8_t *k)
-{
-    uint64_t v = (i * 7919) % 50000;
-    for (size_t j = 0; j < 8; j++)
-        k[j] = (uint8_t)(v >> (56 - 8 * j));
-    return 8;
-}
-
-/* Random eight-byte searches, and each stored eight-byte key +-1 as a
- * number (the neighbours check_all makes change the last byte only). */
-static void eight_byte_searches(fx_t *f)
-{
-    MDB_txn *txn;
-    ns_tree_t t;
-    uint8_t k[8];
-    assert_int_equal(mdb_txn_begin(f->env, NULL, MDB_RDONLY, &txn), 0);
-    tree_of(f, txn, &t);
-    for (int i = 0; i < 3000; i++) {
-        for (size_t j = 0; j < 8; j++)
-            k[j] = (uint8_t)rnd();
-        same_answer(txn, f->dbi, &t, k, 8);
-    }
-    for (size_t i = 0; i < f->n; i++) {
-        if (f->klen[i] < 8)
-            continue;
-        uint64_t v = 0;
-        for (size_t j = 0; j < 8; j++)
-            v = v << 8 | f->keys[i][j];
-        for (int d = -1; d <= 1; d += 2) {
-            uint64_t w = v + (uint64_t)(int64_t)d;
-            for (size_t j = 0; j < 8; j++)
-                k[j] = (uint8_t)(w >> (56 - 8 * j));
-            same_answer(txn, f->dbi, &t, k, 8);
-        }
-    }
-    mdb_txn_abort(txn);
-}
-
-/* Hashed keys, three levels: the integer search (interpolation, then
- * halving), long keys beside their eight-byte ones; then keys that are
- * not spread, and keys shorter than eight bytes in the same pages. */
-static void test_eight_byte_keys(void **state)
-{
-    fx_t *f = *state;
-    rng_state = 6;
-    fill(f, 30000, hashed_key, 250, 450);
-    check_all(f, 3);
-    eight_byte_searches(f);
-    fill(f, 5000, counter_key, 100, 300);
-    fill(f, 2000, shared_prefix, 1, 100);
-    check_all(f, 3);
-    eight_byte_searches(f);
-}
-
 static void test_empty_table(void **state)
 {
     fx_t *f = *state;
@@ -381,7 +310,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_names_three_and_four_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_any_bytes_and_overflow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_prefixes_after_deletes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_eight_byte_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_copy, setup, teardown),
         cmocka_unit_test(test_record_and_map_checks),
     };

@@ -17,7 +17,6 @@ const ns_migration_t ns_migrations[] = {
     {10, "kv_versions: versions and tombstones of KV entries", ns_migration_0010_kv_versions},
     {11, "history and admin trail records of 256 bytes or more stored packed (zlib)",
      ns_migration_0011_packed_seqlogs},
-    {12, "routes keyed by the topic name's hash", ns_migration_0012_hashed_route_keys},
 };
 
 const size_t ns_migrations_count = sizeof ns_migrations / sizeof ns_migrations[0];

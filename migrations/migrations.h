@@ -31,6 +31,5 @@ int ns_migration_0008_auth_refusals_to_trail(MDB_txn *txn);
 int ns_migration_0009_fleet_digest(MDB_txn *txn);
 int ns_migration_0010_kv_versions(MDB_txn *txn);
 int ns_migration_0011_packed_seqlogs(MDB_txn *txn);
-int ns_migration_0012_hashed_route_keys(MDB_txn *txn);
 
 #endif

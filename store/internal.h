@@ -68,16 +68,10 @@ static inline void ns_txn_wrote(ns_txn_t *t, size_t n)
 }
 
 /* Whether the lookup path's descent of the routes tree (tree_walk.h) finds
- * the stored key (n bytes) at val, vlen bytes, where a cursor of read
- * transaction t found it; true when the descent declines (mdb_get answers
- * then) or t writes. verify.c asks it of every route. */
-bool ns_route_walk_agrees(ns_txn_t *t, const void *key, size_t n, const void *val, size_t vlen);
-
-/* For verify.c: the topic of the routes entry (key, val) of t into name
- * (NUL-terminated past name->len), and in *why what is wrong with where it
- * is stored (route_key.h), NULL when nothing is. NS_OK or an error. */
-int ns_route_entry_topic(ns_txn_t *t, const void *key, size_t kn, const void *val, size_t vlen,
-                         ns_buf_t *name, const char **why);
+ * topic (n bytes) at val, vlen bytes, where a cursor of read transaction t
+ * found it; true when the descent declines (mdb_get answers then) or t
+ * writes. verify.c asks it of every route. */
+bool ns_route_walk_agrees(ns_txn_t *t, const char *topic, size_t n, const void *val, size_t vlen);
 
 /* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last
  * committed transaction when the copy began (the copy holds it or a later

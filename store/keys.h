@@ -18,9 +18,6 @@
  *                                               [u32 legacy_insert][legacy]
  *                                  (v4: legacy_insert 0xFFFFFFFF and no legacy
  *                                   bytes = legacy derived from std on read)
- *                  v12: hash(topic) (u64 BE) -> [u16 len][topic][route], or
- *                  for a second topic of one hash hash \0.. topic -> the same
- *                  (store/route_key.h)
  *   mappings       topic \0 bname -> packed TopicQueueMappingInfo
  *   audit          seq (u64 BE) -> JSON record of one data-version change (v3);
  *                  from v11, records of 256 bytes or more packed (seqlog_pack.h)

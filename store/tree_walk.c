@@ -203,6 +203,42 @@ static int leaf_value(const ns_tree_t *t, const uint8_t *p, const uint8_t *nd, c
     return NS_OK;
 }
 
+/* One level of the descent of k at page *pg (the leaf when level is the
+ * last): TREE_DESCENDED with *pg the child, or at the leaf the answer
+ * (NS_OK with *val and *vlen, NS_ENOTFOUND); NS_EFALLBACK when a page is
+ * not what the format says. */
+#define TREE_DESCENDED 1
+static inline int tree_step(const ns_tree_t *t, unsigned level, uint64_t *pg, skey_t *k,
+                            const void **val, size_t *vlen)
+{
+    if (*pg >= t->pages)
+        return NS_EFALLBACK;
+    const uint8_t *p = t->map + *pg * t->psize;
+    unsigned kind = ns_lmdb_page_kind(p);
+    size_t lower = ns_lmdb_page_lower(p);
+    if (lower < PAGE_HDR || lower > t->psize || (lower & 1))
+        return NS_EFALLBACK;
+    unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
+    bool leaf = level + 1 == t->depth;
+    if (kind != (leaf ? NS_LMDB_P_LEAF : NS_LMDB_P_BRANCH) || (!leaf && n < 2))
+        return NS_EFALLBACK;
+    if (leaf && n <= 32) /* a cold leaf: fetch its nodes at once, not one miss per step */
+        for (unsigned i = 0; i < n; i++)
+            __builtin_prefetch(p + (ns_lmdb_node_off(p, i) & (t->psize - 1)));
+    int at;
+    bool exact;
+    if (page_search(p, t->psize, n, leaf ? 0 : 1, k, &at, &exact) != 0)
+        return NS_EFALLBACK;
+    if (leaf)
+        return exact ? leaf_value(t, p, p + ns_lmdb_node_off(p, (unsigned)at), val, vlen)
+                     : NS_ENOTFOUND;
+    const uint8_t *nd = node_at(p, t->psize, n, (unsigned)at);
+    if (nd == NULL)
+        return NS_EFALLBACK;
+    *pg = ns_lmdb_node_child(nd);
+    return TREE_DESCENDED;
+}
+
 int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **val, size_t *vlen)
 {
     if (t->root == NS_TREE_EMPTY)
@@ -215,31 +251,9 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
     skey_t k = {copy, klen, 0, 0};
     uint64_t pg = t->root;
     for (unsigned level = 0; level < t->depth; level++) {
-        if (pg >= t->pages)
-            return NS_EFALLBACK;
-        const uint8_t *p = t->map + pg * t->psize;
-        unsigned kind = ns_lmdb_page_kind(p);
-        size_t lower = ns_lmdb_page_lower(p);
-        if (lower < PAGE_HDR || lower > t->psize || (lower & 1))
-            return NS_EFALLBACK;
-        unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
-        bool leaf = level + 1 == t->depth;
-        if (kind != (leaf ? NS_LMDB_P_LEAF : NS_LMDB_P_BRANCH) || (!leaf && n < 2))
-            return NS_EFALLBACK;
-        if (leaf && n <= 32) /* a cold leaf: fetch its nodes at once, not one miss per step */
-            for (unsigned i = 0; i < n; i++)
-                __builtin_prefetch(p + (ns_lmdb_node_off(p, i) & (t->psize - 1)));
-        int at;
-        bool exact;
-        if (page_search(p, t->psize, n, leaf ? 0 : 1, &k, &at, &exact) != 0)
-            return NS_EFALLBACK;
-        if (leaf)
-            return exact ? leaf_value(t, p, p + ns_lmdb_node_off(p, (unsigned)at), val, vlen)
-                         : NS_ENOTFOUND;
-        const uint8_t *nd = node_at(p, t->psize, n, (unsigned)at);
-        if (nd == NULL)
-            return NS_EFALLBACK;
-        pg = ns_lmdb_node_child(nd);
+        int rc = tree_step(t, level, &pg, &k, val, vlen);
+        if (rc != TREE_DESCENDED)
+            return rc;
     }
     return NS_EFALLBACK;
 }

@@ -13,8 +13,8 @@
  * runs it pinned to one core).
  *
  * The batched descent is an experiment, not the library's: it lives here,
- * with the library's page search included from store/tree_walk.c, and
- * makes the same checks of every page it reads as ns_tree_get (a batch
+ * with the library's descent step included from store/tree_walk.c, so
+ * every page it reads is checked as ns_tree_get checks it (a batch
  * would first have to find its topics before the frames are handled, which
  * namesrvd does not do). A probe of the store's design, so it lives in
  * store/ (the only code on LMDB), in a folder of its own. */
@@ -82,36 +82,11 @@ static void get_batch(const ns_tree_t *t, char (*keys)[NAME_BYTES], const size_t
         vals[j] = NULL;
     }
     for (unsigned level = 0; level < t->depth; level++) {
-        bool leaf = level + 1 == t->depth;
-        prefetch_level(t, leaf, pg, live, n);
+        prefetch_level(t, level + 1 == t->depth, pg, live, n);
         for (int j = 0; j < n; j++) {
-            if (!live[j])
-                continue;
-            live[j] = false;
-            if (pg[j] >= t->pages)
-                continue;
-            const uint8_t *p = t->map + pg[j] * t->psize;
-            size_t lower = ns_lmdb_page_lower(p), vlen;
-            if (lower < PAGE_HDR || lower > t->psize || (lower & 1))
-                continue;
-            unsigned m = (unsigned)(lower - PAGE_HDR) >> 1;
-            if (ns_lmdb_page_kind(p) != (leaf ? NS_LMDB_P_LEAF : NS_LMDB_P_BRANCH) ||
-                (!leaf && m < 2))
-                continue;
-            int at;
-            bool exact;
-            if (page_search(p, t->psize, m, leaf ? 0 : 1, &k[j], &at, &exact) != 0)
-                continue;
-            if (leaf) {
-                if (exact)
-                    leaf_value(t, p, p + ns_lmdb_node_off(p, (unsigned)at), &vals[j], &vlen);
-                continue;
-            }
-            const uint8_t *nd = node_at(p, t->psize, m, (unsigned)at);
-            if (nd != NULL) {
-                pg[j] = ns_lmdb_node_child(nd);
-                live[j] = true;
-            }
+            size_t vlen;
+            if (live[j] && tree_step(t, level, &pg[j], &k[j], &vals[j], &vlen) != TREE_DESCENDED)
+                live[j] = false;
         }
     }
 }

@@ -402,6 +402,7 @@ static void io_free(ns_io_t *io)
     ns_buf_free(&io->shard.derived);
     ns_buf_free(&io->shard.rshared);
     ns_buf_free(&io->shard.tshared);
+    ns_cmd_msg_free(&io->shard.msg);
     ns_buf_free(&io->shard.remark);
     ns_auth_loop_free(&io->shard);
     free(io);

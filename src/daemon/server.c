@@ -290,6 +290,7 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->loop.derived);
     ns_buf_free(&srv->loop.rshared);
     ns_buf_free(&srv->loop.tshared);
+    ns_cmd_msg_free(&srv->loop.msg);
     ns_buf_free(&srv->loop.remark);
     ns_io_free(srv);
     ns_secure_free(&srv->loop);

@@ -34,7 +34,6 @@ struct ns_conn {
     uint64_t handshake_seen_ms; /* the sweep first saw the filter not ready; 0 = not */
     ns_buf_t rbuf;              /* the tail of a frame that has not fully arrived (plain bytes) */
     ns_wq_t wq;                 /* replies waiting for the next write, and the one in flight */
-    ns_cmd_msg_t msg;
     ns_conn_filter_t filter;
     ns_mail_t close_mail;  /* another loop's close request, kept so it cannot fail */
     ns_mail_t closed_mail; /* I/O loop -> main: the close notice */

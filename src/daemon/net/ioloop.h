@@ -97,6 +97,8 @@ struct ns_loop {
     ns_buf_t rshared;         /* the read buffer connections share (conn.c) */
     ns_buf_t remark;          /* formatted error remarks (request.c) */
     ns_buf_t tshared;         /* the plaintext of a TLS read, shared as rshared is (conn.c) */
+    ns_cmd_msg_t msg;         /* the frame being decoded, shared as rshared is (conn.c) */
+    bool msg_busy;            /* msg holds a frame whose handler runs */
     ns_rsp_heads_t rsp_heads; /* reply headers by shape, patched per reply (rsphead.h) */
     /* TLS and the PROXY protocol (secure.c): the main loop's ns_secure_start
      * owns it, every loop points at it */

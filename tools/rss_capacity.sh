@@ -8,10 +8,12 @@
 # mapping from pmap (the LMDB map, the heap, the shared libraries).
 #
 #   tools/rss_capacity.sh [--rounds N] [--builds DIR,DIR...] [--detail]
+#                         [--server-args '...']
 #
 # Default: one build, ROOT/build-release (built here), 3 rounds. --detail
 # adds each table's pages (mdb_stat -a) and the mappings over 100 KiB of
-# the last round. Output: one line per round and build, then the mean per
+# the last round; --server-args are added to every namesrvd's arguments
+# (e.g. '--writerBatchMax=16'). Output: one line per round and build, then the mean per
 # build in MiB (docs/performance.md, "Memory"). Needs mdb_stat, pmap.
 set -euo pipefail
 . "$(dirname "$0")/lib/cli.sh"
@@ -19,7 +21,8 @@ set -euo pipefail
 ROUNDS=3
 BUILDS=""
 DETAIL=0
-ns_args "--rounds=ROUNDS --builds=BUILDS --detail:DETAIL $NS_PIN_OPTS" "$@"
+SERVER_ARGS=""
+ns_args "--rounds=ROUNDS --builds=BUILDS --detail:DETAIL --server-args=SERVER_ARGS $NS_PIN_OPTS" "$@"
 ns_need mdb_stat pmap
 ns_builds_default
 . "$ROOT/tools/lib/work.sh"
@@ -33,7 +36,7 @@ one_run() { # build round
     local b=$1 d="$WORK/run$2" port pid setup
     mkdir -p "$d"
     taskset -c "$SRV_CPU" "$b/namesrvd" --bindAddress=127.0.0.1 --listenPort=0 \
-        --portFile="$d/port" --dataDir="$d/data" --syncMode=full >"$d/log" 2>&1 &
+        --portFile="$d/port" --dataDir="$d/data" --syncMode=full $SERVER_ARGS >"$d/log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
     ns_wait_file "$d/port" 300

@@ -33,6 +33,7 @@ struct ns_store {
     unsigned grow_percent;   /* ns_store_keep_headroom's threshold */
     bool warned_at_max;      /* ns_store_keep_headroom said the map is at map_max */
     size_t route_memo_slots; /* each reusable read transaction's memo; 0: none */
+    uint64_t free_dropped;   /* the newest free-page record dropped (free_pages.c; writer) */
 };
 
 typedef struct ns_digest_acc ns_digest_acc_t;

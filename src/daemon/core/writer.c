@@ -227,6 +227,10 @@ static void *writer_main(void *arg)
         append(&w->out_head, &w->out_tail, batch, last);
         pthread_mutex_unlock(&w->mu);
         announce(w);
+        /* the replies are on their way: give back the pages this batch's
+         * commit made free two transactions ago (store/free_pages.c) */
+        uint64_t dropped = 0;
+        (void)ns_store_release_free_pages(w->store, &dropped);
     }
     return NULL;
 }

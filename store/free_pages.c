@@ -12,17 +12,18 @@
  *
  * After each batch the writer drops the pages listed free by every
  * transaction but the newest (whose pages the loops may still be reading in
- * the snapshot before it): unmapped here (MADV_DONTNEED on the read-only
- * shared map) and forgotten by the page cache (POSIX_FADV_DONTNEED), so a
- * later fault-around finds nothing to map there. Nothing on disk changes:
- * both calls only forget clean cached copies (a page still dirty in the
- * cache stays), LMDB never writes a page that a live snapshot can see, so
- * a long reader on an old snapshot (a backup, the verify walk) that reads
- * one again reads it back unchanged from the file, and when LMDB reuses a
- * page it writes it whole, without reading it. A record is dropped once:
- * the newest transaction id dropped is kept and only later ones are read
- * (leftovers of a record LMDB took pages from come back under a newer id
- * and are dropped again, which costs two system calls and nothing else). */
+ * the snapshot before it; those too once it has been idle for a second):
+ * unmapped here (MADV_DONTNEED on the read-only shared map) and forgotten
+ * by the page cache (POSIX_FADV_DONTNEED), so a later fault-around finds
+ * nothing to map there. Nothing on disk changes: both calls only forget
+ * clean cached copies (a page still dirty in the cache stays), LMDB never
+ * writes a page that a live snapshot can see, so a long reader on an old
+ * snapshot (a backup, the verify walk) that reads one again reads it back
+ * unchanged from the file, and when LMDB reuses a page it writes it whole,
+ * without reading it. A record is dropped once: the newest transaction id
+ * dropped is kept and only later ones are read (leftovers of a record LMDB
+ * took pages from come back under a newer id and are dropped again, which
+ * costs two system calls and nothing else). */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,7 +68,7 @@ static uint64_t drop_list(const ns_tree_t *map, int fd, const MDB_val *v)
     return n;
 }
 
-int ns_store_release_free_pages(ns_store_t *s, uint64_t *pages)
+int ns_store_release_free_pages(ns_store_t *s, bool newest_too, uint64_t *pages)
 {
     *pages = 0;
     ns_txn_t *t = NULL;
@@ -89,7 +90,7 @@ int ns_store_release_free_pages(ns_store_t *s, uint64_t *pages)
         if (k.mv_size != sizeof id)
             break;
         memcpy(&id, k.mv_data, sizeof id);
-        if (id >= newest)
+        if (id > newest || (id == newest && !newest_too))
             break; /* the newest's pages: live in the snapshot before it */
         *pages += drop_list(&map, fd, &v);
         s->free_dropped = id;

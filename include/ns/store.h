@@ -171,11 +171,13 @@ void ns_store_set_grow_percent(ns_store_t *s, unsigned percent);
 /* Gives back the memory of the pages LMDB lists free in the file (copies
  * that write transactions replaced): unmapped and dropped from the page
  * cache, nothing on disk changed (store/free_pages.c). Those freed by the
- * newest committed transaction stay: the loops may still read them in the
- * snapshot before it. Each transaction's list is dropped once; *pages says
- * how many pages this call dropped. Same thread rule as ns_store_grow (the
- * writer thread, after a batch). NS_OK, or a read transaction's error. */
-int ns_store_release_free_pages(ns_store_t *s, uint64_t *pages);
+ * newest committed transaction stay unless newest_too: readers may still
+ * read them in the snapshot before it (they would read them back from the
+ * file). Each transaction's list is dropped once; *pages says how many
+ * pages this call dropped. Same thread rule as ns_store_grow (the writer
+ * thread, after a batch and when idle). NS_OK, or a read transaction's
+ * error. */
+int ns_store_release_free_pages(ns_store_t *s, bool newest_too, uint64_t *pages);
 /* How often the map has grown since the store was opened (any thread). */
 uint64_t ns_store_map_grown(ns_store_t *s);
 /* Runs fn in a write transaction and commits it. When the map fills (fn or

@@ -217,6 +217,23 @@ static void test_counters_move_with_requests(void **state)
     assert_int_equal(metric(fx, "namesrv_request_duration_seconds_count{kind=\"write\"}") - writes0,
                      1);
     assert_true(metric(fx, "namesrv_writer_batches_total") - commits0 >= 1);
+
+    /* the pages those commits freed: given back, after the next commit or
+     * once the writer has been idle a second (store/free_pages.c) */
+    double dropped0 = metric(fx, "namesrv_writer_free_pages_dropped_total");
+    for (int i = 0; i < 3; i++) {
+        char val[16];
+        snprintf(val, sizeof val, "v%d", i);
+        const char *kvi[] = {"namespace", "mns", "key", "k", "value", val, NULL};
+        assert_int_equal(nstest_call_code(c, NS_REQ_PUT_KV_CONFIG, kvi, NULL, 0, 5000),
+                         NS_RSP_SUCCESS);
+    }
+    double dropped = dropped0;
+    for (int i = 0; i < 60 && dropped == dropped0; i++) {
+        nstest_sleep_ms(50);
+        dropped = metric(fx, "namesrv_writer_free_pages_dropped_total");
+    }
+    assert_true(dropped > dropped0);
     wait_metric(fx, "namesrv_kv_keys", 1);
 
     /* a registration that changes the data version, then one that does not */

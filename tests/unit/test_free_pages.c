@@ -1,8 +1,8 @@
 /* test_free_pages.c - ns_store_release_free_pages (store/free_pages.c) on a
  * real store synced as namesrvd syncs it: after transactions that rewrite a
  * KV namespace, every page LMDB lists free (but those of the newest
- * transaction) is dropped from the page cache (mincore on the map: those
- * whose whole folio is free) and no other page is, every value
+ * transaction, unless asked) is dropped from the page cache (mincore on the
+ * map: those whose whole folio is free) and no other page is, every value
  * reads back the same, a list is dropped once, and the dropped pages that
  * later transactions write again hold those writes after a reopen. */
 #define _GNU_SOURCE
@@ -186,7 +186,7 @@ static void test_free_pages_dropped(void **state)
     assert_true(before.older_cached > before.older / 2);
 
     uint64_t dropped = 0;
-    assert_int_equal(ns_store_release_free_pages(f->s, &dropped), NS_OK);
+    assert_int_equal(ns_store_release_free_pages(f->s, false, &dropped), NS_OK);
     residency_t after = residency(f);
     print_message("# dropped %llu: %zu older free pages (%zu cached), %zu newest (%zu cached), all "
                   "cached %zu -> %zu\n",
@@ -203,12 +203,23 @@ static void test_free_pages_dropped(void **state)
     check_values(f, 0, 3, 61);
 
     /* each list once */
-    assert_int_equal(ns_store_release_free_pages(f->s, &dropped), NS_OK);
+    assert_int_equal(ns_store_release_free_pages(f->s, false, &dropped), NS_OK);
     assert_int_equal(dropped, 0);
+    /* the newest's too, when asked (the writer, idle) */
+    assert_int_equal(ns_store_release_free_pages(f->s, true, &dropped), NS_OK);
+    residency_t idle = residency(f);
+    print_message("# newest too: dropped %llu, %zu newest (%zu cached)\n",
+                  (unsigned long long)dropped, idle.newest, idle.newest_cached);
+    assert_int_equal(dropped, before.newest);
+    assert_true(idle.newest_cached < before.newest_cached);
+    assert_int_equal(idle.all_cached,
+                     after.all_cached - (before.newest_cached - idle.newest_cached));
+    check_values(f, 0, 3, 61);
 
     /* LMDB writes the dropped pages again; the writes hold across a reopen */
     rewrite(f, 4, 7, false);
-    assert_int_equal(ns_store_release_free_pages(f->s, &dropped), NS_OK);
+    rewrite(f, 4, 11, false);
+    assert_int_equal(ns_store_release_free_pages(f->s, false, &dropped), NS_OK);
     assert_true(dropped > 0);
     rewrite(f, 5, 1, false);
     check_values(f, 5, 5, 1);

@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ns/err.h"
@@ -38,6 +39,7 @@ struct ns_writer {
     ns_wop_t *in_head, *in_tail;
     ns_wop_t *out_head, *out_tail;
     bool stopping;
+    bool newest_kept; /* the last batch's freed pages are still cached (wait_for_ops) */
     /* Batches done, announced to the loop. Not uv_async_t: uv_async_send
      * marks the handle busy, writes the eventfd and only then marks it done,
      * and the loop spins (then sched_yields) on a busy handle; the woken loop
@@ -158,6 +160,33 @@ static void requeue(ns_writer_t *w, ns_wop_t *rest)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Under w->mu: until there is an op or a stop. Once it has waited
+ * NEWEST_DROP_MS with nothing to do, the pages the last commit freed are
+ * dropped too: the loops have renewed their snapshots long since. */
+#define NEWEST_DROP_MS 1000
+
+static void wait_for_ops(ns_writer_t *w)
+{
+    while (w->in_head == NULL && !w->stopping) {
+        if (!w->newest_kept) {
+            pthread_cond_wait(&w->cond, &w->mu);
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += NEWEST_DROP_MS / 1000;
+        if (pthread_cond_timedwait(&w->cond, &w->mu, &until) != ETIMEDOUT || w->in_head ||
+            w->stopping)
+            continue;
+        w->newest_kept = false;
+        pthread_mutex_unlock(&w->mu);
+        uint64_t dropped = 0;
+        (void)ns_store_release_free_pages(w->store, true, &dropped);
+        NS_M_ADD(w->m.pages_given_back, dropped);
+        pthread_mutex_lock(&w->mu);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     ns_writer_t *w = arg;
@@ -167,8 +196,7 @@ static void *writer_main(void *arg)
         NS_LOG_DEBUG("writer: cannot lower the thread's priority");
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (w->in_head == NULL && !w->stopping)
-            pthread_cond_wait(&w->cond, &w->mu);
+        wait_for_ops(w);
         if (w->in_head == NULL && w->stopping) {
             pthread_mutex_unlock(&w->mu);
             break;
@@ -227,10 +255,12 @@ static void *writer_main(void *arg)
         append(&w->out_head, &w->out_tail, batch, last);
         pthread_mutex_unlock(&w->mu);
         announce(w);
-        /* the replies are on their way: give back the pages this batch's
-         * commit made free two transactions ago (store/free_pages.c) */
+        /* the replies are on their way: give back the pages the commits
+         * before this batch's made free (store/free_pages.c) */
         uint64_t dropped = 0;
-        (void)ns_store_release_free_pages(w->store, &dropped);
+        (void)ns_store_release_free_pages(w->store, false, &dropped);
+        NS_M_ADD(w->m.pages_given_back, dropped);
+        w->newest_kept = true; /* writer thread only, under mu when read */
     }
     return NULL;
 }
@@ -287,7 +317,11 @@ int ns_writer_start(ns_store_t *store, uv_loop_t *loop, size_t batch_max, size_t
     if (hooks)
         w->hooks = *hooks;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cond, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* wait_for_ops: no wall-clock step */
+    pthread_cond_init(&w->cond, &ca);
+    pthread_condattr_destroy(&ca);
     w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->done_fd < 0 || uv_poll_init(loop, &w->done_poll, w->done_fd) != 0)
         goto fail;

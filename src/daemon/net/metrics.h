@@ -154,10 +154,11 @@ typedef struct {
     ns_counter_t queued; /* ops submitted (loop thread: the only other writer here) */
     ns_counter_t taken;  /* ops the writer took off its queue */
     ns_counter_t batches, failed_batches, grows;
-    ns_counter_t cut_batches; /* batches cut at writerBatchMaxBytes */
-    ns_hist_t batch_size;     /* ops per batch */
-    ns_hist_t apply_ns;       /* applying a batch and materialising its routes: no fsync */
-    ns_hist_t commit_ns;      /* mdb_txn_commit: with fsync unless syncMode=nosync */
+    ns_counter_t cut_batches;      /* batches cut at writerBatchMaxBytes */
+    ns_counter_t pages_given_back; /* free store pages dropped (ns_store_release_free_pages) */
+    ns_hist_t batch_size;          /* ops per batch */
+    ns_hist_t apply_ns;            /* applying a batch and materialising its routes: no fsync */
+    ns_hist_t commit_ns;           /* mdb_txn_commit: with fsync unless syncMode=nosync */
 } ns_metrics_writer_t;
 
 /* Backups: what each one reports when it ends. Any thread. */

@@ -216,6 +216,10 @@ static void writer(ns_http_t *h, ns_buf_t *out)
     one(out, "namesrv_writer_cut_batches_total", "counter",
         "Batches ended at writerBatchMaxBytes (the mutations after it waited for the next).",
         (double)NS_M_GET(w->cut_batches));
+    one(out, "namesrv_writer_free_pages_dropped_total", "counter",
+        "Store pages LMDB keeps free, unmapped and dropped from the page cache (their memory "
+        "given back; the file is unchanged).",
+        (double)NS_M_GET(w->pages_given_back));
     one(out, "namesrv_writer_map_grows_total", "counter", "Times the store map was grown.",
         (double)NS_M_GET(w->grows));
     ns_hist_t *hs[1] = {(ns_hist_t *)&w->batch_size};

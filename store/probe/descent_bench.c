@@ -18,7 +18,10 @@
  * would first have to find its topics before the frames are handled, which
  * namesrvd does not do). A probe of the store's design, so it lives in
  * store/ (the only code on LMDB), in a folder of its own. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -107,14 +110,46 @@ static int fill(MDB_env *env, MDB_dbi dbi, long n)
     return rc ? rc : mdb_txn_commit(txn);
 }
 
+/* The file out of the page cache and read back whole through the map:
+ * with huge, the map asks for transparent huge pages first (MADV_HUGEPAGE),
+ * so each fault reads a 2 MiB folio and maps it with one PMD entry where the
+ * kernel and the file system allow (FilePmdMapped in /proc/self/smaps). */
+static void remap(MDB_env *env, const ns_tree_t *t, int huge)
+{
+    int fd;
+    if (mdb_env_get_fd(env, &fd) != 0)
+        return;
+    size_t len = (size_t)t->pages * t->psize,
+           span = (len + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+    if (huge && madvise((void *)t->map, span, MADV_HUGEPAGE) != 0)
+        perror("madvise(MADV_HUGEPAGE)");
+    madvise((void *)t->map, span, MADV_DONTNEED);
+    fdatasync(fd);
+    posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_DONTNEED);
+    unsigned sink = 0;
+    for (size_t off = 0; off < len; off += t->psize)
+        sink += t->map[off];
+    char cmd[160];
+    snprintf(cmd, sizeof cmd,
+             "awk '/data.mdb/ {m = 1} m && /^(Rss|FilePmdMapped):/ {print \"  \" $0} /^VmFlags/ {m "
+             "= 0}' "
+             "/proc/%d/smaps",
+             (int)getpid());
+    printf("map %s (%u):\n", huge ? "with MADV_HUGEPAGE" : "4 KiB pages", sink & 1);
+    fflush(stdout);
+    if (system(cmd) != 0)
+        fprintf(stderr, "smaps not read\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: nsdescentbench DIR TOPICS LOOKUPS [BATCH]\n");
+        fprintf(stderr, "usage: nsdescentbench DIR TOPICS LOOKUPS [BATCH [HUGE]]\n");
         return 2;
     }
     long n = atol(argv[2]), q = atol(argv[3]);
     int b = argc > 4 ? atoi(argv[4]) : 8;
+    int huge = argc > 5 ? atoi(argv[5]) : 0;
     if (n < 1 || q < 1 || b < 1 || b > MAX_BATCH || n % 7919 == 0)
         return 2;
     MDB_env *env;
@@ -137,6 +172,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "nsdescentbench: %s\n", rc ? mdb_strerror(rc) : "tree not readable");
         return 1;
     }
+    remap(env, &t, huge);
     char(*keys)[NAME_BYTES] = malloc((size_t)q * NAME_BYTES);
     size_t *kl = malloc((size_t)q * sizeof *kl);
     if (keys == NULL || kl == NULL)

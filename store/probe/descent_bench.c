@@ -26,20 +26,9 @@
 #include <time.h>
 
 #include "store/tree_walk.c"
+#include "store/probe/bench_routes.h"
 
-enum { NAME_BYTES = 32, MAX_BATCH = 16, COMMIT_EVERY = 100000 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static size_t topic_name(char *out, long i)
-{
-    return (size_t)snprintf(out, NAME_BYTES, "BenchTopic-%07ld", i);
-}
+enum { MAX_BATCH = 16 };
 
 /* Before one level's searches: the page headers of the whole batch, then
  * each page's first search nodes (a leaf's all, as ns_tree_get fetches). */
@@ -94,22 +83,6 @@ static void get_batch(const ns_tree_t *t, char (*keys)[NAME_BYTES], const size_t
     }
 }
 
-static int fill(MDB_env *env, MDB_dbi dbi, long n)
-{
-    static char value[400];
-    MDB_txn *txn;
-    int rc = mdb_txn_begin(env, NULL, 0, &txn);
-    for (long i = 0; rc == 0 && i < n; i++) {
-        char name[NAME_BYTES];
-        long t = (i * 7919) % n; /* scattered, as registrations insert */
-        MDB_val k = {topic_name(name, t), name}, v = {250 + (size_t)(t * 7) % 150, value};
-        rc = mdb_put(txn, dbi, &k, &v, 0);
-        if (rc == 0 && (i + 1) % COMMIT_EVERY == 0 && (rc = mdb_txn_commit(txn)) == 0)
-            rc = mdb_txn_begin(env, NULL, 0, &txn);
-    }
-    return rc ? rc : mdb_txn_commit(txn);
-}
-
 /* The file out of the page cache and read back whole through the map:
  * with huge, the map asks for transparent huge pages first (MADV_HUGEPAGE),
  * so each fault reads a 2 MiB folio and maps it with one PMD entry where the
@@ -155,33 +128,17 @@ int main(int argc, char **argv)
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_stat st;
     ns_tree_t t;
-    int rc = mdb_env_create(&env);
-    rc = rc ? rc : mdb_env_set_maxdbs(env, 2);
-    rc = rc ? rc : mdb_env_set_mapsize(env, (size_t)n * 1024 + (64u << 20));
-    rc = rc ? rc : mdb_env_open(env, argv[1], MDB_NOSYNC | MDB_NORDAHEAD, 0644);
-    rc = rc ? rc : mdb_txn_begin(env, NULL, 0, &txn);
-    rc = rc ? rc : mdb_dbi_open(txn, "routes", MDB_CREATE, &dbi);
-    rc = rc ? rc : mdb_stat(txn, dbi, &st);
-    rc = rc ? rc : mdb_txn_commit(txn);
-    if (rc == 0 && st.ms_entries != (size_t)n)
-        rc = fill(env, dbi, n);
-    rc = rc ? rc : mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    int rc = open_routes(argv[1], n, &env, &dbi, &txn);
     if (rc != 0 || ns_tree_open(env, txn, "routes", &t) != NS_OK) {
         fprintf(stderr, "nsdescentbench: %s\n", rc ? mdb_strerror(rc) : "tree not readable");
         return 1;
     }
     remap(env, &t, huge);
-    char(*keys)[NAME_BYTES] = malloc((size_t)q * NAME_BYTES);
-    size_t *kl = malloc((size_t)q * sizeof *kl);
-    if (keys == NULL || kl == NULL)
+    char(*keys)[NAME_BYTES];
+    size_t *kl;
+    if (!draw_names(n, q, &keys, &kl))
         return 1;
-    uint64_t s = 88172645463325252ull;
-    for (long i = 0; i < q; i++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        kl[i] = topic_name(keys[i], (long)(s % (uint64_t)n));
-    }
     for (int round = 0; round < 3; round++) {
         long found[2] = {0, 0};
         unsigned sink = 0; /* the values' first bytes: the reads cannot be left out */

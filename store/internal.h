@@ -34,6 +34,7 @@ struct ns_store {
     bool warned_at_max;      /* ns_store_keep_headroom said the map is at map_max */
     size_t route_memo_slots; /* each reusable read transaction's memo; 0: none */
     uint64_t free_dropped;   /* the newest free-page record dropped (free_pages.c; writer) */
+    struct ns_route_index *route_index; /* NULL: off (route_index.h) */
 };
 
 typedef struct ns_digest_acc ns_digest_acc_t;
@@ -68,10 +69,11 @@ static inline void ns_txn_wrote(ns_txn_t *t, size_t n)
     t->written += n + NS_TXN_WRITE_OVERHEAD;
 }
 
-/* Whether the lookup path's descent of the routes tree (tree_walk.h) finds
- * topic (n bytes) at val, vlen bytes, where a cursor of read transaction t
- * found it; true when the descent declines (mdb_get answers then) or t
- * writes. verify.c asks it of every route. */
+/* Whether the lookup path's descent of the routes tree (tree_walk.h) and
+ * the routes index (route_index.h) find topic (n bytes) at val, vlen bytes,
+ * where a cursor of read transaction t found it; true for the one that
+ * declines (the next answers then) or when t writes. verify.c asks it of
+ * every route. */
 bool ns_route_walk_agrees(ns_txn_t *t, const char *topic, size_t n, const void *val, size_t vlen);
 
 /* The compacted hot copy of ns_store_backup (env.c); *txnid gets the last

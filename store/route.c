@@ -5,12 +5,14 @@
  * with no legacy bytes: the legacy form is derived from std when read, which
  * halves what a registration of many topics writes. Written by the writer in
  * the transaction that changes the topic; read on the lookup path from the
- * snapshot's memo (route_memo.h), else by one descent of the tree in the map
- * (tree_walk.h), else (a write transaction, or a page the walk declines)
- * with mdb_get. */
+ * snapshot's memo (route_memo.h), else from the routes index when it answers
+ * for the snapshot (route_index.h), else by one descent of the tree in the
+ * map (tree_walk.h), else (a write transaction, or a page the walk
+ * declines) with mdb_get. */
 #include <string.h>
 
 #include "internal.h"
+#include "route_index.h"
 #include "route_memo.h"
 
 #define ROUTE_DERIVED UINT32_MAX
@@ -62,14 +64,20 @@ static const ns_tree_t *routes_tree(ns_txn_t *t)
     return &t->tree;
 }
 
-/* topic's stored value in t: from the walk when it answers, else mdb_get. */
+/* topic's stored value in t: from the index or the walk when they answer,
+ * else mdb_get. */
 static int route_value(ns_txn_t *t, MDB_dbi dbi, MDB_val *k, MDB_val *v)
 {
     const ns_tree_t *tree = routes_tree(t);
     if (tree) {
         const void *val;
         size_t vlen;
-        int rc = ns_tree_get(tree, k->mv_data, k->mv_size, &val, &vlen);
+        int rc = NS_EFALLBACK;
+        if (t->s->route_index)
+            rc = ns_route_index_get(t->s->route_index, tree, t->tree_txnid, k->mv_data, k->mv_size,
+                                    &val, &vlen);
+        if (rc != NS_OK)
+            rc = ns_tree_get(tree, k->mv_data, k->mv_size, &val, &vlen);
         if (rc == NS_OK) {
             v->mv_data = (void *)val;
             v->mv_size = vlen;
@@ -89,7 +97,13 @@ bool ns_route_walk_agrees(ns_txn_t *t, const char *topic, size_t n, const void *
     if (tree == NULL)
         return true; /* a write transaction: nothing is read from the map */
     int rc = ns_tree_get(tree, topic, n, &got, &glen);
-    return rc == NS_EFALLBACK || (rc == NS_OK && got == val && glen == vlen);
+    if (rc != NS_EFALLBACK && (rc != NS_OK || got != val || glen != vlen))
+        return false;
+    /* the index answers only where LMDB finds the topic, or not at all */
+    if (t->s->route_index == NULL ||
+        ns_route_index_get(t->s->route_index, tree, t->tree_txnid, topic, n, &got, &glen) != NS_OK)
+        return true;
+    return got == val && glen == vlen;
 }
 
 int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out, size_t *insert_at,

@@ -257,3 +257,22 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
     }
     return NS_EFALLBACK;
 }
+
+int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned i, const void *key, size_t klen,
+                    const void **val, size_t *vlen)
+{
+    if (pg >= t->pages)
+        return NS_EFALLBACK;
+    const uint8_t *p = t->map + pg * t->psize;
+    size_t lower = ns_lmdb_page_lower(p);
+    if (ns_lmdb_page_kind(p) != NS_LMDB_P_LEAF || lower < PAGE_HDR || lower > t->psize ||
+        (lower & 1))
+        return NS_EFALLBACK;
+    unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
+    const uint8_t *nd = i < n ? node_at(p, t->psize, n, i) : NULL;
+    if (nd == NULL)
+        return NS_EFALLBACK;
+    if (ns_lmdb_node_ksize(nd) != klen || memcmp(nd + NODE_HDR, key, klen) != 0)
+        return NS_ENOTFOUND;
+    return leaf_value(t, p, nd, val, vlen);
+}

@@ -65,4 +65,11 @@ int ns_tree_open(MDB_env *env, MDB_txn *txn, const char *name, ns_tree_t *t);
  * NS_ENOTFOUND, or NS_EFALLBACK when a page is not what the format says. */
 int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **val, size_t *vlen);
 
+/* Node i of leaf page pg in t, when its key is key: NS_OK with its value as
+ * ns_tree_get gives it, NS_ENOTFOUND when the node holds another key,
+ * NS_EFALLBACK when pg is not a leaf of the map or i not one of its nodes
+ * (the route index's check of an entry, route_index.h). */
+int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned i, const void *key, size_t klen,
+                    const void **val, size_t *vlen);
+
 #endif

@@ -168,6 +168,16 @@ int ns_store_grow(ns_store_t *s);
 #define NS_STORE_GROW_AT_PERCENT 80
 int ns_store_keep_headroom(ns_store_t *s);
 void ns_store_set_grow_percent(ns_store_t *s, unsigned percent);
+/* Keeps a hash index of the routes table for the lookups (store/route_index.h:
+ * a name to its node in the newest snapshot, brought along by every commit,
+ * read lock-free; the descent answers whenever it does not). Off until
+ * started; call before other threads use the store. NS_OK or NS_ENOMEM.
+ * It is built by ns_store_route_index_refresh (any thread: namesrvd's
+ * writer at its start), and from then on every commit brings it along. */
+int ns_store_route_index_start(ns_store_t *s);
+void ns_store_route_index_refresh(ns_store_t *s);
+/* The index's entries and slots (0, 0 when off). */
+void ns_store_route_index_size(ns_store_t *s, size_t *entries, size_t *slots);
 /* Gives back the memory of the pages LMDB lists free in the file (copies
  * that write transactions replaced): unmapped and dropped from the page
  * cache, nothing on disk changed (store/free_pages.c). Those freed by the

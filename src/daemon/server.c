@@ -156,6 +156,9 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
         (rc = ns_store_open(&opts, &srv->loop.store, err, errlen)) != NS_OK)
         return rc;
     ns_store_set_grow_percent(srv->loop.store, (unsigned)cfg->map_grow_percent);
+    /* without it (out of memory) lookups only cost more; built by the writer */
+    if (cfg->route_index && ns_store_route_index_start(srv->loop.store) != NS_OK)
+        NS_LOG_WARN("store: no routes index (out of memory): lookups descend the B-tree");
     ns_start_warn_unenforced_users(srv->loop.store, cfg);
     if ((rc = ns_kvimport_at_start(srv->loop.store, cfg, err, errlen)) != NS_OK)
         return rc;

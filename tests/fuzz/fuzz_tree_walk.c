@@ -2,7 +2,8 @@
  * (store/tree_walk.h) on pages it did not see LMDB write: byte 0 is the
  * depth, byte 1 the root's page, byte 2 the key's length, then the key, then
  * 256-byte pages (at most 64). Every read must stay inside those pages
- * (ASan), and a value found must lie inside them too. */
+ * (ASan), and a value found must lie inside them too; the same for the
+ * route index's check of one node (ns_tree_leaf_at). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     } else if (rc != NS_ENOTFOUND && rc != NS_EFALLBACK) {
         abort();
+    }
+    /* each node of the root's page as the route index would name it
+     * (ns_tree_leaf_at): the same bounds */
+    for (unsigned i = 0; i < 8; i++) {
+        rc = ns_tree_leaf_at(&t, data[1], i, data + 3, klen, &val, &vlen);
+        const uint8_t *v = val;
+        if (rc == NS_OK &&
+            (v < map || vlen > pages * PSIZE || (size_t)(v - map) > pages * PSIZE - vlen))
+            abort();
+        if (rc != NS_OK && rc != NS_ENOTFOUND && rc != NS_EFALLBACK)
+            abort();
     }
     ns_tree_t r; /* the first page's bytes as a table record too */
     (void)ns_tree_from_record(&r, map, NS_LMDB_DB_RECORD);

@@ -17,7 +17,7 @@
 #include "nstest.h"
 
 /* Number of table rows = fields of ns_config_t except config_file. */
-#define NKEYS 91
+#define NKEYS 92
 #define NDUMPED (NKEYS - 3) /* the key passwords and peerSecretKey are never dumped */
 
 static const char *const all_keys[NKEYS] = {
@@ -34,6 +34,7 @@ static const char *const all_keys[NKEYS] = {
     "ioThreads",
     "ioBacklogBytes",
     "routeMemoSlots",
+    "routeIndex",
     "dataDir",
     "syncMode",
     "mapSizeBytes",
@@ -304,13 +305,14 @@ static void test_keys_and_mutability(void **state)
                                                "kvTombstoneRetentionMillis"};
     static const char *const fixed_keys[] = {
         "listenPort", "bindAddress", "dataDir", "syncMode", "mapSizeBytes", "mapMaxBytes",
-        "mapGrowPercent", "ioThreads", "ioBacklogBytes", "routeMemoSlots", "portFile", "httpListen",
-        "httpPortFile", "maxFrameBytes", "writerBatchMax", "writerBatchMaxBytes", "rocketmqHome",
-        "kvConfigPath", "configStorePath", "configBlackList", "unRegisterBrokerQueueCapacity",
-        "logFile", "logFileMaxBytes", "logFileKeep", "tls.server.mode", "tls.server.certPath",
-        "tls.server.keyPath", "tls.server.keyPassword", "tls.server.need.client.auth",
-        "tls.server.trustCertPath", "tls.protocols", "tls.ciphers", "tls.config.file",
-        "tlsHandshakeTimeoutMillis", "tlsHandshakeOffload", "proxyProtocolTrustedAddresses",
+        "mapGrowPercent", "ioThreads", "ioBacklogBytes", "routeMemoSlots", "routeIndex", "portFile",
+        "httpListen", "httpPortFile", "maxFrameBytes", "writerBatchMax", "writerBatchMaxBytes",
+        "rocketmqHome", "kvConfigPath", "configStorePath", "configBlackList",
+        "unRegisterBrokerQueueCapacity", "logFile", "logFileMaxBytes", "logFileKeep",
+        "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.keyPassword",
+        "tls.server.need.client.auth", "tls.server.trustCertPath", "tls.protocols", "tls.ciphers",
+        "tls.config.file", "tlsHandshakeTimeoutMillis", "tlsHandshakeOffload",
+        "proxyProtocolTrustedAddresses",
         /* safety caps and budgets change only by file and restart: whoever may
          * send UPDATE_NAMESRV_CONFIG must not lift what bounds the server */
         "maxInflateBytes", "maxConnections", "maxConnectionsPerAddress", "maxPendingHandshakes",

@@ -87,6 +87,9 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_INT("ioThreads", io_threads, "1", 1, 64, NS_CFG_OURS,
             "event loops serving connections (route lookups run on all of them; "
             "every other request on the first)"),
+    ROW_BOOL("routeIndex", route_index, "true", NS_CFG_OURS,
+             "keep a hash index of the routes table for the lookups (16-32 bytes a topic; "
+             "false = every lookup not in the memo descends the table's B-tree)"),
     ROW_INT("routeMemoSlots", route_memo_slots, "16384", 0, 1 << 20, NS_CFG_OURS,
             "routes each event loop remembers from its read snapshot until the next write "
             "(a power of two, or rounded down to one; 0 = every lookup searches the store)"),

@@ -194,6 +194,8 @@ static void *writer_main(void *arg)
      * threads share one core: the writer runs at a lower priority. */
     if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WRITER_NICE) != 0)
         NS_LOG_DEBUG("writer: cannot lower the thread's priority");
+    /* the routes index of the store as opened; every commit brings it along */
+    ns_store_route_index_refresh(w->store);
     for (;;) {
         pthread_mutex_lock(&w->mu);
         wait_for_ops(w);

@@ -543,9 +543,9 @@ void ns_store_close(ns_store_t *s)
 {
     if (s == NULL)
         return;
+    ns_route_index_free(s->route_index); /* its snapshot before the environment */
     if (s->env)
         mdb_env_close(s->env);
-    ns_route_index_free(s->route_index);
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* releases the flock */
     pthread_rwlock_destroy(&s->resize_lock);
@@ -626,8 +626,6 @@ static int txn_begin(ns_store_t *s, ns_txn_t *parent, bool write, ns_txn_t **out
         free(t);
         return ns_lmdb_error(rc);
     }
-    if (write && parent == NULL && s->route_index) /* the last commit's index update first */
-        ns_route_index_write_begun(s->route_index);
     *out = t;
     return NS_OK;
 }
@@ -672,15 +670,9 @@ int ns_txn_commit(ns_txn_t *t)
         ns_txn_abort(t);
         return drc;
     }
-    /* the route index follows each commit before the next write can begin */
-    ns_route_index_t *ix = t->write && t->parent == NULL && t->txn ? s->route_index : NULL;
-    if (ix)
-        ns_route_index_before_commit(ix);
     int rc = t->txn ? mdb_txn_commit(t->txn) : 0;
     if (rc == 0 && t->write && t->parent == NULL) /* visible to new readers now */
         atomic_fetch_add_explicit(&s->read_epoch, 2, memory_order_release);
-    if (ix)
-        ns_route_index_after_commit(ix, s, rc == 0);
     txn_release(t);
     return commit_error(s, rc);
 }
@@ -753,6 +745,8 @@ int ns_store_grow(ns_store_t *s)
     if (s->map_size >= s->map_max)
         return NS_EMAPFULL;
     size_t next = s->map_size > s->map_max / 2 ? s->map_max : s->map_size * 2;
+    if (s->route_index) /* its snapshot would hold the resize off */
+        ns_route_index_let_go(s->route_index);
     /* odd while the resize waits: readers that keep a snapshot between reads
      * let it go at the end of the current one and keep none meanwhile */
     atomic_fetch_add_explicit(&s->read_epoch, 1, memory_order_release);

@@ -10,33 +10,33 @@
  * descent would have. The bytes answered are still the snapshot's pages in
  * the map, read inside the LMDB read transaction; nothing is copied out.
  *
- * One table, written only by the thread that commits (after each commit of
- * a top-level write transaction, ns_route_index_after_commit) and read
- * lock-free by every loop. It answers for one snapshot, its version (the
- * transaction id it was brought to): a reader uses it only when that is its
- * own snapshot's id, read before and after its probe (a sequence lock: the
- * version is 0 while the writer changes the table), and otherwise descends.
- * An entry it reads mid-change points at a page of a snapshot at least as
- * new as its own, which LMDB does not write over while it is live; the
- * version check then throws the answer away. A miss is never an answer
- * either: the descent says whether the topic exists.
+ * One table, written by one thread (namesrvd's writer, after its batches:
+ * ns_route_index_refresh) and read lock-free by every loop. It answers for
+ * one snapshot, its version (the transaction id it was brought to): a
+ * reader uses it only when that is its own snapshot's id, read before and
+ * after its probe (a sequence lock: the version is 0 while the table
+ * changes), and otherwise descends. An entry it reads mid-change points at
+ * a page of a snapshot at least as new as its own, which LMDB does not
+ * write over while it is live; the version check then throws the answer
+ * away. A miss is never an answer either: the descent says whether the
+ * topic exists.
  *
- * Brought from snapshot W to W+1 without reading the whole tree: LMDB
- * copies every page a transaction changes, so a page of W's tree still in
- * W+1's is unchanged with everything under it, and every page of W's tree
- * that W+1 dropped is in W+1's record of the free pages' table, still
- * holding W's bytes until the next write transaction reuses it. So: the
- * routes leaves among W+1's freed pages lose their keys' entries (read from
- * those old pages), then W+1's tree is walked from its root, skipping every
- * page that was in W's, and its new leaves' keys are entered. A bitmap of
- * the pages of the indexed tree says which those are. That is valid only
- * between consecutive transactions and before the next one writes: the
- * commit holds the index's lock from before LMDB's commit to the end of the
- * update, and a write transaction that begins waits for it once it holds
- * LMDB's writer lock. Anything else (a gap in the ids, entries that do not
- * match, a table too full) rebuilds from the whole tree. The first build is
- * a refresh's (namesrvd's writer thread at its start), so no commit on the
- * way to serving (the start's own writes) pays for the whole tree.
+ * Brought from snapshot B to a later X without reading the whole tree:
+ * LMDB copies every page a transaction changes, so a page of B's tree still
+ * in X's is unchanged with everything under it, and every page of B's tree
+ * that a later transaction dropped is in that transaction's record of the
+ * free pages' table. The index keeps a read transaction of B open until it
+ * moves on, so LMDB writes over none of those pages meanwhile (nor drops
+ * the records) and they still hold B's bytes. So: the routes leaves among
+ * the pages freed by the transactions after B lose their keys' entries
+ * (read from those old pages), then X's tree is walked from its root,
+ * skipping every page that was in B's, and its new leaves' keys are
+ * entered. A bitmap of the pages of the indexed tree says which those are.
+ * Anything else (no snapshot held: the first time, after a map resize,
+ * which must not wait for it; entries that do not match; a table too
+ * full) rebuilds from the whole tree. namesrvd's writer refreshes after a
+ * batch when nothing more is queued; in a burst it lets the snapshot go (so
+ * LMDB may reuse the pages) and rebuilds once idle (core/writer.c).
  *
  * Linear probing from the hash's slot to an empty one. Deleted entries
  * leave tombstones; a table whose entries and tombstones pass 60 % before
@@ -57,23 +57,19 @@ typedef struct ns_route_index ns_route_index_t;
 struct ns_store;
 
 /* A new, empty index (version 0: no reader uses it), or NULL when out of
- * memory. Freed with ns_route_index_free once no thread uses the store. */
+ * memory. Freed with ns_route_index_free once no other thread uses the
+ * store, before its environment closes. */
 ns_route_index_t *ns_route_index_new(void);
 void ns_route_index_free(ns_route_index_t *ix);
 
-/* The commit protocol (see above). before_commit: the committing thread,
- * holding LMDB's writer lock; after_commit: the same thread, with whether
- * the commit succeeded (it then brings the index to the new snapshot) and
- * releases the lock. write_begun: a write transaction's thread once
- * mdb_txn_begin returned. */
-void ns_route_index_before_commit(ns_route_index_t *ix);
-void ns_route_index_after_commit(ns_route_index_t *ix, struct ns_store *s, bool committed);
-void ns_route_index_write_begun(ns_route_index_t *ix);
-
-/* Brings the index to the newest snapshot when it is not (a rebuild from
- * the whole tree); any thread, at any time (it reads only one snapshot).
- * Commits bring it along only after the first refresh. */
+/* Brings the index to the newest snapshot when it is not (by diff, or a
+ * rebuild), and holds that snapshot until the next call. The thread that
+ * calls it also calls ns_route_index_let_go and ns_route_index_free (the
+ * held transaction is its). */
 void ns_route_index_refresh(ns_route_index_t *ix, struct ns_store *s);
+/* Ends the held snapshot (a map resize waits for every read transaction);
+ * the next refresh rebuilds unless nothing was committed. */
+void ns_route_index_let_go(ns_route_index_t *ix);
 
 /* key (klen bytes) in t, the routes tree of the snapshot txnid: NS_OK with
  * *val and *vlen (in the map) when the index answers for that snapshot and

@@ -3,7 +3,7 @@
 # a column per size, for docs/performance.md ("The growth table").
 #
 #   tools/growth.sh [--sizes T:B,T:B,...] [--dur S] [--callgrind] [--out FILE] [--keep]
-#                   [--server-cpu N] [--client-cpu N]
+#                   [--server-args '...'] [--server-cpu N] [--client-cpu N]
 #
 #   --sizes      topics:brokers per column (10000:1000,100000:1000,1000000:1000,100000:10000)
 #   --dur S      measured seconds per lookup run (3); two rounds alternate
@@ -12,6 +12,8 @@
 #                --topics T, capacity topology; only for 1,000-broker sizes;
 #                about 3 minutes per size, more at 1M topics)
 #   --out FILE   also write the table to FILE
+#   --server-args '...'  more namesrvd options, at the set-up and the restart
+#                (e.g. '--routeIndex=false': one tree with a feature off and on)
 #
 # For each size, on a fresh Release namesrvd (server on one core, nsbench on
 # the other, syncMode=full): the topology is registered once (every broker
@@ -35,7 +37,10 @@ DUR=3
 CG=0
 OUT=""
 KEEP=0
-ns_args "--sizes=SIZES --dur=DUR --callgrind:CG --out=OUT --keep:KEEP $NS_PIN_OPTS" "$@"
+SERVER_ARGS=""
+ns_args "--sizes=SIZES --dur=DUR --callgrind:CG --out=OUT --keep:KEEP --server-args=SERVER_ARGS \
+    $NS_PIN_OPTS" "$@"
+read -r -a XARGS <<<"$SERVER_ARGS"
 ns_need jq taskset cmake
 [ "$CG" = 1 ] && ns_need valgrind
 
@@ -96,7 +101,8 @@ one_size() {
     col="$(printf "%'d" "$t") topics, $(printf "%'d" "$b") brokers"
     name=g$t.$b
     log "$col: registering the topology"
-    start_server "$name" --maxConnections=$((b + 1000)) --maxConnectionsPerAddress=0 --logLevel=info
+    start_server "$name" --maxConnections=$((b + 1000)) --maxConnectionsPerAddress=0 --logLevel=info \
+        ${XARGS[@]+"${XARGS[@]}"}
     taskset -c "$CLI_CPU" "$NSBENCH" --json --ns "127.0.0.1:$SRV_PORT" --mode setup \
         --setup-brokers "$b" --setup-topics "$t" --hold 3600 --ready-file "$SRV_DIR/ready" \
         --setup-timeout-ms 1800000 >"$WORK/$name.setup.json" 2>>"$WORK/$name.setup.err" &
@@ -104,6 +110,14 @@ one_size() {
     PIDS+=("$cpid")
     wait_file "$SRV_DIR/ready" 1800 "$cpid" || { cat "$WORK/$name.setup.err" >&2; exit 1; }
     put "set-up: every broker registers once" "$col" "$(fmt0 "$(j "$WORK/$name.setup.json" '.setup_ms')") ms"
+    # the routes index is rebuilt once the writer idles after the burst
+    # (store/route_index.h): the lookups are measured with it
+    for _ in $(seq 600); do
+        grep -q -- "--routeIndex=false" <<<" $SERVER_ARGS " && break
+        [ "$(grep -o 'routes index b[a-z]*' "$SRV_DIR/server.log" | tail -1)" = "routes index built" ] &&
+            break
+        sleep 0.1
+    done
 
     log "$col: lookups"
     lookups "$name" "$col" "$b" "$t"
@@ -140,7 +154,8 @@ one_size() {
         "$NAMESRVD" --bindAddress=127.0.0.1 --listenPort="$SRV_PORT" --dataDir="$SRV_DIR/data" \
         --syncMode=full --logLevel=info --configStorePath="$SRV_DIR/namesrv.properties" \
         --kvConfigPath="$SRV_DIR/kvConfig.json" --maxConnections=$((b + 1000)) \
-        --maxConnectionsPerAddress=0 >"$WORK/$name.restart.json" 2>>"$SRV_DIR/restart.log" || true
+        --maxConnectionsPerAddress=0 ${XARGS[@]+"${XARGS[@]}"} >"$WORK/$name.restart.json" \
+        2>>"$SRV_DIR/restart.log" || true
     SRV_PID=$(cat "$SRV_DIR/restart.pid")
     PIDS+=("$SRV_PID")
     put "restart after kill -9 to the first correct route" "$col" \
@@ -177,7 +192,7 @@ one_size() {
     if [ "$CG" = 1 ] && [ "$b" = 1000 ]; then
         log "$col: callgrind instructions per lookup"
         BUILD_DIR=$RELEASE_DIR "$ROOT/tools/callgrind_lookups.sh" --count 20000 --topology capacity \
-            --topics "$t" >"$WORK/$name.cg.md" 2>"$WORK/$name.cg.err" || true
+            --topics "$t" --server-args "$SERVER_ARGS" >"$WORK/$name.cg.md" 2>"$WORK/$name.cg.err" || true
         put "instructions per lookup, depth 1 / 8 (ratio to echo), callgrind" "$col" \
             "$(awk -F'|' '/^\| capacity/ {gsub(/ /,"",$4); gsub(/ /,"",$6); printf "%s%s (%s)", sep, $4, $6; sep=" / "}' "$WORK/$name.cg.md")"
     fi
@@ -194,7 +209,8 @@ done
     echo
     echo "growth.sh — $(date -u '+%Y-%m-%d %H:%M UTC'), $(($(date +%s) - START)) s; $(nproc) CPUs," \
         "server on CPU $SRV_CPU, client on CPU $CLI_CPU; other processes kept ${BUSY}% of all CPUs" \
-        "busy before the run; sources $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+        "busy before the run; sources $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+        "${SERVER_ARGS:+"; namesrvd $SERVER_ARGS"}"
     echo
     printf '| measurement |'; printf ' %s |' "${COLS[@]}"; echo
     printf '|---|'; printf -- '---|%.0s' "${COLS[@]}"; echo

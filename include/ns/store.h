@@ -169,13 +169,17 @@ int ns_store_grow(ns_store_t *s);
 int ns_store_keep_headroom(ns_store_t *s);
 void ns_store_set_grow_percent(ns_store_t *s, unsigned percent);
 /* Keeps a hash index of the routes table for the lookups (store/route_index.h:
- * a name to its node in the newest snapshot, brought along by every commit,
- * read lock-free; the descent answers whenever it does not). Off until
- * started; call before other threads use the store. NS_OK or NS_ENOMEM.
- * It is built by ns_store_route_index_refresh (any thread: namesrvd's
- * writer at its start), and from then on every commit brings it along. */
+ * a name to its node in one snapshot, read lock-free; the descent answers
+ * whenever it does not). Off until started; call before other threads use
+ * the store. NS_OK or NS_ENOMEM. ns_store_route_index_refresh brings it to
+ * the newest snapshot and keeps a read transaction of it until the next
+ * refresh (LMDB reuses no page freed since: refresh after writes, or let
+ * go); ns_store_route_index_let_go ends that transaction.
+ * Both on one thread, the one that grows the map (namesrvd's writer), which
+ * also lets go before it ends; ns_store_grow lets go itself. */
 int ns_store_route_index_start(ns_store_t *s);
 void ns_store_route_index_refresh(ns_store_t *s);
+void ns_store_route_index_let_go(ns_store_t *s);
 /* The index's entries and slots (0, 0 when off). */
 void ns_store_route_index_size(ns_store_t *s, size_t *entries, size_t *slots);
 /* Gives back the memory of the pages LMDB lists free in the file (copies

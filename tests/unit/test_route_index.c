@@ -235,7 +235,7 @@ static void test_map_resize_then_rebuild(void **state)
     assert_int_equal(b.diffs, a.diffs);
     commit_changes(f, 300);
     assert_int_equal(ns_store_grow(f->store), NS_OK); /* lets the snapshot go first */
-    ns_store_route_index_refresh(f->store); /* committed meanwhile: rebuilt */
+    ns_store_route_index_refresh(f->store);           /* committed meanwhile: rebuilt */
     check_all(f);
     ns_route_index_stats(f->store->route_index, &c);
     assert_int_equal(c.rebuilds, b.rebuilds + 1);

@@ -29,10 +29,8 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "lmdb_page.h"
 #include "tree_walk.h"
-
-#define FREE_DBI 0        /* LMDB's free pages' table: txnid -> ID list (count, ids descending) */
-typedef size_t free_id_t; /* an ID list's entry: LMDB's MDB_ID (midl.h, not installed) */
 
 /* Unmaps and uncaches the n pages from first on. */
 static void drop_run(const ns_tree_t *map, int fd, uint64_t first, uint64_t n)
@@ -49,8 +47,8 @@ static void drop_run(const ns_tree_t *map, int fd, uint64_t first, uint64_t n)
 /* One record's ID list, in runs of consecutive pages. */
 static uint64_t drop_list(const ns_tree_t *map, int fd, const MDB_val *v)
 {
-    const free_id_t *ids = v->mv_data;
-    if (v->mv_size < sizeof *ids || (v->mv_size / sizeof *ids) - 1 < ids[0])
+    const ns_lmdb_id_t *ids = ns_lmdb_idl(v->mv_data, v->mv_size);
+    if (ids == NULL)
         return 0; /* not an ID list: leave it */
     uint64_t n = ids[0], run_hi = 0, run_n = 0;
     for (uint64_t i = 1; i <= n; i++) { /* descending */
@@ -81,7 +79,7 @@ int ns_store_release_free_pages(ns_store_t *s, bool newest_too, uint64_t *pages)
     uint64_t newest = (uint64_t)mdb_txn_id(t->txn);
     /* the map's place and the pages in the file, from a table's record */
     if (ns_tree_open(s->env, t->txn, "meta", &map) != NS_OK || mdb_env_get_fd(s->env, &fd) != 0 ||
-        mdb_cursor_open(t->txn, FREE_DBI, &cur) != 0)
+        mdb_cursor_open(t->txn, NS_LMDB_FREE_DBI, &cur) != 0)
         goto out; /* nothing dropped: only memory kept */
     size_t from = (size_t)s->free_dropped + 1;
     MDB_val k = {sizeof from, &from}, v;

@@ -93,6 +93,31 @@ static inline size_t ns_lmdb_node_dsize(const uint8_t *nd)
     return (size_t)ns_lmdb_rd16(nd) | (size_t)ns_lmdb_rd16(nd + 2) << 16;
 }
 
+/* Page p's node count (psize bytes a page) in *n: -1 when its lower bound
+ * does not fit the page. */
+static inline int ns_lmdb_page_nodes(const uint8_t *p, size_t psize, unsigned *n)
+{
+    size_t lower = ns_lmdb_page_lower(p);
+    if (lower < NS_LMDB_PAGE_HDR || lower > psize || (lower & 1))
+        return -1;
+    *n = (unsigned)(lower - NS_LMDB_PAGE_HDR) >> 1;
+    return 0;
+}
+
+/* LMDB's free pages' table (dbi 0): transaction id -> an ID list of the
+ * pages it freed, [count, ids descending], each LMDB's MDB_ID (midl.h, not
+ * installed). The list's entries when its bytes (size) hold the count it
+ * says, else NULL. */
+#define NS_LMDB_FREE_DBI 0
+typedef size_t ns_lmdb_id_t;
+static inline const ns_lmdb_id_t *ns_lmdb_idl(const void *data, size_t size)
+{
+    const ns_lmdb_id_t *ids = data;
+    if (size < sizeof *ids || size / sizeof *ids - 1 < ids[0])
+        return NULL;
+    return ids;
+}
+
 static inline uint64_t ns_lmdb_node_child(const uint8_t *nd)
 {
     return (uint64_t)ns_lmdb_rd16(nd) | (uint64_t)ns_lmdb_rd16(nd + 2) << 16 |

@@ -17,8 +17,6 @@
 #define MIN_SLOTS 1024u
 #define TOMB UINT64_C(1) /* a deleted entry (page 1 is a meta page, never a leaf) */
 #define TAG_MASK UINT64_C(0xFFFF000000000000)
-#define FREE_DBI 0        /* LMDB's free pages' table: txnid -> ID list (count, ids) */
-typedef size_t free_id_t; /* an ID list's entry: LMDB's MDB_ID */
 
 /* An entry: the hash's top 16 bits, the node's index (16), its leaf's page
  * number (32); 0 is an empty slot. */
@@ -196,12 +194,10 @@ static const uint8_t *page_at(const ns_tree_t *t, uint64_t pg, unsigned *n, bool
     if (pg < 2 || pg >= t->pages)
         return NULL;
     const uint8_t *p = t->map + pg * t->psize;
-    size_t lower = ns_lmdb_page_lower(p);
     unsigned kind = ns_lmdb_page_kind(p);
-    if (lower < NS_LMDB_PAGE_HDR || lower > t->psize || (lower & 1) ||
+    if (ns_lmdb_page_nodes(p, t->psize, n) != 0 ||
         (kind != NS_LMDB_P_LEAF && kind != NS_LMDB_P_BRANCH))
         return NULL;
-    *n = (unsigned)(lower - NS_LMDB_PAGE_HDR) >> 1;
     *leaf = kind == NS_LMDB_P_LEAF;
     return p;
 }
@@ -275,8 +271,8 @@ static int walk(ns_route_index_t *ix, table_t *tb, const ns_tree_t *t, uint64_t 
  * of the leaves among them the table. */
 static int freed_list(ns_route_index_t *ix, table_t *tb, const ns_tree_t *t, const MDB_val *v)
 {
-    const free_id_t *ids = v->mv_data;
-    if (v->mv_size < sizeof *ids || v->mv_size / sizeof *ids - 1 < ids[0])
+    const ns_lmdb_id_t *ids = ns_lmdb_idl(v->mv_data, v->mv_size);
+    if (ids == NULL)
         return -1;
     for (size_t i = 1; i <= ids[0]; i++) {
         unsigned n;
@@ -299,7 +295,7 @@ static int freed_list(ns_route_index_t *ix, table_t *tb, const ns_tree_t *t, con
 static int diff(ns_route_index_t *ix, table_t *tb, MDB_txn *txn, const ns_tree_t *t, uint64_t id)
 {
     MDB_cursor *cur;
-    if (mdb_cursor_open(txn, FREE_DBI, &cur) != 0)
+    if (mdb_cursor_open(txn, NS_LMDB_FREE_DBI, &cur) != 0)
         return -1;
     size_t from = (size_t)ix->built + 1, got;
     MDB_val k = {sizeof from, &from}, v;

@@ -214,11 +214,9 @@ static inline int tree_step(const ns_tree_t *t, unsigned level, uint64_t *pg, sk
     if (*pg >= t->pages)
         return NS_EFALLBACK;
     const uint8_t *p = t->map + *pg * t->psize;
-    unsigned kind = ns_lmdb_page_kind(p);
-    size_t lower = ns_lmdb_page_lower(p);
-    if (lower < PAGE_HDR || lower > t->psize || (lower & 1))
+    unsigned kind = ns_lmdb_page_kind(p), n;
+    if (ns_lmdb_page_nodes(p, t->psize, &n) != 0)
         return NS_EFALLBACK;
-    unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
     bool leaf = level + 1 == t->depth;
     if (kind != (leaf ? NS_LMDB_P_LEAF : NS_LMDB_P_BRANCH) || (!leaf && n < 2))
         return NS_EFALLBACK;
@@ -264,11 +262,9 @@ int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned i, const void *key
     if (pg >= t->pages)
         return NS_EFALLBACK;
     const uint8_t *p = t->map + pg * t->psize;
-    size_t lower = ns_lmdb_page_lower(p);
-    if (ns_lmdb_page_kind(p) != NS_LMDB_P_LEAF || lower < PAGE_HDR || lower > t->psize ||
-        (lower & 1))
+    unsigned n;
+    if (ns_lmdb_page_kind(p) != NS_LMDB_P_LEAF || ns_lmdb_page_nodes(p, t->psize, &n) != 0)
         return NS_EFALLBACK;
-    unsigned n = (unsigned)(lower - PAGE_HDR) >> 1;
     const uint8_t *nd = i < n ? node_at(p, t->psize, n, i) : NULL;
     if (nd == NULL)
         return NS_EFALLBACK;

@@ -101,6 +101,33 @@ int ns_route_index_get(const ns_route_index_t *ix, const ns_tree_t *t, uint64_t 
     return NS_EFALLBACK;
 }
 
+void ns_route_index_warm(const ns_route_index_t *ix, const ns_tree_t *t, uint64_t txnid,
+                         const ns_slice_t *keys, size_t n)
+{
+    if (atomic_load_explicit(&ix->version, memory_order_acquire) != txnid)
+        return;
+    table_t *tb = atomic_load_explicit(&((ns_route_index_t *)ix)->table, memory_order_acquire);
+    if (tb == NULL)
+        return;
+    n = n < NS_ROUTE_WARM_MAX ? n : NS_ROUTE_WARM_MAX;
+    const _Atomic uint64_t *slot[NS_ROUTE_WARM_MAX];
+    uint64_t tag[NS_ROUTE_WARM_MAX];
+    for (size_t k = 0; k < n; k++) {
+        uint64_t h = ix_hash(ix->seed, keys[k].ptr, keys[k].len);
+        slot[k] = &tb->slots[(size_t)h & tb->mask];
+        tag[k] = h & TAG_MASK;
+        __builtin_prefetch((const void *)slot[k]);
+    }
+    ns_tree_spot_t at[NS_ROUTE_WARM_MAX];
+    size_t live = 0;
+    for (size_t k = 0; k < n; k++) { /* the first slot only: most names sit there */
+        uint64_t e = atomic_load_explicit(slot[k], memory_order_relaxed);
+        if (e > TOMB && (e & TAG_MASK) == tag[k])
+            at[live++] = (ns_tree_spot_t){(uint32_t)e, (unsigned)(e >> 32) & 0xFFFF};
+    }
+    ns_tree_warm(t, at, live);
+}
+
 /* ---- the table (committing thread) ---- */
 
 static table_t *table_new(size_t slots)

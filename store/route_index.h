@@ -51,6 +51,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ns/buf.h"
 #include "tree_walk.h"
 
 typedef struct ns_route_index ns_route_index_t;
@@ -76,6 +77,15 @@ void ns_route_index_let_go(ns_route_index_t *ix);
  * finds it, NS_EFALLBACK otherwise (the descent answers). Any thread. */
 int ns_route_index_get(const ns_route_index_t *ix, const ns_tree_t *t, uint64_t txnid,
                        const void *key, size_t klen, const void **val, size_t *vlen);
+/* Brings into cache what ns_route_index_get will read for each of keys[0,
+ * n) (at most NS_ROUTE_WARM_MAX; the rest are left alone): their slots,
+ * then their leaves' node pointers, nodes and values, each step for all
+ * keys before the next, so that their cache misses overlap instead of
+ * following one another. Answers nothing and changes nothing; any
+ * thread, as ns_route_index_get. */
+#define NS_ROUTE_WARM_MAX NS_TREE_WARM_MAX
+void ns_route_index_warm(const ns_route_index_t *ix, const ns_tree_t *t, uint64_t txnid,
+                         const ns_slice_t *keys, size_t n);
 
 /* The snapshot the index answers for (0: none), and what it holds and did;
  * tests and stats. */

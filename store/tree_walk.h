@@ -25,6 +25,7 @@
 #define NS_STORE_TREE_WALK_H
 
 #include <lmdb.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,5 +72,23 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
  * (the route index's check of an entry, route_index.h). */
 int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned i, const void *key, size_t klen,
                     const void **val, size_t *vlen);
+
+/* A node of a leaf page: the page's number and the node's index, as
+ * ns_tree_leaf_at takes them. */
+typedef struct {
+    uint64_t pg;
+    unsigned i;
+} ns_tree_spot_t;
+/* Brings into cache what ns_tree_leaf_at will read first for each of
+ * at[0, n) (at most NS_TREE_WARM_MAX; the rest are left alone), a step
+ * for all before the next, so that their cache misses overlap (the route
+ * index's ns_route_index_warm): the pages' headers and node pointers, then
+ * the nodes (their values' lines are prefetched by the lookup itself:
+ * warming them too measured no better at 1M topics). It reads only inside
+ * the map's pages [0, t->pages), checked as ns_tree_leaf_at checks them; a
+ * spot that does not fit the format is dropped. Answers nothing: the
+ * lookup that follows checks the node again. */
+#define NS_TREE_WARM_MAX 16
+void ns_tree_warm(const ns_tree_t *t, const ns_tree_spot_t *at, size_t n);
 
 #endif

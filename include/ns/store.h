@@ -368,6 +368,11 @@ int ns_topic_count(ns_txn_t *t, size_t *out);
  * ns_json_route_legacy() derives it exactly from std (schema v4). */
 int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std_insert,
                  const ns_buf_t *legacy, size_t legacy_insert);
+/* Brings into cache, together, what the ns_route_get of each of topics[0,
+ * n) will read in t's snapshot (the first 16; through the routes index,
+ * when it answers for that snapshot): several lookups that follow then wait
+ * for memory once, not once each. Answers nothing; costs only time. */
+void ns_route_warm(ns_txn_t *t, const ns_slice_t *topics, size_t n);
 /* Borrowed bytes of the standard or legacy form and the offset where an
  * orderTopicConf member goes. NS_ENOTFOUND when the topic has no route.
  * *derive is set when the legacy form was asked for but is not stored: out

@@ -333,6 +333,7 @@ static int io_init(ns_server_t *srv, ns_io_t *io)
     sh->wire_cfg = srv->loop.wire_cfg; /* borrowed: the main server frees it after the loops */
     sh->on_accepted = srv->loop.on_accepted;
     sh->on_request = io_request;
+    sh->on_read_ahead = ns_dispatch_warm;
     sh->on_closed = io_closed;
     if ((sh->inbox = ns_mailbox_new(&io->loop, io_wake, io)) == NULL) {
         uv_loop_close(&io->loop);
@@ -402,7 +403,7 @@ static void io_free(ns_io_t *io)
     ns_buf_free(&io->shard.derived);
     ns_buf_free(&io->shard.rshared);
     ns_buf_free(&io->shard.tshared);
-    ns_cmd_msg_free(&io->shard.msg);
+    ns_loop_msgs_free(&io->shard);
     ns_buf_free(&io->shard.remark);
     ns_auth_loop_free(&io->shard);
     free(io);

@@ -139,6 +139,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->loop.cfg = cfg;
     srv->loop.main = srv;
     srv->loop.on_request = main_request;
+    srv->loop.on_read_ahead = ns_dispatch_warm;
     srv->loop.on_closed = ns_broker_conn_closed;
     ns_loop_set_current(&srv->loop);
     srv->loop.start_ms = uv_now(loop);
@@ -293,7 +294,7 @@ void ns_server_free(ns_server_t *srv)
     ns_buf_free(&srv->loop.derived);
     ns_buf_free(&srv->loop.rshared);
     ns_buf_free(&srv->loop.tshared);
-    ns_cmd_msg_free(&srv->loop.msg);
+    ns_loop_msgs_free(&srv->loop);
     ns_buf_free(&srv->loop.remark);
     ns_io_free(srv);
     ns_secure_free(&srv->loop);

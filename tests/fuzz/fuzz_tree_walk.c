@@ -3,7 +3,8 @@
  * depth, byte 1 the root's page, byte 2 the key's length, then the key, then
  * 256-byte pages (at most 64). Every read must stay inside those pages
  * (ASan), and a value found must lie inside them too; the same for the
- * route index's check of one node (ns_tree_leaf_at). */
+ * route index's check of one node (ns_tree_leaf_at) and for the warming of
+ * nodes ahead of their lookups (ns_tree_warm). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc != NS_OK && rc != NS_ENOTFOUND && rc != NS_EFALLBACK)
             abort();
     }
+    /* the same nodes and every page warmed ahead of such lookups
+     * (ns_tree_warm): its reads stay inside the pages as well */
+    ns_tree_spot_t spots[NS_TREE_WARM_MAX];
+    for (unsigned i = 0; i < NS_TREE_WARM_MAX; i++)
+        spots[i] = (ns_tree_spot_t){i < 8 ? data[1] : i - 8 + (size & 3), i < 8 ? i : data[0]};
+    ns_tree_warm(&t, spots, NS_TREE_WARM_MAX);
     ns_tree_t r; /* the first page's bytes as a table record too */
     (void)ns_tree_from_record(&r, map, NS_LMDB_DB_RECORD);
     free(map);

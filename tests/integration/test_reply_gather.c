@@ -7,7 +7,8 @@
  * part of a gathered write and the rest is copied and sent later. A lookup
  * sent after a registration was answered finds its route, also with
  * lookups pipelined on several connections (the loops keep one snapshot per
- * iteration, ioloop.h). */
+ * iteration, ioloop.h). Both also with the memo off, so that the lookups of
+ * each read are warmed together through the routes index first. */
 #define _GNU_SOURCE /* memmem */
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -233,6 +234,17 @@ static void test_pipelined_lookups(void **state)
     ns_client_close(broker);
 }
 
+/* The same without the memo (routeMemoSlots=0), so that the frames of
+ * each read are warmed through the routes index before they run (conn.c,
+ * ns_route_warm): 16 at a time, the same replies. */
+static void test_pipelined_lookups_warmed(void **state)
+{
+    nstest_fx_t *fx = *state;
+    ns_client_t *broker = register_broker(fx);
+    pipeline(fx, 2000, 0);
+    ns_client_close(broker);
+}
+
 /* 20,000 lookups (~8 MB of replies) to a peer with a 4 KiB receive buffer
  * that reads only after sending them all: gathered writes are cut short and
  * their rest goes out later, copied. */
@@ -454,13 +466,23 @@ static int setup(void **state)
     return nstest_fx_setup(state, "gather", NULL);
 }
 
+static int setup_no_memo(void **state)
+{
+    static const char *const args[] = {"--routeMemoSlots=0", NULL};
+    return nstest_fx_setup(state, "gather-nomemo", args);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pipelined_lookups, setup, nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined_lookups_warmed, setup_no_memo,
+                                        nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_short_writes, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_after_commit, setup, nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_after_commit_pipelined, setup,
+                                        nstest_fx_teardown),
+        cmocka_unit_test_setup_teardown(test_read_after_commit_pipelined, setup_no_memo,
                                         nstest_fx_teardown),
         cmocka_unit_test_setup_teardown(test_lookup_fields, setup, nstest_fx_teardown),
     };

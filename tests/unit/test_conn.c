@@ -121,7 +121,7 @@ static int teardown(void **state)
     ns_store_close(fx->loop.store);
     ns_buf_free(&fx->loop.rshared);
     ns_buf_free(&fx->loop.tshared); /* a filter's plain bytes (conn.c) */
-    ns_cmd_msg_free(&fx->loop.msg); /* the frames decoded (conn.c) */
+    ns_loop_msgs_free(&fx->loop);   /* the frames decoded (conn.c) */
     ns_config_free(&fx->cfg);
     nstest_rmtree(fx->dir);
     free(fx->dir);

@@ -20,6 +20,9 @@ NS_HANDLER_DECL(broker_heartbeat)
 NS_HANDLER_DECL(query_data_version)
 NS_HANDLER_DECL(get_broker_member_group)
 NS_HANDLER_DECL(get_routeinfo_by_topic)
+/* The topic a GET_ROUTEINFO_BY_TOPIC request names (its first "topic"
+ * field, as the handler reads it), borrowed from cmd; false when none. */
+bool ns_cmd_route_topic(const ns_cmd_t *cmd, ns_slice_t *topic);
 NS_HANDLER_DECL(get_broker_cluster_info)
 NS_HANDLER_DECL(get_all_topic_list)
 NS_HANDLER_DECL(get_topics_by_cluster)

@@ -166,6 +166,19 @@ static void route_args(const ns_cmd_t *cmd, route_args_t *a)
     }
 }
 
+bool ns_cmd_route_topic(const ns_cmd_t *cmd, ns_slice_t *topic)
+{
+    for (size_t i = 0; i < cmd->n_ext; i++) {
+        const ns_ext_field_t *e = &cmd->ext[i];
+        if (e->key && e->key_len == 5 && key_is_topic(e->key) && e->val) {
+            topic->ptr = (const uint8_t *)e->val;
+            topic->len = e->val_len;
+            return true;
+        }
+    }
+    return false;
+}
+
 int ns_cmd_get_routeinfo_by_topic(ns_req_t *req)
 {
     ns_loop_t *loop = req->loop;

@@ -237,6 +237,19 @@ static void call(const ns_cmd_row_t *row, ns_req_t *req)
         ns_read_end(req->loop);
 }
 
+void ns_dispatch_warm(ns_loop_t *loop, ns_txn_t *txn, const ns_cmd_msg_t *msgs, size_t n)
+{
+    (void)loop;
+    ns_slice_t topics[NS_CONN_READ_AHEAD];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < NS_CONN_READ_AHEAD; i++)
+        if (msgs[i].cmd.code == NS_REQ_GET_ROUTEINFO_BY_TOPIC &&
+            ns_cmd_route_topic(&msgs[i].cmd, &topics[k]))
+            k++;
+    if (k > 1)
+        ns_route_warm(txn, topics, k);
+}
+
 /* Runs cmd against its row (NULL: an unknown code) on loop. */
 static void run(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row)
 {

@@ -55,6 +55,11 @@ const char *ns_dispatch_row_name(int m_row);
 /* Dispatches one decoded request of conn (never NULL: the request's
  * connection, ns_req_t), of row `row`, on loop. */
 void ns_dispatch(ns_loop_t *loop, ns_conn_t *conn, const ns_cmd_t *cmd, const ns_cmd_row_t *row);
+/* The loops' on_read_ahead (ioloop.h): the route lookups among msgs[0, n),
+ * the requests of one read, have their topics' routes brought into cache
+ * together in txn's snapshot (ns_route_warm) before the first runs. Runs
+ * nothing, answers nothing. */
+void ns_dispatch_warm(ns_loop_t *loop, ns_txn_t *txn, const ns_cmd_msg_t *msgs, size_t n);
 /* True when a request of row `row` may queue a mutation on the writer (its
  * reading pauses while the writer queue is at its budget, budget.h). */
 bool ns_dispatch_may_write(const ns_cmd_row_t *row);

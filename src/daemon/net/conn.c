@@ -356,46 +356,97 @@ static void shrink_msg(ns_cmd_msg_t *m)
         ns_cmd_msg_free(m);
 }
 
-/* Decodes one frame (the only decode it gets) into the loop's message and
- * hands it to the loop's on_request, which copies what it keeps
- * (ns_cmd_dup); false when the connection must stop (closed, or paused with
- * the frame not taken). A decode that starts inside another's handler (none
- * does today) gets a message of its own. */
-static bool handle_frame(ns_conn_t *c, const uint8_t *frame, size_t flen)
+/* A frame that cannot be run closes its connection: rc from ns_frame_peek
+ * (header false) or from ns_remoting_decode (header true). */
+static void refuse_frame(ns_conn_t *c, const uint8_t *frame, int rc, bool header)
 {
     ns_loop_t *loop = c->loop;
-    ns_cmd_msg_t own, *msg = &loop->msg;
-    if (loop->msg_busy) {
-        ns_cmd_msg_init(&own);
-        msg = &own;
-    }
-    loop->msg_busy = true;
-    bool taken = false;
-    int rc = ns_remoting_decode(frame, flen, msg);
-    if (rc != NS_OK) {
+    if (header) {
         NS_LOG_WARN("conn %s: undecodable frame header (%s)", c->peer, ns_strerror(rc));
         NS_M_INC(loop->m.refused[NS_M_REFUSE_MALFORMED_HEADER]);
         ns_conn_close_here(c, "malformed header");
+    } else if (rc == NS_ETOOBIG) {
+        NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
+                    ns_be32_read(frame), (size_t)loop->cfg->max_frame_bytes);
+        NS_M_INC(loop->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
+        ns_conn_close_here(c, "oversized frame");
     } else {
-        taken = loop->on_request(loop, c, &msg->cmd, flen);
+        NS_LOG_WARN("conn %s: malformed frame length", c->peer);
+        NS_M_INC(loop->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
+        ns_conn_close_here(c, "malformed frame");
     }
-    if (msg == &own) {
-        ns_cmd_msg_free(&own);
-    } else {
-        loop->msg_busy = false;
-        shrink_msg(msg);
+}
+
+/* Decodes the whole frames at the start of [data, data+len) into msgs[0,
+ * n), at most NS_CONN_READ_AHEAD, their lengths in flen: n. Each frame is
+ * decoded once. A frame that cannot be run stops it: the first one closes
+ * the connection (refuse_frame), a later one waits for those before it to
+ * run. n = 0 also when no whole frame is there yet. *more: frames may
+ * follow the n (the batch is full, or stopped at one to refuse). */
+static size_t decode_ahead(ns_conn_t *c, const uint8_t *data, size_t len, ns_cmd_msg_t *msgs,
+                           size_t *flen, bool *more)
+{
+    size_t n = 0, off = 0, max = (size_t)c->loop->cfg->max_frame_bytes;
+    *more = true;
+    for (; n < NS_CONN_READ_AHEAD && off < len; off += flen[n++]) {
+        int rc = ns_frame_peek(data + off, len - off, max, &flen[n]);
+        bool header = rc == NS_OK;
+        if (header)
+            rc = ns_remoting_decode(data + off, flen[n], &msgs[n]);
+        if (rc == NS_OK)
+            continue;
+        *more = rc != NS_EAGAIN;
+        if (n == 0 && *more) {
+            refuse_frame(c, data, rc, header);
+            *more = false;
+        }
+        return n;
     }
-    if (rc == NS_OK && !taken)
-        pause_reading(c); /* this frame waits in c->rbuf */
-    return taken;
+    *more = n == NS_CONN_READ_AHEAD;
+    return n;
+}
+
+/* Runs the decoded msgs[0, n) in order through the loop's on_request,
+ * which copies what it keeps (ns_cmd_dup): how many bytes of frames it
+ * took. Stops at a closing connection, one whose peer does not read its
+ * replies (it stops reading) or a frame not taken (it pauses; the frame
+ * waits in c->rbuf). */
+static size_t run_ahead(ns_conn_t *c, const ns_cmd_msg_t *msgs, const size_t *flen, size_t n)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < n && !c->closing; i++) {
+        if (i > 0 && ns_conn_backed_up(c)) {
+            stop_reading(c);
+            break;
+        }
+        if (!c->loop->on_request(c->loop, c, &msgs[i].cmd, flen[i])) {
+            pause_reading(c);
+            break;
+        }
+        used += flen[i];
+    }
+    return used;
 }
 
 /* Splits [data, data+len) into frames and handles each one; returns how
- * many bytes were consumed (whole frames). */
+ * many bytes were consumed (whole frames). The frames of one read are
+ * decoded ahead, up to NS_CONN_READ_AHEAD at a time, and shown to the
+ * loop's on_read_ahead before the first of them runs (route lookups warm
+ * their pages together). The loop's messages serve that; a process that
+ * starts inside another's handler (none does today) gets messages of its
+ * own. */
 static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
 {
     ns_loop_t *loop = c->loop;
-    size_t off = 0, max = (size_t)loop->cfg->max_frame_bytes;
+    size_t off = 0;
+    ns_cmd_msg_t own[NS_CONN_READ_AHEAD], *msgs = loop->msgs;
+    bool nested = loop->msg_busy;
+    if (nested) {
+        for (size_t i = 0; i < NS_CONN_READ_AHEAD; i++)
+            ns_cmd_msg_init(&own[i]);
+        msgs = own;
+    }
+    loop->msg_busy = true;
     ns_txn_t *txn = NULL;
     bool reading = ns_read_begin(loop, &txn) == NS_OK; /* one snapshot for the whole read */
     if (reading)
@@ -405,30 +456,29 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             stop_reading(c);
             break;
         }
-        size_t flen = 0;
-        int rc = ns_frame_peek(data + off, len - off, max, &flen);
-        if (rc == NS_EAGAIN)
-            break;
-        if (rc == NS_ETOOBIG) {
-            NS_LOG_WARN("conn %s: frame of %u bytes exceeds maxFrameBytes %zu", c->peer,
-                        ns_be32_read(data + off), max);
-            NS_M_INC(loop->m.refused[NS_M_REFUSE_OVERSIZED_FRAME]);
-            ns_conn_close_here(c, "oversized frame");
-            break;
+        size_t flen[NS_CONN_READ_AHEAD];
+        bool more;
+        size_t n = decode_ahead(c, data + off, len - off, msgs, flen, &more);
+        if (n > 1 && reading && loop->on_read_ahead)
+            loop->on_read_ahead(loop, txn, msgs, n);
+        size_t used = run_ahead(c, msgs, flen, n), all = 0;
+        for (size_t i = 0; i < n; i++) {
+            all += flen[i];
+            shrink_msg(&msgs[i]);
         }
-        if (rc != NS_OK) {
-            NS_LOG_WARN("conn %s: malformed frame length", c->peer);
-            NS_M_INC(loop->m.refused[NS_M_REFUSE_MALFORMED_FRAME]);
-            ns_conn_close_here(c, "malformed frame");
+        off += used;
+        if (!more || used < all) /* nothing more whole yet, refused, or stopped */
             break;
-        }
-        if (!handle_frame(c, data + off, flen))
-            break;
-        off += flen;
     }
     if (reading) {
         ns_conn_gather_end(c);  /* written while the snapshot is still open */
         ns_read_end_keep(loop); /* the snapshot serves this iteration's other reads */
+    }
+    if (nested) {
+        for (size_t i = 0; i < NS_CONN_READ_AHEAD; i++)
+            ns_cmd_msg_free(&own[i]);
+    } else {
+        loop->msg_busy = false;
     }
     return off;
 }

@@ -58,6 +58,10 @@ typedef struct ns_mail {
  * (core/server.h); an extra I/O loop's is part of its ns_io_t. Each is
  * touched by its own thread only; what store and wire_cfg (and the main
  * loop's cfg) point at is the main server's, shared by every loop. */
+/* Whole frames of one read decoded before any of them runs (conn.c): a
+ * pipelining client's depth, and then some. */
+#define NS_CONN_READ_AHEAD 16
+
 struct ns_loop {
     uv_loop_t *uv;
     ns_config_t *cfg; /* the main loop's; an I/O loop's copy of its scalars */
@@ -75,6 +79,11 @@ struct ns_loop {
      * on_config_changed: UPDATE_NAMESRV_CONFIG changed cfg (may be NULL). */
     bool (*on_request)(ns_loop_t *loop, ns_conn_t *c, const ns_cmd_t *cmd, size_t frame_len);
     void (*on_closed)(ns_loop_t *loop, ns_conn_t *c);
+    /* on_read_ahead (may be NULL): msgs[0, n) (n > 1), the requests of one
+     * read, decoded before the first of them runs, in the read's snapshot
+     * txn: the layer above may warm what they will read (ns_dispatch_warm).
+     * It must not run them or keep them. */
+    void (*on_read_ahead)(ns_loop_t *loop, ns_txn_t *txn, const ns_cmd_msg_t *msgs, size_t n);
     /* on_accepted (may be NULL): c was accepted from peer; may install a
      * filter (secure.c: PROXY protocol and TLS). */
     void (*on_accepted)(ns_loop_t *loop, ns_conn_t *c, const struct sockaddr *peer);
@@ -92,13 +101,14 @@ struct ns_loop {
     ns_conn_t *paused_head, *paused_tail;   /* waiting to read again, oldest first */
     uint64_t start_ms;
     bool stopping;
-    ns_buf_t scratch;         /* reply bodies assembled on the loop thread */
-    ns_buf_t derived;         /* legacy routes derived from the standard form */
-    ns_buf_t rshared;         /* the read buffer connections share (conn.c) */
-    ns_buf_t remark;          /* formatted error remarks (request.c) */
-    ns_buf_t tshared;         /* the plaintext of a TLS read, shared as rshared is (conn.c) */
-    ns_cmd_msg_t msg;         /* the frame being decoded, shared as rshared is (conn.c) */
-    bool msg_busy;            /* msg holds a frame whose handler runs */
+    ns_buf_t scratch; /* reply bodies assembled on the loop thread */
+    ns_buf_t derived; /* legacy routes derived from the standard form */
+    ns_buf_t rshared; /* the read buffer connections share (conn.c) */
+    ns_buf_t remark;  /* formatted error remarks (request.c) */
+    ns_buf_t tshared; /* the plaintext of a TLS read, shared as rshared is (conn.c) */
+    /* the frames of one read, decoded ahead (conn.c), shared as rshared is */
+    ns_cmd_msg_t msgs[NS_CONN_READ_AHEAD];
+    bool msg_busy;            /* msgs hold frames whose handlers run */
     ns_rsp_heads_t rsp_heads; /* reply headers by shape, patched per reply (rsphead.h) */
     /* TLS and the PROXY protocol (secure.c): the main loop's ns_secure_start
      * owns it, every loop points at it */
@@ -119,6 +129,8 @@ static inline ns_loop_t *ns_loop_current(void)
     return ns_loop_running;
 }
 void ns_loop_set_current(ns_loop_t *loop);
+/* Frees what the loop's messages hold (at the loop's end). */
+void ns_loop_msgs_free(ns_loop_t *loop);
 
 /* The loop's read transaction. A user begins it with ns_read_begin and ends
  * it with ns_read_end, or, for the reads of connections (conn.c), with

@@ -72,6 +72,12 @@ static inline size_t ns_lmdb_page_lower(const uint8_t *pg)
     return ns_lmdb_rd16(pg + 12);
 }
 
+/* Where the nodes' area begins: they fill [upper, page size). */
+static inline size_t ns_lmdb_page_upper(const uint8_t *pg)
+{
+    return ns_lmdb_rd16(pg + 14);
+}
+
 /* Node i's offset from the page's start (unchecked). */
 static inline size_t ns_lmdb_node_off(const uint8_t *pg, unsigned i)
 {

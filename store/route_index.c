@@ -18,8 +18,8 @@
 #define TOMB UINT64_C(1) /* a deleted entry (page 1 is a meta page, never a leaf) */
 #define TAG_MASK UINT64_C(0xFFFF000000000000)
 
-/* An entry: the hash's top 16 bits, the node's index (16), its leaf's page
- * number (32); 0 is an empty slot. */
+/* An entry: the hash's top 16 bits, the node's offset in its leaf (16), the
+ * leaf's page number (32); 0 is an empty slot. */
 typedef struct table {
     _Atomic uint64_t *slots; /* mmap'ed: zeros, given back with MADV_DONTNEED */
     size_t mask;
@@ -152,7 +152,7 @@ static void table_clear(table_t *tb)
     (void)madvise((void *)tb->slots, (tb->mask + 1) * sizeof *tb->slots, MADV_DONTNEED);
 }
 
-/* Enters (node, pg) for the key of hash h. */
+/* Enters (node, pg) for the key of hash h: node is its offset in leaf pg. */
 static int ix_put(ns_route_index_t *ix, table_t *tb, uint64_t h, unsigned node, uint64_t pg)
 {
     if ((ix->entries + ix->tombs + 1) * 4 > (tb->mask + 1) * 3)
@@ -262,7 +262,8 @@ static int leaf_keys(ns_route_index_t *ix, table_t *tb, const ns_tree_t *t, cons
             __builtin_prefetch((const void *)&tb->slots[(size_t)h[j] & tb->mask], 1);
         }
         for (unsigned j = 0; j < m; j++)
-            if ((add ? ix_put : ix_del)(ix, tb, h[j], base + j, pg) != 0)
+            if ((add ? ix_put : ix_del)(ix, tb, h[j], (unsigned)ns_lmdb_node_off(p, base + j),
+                                        pg) != 0)
                 return -1;
     }
     return 0;

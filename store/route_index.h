@@ -5,9 +5,10 @@
  * routes tree (tree_walk.h): ~20 key compares of ~55 instructions at 100k
  * topics, ~1,200-1,500 instructions and four pages touched. This index
  * maps a topic's name (a seeded hash) to where its node lies in the newest
- * snapshot, page number and node index: one slot read, then that node's key
- * compared in full on its leaf page and the value taken from there, as the
- * descent would have. The bytes answered are still the snapshot's pages in
+ * snapshot, page number and the node's offset in it (as the page's node
+ * pointers had it when the entry was made): one slot read, then that node's
+ * key compared in full on its leaf page and the value taken from there, as
+ * the descent would have. The bytes answered are still the snapshot's pages in
  * the map, read inside the LMDB read transaction; nothing is copied out.
  *
  * One table, written by one thread (namesrvd's writer, after its batches:
@@ -79,7 +80,7 @@ int ns_route_index_get(const ns_route_index_t *ix, const ns_tree_t *t, uint64_t 
                        const void *key, size_t klen, const void **val, size_t *vlen);
 /* Brings into cache what ns_route_index_get will read for each of keys[0,
  * n) (at most NS_ROUTE_WARM_MAX; the rest are left alone): their slots,
- * then their leaves' node pointers, nodes and values, each step for all
+ * then their leaves' headers and nodes (ns_tree_warm), each step for all
  * keys before the next, so that their cache misses overlap instead of
  * following one another. Answers nothing and changes nothing; any
  * thread, as ns_route_index_get. */

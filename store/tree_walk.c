@@ -256,51 +256,32 @@ int ns_tree_get(const ns_tree_t *t, const void *key, size_t klen, const void **v
     return NS_EFALLBACK;
 }
 
-int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned i, const void *key, size_t klen,
+int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned off, const void *key, size_t klen,
                     const void **val, size_t *vlen)
 {
     if (pg >= t->pages)
         return NS_EFALLBACK;
     const uint8_t *p = t->map + pg * t->psize;
     unsigned n;
-    if (ns_lmdb_page_kind(p) != NS_LMDB_P_LEAF || ns_lmdb_page_nodes(p, t->psize, &n) != 0)
+    if (ns_lmdb_page_kind(p) != NS_LMDB_P_LEAF || ns_lmdb_page_nodes(p, t->psize, &n) != 0 ||
+        off < ns_lmdb_page_upper(p) || off < PAGE_HDR + 2 * (size_t)n ||
+        off + NODE_HDR > t->psize || (off & 1))
         return NS_EFALLBACK;
-    const uint8_t *nd = i < n ? node_at(p, t->psize, n, i) : NULL;
-    if (nd == NULL)
+    const uint8_t *nd = p + off;
+    if (off + NODE_HDR + ns_lmdb_node_ksize(nd) > t->psize)
         return NS_EFALLBACK;
     if (ns_lmdb_node_ksize(nd) != klen || memcmp(nd + NODE_HDR, key, klen) != 0)
         return NS_ENOTFOUND;
     return leaf_value(t, p, nd, val, vlen);
 }
 
-/* Node i of leaf page p (in cache, or on its way), NULL when p is not a
- * leaf or i not one of its nodes. */
-static const uint8_t *warm_node(const ns_tree_t *t, const uint8_t *p, unsigned i)
-{
-    unsigned n;
-    if (ns_lmdb_page_kind(p) != NS_LMDB_P_LEAF || ns_lmdb_page_nodes(p, t->psize, &n) != 0 ||
-        i >= n)
-        return NULL;
-    size_t off = ns_lmdb_node_off(p, i);
-    if (off < PAGE_HDR + 2 * (size_t)n || off + NODE_HDR > t->psize)
-        return NULL;
-    return p + off;
-}
-
 void ns_tree_warm(const ns_tree_t *t, const ns_tree_spot_t *at, size_t n)
 {
-    const uint8_t *page[NS_TREE_WARM_MAX];
     n = n < NS_TREE_WARM_MAX ? n : NS_TREE_WARM_MAX;
-    for (size_t k = 0; k < n; k++) {
-        page[k] = at[k].pg < t->pages ? t->map + at[k].pg * t->psize : NULL;
-        if (page[k]) {
-            __builtin_prefetch(page[k]);
-            __builtin_prefetch(page[k] + PAGE_HDR + 2 * (size_t)at[k].i);
+    for (size_t k = 0; k < n; k++)
+        if (at[k].pg < t->pages && at[k].off < t->psize) {
+            const uint8_t *p = t->map + at[k].pg * t->psize;
+            __builtin_prefetch(p);
+            __builtin_prefetch(p + at[k].off);
         }
-    }
-    for (size_t k = 0; k < n; k++) {
-        const uint8_t *nd = page[k] ? warm_node(t, page[k], at[k].i) : NULL;
-        if (nd) /* the lookup fetches the value's lines (leaf_value) */
-            __builtin_prefetch(nd);
-    }
 }

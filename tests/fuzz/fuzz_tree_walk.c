@@ -3,8 +3,7 @@
  * depth, byte 1 the root's page, byte 2 the key's length, then the key, then
  * 256-byte pages (at most 64). Every read must stay inside those pages
  * (ASan), and a value found must lie inside them too; the same for the
- * route index's check of one node (ns_tree_leaf_at) and for the warming of
- * nodes ahead of their lookups (ns_tree_warm). */
+ * route index's check of one node (ns_tree_leaf_at). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,10 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (rc != NS_ENOTFOUND && rc != NS_EFALLBACK) {
         abort();
     }
-    /* each node of the root's page as the route index would name it
+    /* each node of the root's page as the route index would name it (its
+     * offset from the page's pointers), and offsets anywhere
      * (ns_tree_leaf_at): the same bounds */
-    for (unsigned i = 0; i < 8; i++) {
-        rc = ns_tree_leaf_at(&t, data[1], i, data + 3, klen, &val, &vlen);
+    for (unsigned i = 0; i < 16; i++) {
+        unsigned off = (unsigned)data[0] * (i - 7);
+        size_t at = (size_t)data[1] * PSIZE + NS_LMDB_PAGE_HDR + 2 * i;
+        if (i < 8 && at + 2 <= pages * PSIZE)
+            off = ns_lmdb_rd16(map + at);
+        rc = ns_tree_leaf_at(&t, data[1], off, data + 3, klen, &val, &vlen);
         const uint8_t *v = val;
         if (rc == NS_OK &&
             (v < map || vlen > pages * PSIZE || (size_t)(v - map) > pages * PSIZE - vlen))
@@ -51,12 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc != NS_OK && rc != NS_ENOTFOUND && rc != NS_EFALLBACK)
             abort();
     }
-    /* the same nodes and every page warmed ahead of such lookups
-     * (ns_tree_warm): its reads stay inside the pages as well */
-    ns_tree_spot_t spots[NS_TREE_WARM_MAX];
-    for (unsigned i = 0; i < NS_TREE_WARM_MAX; i++)
-        spots[i] = (ns_tree_spot_t){i < 8 ? data[1] : i - 8 + (size & 3), i < 8 ? i : data[0]};
-    ns_tree_warm(&t, spots, NS_TREE_WARM_MAX);
     ns_tree_t r; /* the first page's bytes as a table record too */
     (void)ns_tree_from_record(&r, map, NS_LMDB_DB_RECORD);
     free(map);

@@ -377,22 +377,22 @@ static void refuse_frame(ns_conn_t *c, const uint8_t *frame, int rc, bool header
     }
 }
 
-/* Decodes the whole frames at the start of [data, data+len) into msgs[0,
- * n), at most NS_CONN_READ_AHEAD, their lengths in flen: n. Each frame is
- * decoded once. A frame that cannot be run stops it: the first one closes
- * the connection (refuse_frame), a later one waits for those before it to
- * run. n = 0 also when no whole frame is there yet. *more: frames may
- * follow the n (the batch is full, or stopped at one to refuse). */
-static size_t decode_ahead(ns_conn_t *c, const uint8_t *data, size_t len, ns_cmd_msg_t *msgs,
-                           size_t *flen, bool *more)
+/* Decodes the whole frames at the start of [data, data+len) into
+ * ra->msgs[0, n), at most NS_CONN_READ_AHEAD, their lengths in ra->flen:
+ * n. Each frame is decoded once. A frame that cannot be run stops it: the
+ * first one closes the connection (refuse_frame), a later one waits for
+ * those before it to run. n = 0 also when no whole frame is there yet.
+ * *more: frames may follow the n (the batch is full, or stopped at one to
+ * refuse). */
+static size_t decode_ahead(ns_conn_t *c, const uint8_t *data, size_t len, ns_read_ahead_t *ra,
+                           bool *more)
 {
     size_t n = 0, off = 0, max = (size_t)c->loop->cfg->max_frame_bytes;
-    *more = true;
-    for (; n < NS_CONN_READ_AHEAD && off < len; off += flen[n++]) {
-        int rc = ns_frame_peek(data + off, len - off, max, &flen[n]);
+    for (; n < NS_CONN_READ_AHEAD && off < len; off += ra->flen[n++]) {
+        int rc = ns_frame_peek(data + off, len - off, max, &ra->flen[n]);
         bool header = rc == NS_OK;
         if (header)
-            rc = ns_remoting_decode(data + off, flen[n], &msgs[n]);
+            rc = ns_remoting_decode(data + off, ra->flen[n], &ra->msgs[n]);
         if (rc == NS_OK)
             continue;
         *more = rc != NS_EAGAIN;
@@ -406,47 +406,47 @@ static size_t decode_ahead(ns_conn_t *c, const uint8_t *data, size_t len, ns_cmd
     return n;
 }
 
-/* Runs the decoded msgs[0, n) in order through the loop's on_request,
- * which copies what it keeps (ns_cmd_dup): how many bytes of frames it
- * took. Stops at a closing connection, one whose peer does not read its
- * replies (it stops reading) or a frame not taken (it pauses; the frame
- * waits in c->rbuf). */
-static size_t run_ahead(ns_conn_t *c, const ns_cmd_msg_t *msgs, const size_t *flen, size_t n)
+/* Runs the decoded ra->msgs[0, n) in order through the loop's on_request,
+ * which copies what it keeps (ns_cmd_dup); true when it ran them all. Stops
+ * at a closing connection, one whose peer does not read its replies (it
+ * stops reading) or a frame not taken (it pauses; the frame waits in
+ * c->rbuf). Adds the bytes of the frames it ran to *used. */
+static bool run_ahead(ns_conn_t *c, ns_read_ahead_t *ra, size_t n, size_t *used)
 {
-    size_t used = 0;
-    for (size_t i = 0; i < n && !c->closing; i++) {
+    for (size_t i = 0; i < n; i++) {
+        if (c->closing)
+            return false;
         if (i > 0 && ns_conn_backed_up(c)) {
             stop_reading(c);
-            break;
+            return false;
         }
-        if (!c->loop->on_request(c->loop, c, &msgs[i].cmd, flen[i])) {
+        if (!c->loop->on_request(c->loop, c, &ra->msgs[i].cmd, ra->flen[i])) {
             pause_reading(c);
-            break;
+            return false;
         }
-        used += flen[i];
+        *used += ra->flen[i];
     }
-    return used;
+    return true;
 }
 
 /* Splits [data, data+len) into frames and handles each one; returns how
  * many bytes were consumed (whole frames). The frames of one read are
  * decoded ahead, up to NS_CONN_READ_AHEAD at a time, and shown to the
  * loop's on_read_ahead before the first of them runs (route lookups warm
- * their pages together). The loop's messages serve that; a process that
- * starts inside another's handler (none does today) gets messages of its
+ * their pages together). The loop's read-ahead serves that; a process
+ * that starts inside another's handler (none does today) gets one of its
  * own. */
 static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
 {
     ns_loop_t *loop = c->loop;
     size_t off = 0;
-    ns_cmd_msg_t own[NS_CONN_READ_AHEAD], *msgs = loop->msgs;
-    bool nested = loop->msg_busy;
-    if (nested) {
-        for (size_t i = 0; i < NS_CONN_READ_AHEAD; i++)
-            ns_cmd_msg_init(&own[i]);
-        msgs = own;
+    ns_read_ahead_t *ra = &loop->ahead;
+    bool nested = loop->ahead_busy;
+    if (nested && (ra = calloc(1, sizeof *ra)) == NULL) { /* zeros: empty messages */
+        ns_conn_close_here(c, "out of memory");
+        return 0;
     }
-    loop->msg_busy = true;
+    loop->ahead_busy = true;
     ns_txn_t *txn = NULL;
     bool reading = ns_read_begin(loop, &txn) == NS_OK; /* one snapshot for the whole read */
     if (reading)
@@ -456,18 +456,14 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
             stop_reading(c);
             break;
         }
-        size_t flen[NS_CONN_READ_AHEAD];
         bool more;
-        size_t n = decode_ahead(c, data + off, len - off, msgs, flen, &more);
+        size_t n = decode_ahead(c, data + off, len - off, ra, &more);
         if (n > 1 && reading && loop->on_read_ahead)
-            loop->on_read_ahead(loop, txn, msgs, n);
-        size_t used = run_ahead(c, msgs, flen, n), all = 0;
-        for (size_t i = 0; i < n; i++) {
-            all += flen[i];
-            shrink_msg(&msgs[i]);
-        }
-        off += used;
-        if (!more || used < all) /* nothing more whole yet, refused, or stopped */
+            loop->on_read_ahead(loop, txn, ra->msgs, n);
+        bool ran = run_ahead(c, ra, n, &off);
+        for (size_t i = 0; i < n; i++)
+            shrink_msg(&ra->msgs[i]);
+        if (!more || !ran) /* nothing more whole yet, refused, or stopped */
             break;
     }
     if (reading) {
@@ -476,9 +472,10 @@ static size_t process(ns_conn_t *c, const uint8_t *data, size_t len)
     }
     if (nested) {
         for (size_t i = 0; i < NS_CONN_READ_AHEAD; i++)
-            ns_cmd_msg_free(&own[i]);
+            ns_cmd_msg_free(&ra->msgs[i]);
+        free(ra);
     } else {
-        loop->msg_busy = false;
+        loop->ahead_busy = false;
     }
     return off;
 }

@@ -30,7 +30,7 @@ void ns_loop_set_current(ns_loop_t *loop)
 void ns_loop_msgs_free(ns_loop_t *loop)
 {
     for (size_t i = 0; i < NS_CONN_READ_AHEAD; i++)
-        ns_cmd_msg_free(&loop->msgs[i]);
+        ns_cmd_msg_free(&loop->ahead.msgs[i]);
 }
 
 uint64_t ns_now_ms(ns_loop_t *loop)

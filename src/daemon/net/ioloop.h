@@ -59,8 +59,12 @@ typedef struct ns_mail {
  * touched by its own thread only; what store and wire_cfg (and the main
  * loop's cfg) point at is the main server's, shared by every loop. */
 /* Whole frames of one read decoded before any of them runs (conn.c): a
- * pipelining client's depth, and then some. */
+ * pipelining client's depth, and then some; and their lengths. */
 #define NS_CONN_READ_AHEAD 16
+typedef struct {
+    ns_cmd_msg_t msgs[NS_CONN_READ_AHEAD];
+    size_t flen[NS_CONN_READ_AHEAD];
+} ns_read_ahead_t;
 
 struct ns_loop {
     uv_loop_t *uv;
@@ -107,8 +111,8 @@ struct ns_loop {
     ns_buf_t remark;  /* formatted error remarks (request.c) */
     ns_buf_t tshared; /* the plaintext of a TLS read, shared as rshared is (conn.c) */
     /* the frames of one read, decoded ahead (conn.c), shared as rshared is */
-    ns_cmd_msg_t msgs[NS_CONN_READ_AHEAD];
-    bool msg_busy;            /* msgs hold frames whose handlers run */
+    ns_read_ahead_t ahead;
+    bool ahead_busy;          /* ahead holds frames whose handlers run */
     ns_rsp_heads_t rsp_heads; /* reply headers by shape, patched per reply (rsphead.h) */
     /* TLS and the PROXY protocol (secure.c): the main loop's ns_secure_start
      * owns it, every loop points at it */

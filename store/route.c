@@ -91,8 +91,6 @@ static int route_value(ns_txn_t *t, MDB_dbi dbi, MDB_val *k, MDB_val *v)
 
 void ns_route_warm(ns_txn_t *t, const ns_slice_t *topics, size_t n)
 {
-    if (t->memo && ns_route_memo_on(t->memo))
-        return; /* few topics, looked up again and again: in cache */
     const ns_tree_t *tree = routes_tree(t);
     if (tree && t->s->route_index)
         ns_route_index_warm(t->s->route_index, tree, t->tree_txnid, topics, n);

@@ -93,13 +93,6 @@ static inline size_t ns_route_memo_index(const ns_route_memo_t *m, const char *k
     return (size_t)h & m->mask;
 }
 
-/* True while the memo answers lookups (not bypassed): the topics looked
- * up are few enough to stay in cache. */
-static inline bool ns_route_memo_on(const ns_route_memo_t *m)
-{
-    return m->skip == 0;
-}
-
 /* True with *v set when key is in the memo. Otherwise *fill is the slot to
  * give the value once it is found (ns_route_memo_fill), or NULL when the
  * memo is bypassed or the key too long to keep. */

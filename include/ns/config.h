@@ -27,7 +27,7 @@ typedef struct {
     int64_t max_frame_bytes;        /* maxFrameBytes, 16 MiB (ours) */
     int64_t idle_timeout_s;         /* serverChannelMaxIdleTimeSeconds, 120 */
     int64_t io_threads;             /* ioThreads, 1: event loops serving connections (ours) */
-    int64_t route_memo_slots;       /* routeMemoSlots, 16384: each loop's route memo (ours) */
+    int64_t route_memo_slots;       /* routeMemoSlots, 0: each loop's route memo (ours) */
     bool route_index;               /* routeIndex, true: the routes table's hash index (ours) */
     int64_t io_backlog_bytes; /* ioBacklogBytes, 8 MiB: forwarded bytes before reads pause (ours) */
     /* TLS (Java's TlsSystemConfig keys) and the PROXY protocol */

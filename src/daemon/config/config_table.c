@@ -90,9 +90,10 @@ const ns_cfg_entry_t ns_config_table[] = {
     ROW_BOOL("routeIndex", route_index, "true", NS_CFG_OURS,
              "keep a hash index of the routes table for the lookups (16-32 bytes a topic; "
              "false = every lookup not in the memo descends the table's B-tree)"),
-    ROW_INT("routeMemoSlots", route_memo_slots, "16384", 0, 1 << 20, NS_CFG_OURS,
+    ROW_INT("routeMemoSlots", route_memo_slots, "0", 0, 1 << 20, NS_CFG_OURS,
             "routes each event loop remembers from its read snapshot until the next write "
-            "(a power of two, or rounded down to one; 0 = every lookup searches the store)"),
+            "(a power of two, or rounded down to one; 0 = none: with routeIndex on, a memo "
+            "only costs memory and cache)"),
     ROW_INT("ioBacklogBytes", io_backlog_bytes, "8388608", 65536, 1 * GiB, NS_CFG_OURS,
             "with ioThreads > 1: request bytes a loop may forward to the first one before "
             "its connections pause reading"),

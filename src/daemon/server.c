@@ -142,6 +142,7 @@ int ns_server_start(ns_server_t *srv, uv_loop_t *loop, ns_config_t *cfg, char *e
     srv->loop.on_read_ahead = ns_dispatch_warm;
     srv->loop.on_closed = ns_broker_conn_closed;
     ns_loop_set_current(&srv->loop);
+    ns_loop_thread_prefer_latency(); /* before the writer and the others start */
     srv->loop.start_ms = uv_now(loop);
     if ((rc = ns_secure_start(&srv->loop, err, errlen)) != NS_OK) /* a bad certificate fails fast */
         return rc;

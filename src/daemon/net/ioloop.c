@@ -2,8 +2,15 @@
  * read transaction is inline in ioloop.h). Calls nothing above it. */
 #include "net/ioloop.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ns/clock.h"
 #include "ns/err.h"
@@ -25,6 +32,37 @@ _Thread_local ns_loop_t *ns_loop_running;
 void ns_loop_set_current(ns_loop_t *loop)
 {
     ns_loop_running = loop;
+}
+
+/* The kernel's struct sched_attr (linux/sched/types.h, its first version):
+ * glibc before 2.41 has no wrapper, so the syscall is made directly. */
+typedef struct {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+} sched_attr_v0_t;
+#define SCHED_FLAG_RESET_ON_FORK_ 0x01
+
+void ns_loop_thread_prefer_latency(void)
+{
+#ifdef SYS_sched_setattr
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (sched_getscheduler(0) != SCHED_OTHER)
+        return; /* an operator's chrt: theirs */
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (errno != 0)
+        return;
+    sched_attr_v0_t a = {.size = sizeof a,
+                         .policy = SCHED_OTHER,
+                         .flags = SCHED_FLAG_RESET_ON_FORK_,
+                         .nice = nice,
+                         .runtime = NS_LOOP_SLICE_NS};
+    if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
+        NS_LOG_DEBUG("loop thread: no short time slice (sched_setattr: %s)", strerror(errno));
+#endif
 }
 
 void ns_loop_msgs_free(ns_loop_t *loop)

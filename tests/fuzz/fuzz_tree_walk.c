@@ -3,7 +3,8 @@
  * depth, byte 1 the root's page, byte 2 the key's length, then the key, then
  * 256-byte pages (at most 64). Every read must stay inside those pages
  * (ASan), and a value found must lie inside them too; the same for the
- * route index's check of one node (ns_tree_leaf_at). */
+ * route index's check of one node (ns_tree_leaf_at) and the warming of
+ * those nodes (ns_tree_warm, which reads their headers). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,11 +43,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* each node of the root's page as the route index would name it (its
      * offset from the page's pointers), and offsets anywhere
      * (ns_tree_leaf_at): the same bounds */
+    ns_tree_spot_t spots[16];
     for (unsigned i = 0; i < 16; i++) {
         unsigned off = (unsigned)data[0] * (i - 7);
         size_t at = (size_t)data[1] * PSIZE + NS_LMDB_PAGE_HDR + 2 * i;
         if (i < 8 && at + 2 <= pages * PSIZE)
             off = ns_lmdb_rd16(map + at);
+        spots[i] = (ns_tree_spot_t){data[1] + (i & 1), off};
         rc = ns_tree_leaf_at(&t, data[1], off, data + 3, klen, &val, &vlen);
         const uint8_t *v = val;
         if (rc == NS_OK &&
@@ -55,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc != NS_OK && rc != NS_ENOTFOUND && rc != NS_EFALLBACK)
             abort();
     }
+    ns_tree_warm(&t, spots, 16);
     ns_tree_t r; /* the first page's bytes as a table record too */
     (void)ns_tree_from_record(&r, map, NS_LMDB_DB_RECORD);
     free(map);

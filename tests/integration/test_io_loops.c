@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -372,6 +374,80 @@ static void test_auth_checked_on_every_loop(void **state)
     assert_true(nstest_metric(fx->http, "namesrv_auth_refusals_total{reason=\"unsigned\"}") == 4);
 }
 
+/* Thread tid of pid: its requested time slice in ns (the "se.slice" line
+ * of /proc/.../sched) in *slice and its nice level in *nice; -1 when the
+ * kernel does not show them. */
+static int thread_sched(int pid, const char *tid, long *slice, long *nice)
+{
+    char path[96], line[256];
+    snprintf(path, sizeof path, "/proc/%d/task/%s/sched", pid, tid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    *slice = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "se.slice", 8) == 0 && strchr(line, ':'))
+            *slice = strtol(strchr(line, ':') + 1, NULL, 10);
+    fclose(f);
+    snprintf(path, sizeof path, "/proc/%d/task/%s/stat", pid, tid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = 0;
+    char *p = strrchr(line, ')'); /* then state and 15 more fields before nice */
+    for (int i = 0; p && i < 17; i++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL || *slice < 0)
+        return -1;
+    *nice = strtol(p + 1, NULL, 10);
+    return 0;
+}
+
+/* Each of the four loop threads asks for a 100 us time slice (Linux >=
+ * 6.12 honours it), and the threads they start do not inherit it: the
+ * writer (nice 19) keeps the default one. */
+static void test_loops_run_in_short_slices(void **state)
+{
+    fx_t *fx = *state;
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2 ||
+        major * 100 + minor < 612) {
+        print_message("# kernel %s: no requested slices before 6.12\n", u.release);
+        skip();
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", fx->srv.pid);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    int loops = 0, writers = 0, others = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long slice, nice;
+        if (e->d_name[0] == '.')
+            continue;
+        if (thread_sched(fx->srv.pid, e->d_name, &slice, &nice) != 0) {
+            closedir(d);
+            print_message("# /proc/PID/task/TID/sched shows no se.slice here\n");
+            skip();
+        }
+        if (nice == 19) {
+            writers++;
+            assert_int_not_equal(slice, 100000);
+        } else if (slice == 100000) {
+            loops++;
+        } else {
+            others++;
+        }
+    }
+    closedir(d);
+    print_message("# %d loop threads in 100 us slices, %d writer, %d others\n", loops, writers,
+                  others);
+    assert_int_equal(loops, 4);
+    assert_int_equal(writers, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close_on_io_loop_unregisters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood_pauses_and_resumes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_with_open_loops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loops_run_in_short_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auth_checked_on_every_loop, setup_auth, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

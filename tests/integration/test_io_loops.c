@@ -379,7 +379,7 @@ static void test_auth_checked_on_every_loop(void **state)
  * kernel does not show them. */
 static int thread_sched(int pid, const char *tid, long *slice, long *nice)
 {
-    char path[96], line[256];
+    char path[320], line[256];
     snprintf(path, sizeof path, "/proc/%d/task/%s/sched", pid, tid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -424,7 +424,7 @@ static void test_loops_run_in_short_slices(void **state)
     int loops = 0, writers = 0, others = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        long slice, nice;
+        long slice = -1, nice = 0;
         if (e->d_name[0] == '.')
             continue;
         if (thread_sched(fx->srv.pid, e->d_name, &slice, &nice) != 0) {

@@ -25,7 +25,6 @@
 #define NS_STORE_TREE_WALK_H
 
 #include <lmdb.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -16,10 +16,15 @@
 
 #define MIN_SLOTS 1024u
 #define TOMB UINT64_C(1) /* a deleted entry (page 1 is a meta page, never a leaf) */
-#define TAG_MASK UINT64_C(0xFFFF000000000000)
+#define TAG_MASK UINT64_C(0xFFF0000000000000)
+#define LINES_MAX 15u
 
-/* An entry: the hash's top 16 bits, the node's offset in its leaf (16), the
- * leaf's page number (32); 0 is an empty slot. */
+/* An entry: the hash's top 12 bits, how many cache lines the node spans
+ * past its first (4, LINES_MAX at most), the node's offset in its leaf
+ * (16), the leaf's page number (32); 0 is an empty slot. The lines are only
+ * a hint for ns_route_index_warm (it fetches the value's lines with the
+ * node instead of after reading the node's header); nothing is answered
+ * from them. */
 typedef struct table {
     _Atomic uint64_t *slots; /* mmap'ed: zeros, given back with MADV_DONTNEED */
     size_t mask;
@@ -65,9 +70,9 @@ static inline uint64_t ix_hash(uint64_t seed, const uint8_t *k, size_t n)
     return h ^ (h >> 32);
 }
 
-static inline uint64_t ix_entry(uint64_t h, unsigned node, uint64_t pg)
+static inline uint64_t ix_entry(uint64_t h, unsigned lines, unsigned node, uint64_t pg)
 {
-    return (h & TAG_MASK) | (uint64_t)node << 32 | pg;
+    return (h & TAG_MASK) | (uint64_t)lines << 48 | (uint64_t)node << 32 | pg;
 }
 
 int ns_route_index_get(const ns_route_index_t *ix, const ns_tree_t *t, uint64_t txnid,
@@ -123,7 +128,8 @@ void ns_route_index_warm(const ns_route_index_t *ix, const ns_tree_t *t, uint64_
     for (size_t k = 0; k < n; k++) { /* the first slot only: most names sit there */
         uint64_t e = atomic_load_explicit(slot[k], memory_order_relaxed);
         if (e > TOMB && (e & TAG_MASK) == tag[k])
-            at[live++] = (ns_tree_spot_t){(uint32_t)e, (unsigned)(e >> 32) & 0xFFFF};
+            at[live++] = (ns_tree_spot_t){(uint32_t)e, (unsigned)(e >> 32) & 0xFFFF,
+                                          (unsigned)(e >> 48) & LINES_MAX};
     }
     ns_tree_warm(t, at, live);
 }
@@ -157,8 +163,10 @@ static void table_clear(table_t *tb)
     (void)madvise((void *)tb->slots, (tb->mask + 1) * sizeof *tb->slots, MADV_DONTNEED);
 }
 
-/* Enters (node, pg) for the key of hash h: node is its offset in leaf pg. */
-static int ix_put(ns_route_index_t *ix, table_t *tb, uint64_t h, unsigned node, uint64_t pg)
+/* Enters (node, pg) for the key of hash h: node is its offset in leaf pg,
+ * spanning lines cache lines past its first. */
+static int ix_put(ns_route_index_t *ix, table_t *tb, uint64_t h, unsigned lines, unsigned node,
+                  uint64_t pg)
 {
     if ((ix->entries + ix->tombs + 1) * 4 > (tb->mask + 1) * 3)
         return -1; /* too full: rebuilt bigger */
@@ -168,15 +176,16 @@ static int ix_put(ns_route_index_t *ix, table_t *tb, uint64_t h, unsigned node, 
         i = (i + 1) & tb->mask;
     if (e == TOMB)
         ix->tombs--;
-    atomic_store_explicit(&tb->slots[i], ix_entry(h, node, pg), memory_order_relaxed);
+    atomic_store_explicit(&tb->slots[i], ix_entry(h, lines, node, pg), memory_order_relaxed);
     ix->entries++;
     return 0;
 }
 
 /* Removes (node, pg), the entry of the key of hash h. */
-static int ix_del(ns_route_index_t *ix, table_t *tb, uint64_t h, unsigned node, uint64_t pg)
+static int ix_del(ns_route_index_t *ix, table_t *tb, uint64_t h, unsigned lines, unsigned node,
+                  uint64_t pg)
 {
-    uint64_t want = ix_entry(h, node, pg), e;
+    uint64_t want = ix_entry(h, lines, node, pg), e;
     for (size_t i = (size_t)h & tb->mask;
          (e = atomic_load_explicit(&tb->slots[i], memory_order_relaxed)) != 0;
          i = (i + 1) & tb->mask)
@@ -234,6 +243,15 @@ static const uint8_t *page_at(const ns_tree_t *t, uint64_t pg, unsigned *n, bool
     return p;
 }
 
+/* The cache lines the node at off of a leaf spans past its first, at most
+ * LINES_MAX: its header, key and (unless kept on overflow pages) value. */
+static unsigned node_lines(const uint8_t *nd, size_t off)
+{
+    size_t data = ns_lmdb_node_flags(nd) & NS_LMDB_F_BIGDATA ? 8 : ns_lmdb_node_dsize(nd);
+    size_t last = (off + NS_LMDB_NODE_HDR + ns_lmdb_node_ksize(nd) + data - 1) / 64 - off / 64;
+    return last < LINES_MAX ? (unsigned)last : LINES_MAX;
+}
+
 /* Node i of page p (n nodes), its key in *k and *kn; NULL when out of it. */
 static const uint8_t *node_key(const ns_tree_t *t, const uint8_t *p, unsigned n, unsigned i,
                                const uint8_t **k, size_t *kn)
@@ -246,7 +264,6 @@ static const uint8_t *node_key(const ns_tree_t *t, const uint8_t *p, unsigned n,
     return off + NS_LMDB_NODE_HDR + *kn > t->psize ? NULL : p + off;
 }
 
-/* Enters (add) or removes every key of leaf page p (n nodes, page pg). */
 /* Enters (add) or removes every key of leaf page p (n nodes, page pg),
  * KEYS_AHEAD at a time: their slots are fetched together first (a table of
  * millions of slots misses the cache at each; the 1M-topic set-up's
@@ -256,19 +273,21 @@ static int leaf_keys(ns_route_index_t *ix, table_t *tb, const ns_tree_t *t, cons
                      unsigned n, uint64_t pg, bool add)
 {
     uint64_t h[KEYS_AHEAD];
+    unsigned lines[KEYS_AHEAD];
     for (unsigned base = 0; base < n; base += KEYS_AHEAD) {
         unsigned m = n - base < KEYS_AHEAD ? n - base : KEYS_AHEAD;
         for (unsigned j = 0; j < m; j++) {
-            const uint8_t *k;
+            const uint8_t *k, *nd;
             size_t kn;
-            if (node_key(t, p, n, base + j, &k, &kn) == NULL)
+            if ((nd = node_key(t, p, n, base + j, &k, &kn)) == NULL)
                 return -1;
             h[j] = ix_hash(ix->seed, k, kn);
+            lines[j] = node_lines(nd, ns_lmdb_node_off(p, base + j));
             __builtin_prefetch((const void *)&tb->slots[(size_t)h[j] & tb->mask], 1);
         }
         for (unsigned j = 0; j < m; j++)
-            if ((add ? ix_put : ix_del)(ix, tb, h[j], (unsigned)ns_lmdb_node_off(p, base + j),
-                                        pg) != 0)
+            if ((add ? ix_put : ix_del)(ix, tb, h[j], lines[j],
+                                        (unsigned)ns_lmdb_node_off(p, base + j), pg) != 0)
                 return -1;
     }
     return 0;

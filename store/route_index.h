@@ -6,9 +6,11 @@
  * topics, ~1,200-1,500 instructions and four pages touched. This index
  * maps a topic's name (a seeded hash) to where its node lies in the newest
  * snapshot, page number and the node's offset in it (as the page's node
- * pointers had it when the entry was made): one slot read, then that node's
- * key compared in full on its leaf page and the value taken from there, as
- * the descent would have. The bytes answered are still the snapshot's pages in
+ * pointers had it when the entry was made), and how many cache lines the
+ * node spans (so that the warming of a read's lookups fetches their values
+ * with their nodes): one slot read, then that node's key compared in full
+ * on its leaf page and the value taken from there, as the descent would
+ * have. The bytes answered are still the snapshot's pages in
  * the map, read inside the LMDB read transaction; nothing is copied out.
  *
  * One table, written by one thread (namesrvd's writer, after its batches:

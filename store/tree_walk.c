@@ -278,20 +278,28 @@ int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned off, const void *k
 void ns_tree_warm(const ns_tree_t *t, const ns_tree_spot_t *at, size_t n)
 {
     n = n < NS_TREE_WARM_MAX ? n : NS_TREE_WARM_MAX;
+    bool more = false;
     for (size_t k = 0; k < n; k++)
         if (at[k].pg < t->pages && at[k].off < t->psize) {
             const uint8_t *p = t->map + at[k].pg * t->psize;
+            size_t lines = at[k].lines < NS_TREE_LINES_MORE ? at[k].lines : NS_TREE_LINES_MORE;
+            size_t end = (at[k].off & ~(size_t)63) + 64 * (lines + 1);
+            end = end < t->psize ? end : t->psize;
             __builtin_prefetch(p);
-            __builtin_prefetch(p + at[k].off);
+            for (size_t o = at[k].off; o < end; o = (o | 63) + 1)
+                __builtin_prefetch(p + o);
+            more |= lines == NS_TREE_LINES_MORE;
         }
-    for (size_t k = 0; k < n; k++) /* the values' lines: each node's header says where */
-        if (at[k].pg < t->pages && at[k].off + NODE_HDR <= t->psize) {
+    for (size_t k = 0; more && k < n; k++) /* the rest of the longest: their headers say */
+        if (at[k].lines >= NS_TREE_LINES_MORE && at[k].pg < t->pages &&
+            at[k].off + NODE_HDR <= t->psize) {
             const uint8_t *p = t->map + at[k].pg * t->psize, *nd = p + at[k].off;
             if (ns_lmdb_node_flags(nd) & NS_LMDB_F_BIGDATA)
                 continue;
             size_t end = at[k].off + NODE_HDR + ns_lmdb_node_ksize(nd) + ns_lmdb_node_dsize(nd);
             end = end < t->psize ? end : t->psize;
-            for (size_t o = (at[k].off | 63) + 1; o < end; o += 64)
+            for (size_t o = (at[k].off & ~(size_t)63) + 64 * (NS_TREE_LINES_MORE + 1); o < end;
+                 o += 64)
                 __builtin_prefetch(p + o);
         }
 }

@@ -77,19 +77,23 @@ int ns_tree_leaf_at(const ns_tree_t *t, uint64_t pg, unsigned off, const void *k
                     const void **val, size_t *vlen);
 
 /* A node of a leaf page: the page's number and the node's offset, as
- * ns_tree_leaf_at takes them. */
+ * ns_tree_leaf_at takes them, and how many cache lines the node spans past
+ * its first (its header, key and value) as far as the caller knows:
+ * NS_TREE_LINES_MORE means that many at least. */
+#define NS_TREE_LINES_MORE 15u
 typedef struct {
     uint64_t pg;
     unsigned off;
+    unsigned lines;
 } ns_tree_spot_t;
-/* Brings into cache what ns_tree_leaf_at will read first for each of
- * at[0, n) (at most NS_TREE_WARM_MAX; the rest are left alone), all
- * together, so that their cache misses overlap (the route index's
- * ns_route_index_warm): the pages' headers and the nodes, then, once those
- * are on their way, the value lines each node's header says follow (the
- * reply's copy reads them next: +3 % lookups at depth 8 at 1M topics).
- * Prefetches of addresses inside the map's pages [0, t->pages) and the
- * nodes' headers read there; it answers nothing and changes nothing. */
+/* Brings into cache what ns_tree_leaf_at will read for each of at[0, n)
+ * (at most NS_TREE_WARM_MAX; the rest are left alone), all together, so
+ * that their cache misses overlap (the route index's ns_route_index_warm):
+ * the pages' headers and the nodes' lines, values included (the reply's
+ * copy reads them next); for a node of NS_TREE_LINES_MORE lines, the rest
+ * of its value once its header, on its way with the others, says where it
+ * ends. Prefetches of addresses inside the map's pages [0, t->pages) and
+ * the nodes' headers read there; it answers nothing and changes nothing. */
 #define NS_TREE_WARM_MAX 16
 void ns_tree_warm(const ns_tree_t *t, const ns_tree_spot_t *at, size_t n);
 

@@ -4,7 +4,8 @@
  * 256-byte pages (at most 64). Every read must stay inside those pages
  * (ASan), and a value found must lie inside them too; the same for the
  * route index's check of one node (ns_tree_leaf_at) and the warming of
- * those nodes (ns_tree_warm, which reads their headers). */
+ * those nodes (ns_tree_warm, which reads the headers of those whose lines
+ * it is not told in full). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t at = (size_t)data[1] * PSIZE + NS_LMDB_PAGE_HDR + 2 * i;
         if (i < 8 && at + 2 <= pages * PSIZE)
             off = ns_lmdb_rd16(map + at);
-        spots[i] = (ns_tree_spot_t){data[1] + (i & 1), off};
+        spots[i] = (ns_tree_spot_t){data[1] + (i & 1), off, (data[0] + i) & NS_TREE_LINES_MORE};
         rc = ns_tree_leaf_at(&t, data[1], off, data + 3, klen, &val, &vlen);
         const uint8_t *v = val;
         if (rc == NS_OK &&

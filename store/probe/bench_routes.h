@@ -61,7 +61,8 @@ static bool draw_names(long n, long q, char (**keys)[NAME_BYTES], size_t **kl)
 
 /* Opens (filling when it does not hold n routes) the table "routes" in dir,
  * and begins a read transaction on it. An LMDB error code. */
-static int open_routes(const char *dir, long n, MDB_env **env, MDB_dbi *dbi, MDB_txn **rtxn)
+__attribute__((unused)) static int open_routes(const char *dir, long n, MDB_env **env, MDB_dbi *dbi,
+                                               MDB_txn **rtxn)
 {
     MDB_txn *txn;
     MDB_stat st;

@@ -17,14 +17,14 @@
 #define MIN_SLOTS 1024u
 #define TOMB UINT64_C(1) /* a deleted entry (page 1 is a meta page, never a leaf) */
 #define TAG_MASK UINT64_C(0xFFF0000000000000)
-#define LINES_MAX 15u
 
 /* An entry: the hash's top 12 bits, how many cache lines the node spans
- * past its first (4, LINES_MAX at most), the node's offset in its leaf
- * (16), the leaf's page number (32); 0 is an empty slot. The lines are only
- * a hint for ns_route_index_warm (it fetches the value's lines with the
- * node instead of after reading the node's header); nothing is answered
- * from them. */
+ * past its first (4 bits, NS_TREE_LINES_MORE at most), the node's offset in
+ * its leaf (16), the leaf's page number (32); 0 is an empty slot. The lines
+ * are only a hint for ns_route_index_warm (it fetches the value's lines
+ * with the node instead of after reading the node's header); nothing is
+ * answered from them. */
+_Static_assert(NS_TREE_LINES_MORE <= 15, "an entry keeps the lines in 4 bits");
 typedef struct table {
     _Atomic uint64_t *slots; /* mmap'ed: zeros, given back with MADV_DONTNEED */
     size_t mask;
@@ -129,7 +129,7 @@ void ns_route_index_warm(const ns_route_index_t *ix, const ns_tree_t *t, uint64_
         uint64_t e = atomic_load_explicit(slot[k], memory_order_relaxed);
         if (e > TOMB && (e & TAG_MASK) == tag[k])
             at[live++] = (ns_tree_spot_t){(uint32_t)e, (unsigned)(e >> 32) & 0xFFFF,
-                                          (unsigned)(e >> 48) & LINES_MAX};
+                                          (unsigned)(e >> 48) & NS_TREE_LINES_MORE};
     }
     ns_tree_warm(t, at, live);
 }
@@ -244,12 +244,13 @@ static const uint8_t *page_at(const ns_tree_t *t, uint64_t pg, unsigned *n, bool
 }
 
 /* The cache lines the node at off of a leaf spans past its first, at most
- * LINES_MAX: its header, key and (unless kept on overflow pages) value. */
+ * NS_TREE_LINES_MORE: its header, key and (unless kept on overflow pages)
+ * value. */
 static unsigned node_lines(const uint8_t *nd, size_t off)
 {
     size_t data = ns_lmdb_node_flags(nd) & NS_LMDB_F_BIGDATA ? 8 : ns_lmdb_node_dsize(nd);
     size_t last = (off + NS_LMDB_NODE_HDR + ns_lmdb_node_ksize(nd) + data - 1) / 64 - off / 64;
-    return last < LINES_MAX ? (unsigned)last : LINES_MAX;
+    return last < NS_TREE_LINES_MORE ? (unsigned)last : NS_TREE_LINES_MORE;
 }
 
 /* Node i of page p (n nodes), its key in *k and *kn; NULL when out of it. */

@@ -136,9 +136,10 @@ void ns_loop_set_current(ns_loop_t *loop);
 /* Asks the kernel to run the calling loop thread in short slices
  * (NS_LOOP_SLICE_NS), so that when it wakes it takes the core from a
  * thread with a longer slice (the writer, a backup, anything else on the
- * core) at once instead of when that thread's slice ends (1.4 ms here, and more till the next
- * tick). Linux >= 6.12 honours it (EEVDF's requested slice); older ones ignore it, and a refusal is
- * only logged. Only for a thread of the default policy; its nice level stays, and the threads it
+ * core) at once instead of when that thread's slice ends (1.4 ms here, and
+ * more till the next tick). Linux >= 6.12 honours it (EEVDF's requested
+ * slice); older ones ignore it, and a refusal is only logged. Only for a
+ * thread of the default policy; its nice level stays, and the threads it
  * creates do not inherit it. */
 #define NS_LOOP_SLICE_NS 100000
 void ns_loop_thread_prefer_latency(void);

@@ -239,6 +239,37 @@ static void test_json_str_invalid_bytes(void **state)
         }
 }
 
+/* Exact escaping, in both forms, after what the buffer already holds: a
+ * plain run copied at once, then escapes from wherever the first one is. */
+static void test_json_str_escapes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *raw, *ascii; /* ascii NULL: the same as raw */
+    } cases[] = {
+        {"", "\"\"", NULL},
+        {"broker-a_1.2:10911", "\"broker-a_1.2:10911\"", NULL},
+        {"a\"b\\c", "\"a\\\"b\\\\c\"", NULL},
+        {"\"", "\"\\\"\"", NULL},
+        {"end\\", "\"end\\\\\"", NULL},
+        {"\n\r\t\b\f\x01\x1f\x7f~ ", "\"\\n\\r\\t\\b\\f\\u0001\\u001F\x7f~ \"", NULL},
+        {"x\xc3\xa9y\"", "\"x\xc3\xa9y\\\"\"", "\"x\\u00E9y\\\"\""},
+        {"\xf0\x9f\x98\x80!", "\"\xf0\x9f\x98\x80!\"", "\"\\uD83D\\uDE00!\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int ascii = 0; ascii < 2; ascii++) {
+            const char *want = ascii && cases[i].ascii ? cases[i].ascii : cases[i].raw;
+            ns_buf_t b = NS_BUF_INIT;
+            assert_int_equal(ns_buf_append_str(&b, "pre"), NS_OK);
+            assert_int_equal(ns_buf_append_json_str(&b, cases[i].in, strlen(cases[i].in), ascii),
+                             NS_OK);
+            assert_int_equal(b.len, 3 + strlen(want));
+            assert_memory_equal(b.data, "pre", 3);
+            assert_string_equal((const char *)b.data + 3, want); /* NUL-terminated too */
+            ns_buf_free(&b);
+        }
+}
+
 /* The log's formatter: a peer's text in a line can neither end it nor
  * drive or reorder the terminal that shows the file. */
 static void test_log_line_escaped(void **state)
@@ -273,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_escape_cut),
         cmocka_unit_test(test_escape_always_safe),
         cmocka_unit_test(test_json_str_invalid_bytes),
+        cmocka_unit_test(test_json_str_escapes),
         cmocka_unit_test(test_log_line_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* route_build.c - assembling and materialising routes (include/ns/store.h). */
 #include "ns/store.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ struct cached_group {
     ns_live_rec_t *lives; /* the live records the filters borrow from */
     size_t n_lives;
     ns_buf_t json[2]; /* view encoded: [0] legacy, [1] standard; lazily */
+    int derives;      /* json[0] derives exactly from json[1]: 1, not: -1, unknown: 0 */
 };
 
 void ns_route_cache_init(ns_route_cache_t *c)
@@ -233,17 +235,28 @@ void ns_route_parts_free(ns_route_parts_t *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Points json[i] at the encoding of route broker i in the given form, encoding
- * each group once per cache (a batch re-encodes many topics of one broker). */
+/* The encoding of group cg's view in the given form, made once per cache (a
+ * batch re-encodes many topics of one broker). Borrowed from cg. */
+static int fragment(struct cached_group *cg, bool standard, const ns_buf_t **out)
+{
+    ns_buf_t *enc = &cg->json[standard];
+    if (enc->len == 0) {
+        int rc = ns_json_broker_data_encode(enc, &cg->view, standard);
+        if (rc != NS_OK)
+            return rc;
+    }
+    *out = enc;
+    return NS_OK;
+}
+
+/* Points json[i] at the encoding of route broker i in the given form. */
 static int broker_fragments(const ns_route_parts_t *p, bool standard, ns_slice_t *json)
 {
     for (size_t i = 0; i < p->n_brokers; i++) {
-        ns_buf_t *enc = &p->groups[i]->json[standard];
-        if (enc->len == 0) {
-            int rc = ns_json_broker_data_encode(enc, &p->brokers[i], standard);
-            if (rc != NS_OK)
-                return rc;
-        }
+        const ns_buf_t *enc = NULL;
+        int rc = fragment(p->groups[i], standard, &enc);
+        if (rc != NS_OK)
+            return rc;
         json[i].ptr = enc->data;
         json[i].len = enc->len;
     }
@@ -287,6 +300,45 @@ static bool legacy_derivable(ns_route_scratch_t *s, size_t std_ins, size_t legac
            memcmp(s->derived.data, s->legacy.data, s->legacy.len) == 0;
 }
 
+/* Whether group cg's legacy fragment derives exactly from its standard one,
+ * compared once per cache; tmp is scratch. */
+static int group_derives(struct cached_group *cg, ns_buf_t *tmp, bool *out)
+{
+    if (cg->derives == 0) {
+        const ns_buf_t *std = NULL, *legacy = NULL;
+        size_t ins = 0;
+        int rc = fragment(cg, true, &std);
+        if (rc == NS_OK)
+            rc = fragment(cg, false, &legacy);
+        if (rc != NS_OK)
+            return rc;
+        ns_buf_reset(tmp);
+        bool same = ns_json_route_legacy(tmp, std->data, std->len, 0, &ins) == NS_OK &&
+                    tmp->len == legacy->len && memcmp(tmp->data, legacy->data, legacy->len) == 0;
+        cg->derives = same ? 1 : -1;
+    }
+    *out = cg->derives > 0;
+    return NS_OK;
+}
+
+/* True (*out) when the route's legacy form derives exactly from its standard
+ * form by ns_json_route_legacy_by_parts: then neither the legacy form nor
+ * the comparison is made per topic (most routes; a batch writes thousands). */
+static int derives_by_parts(ns_route_parts_t *p, ns_route_scratch_t *s, bool *out)
+{
+    *out = false;
+    if (!ns_json_route_legacy_by_parts(&p->route))
+        return NS_OK;
+    for (size_t i = 0; i < p->n_brokers; i++) {
+        bool same = false;
+        int rc = group_derives(p->groups[i], &s->derived, &same);
+        if (rc != NS_OK || !same)
+            return rc;
+    }
+    *out = true;
+    return NS_OK;
+}
+
 int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                          ns_route_scratch_t *s)
 {
@@ -297,13 +349,21 @@ int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *top
     if (rc != NS_OK)
         return rc;
     size_t std_ins = 0, legacy_ins = 0;
+    bool derive = false;
     rc = encode_form(&parts, true, &s->std, &std_ins);
     if (rc == NS_OK)
+        rc = derives_by_parts(&parts, s, &derive);
+#ifndef NDEBUG /* test builds check the argument of ns_json_route_legacy_by_parts */
+    if (rc == NS_OK && derive && encode_form(&parts, false, &s->legacy, &legacy_ins) == NS_OK)
+        assert(legacy_derivable(s, std_ins, legacy_ins));
+#endif
+    if (rc == NS_OK && !derive) {
         rc = encode_form(&parts, false, &s->legacy, &legacy_ins);
-    if (rc == NS_OK) {
-        bool derive = legacy_derivable(s, std_ins, legacy_ins);
-        rc = ns_route_put(txn, topic, &s->std, std_ins, derive ? NULL : &s->legacy, legacy_ins);
+        if (rc == NS_OK)
+            derive = legacy_derivable(s, std_ins, legacy_ins);
     }
+    if (rc == NS_OK)
+        rc = ns_route_put(txn, topic, &s->std, std_ins, derive ? NULL : &s->legacy, legacy_ins);
     ns_route_parts_free(&parts);
     return rc;
 }

@@ -42,6 +42,14 @@ int ns_json_route_encode(ns_buf_t *out, const ns_route_t *r, bool standard, size
  * only exact when the writer compared it with ns_json_route_encode(legacy). */
 int ns_json_route_legacy(ns_buf_t *out, const uint8_t *std, size_t len, size_t std_insert,
                          size_t *legacy_insert);
+/* True when the two forms of r can differ only inside its BrokerData
+ * objects: no filter servers, no mappings, and every other string (queues'
+ * broker names, orderTopicConf) ASCII, so that everything outside those
+ * objects is the same text in both forms and holds no `{"brokerAddrs":{`
+ * (inside a JSON string a quote is always escaped). Then the derivation of
+ * r's standard form is exact when it is exact for each BrokerData object
+ * alone: the writer checks each broker group's once, not each route's. */
+bool ns_json_route_legacy_by_parts(const ns_route_t *r);
 /* Appends "orderTopicConf":"<conf>", (with the trailing comma). */
 int ns_json_order_conf_member(ns_buf_t *out, const char *conf, bool standard);
 

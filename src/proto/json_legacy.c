@@ -4,6 +4,7 @@
  * (0:). The writer stores such routes once and the lookup derives the legacy
  * form; anything this scanner does not recognise is refused, and the writer
  * only omits a legacy form after comparing the derivation with the real one. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "ns/body.h"
@@ -98,4 +99,26 @@ int ns_json_route_legacy(ns_buf_t *out, const uint8_t *std, size_t len, size_t s
     }
     *legacy_insert = std_insert - removed;
     return NS_OK;
+}
+
+/* True when s holds no byte of 0x80 or above: such a string is written the
+ * same in both forms (only non-ASCII text is escaped in the standard one). */
+static bool ascii(const char *s)
+{
+    if (s == NULL)
+        return true;
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            return false;
+    return true;
+}
+
+bool ns_json_route_legacy_by_parts(const ns_route_t *r)
+{
+    if (r->n_filters > 0 || r->n_mappings > 0 || !ascii(r->order_topic_conf))
+        return false;
+    for (size_t i = 0; i < r->n_queues; i++)
+        if (!ascii(r->queues[i].broker_name))
+            return false;
+    return true;
 }

@@ -476,6 +476,81 @@ static void test_route_legacy_derived(void **state)
     assert_false(same);
 }
 
+/* Whether each BrokerData of route derives alone, as the writer checks it
+ * once per broker group. */
+static bool brokers_derive(const ns_route_t *route)
+{
+    bool all = true;
+    for (size_t i = 0; i < route->n_brokers && all; i++) {
+        ns_buf_t std = NS_BUF_INIT, legacy = NS_BUF_INIT, out = NS_BUF_INIT;
+        size_t ins = 0;
+        assert_int_equal(ns_json_broker_data_encode(&std, &route->brokers[i], true), NS_OK);
+        assert_int_equal(ns_json_broker_data_encode(&legacy, &route->brokers[i], false), NS_OK);
+        all = ns_json_route_legacy(&out, std.data, std.len, 0, &ins) == NS_OK &&
+              out.len == legacy.len && memcmp(out.data, legacy.data, legacy.len) == 0;
+        ns_buf_free(&std);
+        ns_buf_free(&legacy);
+        ns_buf_free(&out);
+    }
+    return all;
+}
+
+/* ns_json_route_legacy_by_parts: whenever it and every BrokerData alone say
+ * the legacy form derives, the whole route's does; it says no for what lies
+ * outside the BrokerData objects and differs between the forms. */
+static void test_route_legacy_by_parts(void **state)
+{
+    (void)state;
+    ns_broker_addr_t a1[] = {{0, "10.0.0.1:10911"}, {1, "10.0.0.2:10911"}};
+    ns_broker_addr_t odd_a[] = {{0, "a\"b\\"}, {2, "{\"brokerAddrs\":{\"0\":\"x\"}"}};
+    ns_broker_addr_t unsorted_a[] = {{1, "10.0.0.2:10911"}, {0, "10.0.0.1:10911"}};
+    ns_broker_data_t plain[] = {{"C", "b1", NULL, false, a1, 2}, {"C", "b2", "z", true, a1, 1}};
+    ns_broker_data_t odd[] = {{"C{\"brokerAddrs\":{", "b\\", NULL, false, odd_a, 2}};
+    ns_broker_data_t utf[] = {{"\xe5\xa4\xa7", "b1", NULL, false, a1, 1}};
+    ns_broker_data_t unsorted[] = {{"C", "b1", NULL, false, unsorted_a, 2}};
+    ns_queue_data_t qds[] = {{"b1", 6, 4, 4, 0}, {"b2", 6, 8, 8, 0}};
+    ns_queue_data_t utf_q[] = {{"b1", 6, 4, 4, 0}, {"b\xc3\xa9", 6, 8, 8, 0}};
+    ns_queue_data_t ctl_q[] = {{"b\t\x01\"", 6, 4, 4, 0}};
+    const char *fs[] = {"f1"};
+    ns_filter_entry_t filters[] = {{"10.0.0.1:10911", fs, 1}};
+    ns_id_pair_t ids[] = {{0, 10}};
+    ns_mapping_info_t maps[] = {
+        {"T", "b1", NULL, 1, 5, false, ids, 1}}; /* {"0":10} against {0:10} */
+    const struct {
+        ns_route_t route;
+        bool by_parts; /* what ns_json_route_legacy_by_parts must answer */
+    } cases[] = {
+        {{plain, 2, qds, 2, NULL, 0, NULL, NULL, 0, NULL}, true},
+        {{plain, 2, qds, 2, NULL, 0, "b1:4;b2:8", NULL, 0, NULL}, true},
+        {{odd, 1, ctl_q, 1, NULL, 0, NULL, NULL, 0, NULL}, true},
+        {{utf, 1, qds, 1, NULL, 0, NULL, NULL, 0, NULL}, true},      /* its BrokerData says no */
+        {{unsorted, 1, qds, 1, NULL, 0, NULL, NULL, 0, NULL}, true}, /* the same */
+        {{plain, 2, utf_q, 2, NULL, 0, NULL, NULL, 0, NULL}, false},
+        {{plain, 2, qds, 2, NULL, 0, "b\xc3\xa9:4", NULL, 0, NULL}, false},
+        {{plain, 2, qds, 2, filters, 1, NULL, NULL, 0, NULL}, false},
+        {{plain, 2, qds, 2, NULL, 0, NULL, maps, 1, NULL}, false},
+    };
+    size_t derived = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const ns_route_t *r = &cases[i].route;
+        bool by_parts = ns_json_route_legacy_by_parts(r), same = false;
+        assert_int_equal(by_parts, cases[i].by_parts);
+        derive_legacy(r, &same);
+        if (by_parts && brokers_derive(r)) {
+            assert_true(same);
+            derived++;
+        }
+    }
+    assert_int_equal(derived, 3);
+    /* where it says no, the route's derivation is wrong indeed (but for the
+     * filter server and the orderTopicConf, where it is only cautious) */
+    bool same = true;
+    derive_legacy(&cases[5].route, &same);
+    assert_false(same);
+    derive_legacy(&cases[8].route, &same);
+    assert_false(same);
+}
+
 static void test_route_legacy_refuses_unknown_shapes(void **state)
 {
     (void)state;
@@ -880,6 +955,7 @@ int main(void)
         cmocka_unit_test(test_route_empty_brokers_matches_java),
         cmocka_unit_test(test_route_standard_vs_legacy),
         cmocka_unit_test(test_route_legacy_derived),
+        cmocka_unit_test(test_route_legacy_by_parts),
         cmocka_unit_test(test_route_legacy_refuses_unknown_shapes),
         cmocka_unit_test(test_route_legacy_mutations),
         cmocka_unit_test(test_route_ascii_escaping),

@@ -51,6 +51,44 @@ int ns_db_put(ns_txn_t *t, int db, const ns_buf_t *key, const void *val, size_t 
     return ns_lmdb_error(mdb_put(t->txn, dbi, &k, &v, 0));
 }
 
+_Static_assert(NS_DB_COUNT <= 32, "kept_lent holds a bit per table");
+
+int ns_db_cursor_take(ns_txn_t *t, int db, MDB_cursor **out)
+{
+    MDB_dbi dbi;
+    int rc = ns_dbi(t, db, &dbi);
+    if (rc != NS_OK)
+        return rc;
+    uint32_t bit = 1u << db;
+    if (!t->write || (t->kept_lent & bit))
+        return ns_lmdb_error(mdb_cursor_open(t->txn, dbi, out));
+    if (t->kept[db] == NULL && (rc = mdb_cursor_open(t->txn, dbi, &t->kept[db])) != 0) {
+        t->kept[db] = NULL;
+        return ns_lmdb_error(rc);
+    }
+    t->kept_lent |= bit;
+    *out = t->kept[db];
+    return NS_OK;
+}
+
+void ns_db_cursor_give(ns_txn_t *t, int db, MDB_cursor *cur)
+{
+    if (cur != NULL && cur == t->kept[db])
+        t->kept_lent &= ~(1u << db);
+    else if (cur != NULL)
+        mdb_cursor_close(cur);
+}
+
+void ns_db_cursors_close(ns_txn_t *t)
+{
+    for (int db = 0; db < NS_DB_COUNT; db++) {
+        if (t->kept[db] != NULL)
+            mdb_cursor_close(t->kept[db]);
+        t->kept[db] = NULL;
+    }
+    t->kept_lent = 0;
+}
+
 int ns_db_get(ns_txn_t *t, int db, const ns_buf_t *key, ns_slice_t *val)
 {
     MDB_dbi dbi;
@@ -98,16 +136,12 @@ int ns_db_walk_after(ns_txn_t *t, int db, const ns_buf_t *after, ns_db_walk_cb c
 static int walk(ns_txn_t *t, int db, const ns_buf_t *prefix, const ns_buf_t *after,
                 ns_db_walk_cb cb, void *ctx)
 {
-    MDB_dbi dbi;
     MDB_cursor *cur = NULL;
     char room[256]; /* the key copy; every real key fits, a longer one goes to big */
     ns_buf_t big = NS_BUF_INIT;
-    int rc = ns_dbi(t, db, &dbi);
+    int rc = ns_db_cursor_take(t, db, &cur);
     if (rc != NS_OK)
         return rc;
-    rc = mdb_cursor_open(t->txn, dbi, &cur);
-    if (rc != 0)
-        return ns_lmdb_error(rc);
     size_t plen = prefix ? prefix->len : 0;
     MDB_val k = after ? ns_val(after->data, after->len) : ns_val(plen ? prefix->data : NULL, plen),
             v;
@@ -137,7 +171,7 @@ static int walk(ns_txn_t *t, int db, const ns_buf_t *prefix, const ns_buf_t *aft
     }
     rc = rc == 0 || rc == MDB_NOTFOUND ? NS_OK : ns_lmdb_error(rc);
 done:
-    mdb_cursor_close(cur);
+    ns_db_cursor_give(t, db, cur);
     ns_buf_free(&big);
     return rc;
 }

@@ -670,6 +670,7 @@ int ns_txn_commit(ns_txn_t *t)
         ns_txn_abort(t);
         return drc;
     }
+    ns_db_cursors_close(t);
     int rc = t->txn ? mdb_txn_commit(t->txn) : 0;
     if (rc == 0 && t->write && t->parent == NULL) /* visible to new readers now */
         atomic_fetch_add_explicit(&s->read_epoch, 2, memory_order_release);
@@ -688,6 +689,7 @@ void ns_txn_abort(ns_txn_t *t)
 {
     if (t == NULL)
         return;
+    ns_db_cursors_close(t);
     if (t->txn)
         mdb_txn_abort(t->txn);
     txn_release(t);

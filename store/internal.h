@@ -55,6 +55,10 @@ struct ns_txn {
     ns_tree_t tree;
     uint64_t tree_txnid, tree_moves;
     uint8_t tree_state; /* NS_TREE_UNREAD, NS_TREE_READ, NS_TREE_OFF */
+    /* A write transaction's cursors kept open till its end, one per table,
+     * lent to one user at a time (ns_db_cursor_take); a bit per table. */
+    MDB_cursor *kept[NS_DB_COUNT];
+    uint32_t kept_lent;
 };
 enum { NS_TREE_UNREAD, NS_TREE_READ, NS_TREE_OFF };
 
@@ -141,6 +145,17 @@ int ns_db_walk(ns_txn_t *t, int db, const ns_buf_t *prefix, ns_db_walk_cb cb, vo
  * or empty), as ns_db_walk with an empty prefix: a page of a table. */
 int ns_db_walk_after(ns_txn_t *t, int db, const ns_buf_t *after, ns_db_walk_cb cb, void *ctx);
 int ns_db_count(ns_txn_t *t, int db, size_t *out);
+/* A cursor on db for one use, given back with ns_db_cursor_give. In a write
+ * transaction it is the table's kept cursor when that is not lent already:
+ * where it stopped, it finds a key on the same leaf page without descending
+ * the tree again (LMDB's cursor set compares the key with that page's first
+ * and last keys), so a batch of puts or walks in key order, as a commit's
+ * routes are written, descends about once per leaf, not once per key. LMDB
+ * keeps it right across the transaction's other writes; it is closed before
+ * the transaction ends (ns_db_cursors_close). Otherwise a new cursor. */
+int ns_db_cursor_take(ns_txn_t *t, int db, MDB_cursor **out);
+void ns_db_cursor_give(ns_txn_t *t, int db, MDB_cursor *cur);
+void ns_db_cursors_close(ns_txn_t *t);
 
 /* Sequence logs (seqlog.c): JSON records under 8-byte big-endian sequence
  * numbers in table db, the last number handed out under meta key seq_meta.

@@ -29,13 +29,11 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
                     bool *existed, bool *wrote)
 {
     ns_buf_t k = NS_BUF_INIT;
-    MDB_dbi dbi;
     MDB_cursor *cur = NULL;
     int32_t v[4] = {q->perm, q->read_queue_nums, q->write_queue_nums, q->topic_sys_flag};
     *existed = *wrote = false;
-    int rc = ns_dbi(t, NS_DB_QUEUES, &dbi);
-    rc = rc ? rc : ns_key2(&k, topic, q->broker_name);
-    if (rc == NS_OK && (rc = ns_lmdb_error(mdb_cursor_open(t->txn, dbi, &cur))) == NS_OK) {
+    int rc = ns_key2(&k, topic, q->broker_name);
+    if (rc == NS_OK && (rc = ns_db_cursor_take(t, NS_DB_QUEUES, &cur)) == NS_OK) {
         MDB_val mk = ns_val(k.data, k.len), mv;
         int found = mdb_cursor_get(cur, &mk, &mv, MDB_SET_KEY);
         if (found == 0) {
@@ -60,7 +58,7 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
         } else {
             rc = ns_lmdb_error(found);
         }
-        mdb_cursor_close(cur);
+        ns_db_cursor_give(t, NS_DB_QUEUES, cur);
     }
     ns_buf_free(&k);
     return rc;

@@ -20,17 +20,18 @@
 int ns_route_put(ns_txn_t *t, const char *topic, const ns_buf_t *std, size_t std_insert,
                  const ns_buf_t *legacy, size_t legacy_insert)
 {
-    MDB_dbi dbi;
-    int rc = ns_dbi(t, NS_DB_ROUTES, &dbi);
-    if (rc != NS_OK)
-        return rc;
     size_t legacy_len = legacy ? legacy->len : 0;
     if (std->len >= UINT32_MAX || legacy_len >= UINT32_MAX)
         return NS_ETOOBIG;
+    MDB_cursor *cur = NULL;
+    int rc = ns_db_cursor_take(t, NS_DB_ROUTES, &cur); /* a batch puts in topic order */
+    if (rc != NS_OK)
+        return rc;
     size_t total = 12 + std->len + legacy_len;
     MDB_val k = ns_val(topic, strlen(topic)), v = ns_val(NULL, total);
     ns_txn_wrote(t, k.mv_size + total);
-    rc = mdb_put(t->txn, dbi, &k, &v, MDB_RESERVE); /* write straight into the page */
+    rc = mdb_cursor_put(cur, &k, &v, MDB_RESERVE); /* write straight into the page */
+    ns_db_cursor_give(t, NS_DB_ROUTES, cur);
     if (rc != 0)
         return ns_lmdb_error(rc);
     uint8_t *p = v.mv_data;

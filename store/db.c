@@ -96,7 +96,15 @@ int ns_db_get(ns_txn_t *t, int db, const ns_buf_t *key, ns_slice_t *val)
     if (rc != NS_OK)
         return rc;
     MDB_val k = ns_val(key->data, key->len), v;
-    rc = mdb_get(t->txn, dbi, &k, &v);
+    MDB_cursor *cur = NULL;
+    if (!t->write) {
+        rc = mdb_get(t->txn, dbi, &k, &v);
+    } else if ((rc = ns_db_cursor_take(t, db, &cur)) == NS_OK) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); /* a batch's gets in key order */
+        ns_db_cursor_give(t, db, cur);
+    } else {
+        return rc;
+    }
     if (rc != 0)
         return ns_lmdb_error(rc);
     if (val) {

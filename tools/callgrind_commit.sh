@@ -13,9 +13,14 @@
 # that broker and one or two others) twice unmeasured, then collection is
 # switched on for N more registrations (default 6), each a new DataVersion
 # with every queue count flipped: every topic's queue row, route and digest
-# leaf is rewritten. The total over the whole process (the writer's work,
-# the decode of the body included) is divided by N * T. --profile also
-# prints the inclusive count per topic of the commit's main steps. Default:
+# leaf is rewritten. Each client's run starts by adding the broker's topics
+# (it was unregistered when the previous run's connection closed) and ends
+# with that unregistration, so the count is the difference between a run of
+# N + 1 registrations and a run of 1, each measured until the server is idle,
+# over the whole process (the writer's work, the decode of the body
+# included), divided by N * T. --profile also
+# prints the inclusive count per topic of the commit's main steps over the
+# N + 1 run (the adding and the removal included). Default:
 # 1 round, one build, ROOT/build-release (built here). Needs valgrind
 # (callgrind_control, callgrind_annotate). Loopback only.
 set -euo pipefail
@@ -39,6 +44,28 @@ register() { # build port count
         --count "$3" --warmup 0 --drain-timeout-ms 600000
 }
 
+# Waits till the server has used no CPU for a second (an unregistration
+# after a close runs on).
+settle() { # pid
+    local a b=-1
+    while :; do
+        a=$(awk '{ print $14 + $15 }' "/proc/$1/stat")
+        [ "$a" = "$b" ] && return
+        b=$a
+        sleep 1
+    done
+}
+
+# Instructions of one measured client run of COUNT registrations.
+measured() { # build port dir pid count
+    ns_cg_begin "$4"
+    register "$1" "$2" "$5" >"$3/measured.log" 2>&1
+    settle "$4"
+    grep -q "errors=0 " "$3/measured.log" ||
+        { echo "callgrind_commit.sh: errors in $3/measured.log" >&2; exit 1; }
+    ns_cg_total "$3" "$4"
+}
+
 # Inclusive instructions per topic of the commit's main steps.
 profile() { # dir pid topics
     local f
@@ -50,7 +77,7 @@ profile() { # dir pid topics
 }
 
 one_run() { # build round
-    local b=$1 d="$WORK/run$2" pid port total
+    local b=$1 d="$WORK/run$2" pid port total one
     mkdir -p "$d"
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$d/cg.%p" \
         "$b/namesrvd" --bindAddress=127.0.0.1 --listenPort=0 --portFile="$d/port" \
@@ -65,14 +92,13 @@ one_run() { # build round
     PIDS+=("$!")
     ns_wait_file "$d/ready" 1200
     register "$b" "$port" 2 >"$d/warm.log" 2>&1
-    ns_cg_begin "$pid"
-    register "$b" "$port" "$COUNT" >"$d/measured.log" 2>&1
-    total=$(ns_cg_total "$d" "$pid")
-    grep -q "errors=0 " "$d/measured.log" ||
-        { echo "callgrind_commit.sh: errors in $d/measured.log" >&2; exit 1; }
+    settle "$pid"
+    one=$(measured "$b" "$port" "$d" "$pid" 1)
+    rm -f "$d"/cg."$pid".*
+    total=$(($(measured "$b" "$port" "$d" "$pid" $((COUNT + 1))) - one))
     printf '%s round %s: %d instructions per registration, %d per topic\n' "$b" "$2" \
         "$((total / COUNT))" "$((total / COUNT / TOPICS))"
-    [ "$PROFILE" = 1 ] && profile "$d" "$pid" "$((COUNT * TOPICS))"
+    [ "$PROFILE" = 1 ] && profile "$d" "$pid" "$(((COUNT + 1) * TOPICS))"
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     rm -rf "$d"

@@ -9,6 +9,7 @@
 #include "ns/err.h"
 
 struct cached_group {
+    char *name; /* the broker name, which the routes' queue data borrow */
     bool missing;
     ns_group_rec_t g;
     ns_broker_data_t view;
@@ -29,6 +30,7 @@ void ns_route_cache_init(ns_route_cache_t *c)
 static void free_cached(const char *key, void *val, void *ctx)
 {
     struct cached_group *cg = val;
+    free(cg->name);
     ns_group_rec_free(&cg->g);
     for (size_t i = 0; i < cg->n_lives; i++)
         ns_live_rec_free(&cg->lives[i]);
@@ -49,8 +51,10 @@ void ns_route_cache_free(ns_route_cache_t *c)
 static int load_group(ns_txn_t *txn, const char *name, struct cached_group **out)
 {
     struct cached_group *cg = calloc(1, sizeof *cg);
-    if (cg == NULL)
+    if (cg == NULL || (cg->name = strdup(name)) == NULL) {
+        free(cg);
         return NS_ENOMEM;
+    }
     int rc = ns_group_get(txn, name, &cg->g);
     if (rc == NS_ENOTFOUND) {
         cg->missing = true;
@@ -119,19 +123,41 @@ int ns_route_parts_own(ns_route_parts_t *p, void *mem)
     return NS_OK;
 }
 
+struct assemble_ctx {
+    ns_txn_t *txn;
+    ns_route_cache_t *cache;
+    ns_route_parts_t *p;
+};
+
+/* One queue row: its broker's group looked up (once per cache), the row
+ * kept with the group's copy of the name, the group's view kept when the
+ * group exists. */
 static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
 {
-    ns_route_parts_t *p = ctx;
+    struct assemble_ctx *a = ctx;
+    ns_route_parts_t *p = a->p;
+    struct cached_group *cg = NULL;
+    int rc = cache_get(a->txn, a->cache, q->broker_name, &cg);
+    if (rc != NS_OK)
+        return rc;
     ns_queue_data_t *nq = ns_array_grow(p->queues, p->n_queues, sizeof *nq);
     if (nq == NULL)
         return NS_ENOMEM;
     p->queues = nq;
-    char *name = strdup(q->broker_name);
-    if (ns_route_parts_own(p, name) != NS_OK)
-        return NS_ENOMEM;
     p->queues[p->n_queues] = *q;
-    p->queues[p->n_queues].broker_name = name;
-    p->n_queues++;
+    p->queues[p->n_queues++].broker_name = cg->name;
+    if (cg->missing)
+        return 0;
+    struct cached_group **ng = ns_array_grow(p->groups, p->n_brokers, sizeof *ng);
+    if (ng != NULL)
+        p->groups = ng;
+    ns_broker_data_t *nb = ns_array_grow(p->brokers, p->n_brokers, sizeof *nb);
+    if (nb != NULL)
+        p->brokers = nb;
+    if (ng == NULL || nb == NULL)
+        return NS_ENOMEM;
+    p->groups[p->n_brokers] = cg;
+    p->brokers[p->n_brokers++] = cg->view;
     return 0;
 }
 
@@ -170,26 +196,13 @@ int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                       ns_route_parts_t *out)
 {
     memset(out, 0, sizeof *out);
-    int rc = ns_queue_iter_topic(txn, topic, queue_cb, out);
+    struct assemble_ctx a = {txn, cache, out};
+    int rc = ns_queue_iter_topic(txn, topic, queue_cb, &a);
     if (rc != NS_OK)
         goto fail;
-    out->brokers = calloc(out->n_queues + 1, sizeof *out->brokers);
-    out->groups = calloc(out->n_queues + 1, sizeof *out->groups);
-    if (out->brokers == NULL || out->groups == NULL) {
-        rc = NS_ENOMEM;
-        goto fail;
-    }
     size_t n_filters = 0;
-    for (size_t i = 0; i < out->n_queues; i++) {
-        struct cached_group *cg = NULL;
-        if ((rc = cache_get(txn, cache, out->queues[i].broker_name, &cg)) != NS_OK)
-            goto fail;
-        if (cg->missing)
-            continue;
-        out->groups[out->n_brokers] = cg;
-        out->brokers[out->n_brokers++] = cg->view;
-        n_filters += cg->n_filters;
-    }
+    for (size_t i = 0; i < out->n_brokers; i++)
+        n_filters += out->groups[i]->n_filters;
     if (out->n_queues == 0 || out->n_brokers == 0) {
         rc = NS_ENOTFOUND;
         goto fail;

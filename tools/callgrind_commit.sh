@@ -79,18 +79,9 @@ profile() { # dir pid topics
 one_run() { # build round
     local b=$1 d="$WORK/run$2" pid port total one
     mkdir -p "$d"
-    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$d/cg.%p" \
-        "$b/namesrvd" --bindAddress=127.0.0.1 --listenPort=0 --portFile="$d/port" \
-        --dataDir="$d/data" --logLevel=warn --configStorePath="$d/ns.properties" \
-        --kvConfigPath="$d/kv.json" >"$d/log" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    ns_wait_file "$d/port" 600
-    port=$(cat "$d/port")
-    "$b/nsbench" --ns "127.0.0.1:$port" --mode setup --setup-brokers 1000 --setup-topics 20000 \
-        --hold 3600 --ready-file "$d/ready" >"$d/setup.log" 2>&1 &
-    PIDS+=("$!")
-    ns_wait_file "$d/ready" 1200
+    ns_cg_server "$b" "$d"
+    pid=$CG_PID port=$CG_PORT
+    ns_cg_hold "$b" "$d" 1000 20000
     register "$b" "$port" 2 >"$d/warm.log" 2>&1
     settle "$pid"
     one=$(measured "$b" "$port" "$d" "$pid" 1)

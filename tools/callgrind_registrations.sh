@@ -35,18 +35,9 @@ register() { # build port count
 one_run() { # build round
     local b=$1 d="$WORK/run$2" pid port total
     mkdir -p "$d"
-    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$d/cg.%p" \
-        "$b/namesrvd" --bindAddress=127.0.0.1 --listenPort=0 --portFile="$d/port" \
-        --dataDir="$d/data" --logLevel=warn --configStorePath="$d/ns.properties" \
-        --kvConfigPath="$d/kv.json" >"$d/log" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    ns_wait_file "$d/port" 600
-    port=$(cat "$d/port")
-    "$b/nsbench" --ns "127.0.0.1:$port" --mode setup --setup-brokers 1 --setup-topics 10 \
-        --hold 3600 --ready-file "$d/ready" >"$d/setup.log" 2>&1 &
-    PIDS+=("$!")
-    ns_wait_file "$d/ready" 1200
+    ns_cg_server "$b" "$d"
+    pid=$CG_PID port=$CG_PORT
+    ns_cg_hold "$b" "$d" 1 10
     register "$b" "$port" 400 >"$d/warm.log" 2>&1
     ns_cg_begin "$pid"
     register "$b" "$port" "$COUNT" >"$d/measured.log" 2>&1

@@ -150,6 +150,13 @@ static inline void ns_dec_write(uint8_t *p, int64_t v, size_t len)
  * for every growth of a given array, and only for arrays it allocated. */
 void *ns_array_grow(void *arr, size_t n, size_t size);
 
+/* Room for element n of an array whose capacity (*cap elements) the caller
+ * keeps, so the array can be emptied and refilled without shrinking: when
+ * n >= *cap the array is reallocated to twice *cap (at least 4, at least
+ * n + 1) elements of `size` bytes and *cap updated. Returns the (possibly
+ * moved) array, or NULL on ENOMEM with arr and *cap left intact. */
+void *ns_array_room(void *arr, size_t *cap, size_t n, size_t size);
+
 /* strtoll-style strict decimal parse of [p, p+n): optional sign, digits only.
  * Returns NS_OK or NS_EINVAL (empty, junk, overflow). */
 int ns_parse_i64(const char *p, size_t n, int64_t *out);

@@ -1,7 +1,6 @@
 /* buf.c - growable byte buffer and string helpers (include/ns/buf.h). */
 #include "ns/buf.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +91,11 @@ const char ns_dec_pairs[200] = {
  * encoding a batch of routes (four numbers per queue, two forms per topic). */
 int ns_buf_append_i64_dec(ns_buf_t *b, int64_t v)
 {
+    if ((uint64_t)v < 10 && b->cap > b->len + 1) { /* most numbers in a route: perm, flags */
+        b->data[b->len++] = (uint8_t)('0' + v);
+        b->data[b->len] = 0;
+        return NS_OK;
+    }
     size_t n = ns_dec_len(v);
     if ((b->cap <= b->len || n >= b->cap - b->len) && ns_buf_reserve(b, n) != NS_OK)
         return NS_ENOMEM;
@@ -261,23 +265,20 @@ uint8_t *ns_buf_steal(ns_buf_t *b, size_t *len_out)
 
 int ns_parse_i64(const char *p, size_t n, int64_t *out)
 {
-    char tmp[32];
-    if (n == 0 || n >= sizeof tmp)
+    if (n == 0 || n >= 32) /* strtoll's reach with leading zeros, as before */
         return NS_EINVAL;
-    memcpy(tmp, p, n);
-    tmp[n] = 0;
-    size_t i = (tmp[0] == '-' || tmp[0] == '+') ? 1 : 0;
-    if (tmp[i] == 0)
+    bool neg = p[0] == '-';
+    size_t i = (neg || p[0] == '+') ? 1 : 0;
+    if (i == n)
         return NS_EINVAL;
-    for (size_t k = i; k < n; k++)
-        if (tmp[k] < '0' || tmp[k] > '9')
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, u = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)p[i] - '0';
+        if (d > 9 || u > (limit - d) / 10)
             return NS_EINVAL;
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(tmp, &end, 10);
-    if (errno != 0 || end != tmp + n)
-        return NS_EINVAL;
-    *out = (int64_t)v;
+        u = u * 10 + d;
+    }
+    *out = neg ? -(int64_t)(u - 1) - 1 : (int64_t)u;
     return NS_OK;
 }
 
@@ -289,4 +290,19 @@ void *ns_array_grow(void *arr, size_t n, size_t size)
     if (cap > SIZE_MAX / size)
         return NULL;
     return realloc(arr, cap * size);
+}
+
+void *ns_array_room(void *arr, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? 2 * *cap : 4;
+    while (c <= n && c <= SIZE_MAX / 2)
+        c *= 2;
+    if (c <= n || c > SIZE_MAX / size)
+        return NULL;
+    void *na = realloc(arr, c * size);
+    if (na != NULL)
+        *cap = c;
+    return na;
 }

@@ -29,8 +29,19 @@ static void test_i64_dec(void **state)
     (void)state;
     expect_dec(0, "0");
     expect_dec(7, "7");
+    expect_dec(9, "9");
+    expect_dec(-1, "-1");
     expect_dec(-7, "-7");
     expect_dec(10, "10");
+    ns_buf_t b = NS_BUF_INIT; /* a single digit into no room, then into the last byte's */
+    assert_int_equal(ns_buf_append_i64_dec(&b, 5), NS_OK);
+    while (b.cap > b.len + 2)
+        assert_int_equal(ns_buf_append_u8(&b, 'x'), NS_OK);
+    assert_int_equal(ns_buf_append_i64_dec(&b, 3), NS_OK);
+    assert_int_equal(ns_buf_append_i64_dec(&b, 4), NS_OK);
+    assert_int_equal(b.data[0], '5');
+    assert_memory_equal(b.data + b.len - 2, "34", 3);
+    ns_buf_free(&b);
     expect_dec(1234567890123LL, "1234567890123");
     expect_dec(INT64_MAX, "9223372036854775807");
     expect_dec(INT64_MIN, "-9223372036854775808");
@@ -50,6 +61,43 @@ static void test_i64_dec_matches_printf(void **state)
         char want[32];
         snprintf(want, sizeof want, "%lld", (long long)v);
         expect_dec(v, want);
+    }
+}
+
+static void expect_parse(const char *s, int want_rc, int64_t want)
+{
+    int64_t v = 12345;
+    assert_int_equal(ns_parse_i64(s, strlen(s), &v), want_rc);
+    assert_true(v == (want_rc == NS_OK ? want : 12345));
+}
+
+/* Strict decimal: sign, digits, every int64 and nothing past it. */
+static void test_parse_i64(void **state)
+{
+    (void)state;
+    expect_parse("0", NS_OK, 0);
+    expect_parse("7", NS_OK, 7);
+    expect_parse("-7", NS_OK, -7);
+    expect_parse("+42", NS_OK, 42);
+    expect_parse("000123", NS_OK, 123);
+    expect_parse("9223372036854775807", NS_OK, INT64_MAX);
+    expect_parse("-9223372036854775808", NS_OK, INT64_MIN);
+    expect_parse("9223372036854775808", NS_EINVAL, 0);
+    expect_parse("-9223372036854775809", NS_EINVAL, 0);
+    expect_parse("99999999999999999999", NS_EINVAL, 0);
+    expect_parse("", NS_EINVAL, 0);
+    expect_parse("-", NS_EINVAL, 0);
+    expect_parse("+", NS_EINVAL, 0);
+    expect_parse("1x", NS_EINVAL, 0);
+    expect_parse(" 1", NS_EINVAL, 0);
+    expect_parse("1.5", NS_EINVAL, 0);
+    expect_parse("--1", NS_EINVAL, 0);
+    expect_parse("0000000000000000000000000000001", NS_OK, 1); /* 31 characters */
+    expect_parse("00000000000000000000000000000001", NS_EINVAL, 0);
+    for (int64_t v = -1000; v <= 1000; v += 7) {
+        char t[32];
+        snprintf(t, sizeof t, "%lld", (long long)v);
+        expect_parse(t, NS_OK, v);
     }
 }
 
@@ -106,6 +154,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_i64_dec),
         cmocka_unit_test(test_i64_dec_matches_printf),
+        cmocka_unit_test(test_parse_i64),
         cmocka_unit_test(test_dec_write_in_place),
         cmocka_unit_test(test_printf_one_and_two_passes),
     };

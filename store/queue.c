@@ -28,13 +28,13 @@ void ns_queue_decode(const uint8_t *v, size_t vl, ns_queue_data_t *out)
 int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns_queue_data_t *had,
                     bool *existed, bool *wrote)
 {
-    ns_buf_t k = NS_BUF_INIT;
+    ns_skey_t k;
     MDB_cursor *cur = NULL;
     int32_t v[4] = {q->perm, q->read_queue_nums, q->write_queue_nums, q->topic_sys_flag};
     *existed = *wrote = false;
-    int rc = ns_key2(&k, topic, q->broker_name);
+    int rc = ns_skey2(&k, topic, q->broker_name);
     if (rc == NS_OK && (rc = ns_db_cursor_take(t, NS_DB_QUEUES, &cur)) == NS_OK) {
-        MDB_val mk = ns_val(k.data, k.len), mv;
+        MDB_val mk = ns_val(k.buf.data, k.buf.len), mv;
         int found = mdb_cursor_get(cur, &mk, &mv, MDB_SET_KEY);
         if (found == 0) {
             *existed = true;
@@ -52,15 +52,18 @@ int ns_queue_update(ns_txn_t *t, const char *topic, const ns_queue_data_t *q, ns
             rc = ns_digest_queue(t, topic, NULL, q);
             ns_txn_wrote(t, mk.mv_size + mv.mv_size);
             rc = rc ? rc : ns_lmdb_error(mdb_cursor_put(cur, &mk, &mv, 0));
-            rc = rc ? rc : index_key(&k, q->broker_name, topic);
-            rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k, "", 0);
+            if (rc == NS_OK) { /* the index key: broker_name \0 topic */
+                ns_skey_free(&k);
+                rc = ns_skey2(&k, q->broker_name, topic);
+            }
+            rc = rc ? rc : ns_db_put(t, NS_DB_BROKER_TOPICS, &k.buf, "", 0);
             *wrote = rc == NS_OK;
         } else {
             rc = ns_lmdb_error(found);
         }
         ns_db_cursor_give(t, NS_DB_QUEUES, cur);
     }
-    ns_buf_free(&k);
+    ns_skey_free(&k);
     return rc;
 }
 
@@ -195,10 +198,10 @@ static int topic_queue_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl
 int ns_queue_iter_topic(ns_txn_t *t, const char *topic, ns_queue_cb cb, void *ctx)
 {
     struct queue_walk w = {cb, NULL, ctx, topic, NS_BUF_INIT};
-    ns_buf_t k = NS_BUF_INIT;
-    int rc = ns_key2(&k, topic, NULL);
-    rc = rc ? rc : ns_db_walk(t, NS_DB_QUEUES, &k, topic_queue_cb, &w);
-    ns_buf_free(&k);
+    ns_skey_t k;
+    int rc = ns_skey2(&k, topic, NULL);
+    rc = rc ? rc : ns_db_walk(t, NS_DB_QUEUES, &k.buf, topic_queue_cb, &w);
+    ns_skey_free(&k);
     return rc;
 }
 

@@ -140,7 +140,7 @@ static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
     int rc = cache_get(a->txn, a->cache, q->broker_name, &cg);
     if (rc != NS_OK)
         return rc;
-    ns_queue_data_t *nq = ns_array_grow(p->queues, p->n_queues, sizeof *nq);
+    ns_queue_data_t *nq = ns_array_room(p->queues, &p->cap_queues, p->n_queues, sizeof *nq);
     if (nq == NULL)
         return NS_ENOMEM;
     p->queues = nq;
@@ -148,10 +148,10 @@ static int queue_cb(const char *topic, const ns_queue_data_t *q, void *ctx)
     p->queues[p->n_queues++].broker_name = cg->name;
     if (cg->missing)
         return 0;
-    struct cached_group **ng = ns_array_grow(p->groups, p->n_brokers, sizeof *ng);
+    struct cached_group **ng = ns_array_room(p->groups, &p->cap_groups, p->n_brokers, sizeof *ng);
     if (ng != NULL)
         p->groups = ng;
-    ns_broker_data_t *nb = ns_array_grow(p->brokers, p->n_brokers, sizeof *nb);
+    ns_broker_data_t *nb = ns_array_room(p->brokers, &p->cap_brokers, p->n_brokers, sizeof *nb);
     if (nb != NULL)
         p->brokers = nb;
     if (ng == NULL || nb == NULL)
@@ -192,10 +192,29 @@ static int mapping_cb(const ns_mapping_info_t *m, void *ctx)
     return 0;
 }
 
+/* Empties p for the next assembly, keeping its queue and broker arrays. */
+static void parts_clear(ns_route_parts_t *p)
+{
+    for (size_t i = 0; i < p->n_owned; i++)
+        free(p->owned[i]);
+    free(p->owned);
+    free(p->filters);
+    free(p->mappings);
+    ns_route_parts_t kept = {
+        .queues = p->queues,
+        .brokers = p->brokers,
+        .groups = p->groups,
+        .cap_queues = p->cap_queues,
+        .cap_brokers = p->cap_brokers,
+        .cap_groups = p->cap_groups,
+    };
+    *p = kept;
+}
+
 int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                       ns_route_parts_t *out)
 {
-    memset(out, 0, sizeof *out);
+    parts_clear(out);
     struct assemble_ctx a = {txn, cache, out};
     int rc = ns_queue_iter_topic(txn, topic, queue_cb, &a);
     if (rc != NS_OK)
@@ -237,14 +256,10 @@ fail:
 
 void ns_route_parts_free(ns_route_parts_t *p)
 {
-    for (size_t i = 0; i < p->n_owned; i++)
-        free(p->owned[i]);
-    free(p->owned);
+    parts_clear(p);
     free(p->queues);
     free(p->brokers);
     free(p->groups);
-    free(p->filters);
-    free(p->mappings);
     memset(p, 0, sizeof *p);
 }
 
@@ -300,6 +315,7 @@ void ns_route_scratch_free(ns_route_scratch_t *s)
     ns_buf_free(&s->std);
     ns_buf_free(&s->legacy);
     ns_buf_free(&s->derived);
+    ns_route_parts_free(&s->parts);
 }
 
 /* True when the lookup can derive s->legacy from s->std: then only the
@@ -355,28 +371,27 @@ static int derives_by_parts(ns_route_parts_t *p, ns_route_scratch_t *s, bool *ou
 int ns_route_materialise(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                          ns_route_scratch_t *s)
 {
-    ns_route_parts_t parts;
-    int rc = ns_route_assemble(txn, cache, topic, &parts);
+    ns_route_parts_t *parts = &s->parts;
+    int rc = ns_route_assemble(txn, cache, topic, parts);
     if (rc == NS_ENOTFOUND)
         return ns_route_del(txn, topic);
     if (rc != NS_OK)
         return rc;
     size_t std_ins = 0, legacy_ins = 0;
     bool derive = false;
-    rc = encode_form(&parts, true, &s->std, &std_ins);
+    rc = encode_form(parts, true, &s->std, &std_ins);
     if (rc == NS_OK)
-        rc = derives_by_parts(&parts, s, &derive);
+        rc = derives_by_parts(parts, s, &derive);
 #ifndef NDEBUG /* test builds check the argument of ns_json_route_legacy_by_parts */
-    if (rc == NS_OK && derive && encode_form(&parts, false, &s->legacy, &legacy_ins) == NS_OK)
+    if (rc == NS_OK && derive && encode_form(parts, false, &s->legacy, &legacy_ins) == NS_OK)
         assert(legacy_derivable(s, std_ins, legacy_ins));
 #endif
     if (rc == NS_OK && !derive) {
-        rc = encode_form(&parts, false, &s->legacy, &legacy_ins);
+        rc = encode_form(parts, false, &s->legacy, &legacy_ins);
         if (rc == NS_OK)
             derive = legacy_derivable(s, std_ins, legacy_ins);
     }
     if (rc == NS_OK)
         rc = ns_route_put(txn, topic, &s->std, std_ins, derive ? NULL : &s->legacy, legacy_ins);
-    ns_route_parts_free(&parts);
     return rc;
 }

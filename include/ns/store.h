@@ -583,7 +583,8 @@ void ns_route_cache_free(ns_route_cache_t *c);
 
 struct cached_group;
 
-/* An assembled route: `route` views the arrays below, which the parts own. */
+/* An assembled route: `route` views the arrays below, which the parts own.
+ * Zero-initialise it (NS_ROUTE_PARTS_INIT) before its first assembly. */
 typedef struct {
     ns_route_t route;
     ns_queue_data_t *queues;
@@ -592,23 +593,34 @@ typedef struct {
     ns_filter_entry_t *filters;
     ns_mapping_info_t *mappings;
     size_t n_queues, n_brokers, n_filters, n_mappings;
-    char **owned; /* strings and arrays the parts allocated */
+    size_t cap_queues, cap_brokers, cap_groups; /* kept from assembly to assembly */
+    char **owned;                               /* strings and arrays the parts allocated */
     size_t n_owned;
 } ns_route_parts_t;
 
+#define NS_ROUTE_PARTS_INIT                                                                        \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
 /* Builds the route of topic from txn (§6.8 steps 1-4: queue data, copies of
- * the groups, filter servers, static mappings). NS_ENOTFOUND when the topic
- * has no route (no queue data, or none of its groups exist). On success the
- * caller frees out with ns_route_parts_free(); strings borrow from cache. */
+ * the groups, filter servers, static mappings) into out, which is zeroed or
+ * holds an earlier assembly (its queue and broker arrays are refilled, so a
+ * batch allocates them once). NS_ENOTFOUND when the topic has no route (no
+ * queue data, or none of its groups exist). On success the caller frees
+ * out with ns_route_parts_free() once done with it (after any number of
+ * assemblies); on failure out is freed here. Strings borrow from cache. */
 int ns_route_assemble(ns_txn_t *txn, ns_route_cache_t *cache, const char *topic,
                       ns_route_parts_t *out);
 void ns_route_parts_free(ns_route_parts_t *p);
 /* Hands mem to the parts (freed with them); NS_ENOMEM frees mem at once. */
 int ns_route_parts_own(ns_route_parts_t *p, void *mem);
 
-/* Buffers ns_route_materialise reuses from topic to topic. */
+/* Buffers and parts ns_route_materialise reuses from topic to topic.
+ * Zero-initialised; freed with ns_route_scratch_free(). */
 typedef struct {
     ns_buf_t std, legacy, derived;
+    ns_route_parts_t parts;
 } ns_route_scratch_t;
 
 void ns_route_scratch_free(ns_route_scratch_t *s);

@@ -37,10 +37,39 @@ static inline void sip_round(uint64_t v[4])
     v[2] = ROTL(v[2], 32);
 }
 
+/* The last 0-7 bytes of the input and its length, as SipHash pads them. */
+static inline uint64_t sip_tail(const uint8_t *p, size_t n)
+{
+    uint64_t b = (uint64_t)n << 56;
+    switch (n & 7) { /* p may be NULL when n is 0 */
+    case 7:
+        b |= (uint64_t)p[6] << 48; /* fall through */
+    case 6:
+        b |= (uint64_t)p[5] << 40; /* fall through */
+    case 5:
+        b |= (uint64_t)p[4] << 32; /* fall through */
+    case 4:
+        b |= (uint64_t)p[3] << 24; /* fall through */
+    case 3:
+        b |= (uint64_t)p[2] << 16; /* fall through */
+    case 2:
+        b |= (uint64_t)p[1] << 8; /* fall through */
+    case 1:
+        b |= (uint64_t)p[0];
+        break;
+    default:
+        break;
+    }
+    return b;
+}
+
 /* The state after key setup and compression of [data, data+n); wide: the
- * 128-bit variant's initial v1. */
-static void sip_absorb(uint64_t v[4], const uint8_t key[16], bool wide, int c_rounds,
-                       const void *data, size_t n)
+ * 128-bit variant's initial v1. Inlined where the round counts are
+ * constants, so SipHash-1-3 (every hash the project takes) runs without
+ * loops over its rounds. */
+static inline __attribute__((always_inline)) void sip_absorb(uint64_t v[4], const uint8_t key[16],
+                                                             bool wide, int c_rounds,
+                                                             const void *data, size_t n)
 {
     const uint8_t *p = data;
     uint64_t k0 = le64(key), k1 = le64(key + 8);
@@ -56,16 +85,15 @@ static void sip_absorb(uint64_t v[4], const uint8_t key[16], bool wide, int c_ro
             sip_round(v);
         v[0] ^= m;
     }
-    uint64_t b = (uint64_t)n << 56;
-    for (size_t i = 0; i < (n & 7); i++) /* p may be NULL when n is 0 */
-        b |= (uint64_t)p[8 * blocks + i] << (8 * i);
+    uint64_t b = sip_tail(p + 8 * blocks, n);
     v[3] ^= b;
     for (int i = 0; i < c_rounds; i++)
         sip_round(v);
     v[0] ^= b;
 }
 
-uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n)
+static inline __attribute__((always_inline)) uint64_t
+sip64(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n)
 {
     uint64_t v[4];
     sip_absorb(v, key, false, c_rounds, data, n);
@@ -75,8 +103,9 @@ uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const voi
     return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
-void ns_siphash128(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n,
-                   uint64_t out[2])
+static inline __attribute__((always_inline)) void sip128(const uint8_t key[16], int c_rounds,
+                                                         int d_rounds, const void *data, size_t n,
+                                                         uint64_t out[2])
 {
     uint64_t v[4];
     sip_absorb(v, key, true, c_rounds, data, n);
@@ -90,14 +119,30 @@ void ns_siphash128(const uint8_t key[16], int c_rounds, int d_rounds, const void
     out[1] = v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
+uint64_t ns_siphash(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n)
+{
+    if (c_rounds == 1 && d_rounds == 3)
+        return sip64(key, 1, 3, data, n);
+    return sip64(key, c_rounds, d_rounds, data, n);
+}
+
+void ns_siphash128(const uint8_t key[16], int c_rounds, int d_rounds, const void *data, size_t n,
+                   uint64_t out[2])
+{
+    if (c_rounds == 1 && d_rounds == 3)
+        sip128(key, 1, 3, data, n, out);
+    else
+        sip128(key, c_rounds, d_rounds, data, n, out);
+}
+
 uint64_t ns_hash(const void *p, size_t n)
 {
-    return ns_siphash(process_key, 1, 3, p, n);
+    return sip64(process_key, 1, 3, p, n);
 }
 
 uint64_t ns_hash_str(const char *s)
 {
-    return ns_siphash(process_key, 1, 3, s, strlen(s));
+    return sip64(process_key, 1, 3, s, strlen(s));
 }
 
 /* Before main, so no index is ever built under another key. getrandom

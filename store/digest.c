@@ -1091,6 +1091,27 @@ static int item_sum(ns_txn_t *t, const char *const *path, ns_digest_sum_t *out)
     return rc == NS_EINVAL ? NS_OK : rc; /* not an item where it says: no leaf */
 }
 
+static int count_row_cb(const char *ks, size_t kl, const uint8_t *v, size_t vl, void *ctx)
+{
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
+/* A topic item's leaves are its queue rows, one each: counted without
+ * encoding, hashing or naming them (an unregistration asks this of every
+ * topic the broker served). */
+static int topic_item_count(ns_txn_t *t, const char *const *path, int64_t *count)
+{
+    ns_skey_t k;
+    *count = 0;
+    if (!item_path_ok(path, DEPTH_ITEM))
+        return NS_OK; /* not an item where it says: no leaf, as item_sum */
+    int rc = ns_skey2(&k, path[DEPTH_ITEM - 1], NULL);
+    rc = rc ? rc : ns_db_walk(t, NS_DB_QUEUES, &k.buf, count_row_cb, count);
+    ns_skey_free(&k);
+    return rc;
+}
+
 /* The leaves an item key [k, k+n) has in the data. */
 static int item_count(ns_txn_t *t, const uint8_t *k, size_t n, int64_t *count)
 {
@@ -1108,6 +1129,8 @@ static int item_count(ns_txn_t *t, const uint8_t *k, size_t n, int64_t *count)
             path[d++] = buf + i + 1;
     if (d != DEPTH_ITEM)
         return NS_EINVAL;
+    if (strcmp(path[0], "t") == 0)
+        return topic_item_count(t, path, count);
     int rc = item_sum(t, path, &s);
     *count = s.count;
     return rc;

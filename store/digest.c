@@ -139,6 +139,8 @@ static int node_decode(const uint8_t *v, size_t n, ns_digest_sum_t *s)
  * is a prefix of its key, the ancestors' sums come out of one pass over
  * the sorted items. */
 
+#define TOPIC_BUCKETS 4096 /* the three hex digits under "t" */
+
 typedef struct {
     size_t off; /* key bytes in keys */
     uint32_t len;
@@ -160,6 +162,14 @@ struct ns_digest_acc {
     size_t n;
     ns_buf_t leaf; /* scratch: the leaf being encoded */
     ns_buf_t path; /* scratch: the item key being built */
+    /* Changes that keep every item's leaf count (a topic's queue data
+     * rewritten, the bulk of a registration) move only the sums above the
+     * item, so they are summed per topic bucket here instead of appended
+     * per topic, and folded into entries when the changes are finalized. */
+    ns_digest_sum_t *tb; /* [TOPIC_BUCKETS], allocated on first use */
+    uint64_t tb_mark[TOPIC_BUCKETS / 64];
+    uint16_t tb_list[TOPIC_BUCKETS]; /* the buckets marked, in order of first use */
+    size_t n_tb;
 };
 
 ns_digest_acc_t *ns_digest_acc_new(void)
@@ -175,13 +185,30 @@ void ns_digest_acc_free(ns_digest_acc_t *a)
     ns_buf_free(&a->leaf);
     ns_buf_free(&a->path);
     free(a->ents);
+    free(a->tb);
     free(a);
+}
+
+static void tb_clear(ns_digest_acc_t *a)
+{
+    for (size_t j = 0; j < a->n_tb; j++) {
+        unsigned i = a->tb_list[j];
+        memset(&a->tb[i], 0, sizeof a->tb[i]);
+        a->tb_mark[i / 64] &= ~(UINT64_C(1) << (i % 64));
+    }
+    a->n_tb = 0;
 }
 
 static void acc_reset(ns_digest_acc_t *a)
 {
     ns_buf_reset(&a->keys);
     a->n = 0;
+    tb_clear(a);
+}
+
+static bool acc_empty(const ns_digest_acc_t *a)
+{
+    return a->n == 0 && a->n_tb == 0;
 }
 
 /* Appends (key [k, k+n), d with sign) to a. */
@@ -262,6 +289,41 @@ static void item_path(item_path_t *p, const char *top, const char *sub, const ch
         n++;
     }
     p->v[n] = name;
+}
+
+/* Adds d to the sums above topic's item, leaving the item itself as it is
+ * (its leaf count does not change): into its bucket's sum. */
+static int tb_add(ns_digest_acc_t *a, const char *topic, const ns_digest_sum_t *d)
+{
+    if (a->tb == NULL && (a->tb = calloc(TOPIC_BUCKETS, sizeof *a->tb)) == NULL)
+        return NS_ENOMEM;
+    unsigned i = (unsigned)(ns_siphash(bucket_key, 1, 3, topic, strlen(topic)) >> 52);
+    if ((a->tb_mark[i / 64] >> (i % 64) & 1) == 0) {
+        a->tb_mark[i / 64] |= UINT64_C(1) << (i % 64);
+        a->tb_list[a->n_tb++] = (uint16_t)i;
+    }
+    sum_add(&a->tb[i], d, 1);
+    return NS_OK;
+}
+
+/* The buckets' sums as entries: each an item key with an empty name in its
+ * bucket (item_path's digits of the hash's top 12 bits), so finalize adds
+ * it to the bucket and every node above; its count is 0, so the item entry
+ * it names is never written (acc_apply). */
+static int tb_fold(ns_digest_acc_t *a)
+{
+    static const char hx[] = "0123456789abcdef";
+    int rc = NS_OK;
+    for (size_t j = 0; j < a->n_tb && rc == NS_OK; j++) {
+        unsigned i = a->tb_list[j];
+        const uint8_t k[9] = {
+            DEPTH_ITEM,          't', 0, (uint8_t)hx[i >> 8], 0, (uint8_t)hx[(i >> 4) & 15], 0,
+            (uint8_t)hx[i & 15], 0};
+        if (a->tb[i].lo || a->tb[i].hi || a->tb[i].count)
+            rc = acc_add(a, k, sizeof k, &a->tb[i], 1);
+    }
+    tb_clear(a);
+    return rc;
 }
 
 /* Adds a leaf of hash d (sign +1 or -1) to its item (and so, when the
@@ -428,6 +490,8 @@ static int add_queue(ns_digest_acc_t *a, const char *topic, const ns_queue_data_
     }
     if (rc != NS_OK)
         return rc;
+    if (had && q)
+        return tb_add(a, topic, &d);
     item_path(&p, "t", NULL, topic);
     return acc_leaf(a, &p, &d, 1);
 }
@@ -560,10 +624,10 @@ static int finalize(ns_digest_acc_t *a, nodes_t *out)
     uint32_t *order = NULL;
     nodes_t items = {NS_BUF_INIT, NULL, 0};
     ns_buf_t key = NS_BUF_INIT;
-    int rc = NS_OK;
     memset(out, 0, sizeof *out);
-    if (a->n == 0)
-        return NS_OK;
+    int rc = tb_fold(a);
+    if (rc != NS_OK || a->n == 0)
+        return rc;
     if ((order = malloc(a->n * sizeof *order)) == NULL)
         return NS_ENOMEM;
     for (size_t i = 0; i < a->n; i++)
@@ -630,7 +694,7 @@ static int acc_apply(ns_txn_t *t, ns_digest_acc_t *a)
     MDB_cursor *cur = NULL;
     nodes_t nodes;
     int rc = ns_dbi(t, NS_DB_DIGEST, &dbi);
-    if (rc != NS_OK || a->n == 0)
+    if (rc != NS_OK || acc_empty(a))
         return rc;
     if ((rc = finalize(a, &nodes)) != NS_OK)
         return rc;
@@ -684,7 +748,7 @@ out:
 
 int ns_digest_flush(ns_txn_t *t)
 {
-    if (t->digest == NULL || t->digest->n == 0)
+    if (t->digest == NULL || acc_empty(t->digest))
         return NS_OK;
     int rc = acc_apply(t, t->digest);
     acc_reset(t->digest);

@@ -414,16 +414,31 @@ static int live_leaf(ns_buf_t *b, const ns_live_rec_t *r)
     return rc;
 }
 
-static int queue_leaf(ns_buf_t *b, const char *topic, const ns_queue_data_t *q)
+/* A queue leaf is its names, then its four fields (32 bytes). */
+static int queue_leaf_names(ns_buf_t *b, const char *topic, const char *broker_name)
 {
     ns_buf_reset(b);
     int rc = ns_buf_append_u8(b, 'Q');
     rc = rc ? rc : enc_str(b, topic);
-    rc = rc ? rc : enc_str(b, q->broker_name);
-    rc = rc ? rc : enc_i64(b, q->perm);
-    rc = rc ? rc : enc_i64(b, q->read_queue_nums);
-    rc = rc ? rc : enc_i64(b, q->write_queue_nums);
-    return rc ? rc : enc_i64(b, q->topic_sys_flag);
+    return rc ? rc : enc_str(b, broker_name);
+}
+
+/* Puts q's fields after the names' n bytes in b. */
+static int queue_leaf_fields(ns_buf_t *b, size_t n, const ns_queue_data_t *q)
+{
+    uint8_t f[32];
+    le64(f, (uint64_t)(int64_t)q->perm);
+    le64(f + 8, (uint64_t)(int64_t)q->read_queue_nums);
+    le64(f + 16, (uint64_t)(int64_t)q->write_queue_nums);
+    le64(f + 24, (uint64_t)(int64_t)q->topic_sys_flag);
+    b->len = n;
+    return ns_buf_append(b, f, sizeof f);
+}
+
+static int queue_leaf(ns_buf_t *b, const char *topic, const ns_queue_data_t *q)
+{
+    int rc = queue_leaf_names(b, topic, q->broker_name);
+    return rc ? rc : queue_leaf_fields(b, b->len, q);
 }
 
 static int kv_leaf(ns_buf_t *b, const char *ns, const char *key, const uint8_t *v, size_t n)
@@ -479,12 +494,16 @@ static int add_queue(ns_digest_acc_t *a, const char *topic, const ns_queue_data_
 {
     item_path_t p;
     ns_digest_sum_t d = {0, 0, 0}, h;
-    int rc = NS_OK;
-    if (had && (rc = queue_leaf(&a->leaf, topic, had)) == NS_OK) {
+    const ns_queue_data_t *any = had ? had : q;
+    if (any == NULL)
+        return NS_OK;
+    int rc = queue_leaf_names(&a->leaf, topic, any->broker_name);
+    size_t names = a->leaf.len; /* had and q name the same row: their leaves differ in fields */
+    if (rc == NS_OK && had && (rc = queue_leaf_fields(&a->leaf, names, had)) == NS_OK) {
         leaf_hash(&a->leaf, &h);
         sum_add(&d, &h, -1);
     }
-    if (rc == NS_OK && q && (rc = queue_leaf(&a->leaf, topic, q)) == NS_OK) {
+    if (rc == NS_OK && q && (rc = queue_leaf_fields(&a->leaf, names, q)) == NS_OK) {
         leaf_hash(&a->leaf, &h);
         sum_add(&d, &h, 1);
     }

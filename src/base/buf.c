@@ -152,6 +152,36 @@ static inline bool json_plain(unsigned char c)
     return (unsigned char)(c - 0x20) < 0x60 && c != '"' && c != '\\';
 }
 
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* The high bit of every byte of w that is zero (and maybe of a byte after
+ * one that is: only "any" is read from it). */
+static inline uint64_t zero_bytes(uint64_t w)
+{
+    return (w - ONES) & ~w & HIGHS;
+}
+
+/* How many bytes at the start of u[0, n) need no escaping, eight at a time
+ * (every name in a route is plain ASCII; the bytes of a word with one to
+ * escape are then looked at one by one). */
+static size_t json_plain_run(const unsigned char *u, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, u + i, 8);
+        uint64_t bad =
+            (w | (w - 0x20 * ONES) | zero_bytes(w ^ ('"' * ONES)) | zero_bytes(w ^ ('\\' * ONES))) &
+            HIGHS;
+        if (bad)
+            break;
+    }
+    while (i < n && json_plain(u[i]))
+        i++;
+    return i;
+}
+
 /* Appends u[i, n) escaped, then the closing quote: the rest of
  * ns_buf_append_json_str from the first byte that may need escaping. */
 static int json_str_escape(ns_buf_t *b, const unsigned char *u, size_t n, size_t i, bool ascii_only)
@@ -225,9 +255,7 @@ static int json_str_escape(ns_buf_t *b, const unsigned char *u, size_t n, size_t
 int ns_buf_append_json_str(ns_buf_t *b, const char *s, size_t n, bool ascii_only)
 {
     const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n && json_plain(u[i]))
-        i++;
+    size_t i = json_plain_run(u, n);
     if (ns_buf_reserve(b, n + 2) != NS_OK)
         return NS_ENOMEM;
     uint8_t *p = b->data + b->len;

@@ -270,6 +270,32 @@ static void test_json_str_escapes(void **state)
         }
 }
 
+/* The plain-run scan reads eight bytes at a time: a byte to escape is found
+ * at every offset of a word and of the tail, and bytes next to it (0x20,
+ * 0x7f, '!', ']') are not taken for one. */
+static void test_json_str_escape_offsets(void **state)
+{
+    (void)state;
+    static const struct {
+        char c;
+        const char *esc;
+    } special[] = {
+        {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x1f', "\\u001F"}, {'\x01', "\\u0001"}};
+    char in[26], want[64];
+    for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+        for (size_t at = 0; at < 25; at++) {
+            for (size_t i = 0; i < 25; i++)
+                in[i] = " \x7f!]a"[i % 5];
+            in[at] = special[k].c;
+            in[25] = 0;
+            snprintf(want, sizeof want, "\"%.*s%s%s\"", (int)at, in, special[k].esc, in + at + 1);
+            ns_buf_t b = NS_BUF_INIT;
+            assert_int_equal(ns_buf_append_json_str(&b, in, 25, true), NS_OK);
+            assert_string_equal((const char *)b.data, want);
+            ns_buf_free(&b);
+        }
+}
+
 /* The log's formatter: a peer's text in a line can neither end it nor
  * drive or reorder the terminal that shows the file. */
 static void test_log_line_escaped(void **state)
@@ -305,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_escape_always_safe),
         cmocka_unit_test(test_json_str_invalid_bytes),
         cmocka_unit_test(test_json_str_escapes),
+        cmocka_unit_test(test_json_str_escape_offsets),
         cmocka_unit_test(test_log_line_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

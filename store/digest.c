@@ -55,7 +55,10 @@
  * appended in memory during a write transaction (ns_digest_*) and, when it
  * commits, sorted, summed per node and written once per node
  * (ns_digest_flush): a registration that changes 10,000 topics writes at
- * most 4,096 + 256 + 16 + 2 nodes. */
+ * most 4,096 + 256 + 16 + 2 nodes. A change of a topic's queue data, which
+ * leaves the item's leaf count as it is, is not appended but summed into
+ * its topic bucket's delta at once (tb_add): the bulk of a registration
+ * costs no sort. */
 #include <stdlib.h>
 #include <string.h>
 

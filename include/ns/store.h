@@ -584,7 +584,7 @@ void ns_route_cache_free(ns_route_cache_t *c);
 struct cached_group;
 
 /* An assembled route: `route` views the arrays below, which the parts own.
- * Zero-initialise it (NS_ROUTE_PARTS_INIT) before its first assembly. */
+ * Zero-initialise it (= {0}) before its first assembly. */
 typedef struct {
     ns_route_t route;
     ns_queue_data_t *queues;
@@ -597,11 +597,6 @@ typedef struct {
     char **owned;                               /* strings and arrays the parts allocated */
     size_t n_owned;
 } ns_route_parts_t;
-
-#define NS_ROUTE_PARTS_INIT                                                                        \
-    {                                                                                              \
-        0                                                                                          \
-    }
 
 /* Builds the route of topic from txn (§6.8 steps 1-4: queue data, copies of
  * the groups, filter servers, static mappings) into out, which is zeroed or

@@ -93,7 +93,7 @@ static void zone_filter(ns_route_parts_t *p, const char *zone)
 static int route_from_tables(ns_req_t *req, const char *topic, bool standard, const char *zone)
 {
     ns_route_cache_t cache;
-    ns_route_parts_t parts = NS_ROUTE_PARTS_INIT;
+    ns_route_parts_t parts = {0};
     ns_buf_t *body = &req->loop->scratch;
     ns_slice_t conf;
     char *conf_str = NULL;

@@ -419,8 +419,12 @@ drop:
  * SYSTEM_ERROR, dispatch.c); brokerName Java never reads. */
 int ns_cmd_broker_heartbeat(ns_req_t *req)
 {
-    const char *cluster = ns_req_str(req, "clusterName"), *addr = ns_req_str(req, "brokerAddr");
-    ns_liveness_heartbeat(req->loop->main->liveness, cluster, addr, ns_now_ms(req->loop));
+    ns_liveness_t *lv = req->loop->main->liveness;
+    ns_live_entry_t *e = req->self_looked ? req->self_live
+                                          : ns_liveness_get(lv, ns_req_str(req, "clusterName"),
+                                                            ns_req_str(req, "brokerAddr"));
+    if (e != NULL)
+        ns_liveness_touch(lv, e, ns_now_ms(req->loop));
     NS_M_INC(req->loop->m.heartbeats);
     ns_reply_code(&req->to, NS_RSP_SUCCESS, NULL);
     return NS_OK;

@@ -494,6 +494,8 @@ static bool check_self(ns_req_t *req, const char *name, const char *ak, const ns
      * registered has nothing to protect */
     ns_live_entry_t *e =
         cluster && addr ? ns_liveness_get(req->loop->main->liveness, cluster, addr) : NULL;
+    req->self_live = e;
+    req->self_looked = cluster && addr;
     if (e == NULL)
         return true;
     const char *bname = ns_cmd_ext_get(cmd, "brokerName");

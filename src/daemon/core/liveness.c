@@ -267,11 +267,16 @@ bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *a
     ns_live_entry_t *e = ns_liveness_get(lv, cluster, addr);
     if (e == NULL)
         return false;
+    ns_liveness_touch(lv, e, now_ms);
+    return true;
+}
+
+void ns_liveness_touch(ns_liveness_t *lv, ns_live_entry_t *e, uint64_t now_ms)
+{
     e->last_update_ms = now_ms;
     e->grace_until_ms = 0; /* it is back: the normal timeout applies again */
     e->grace_after_stall = false;
     set_deadline(lv, e);
-    return true;
 }
 
 size_t ns_liveness_expired(ns_liveness_t *lv, uint64_t now_ms, ns_live_entry_t **out, size_t max)

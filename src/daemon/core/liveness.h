@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
+typedef struct ns_live_entry {
     char *cluster;
     char *addr;
     char *broker_name;
@@ -65,6 +65,8 @@ size_t ns_liveness_grace_all(ns_liveness_t *lv, uint64_t now_ms, int64_t grace_m
 /* BROKER_HEARTBEAT / QUERY_DATA_VERSION: refresh last_update if known. */
 bool ns_liveness_heartbeat(ns_liveness_t *lv, const char *cluster, const char *addr,
                            uint64_t now_ms);
+/* The same for an entry already looked up (e from ns_liveness_get). */
+void ns_liveness_touch(ns_liveness_t *lv, ns_live_entry_t *e, uint64_t now_ms);
 
 /* Entries whose deadline is before now and that are not being evicted yet,
  * earliest first, at most max; they are marked evicting. Uses the deadline

@@ -55,6 +55,11 @@ typedef struct {
     /* the caller speaks for the broker address the request names (auth.h,
      * NS_SELF_*; set by the dispatcher's check, false for other rows) */
     bool speaks_for;
+    /* that check's liveness entry of (clusterName, brokerAddr), NULL when
+     * none is registered, valid for the handler call when self_looked: the
+     * heartbeat's handler need not look it up again */
+    struct ns_live_entry *self_live;
+    bool self_looked;
 } ns_req_t;
 
 /* A response to send: code, remark, extFields and body (all borrowed). */

@@ -187,7 +187,8 @@ int ns_digest_member(ns_txn_t *t, const char *cluster, const char *broker_name, 
 int ns_digest_group(ns_txn_t *t, const ns_group_rec_t *g, int sign);
 int ns_digest_live(ns_txn_t *t, const ns_live_rec_t *r, int sign);
 /* A topic's queue data for one broker changes from had to q (either NULL:
- * added, removed); one entry for both. */
+ * added, removed); one entry for both, or, when both are given (the item
+ * keeps its leaf count), only its bucket's sum (digest.c). */
 int ns_digest_queue(ns_txn_t *t, const char *topic, const ns_queue_data_t *had,
                     const ns_queue_data_t *q);
 int ns_digest_kv(ns_txn_t *t, const char *ns, const char *key, const uint8_t *v, size_t n,
